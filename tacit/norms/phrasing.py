@@ -1,0 +1,124 @@
+"""Turn a CSLB feature string into a third-person verb phrase that can follow "A bear ...".
+
+CSLB writes features as `has fur_hair`, `does make music`, `made of metal`, `is a musical
+instrument`. The rules, in the order they apply:
+
+1. Whitespace runs collapse to one space.
+2. Underscores join alternatives; the first alternative is kept (`has fur_hair` -> `has fur`).
+   When an alternative after the underscore starts a phrase of its own (it begins with a
+   relation word such as `is`, `does`, `a`, `used`: `does drive_is driven`, `is a
+   carnivore_eats meat`), the alternatives span the rest of the feature, so the rest is dropped
+   (`does drive`, `is a carnivore`).
+3. `does VERB rest` -> `VERBs rest` with English third-person spelling (`does fly` -> `flies`,
+   `does go` -> `goes`, `does have` -> `has`). `does` stays when what follows is not a bare verb:
+   negation (`does not fly`), CSLB's gerunds (`does washing up`) and nouns (`does DIY`).
+4. `made of X` -> `is made of X`.
+5. Everything else (`is ...`, `has ...`, phrases CSLB left without a prefix such as `keeps people
+   out`) is kept, except the few unprefixed features listed in `_WHOLE_FEATURE_FIXES`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Alternatives that begin with one of these words start a phrase of their own (rule 2).
+_PHRASE_STARTERS = frozenset({"is", "does", "has", "a", "an", "used", "by", "in", "eats", "taste"})
+
+# After `does`, words that are not bare verbs: `does` is kept (rule 3).
+_NOT_A_VERB = frozenset(
+    {"not", "nothing", "good", "DIY", "half", "greetings", "detailed", "structural", "stunts"}
+    | {"clamping", "poking", "sledging", "tweezing", "washing"}  # gerunds; `sing` is a verb
+)
+
+# Verbs whose third person is not produced by the spelling rules, or that CSLB misspells.
+_IRREGULAR_THIRD_PERSON = {
+    "have": "has",
+    "be": "is",
+    "breath": "breathes",  # CSLB's "does breath underwater" means breathe
+    "keeps": "keeps",  # CSLB's "does keeps animals out" is already inflected
+}
+
+# Whole features that need a word the rules cannot supply.
+_WHOLE_FEATURE_FIXES = {
+    "does contain_hold_liquid": "contains liquid",
+    "found in bars": "is found in bars",
+    "had pipes": "has pipes",
+}
+
+_VOWELS = "aeiou"
+
+
+def third_person(verb: str) -> str:
+    """Third-person singular present of an English verb in its base form.
+
+    >>> [third_person(v) for v in ["make", "fly", "go", "moo", "have", "buzz", "wash", "play"]]
+    ['makes', 'flies', 'goes', 'moos', 'has', 'buzzes', 'washes', 'plays']
+    """
+    if verb in _IRREGULAR_THIRD_PERSON:
+        return _IRREGULAR_THIRD_PERSON[verb]
+    if re.search(r"(s|x|z|ch|sh|[^o]o)$", verb):  # goes, but moos
+        return verb + "es"
+    if len(verb) > 1 and verb.endswith("y") and verb[-2] not in _VOWELS:
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def first_alternatives(feature: str) -> str:
+    """Keep the first of each set of `_`-joined alternatives (rule 2).
+
+    >>> first_alternatives("is sold_bought in supermarkets_shops")
+    'is sold in supermarkets'
+    >>> first_alternatives("does drive_is driven")
+    'does drive'
+    """
+    kept: list[str] = []
+    for word in feature.split(" "):
+        if "_" not in word:
+            kept.append(word)
+            continue
+        first, *others = word.split("_")
+        kept.append(first)
+        if any(other in _PHRASE_STARTERS for other in others):
+            break  # the alternatives span the rest of the feature
+    return " ".join(kept)
+
+
+def feature_to_phrase(feature: str) -> str:
+    """The third-person verb phrase for a CSLB feature (see the module docstring for the rules).
+
+    >>> feature_to_phrase("does make music")
+    'makes music'
+    >>> feature_to_phrase("has fur_hair")
+    'has fur'
+    >>> feature_to_phrase("made of metal")
+    'is made of metal'
+    >>> feature_to_phrase("is a musical instrument")
+    'is a musical instrument'
+    """
+    feature = " ".join(feature.split())
+    if feature in _WHOLE_FEATURE_FIXES:
+        return _WHOLE_FEATURE_FIXES[feature]
+    phrase = first_alternatives(feature)
+    words = phrase.split(" ")
+    if words[0] == "does" and len(words) > 1:
+        verb = words[1]
+        if verb in _NOT_A_VERB:
+            return phrase
+        return " ".join([third_person(verb), *words[2:]])
+    if words[:2] == ["made", "of"]:
+        return "is " + phrase
+    return phrase
+
+
+def relation_of(feature: str) -> str:
+    """The relation a feature starts with: `is`, `has`, `does`, `made of`, or `other`.
+
+    >>> [relation_of(f) for f in ["is big_large", "has a tail", "made of wood", "keeps people out"]]
+    ['is', 'has', 'made of', 'other']
+    """
+    words = feature.split()
+    if words[:2] == ["made", "of"]:
+        return "made of"
+    if words and words[0] in ("is", "has", "does"):
+        return words[0]
+    return "other"
