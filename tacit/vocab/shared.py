@@ -1,0 +1,186 @@
+"""The shared vocabulary: whole words that every compared model can predict as one token.
+
+Scoring over a common candidate set is what makes ranks comparable across models (LAMA's
+common vocabulary is built the same way). A word belongs to a tokenizer's single-token words
+when encoding it as it appears inside a sentence, after a space, gives exactly one token that is
+not a special token and that decodes back to the word. This takes RoBERTa's byte-level BPE
+words in their leading-space form (`Ġbear`), drops WordPiece continuation pieces (`##s`),
+special tokens and entries the tokenizer can never produce whole (BERT's `...`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
+
+from tacit.errors import TacitError
+
+
+def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
+    """Load a tokenizer the way `from_pretrained` does: hub name or local directory."""
+    try:
+        return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+    except (OSError, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TacitError(f"cannot load the tokenizer of {name_or_path!r}: {first_line}") from err
+
+
+def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
+    """Map each word that this tokenizer encodes as one whole-word token to that token's id."""
+    special = set(tokenizer.all_special_ids)
+    vocab = tokenizer.get_vocab()
+    candidates = sorted(
+        {
+            word
+            for token, index in vocab.items()
+            if index not in special
+            and (word := tokenizer.convert_tokens_to_string([token]).strip())
+            and not any(ch.isspace() for ch in word)
+        }
+    )
+    encoded = tokenizer([" " + word for word in candidates], add_special_tokens=False)["input_ids"]
+    words: dict[str, int] = {}
+    for word, ids in zip(candidates, encoded):
+        if len(ids) != 1 or ids[0] in special:
+            continue
+        token = tokenizer.convert_ids_to_tokens(ids[0])
+        if tokenizer.convert_tokens_to_string([token]).strip() == word:
+            words[word] = ids[0]
+    return words
+
+
+def read_vocab_file(path: str | Path) -> list[str]:
+    """Words of a vocabulary file, one a line (blank lines skipped), in file order."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise TacitError(f"{path}: no such vocabulary file") from None
+    except UnicodeDecodeError as err:
+        raise TacitError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise TacitError(f"{path}: cannot read the vocabulary file ({err.strerror})") from None
+    for number, line in enumerate(lines, start=1):
+        if len(line.split()) > 1:
+            raise TacitError(f"{path}:{number}: {line.strip()!r} is not one word")
+    words = [line.strip() for line in lines if line.strip()]
+    if not words:
+        raise TacitError(f"{path}: empty vocabulary file; expected one word a line")
+    return list(dict.fromkeys(words))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The candidate words every model is scored over, with each model's token id per word.
+
+    Attributes:
+        words: the shared words, sorted.
+        token_ids: model name (as given) -> int64 array of token ids aligned with `words`.
+        single_token: model name -> every word its tokenizer encodes as one whole-word token.
+        file_words: the words of the vocabulary file, or None without one.
+    """
+
+    words: tuple[str, ...]
+    token_ids: Mapping[str, np.ndarray]
+    single_token: Mapping[str, frozenset[str]]
+    file_words: frozenset[str] | None = None
+
+    @property
+    def coverage(self) -> pd.DataFrame:
+        """One row per source (each tokenizer, the vocabulary file): words offered, words kept."""
+        sources = {f"tokenizer {name}": words for name, words in self.single_token.items()}
+        if self.file_words is not None:
+            sources["vocabulary file"] = self.file_words
+        shared = set(self.words)
+        return pd.DataFrame(
+            [
+                {"source": source, "words": len(offered), "in_shared": len(shared & offered)}
+                for source, offered in sources.items()
+            ]
+        )
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._positions
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {word: i for i, word in enumerate(self.words)}
+
+    def index(self, word: str) -> int:
+        """Position of a word in `words`."""
+        return self._positions[word]
+
+    def text(self) -> str:
+        """The vocabulary as written to vocab.txt: one word a line."""
+        return "".join(word + "\n" for word in self.words)
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of `text()`: identifies the vocabulary in a manifest."""
+        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()
+
+
+def build_vocabulary(
+    tokenizers: Mapping[str, PreTrainedTokenizerBase],
+    *,
+    vocab_file: str | Path | None = None,
+) -> Vocabulary:
+    """Intersect the single-token words of every tokenizer (and the vocabulary file, if any).
+
+    Args:
+        tokenizers: model name as given -> its tokenizer; every model compared and every
+            `--vocab-model`.
+        vocab_file: optional list of allowed words, one a line (e.g. LAMA's common vocabulary).
+    """
+    if not tokenizers:
+        raise TacitError("no model given: the shared vocabulary needs at least one tokenizer")
+    per_model = {name: single_token_words(tok) for name, tok in tokenizers.items()}
+    shared = set.intersection(*(set(words) for words in per_model.values()))
+    file_words = None
+    if vocab_file is not None:
+        file_words = frozenset(read_vocab_file(vocab_file))
+        shared &= file_words
+        if not shared:
+            raise TacitError(
+                f"{vocab_file}: shares no word with the single-token words of the models"
+            )
+    words = tuple(sorted(shared))
+    token_ids = {
+        name: np.array([words_of[w] for w in words], dtype=np.int64)
+        for name, words_of in per_model.items()
+    }
+    return Vocabulary(
+        words=words,
+        token_ids=token_ids,
+        single_token={name: frozenset(w) for name, w in per_model.items()},
+        file_words=file_words,
+    )
+
+
+def vocabulary_for(
+    models: Sequence[str],
+    *,
+    vocab_models: Sequence[str] = (),
+    vocab_file: str | Path | None = None,
+    revision: str | None = None,
+) -> tuple[Vocabulary, dict[str, PreTrainedTokenizerBase]]:
+    """Load the tokenizers of the models (and of --vocab-model) and build their vocabulary.
+
+    Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
+    again. `revision` applies to `models`; vocabulary-only models load their default revision.
+    """
+    tokenizers = {name: load_tokenizer(name, revision=revision) for name in dict.fromkeys(models)}
+    extra = {
+        name: load_tokenizer(name) for name in dict.fromkeys(vocab_models) if name not in tokenizers
+    }
+    return build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file), tokenizers
