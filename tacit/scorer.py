@@ -1,0 +1,251 @@
+"""MaskedLMScorer: one masked LM on one device, scoring the <mask> of many prompts at once.
+
+Prompts carry the literal placeholder `<mask>`; the scorer puts the model's own mask token
+there. Prompts are de-duplicated, sorted by token length and batched; the encoder runs on the
+batch and the LM head runs only on the mask rows (a forward hook on the base model hands the
+head just those rows, which works for any `*ForMaskedLM` whose head is position-wise). All
+reductions (ranks, probabilities, top words) happen on the device; only small per-prompt
+results come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
+
+from tacit.errors import TacitError
+from tacit.vocab.shared import load_tokenizer
+
+MASK = "<mask>"
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """`auto` picks CUDA, then Apple's MPS, then the CPU."""
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if device not in ("cpu", "cuda", "mps") and not device.startswith("cuda:"):
+        raise TacitError(f"--device {device!r}: expected auto, cpu, cuda, cuda:N or mps")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TacitError(f"--device {device}: no CUDA GPU is available here")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise TacitError("--device mps: Apple's MPS backend is not available here")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str) -> torch.dtype:
+    """Parse --dtype; scores are always normalised in float32 whatever the weights are in."""
+    if dtype not in DTYPES:
+        raise TacitError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
+def _load_masked_lm(name_or_path: str, revision: str | None, dtype: torch.dtype) -> PreTrainedModel:
+    """AutoModelForMaskedLM.from_pretrained, refusing a checkpoint whose MLM head is missing."""
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(
+            name_or_path, revision=revision, dtype=dtype, output_loading_info=True
+        )
+    except (OSError, ValueError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TacitError(f"cannot load the masked LM {name_or_path!r}: {first_line}") from err
+    prefix = model.base_model_prefix + "."
+    head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
+    if head_missing:
+        raise TacitError(
+            f"{name_or_path!r} has no trained masked-LM head (missing {', '.join(head_missing[:3])}"
+            f"{', ...' if len(head_missing) > 3 else ''}): its predictions would be random"
+        )
+    return model.eval()
+
+
+@dataclass(frozen=True)
+class TargetScores:
+    """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
+
+    rank: 1 + the number of shared-vocabulary words scored strictly higher than the target.
+    target_prob: the target's probability under the softmax over the model's whole vocabulary.
+    target_prob_shared: the same renormalised over the shared vocabulary.
+    top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
+        probabilities under the whole-vocabulary softmax.
+    """
+
+    rank: np.ndarray
+    target_prob: np.ndarray
+    target_prob_shared: np.ndarray
+    top_index: np.ndarray
+    top_prob: np.ndarray
+
+
+class MaskedLMScorer:
+    """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
+
+    Example:
+        >>> scorer = MaskedLMScorer("roberta-base")  # doctest: +SKIP
+        >>> scores = scorer.score_targets(["A <mask> has fur."], [vocab.index("bear")],
+        ...                               vocab.token_ids["roberta-base"])  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "float32",
+        batch_size: int = 32,
+        tokenizer: PreTrainedTokenizerBase | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise TacitError(f"--batch-size {batch_size}: must be at least 1")
+        self.name = name_or_path
+        self.revision = revision
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype)
+        self.batch_size = batch_size
+        self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
+        if self.tokenizer.mask_token is None:
+            raise TacitError(f"the tokenizer of {name_or_path!r} has no mask token")
+        self.model = _load_masked_lm(name_or_path, revision, self.dtype).to(self.device)
+        self._rows: torch.Tensor | None = None
+
+    @property
+    def resolved_revision(self) -> str | None:
+        """The commit the weights came from, when the hub told us; None for local directories."""
+        return getattr(self.model.config, "_commit_hash", None)
+
+    def _keep_mask_rows(self, module, inputs, output):
+        """Forward hook: hand the LM head only the hidden states at the mask positions."""
+        hidden = output.last_hidden_state
+        output.last_hidden_state = hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0)
+        return output
+
+    def encode(self, prompts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each prompt with the model's mask token in place of `<mask>`.
+
+        The space before `<mask>` belongs to the masked word: the shared vocabulary holds
+        RoBERTa-style words in their leading-space form (`Ġbear`). Tokenizers whose mask token
+        does not absorb that space emit a lone space token before the mask; it is dropped.
+        """
+        for prompt in prompts:
+            if prompt.count(MASK) != 1:
+                raise TacitError(f"prompt {prompt!r} must contain {MASK} exactly once")
+        texts = [p.replace(MASK, self.tokenizer.mask_token) for p in prompts]
+        encoded = self.tokenizer(texts)["input_ids"]
+        mask_id = self.tokenizer.mask_token_id
+        for prompt, ids in zip(prompts, encoded):
+            if ids.count(mask_id) != 1:
+                raise TacitError(f"prompt {prompt!r} does not encode to exactly one mask token")
+            at = ids.index(mask_id)
+            if at > 0 and self._is_lone_space(ids[at - 1]):
+                del ids[at - 1]
+        return encoded
+
+    def _is_lone_space(self, token_id: int) -> bool:
+        if token_id in self.tokenizer.all_special_ids:
+            return False
+        token = self.tokenizer.convert_ids_to_tokens(token_id)
+        return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
+
+    def _batches(
+        self, encoded: list[list[int]], progress: bool
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """Yield (prompt indices, float32 logits over the whole vocabulary at the mask).
+
+        Longest prompts come first, so a batch size too large for the device fails at once.
+        """
+        order = np.argsort([-len(ids) for ids in encoded], kind="stable")
+        pad_id = self.tokenizer.pad_token_id or 0
+        mask_id = self.tokenizer.mask_token_id
+        hook = self.model.base_model.register_forward_hook(self._keep_mask_rows)
+        bar = tqdm(
+            total=len(order), desc=f"scoring {self.name}", unit="prompt", disable=not progress
+        )
+        try:
+            with torch.inference_mode():
+                for start in range(0, len(order), self.batch_size):
+                    indices = order[start : start + self.batch_size]
+                    width = len(encoded[indices[0]])
+                    rows = [encoded[i] + [pad_id] * (width - len(encoded[i])) for i in indices]
+                    lengths = torch.tensor([len(encoded[i]) for i in indices])
+                    ids = torch.tensor(rows, dtype=torch.long).to(self.device)
+                    attention = (torch.arange(width) < lengths.unsqueeze(1)).long().to(self.device)
+                    self._rows = (ids == mask_id).nonzero()
+                    logits = self.model(input_ids=ids, attention_mask=attention).logits[0]
+                    yield indices, logits.float()
+                    bar.update(len(indices))
+        finally:
+            hook.remove()
+            bar.close()
+
+    def score_targets(
+        self,
+        prompts: Sequence[str],
+        targets: Sequence[int],
+        vocab_ids: np.ndarray,
+        *,
+        top_k: int = 5,
+        progress: bool = True,
+    ) -> TargetScores:
+        """Rank each target among the shared vocabulary at its prompt's <mask>.
+
+        Args:
+            prompts: texts with one `<mask>` each; repeated texts are scored once.
+            targets: for each prompt, the target's position in the shared vocabulary.
+            vocab_ids: this model's token id of each shared-vocabulary word.
+            top_k: how many top shared-vocabulary words to return per prompt.
+        """
+        if len(prompts) != len(targets):
+            raise ValueError("one target per prompt")
+        unique, pair_prompt = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        pair_prompt = pair_prompt.reshape(-1)
+        pairs_of = _group_pairs(pair_prompt, len(unique))
+        targets_t = torch.as_tensor(np.asarray(targets, dtype=np.int64), device=self.device)
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        n = len(prompts)
+        rank = torch.empty(n, dtype=torch.long, device=self.device)
+        prob = torch.empty(n, dtype=torch.float32, device=self.device)
+        prob_shared = torch.empty(n, dtype=torch.float32, device=self.device)
+        top_index = torch.empty((n, top_k), dtype=torch.long, device=self.device)
+        top_prob = torch.empty((n, top_k), dtype=torch.float32, device=self.device)
+        for indices, logits in self._batches(self.encode(list(unique)), progress):
+            pair_rows = np.concatenate([pairs_of[i] for i in indices])
+            batch_row = np.concatenate(
+                [np.full(len(pairs_of[i]), r) for r, i in enumerate(indices)]
+            )
+            pair_rows_t = torch.as_tensor(pair_rows, device=self.device)
+            batch_row_t = torch.as_tensor(batch_row, device=self.device)
+            log_z = torch.logsumexp(logits, dim=-1)
+            shared = logits[:, vocab_t]
+            log_z_shared = torch.logsumexp(shared, dim=-1)
+            top_values, top_positions = shared.topk(top_k, dim=-1)
+            shared = shared[batch_row_t]
+            target_logit = shared.gather(1, targets_t[pair_rows_t].unsqueeze(1))
+            rank[pair_rows_t] = 1 + (shared > target_logit).sum(dim=1)
+            prob[pair_rows_t] = (target_logit.squeeze(1) - log_z[batch_row_t]).exp()
+            prob_shared[pair_rows_t] = (target_logit.squeeze(1) - log_z_shared[batch_row_t]).exp()
+            top_index[pair_rows_t] = top_positions[batch_row_t]
+            top_prob[pair_rows_t] = (top_values - log_z.unsqueeze(1)).exp()[batch_row_t]
+        return TargetScores(
+            rank=rank.cpu().numpy(),
+            target_prob=prob.cpu().numpy(),
+            target_prob_shared=prob_shared.cpu().numpy(),
+            top_index=top_index.cpu().numpy(),
+            top_prob=top_prob.cpu().numpy(),
+        )
+
+
+def _group_pairs(pair_prompt: np.ndarray, n_prompts: int) -> list[np.ndarray]:
+    """For each unique prompt, the positions of the pairs that use it."""
+    order = np.argsort(pair_prompt, kind="stable")
+    bounds = np.searchsorted(pair_prompt[order], np.arange(n_prompts + 1))
+    return [order[bounds[i] : bounds[i + 1]] for i in range(n_prompts)]
