@@ -1,0 +1,1 @@
+"""Probes: each turns norms into a table of prompts and scores them."""

@@ -1,0 +1,231 @@
+"""Concept retrieval: name the concept from a growing list of its properties.
+
+"A <mask> has fur.", "A <mask> has fur and is big.", "A <mask> has fur, is big, and has claws."
+The target is the concept; each prompt is scored at the mask over the shared vocabulary.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from tacit.errors import TacitError
+from tacit.norms.reader import NormSet
+from tacit.results.metrics import reciprocal_rank
+from tacit.scorer import MASK, MaskedLMScorer
+from tacit.vocab.shared import Vocabulary
+
+SELECTIONS = ("top", "bottom", "random")
+ORDERS = ("decreasing", "increasing", "random")
+CATEGORIES = {
+    "all": None,
+    "visual": "visual perceptual",
+    "functional": "functional",
+    "encyclopaedic": "encyclopaedic",
+}
+PROMPT_COLUMNS = ["concept", "n_props", "selection", "order", "category", "prompt", "target"]
+RESULT_COLUMNS = [
+    "model",
+    *PROMPT_COLUMNS,
+    "rank",
+    "reciprocal_rank",
+    "target_prob",
+    "target_prob_shared",
+    "top5",
+]
+
+# Why a concept cannot be a retrieval target, in the order the reasons are checked.
+REASON_SENSE_LABEL = "sense label"
+REASON_MULTI_WORD = "more than one word"
+REASON_VOWEL = "vowel-initial (a/an)"
+REASON_NOT_IN_FILE = "not in the vocabulary file"
+
+
+def reason_not_single_token(model: str) -> str:
+    return f"not a single token in {model}"
+
+
+def english_list(phrases: Sequence[str]) -> str:
+    """Join phrases as an English list with a serial comma.
+
+    >>> english_list(["has fur"]), english_list(["has fur", "is big"])
+    ('has fur', 'has fur and is big')
+    >>> english_list(["has fur", "is big", "has claws"])
+    'has fur, is big, and has claws'
+    """
+    if len(phrases) < 3:
+        return " and ".join(phrases)
+    return ", ".join(phrases[:-1]) + ", and " + phrases[-1]
+
+
+def retrieval_prompt(phrases: Sequence[str]) -> str:
+    """'A <mask> has fur, is big, and has claws.'"""
+    return f"A {MASK} {english_list(phrases)}."
+
+
+def ineligibility(concept: str, vocab: Vocabulary) -> str | None:
+    """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md)."""
+    if "(" in concept:
+        return REASON_SENSE_LABEL
+    if "_" in concept or " " in concept:
+        return REASON_MULTI_WORD
+    if concept[0].lower() in "aeiou":
+        return REASON_VOWEL
+    for model, words in vocab.single_token.items():
+        if concept not in words:
+            return reason_not_single_token(model)
+    if vocab.file_words is not None and concept not in vocab.file_words:
+        return REASON_NOT_IN_FILE
+    return None
+
+
+def eligible_concepts(
+    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None
+) -> tuple[list[str], pd.DataFrame]:
+    """The concepts that can be targets, and a `concept, reason` table of those left out.
+
+    With `requested`, only those concepts are considered; naming an unknown or an ineligible
+    concept is an error (the user asked for it explicitly).
+    """
+    known = norms.concepts
+    if requested is not None:
+        unknown = [c for c in requested if c not in set(known)]
+        if unknown:
+            raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
+        refused = [(c, ineligibility(c, vocab)) for c in requested]
+        refused = [f"{c} ({why})" for c, why in refused if why]
+        if refused:
+            raise TacitError(f"--concepts: cannot be retrieval targets: {', '.join(refused)}")
+        return list(dict.fromkeys(requested)), pd.DataFrame(columns=["concept", "reason"])
+    reasons = [(c, ineligibility(c, vocab)) for c in known]
+    eligible = [c for c, why in reasons if why is None]
+    dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
+    return eligible, dropped
+
+
+def concept_properties(norms: NormSet, concept: str, category: str = "all") -> pd.DataFrame:
+    """A concept's distinct property phrases with their pf, highest pf first.
+
+    Two features can read the same once phrased (`does carry`, `does carry_transport`): the
+    phrase keeps the higher pf. Ties in pf are broken alphabetically by phrase, so the order
+    does not depend on the order of the norms file.
+    """
+    rows = norms.features_of(concept)
+    feature_type = CATEGORIES[category]
+    if feature_type is not None:
+        rows = rows[rows["feature_type"] == feature_type]
+    rows = rows.sort_values(["pf", "phrase"], ascending=[False, True], kind="stable")
+    return rows.drop_duplicates("phrase")[["phrase", "pf", "feature_type"]].reset_index(drop=True)
+
+
+def _concept_rng(seed: int, concept: str) -> np.random.Generator:
+    """A generator for one concept: the same whichever other concepts are in the run."""
+    return np.random.default_rng([seed, zlib.crc32(concept.encode("utf-8"))])
+
+
+def choose_phrases(
+    properties: pd.DataFrame,
+    *,
+    max_props: int,
+    selection: str,
+    order: str,
+    rng: np.random.Generator,
+) -> list[str]:
+    """Select up to max_props properties (top/bottom/random by pf) and order them."""
+    n = min(max_props, len(properties))
+    if selection == "top":
+        chosen = properties.iloc[:n]
+    elif selection == "bottom":
+        chosen = properties.iloc[len(properties) - n :]
+    else:
+        chosen = properties.iloc[np.sort(rng.choice(len(properties), size=n, replace=False))]
+    if order == "random":
+        return list(chosen["phrase"].iloc[rng.permutation(n)])
+    # `properties` is sorted by decreasing pf: keep that order, or reverse it.
+    phrases = list(chosen["phrase"])
+    return phrases if order == "decreasing" else phrases[::-1]
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """Retrieval prompts and what was left out building them."""
+
+    prompts: pd.DataFrame
+    dropped: pd.DataFrame
+    short_concepts: list[str] = field(default_factory=list)
+    duplicate_phrases: int = 0
+
+
+def build_prompts(
+    norms: NormSet,
+    vocab: Vocabulary,
+    *,
+    max_props: int = 10,
+    selection: str = "top",
+    order: str = "decreasing",
+    category: str = "all",
+    concepts: Sequence[str] | None = None,
+    seed: int = 0,
+) -> PromptSet:
+    """One prompt per eligible concept and number of properties 1..max_props."""
+    if max_props < 1:
+        raise TacitError(f"--max-props {max_props}: must be at least 1")
+    for option, value, allowed in (
+        ("--select", selection, SELECTIONS),
+        ("--order", order, ORDERS),
+        ("--category", category, tuple(CATEGORIES)),
+    ):
+        if value not in allowed:
+            raise TacitError(f"{option} {value!r}: expected one of {', '.join(allowed)}")
+    eligible, dropped = eligible_concepts(norms, vocab, concepts)
+    records = []
+    short: list[str] = []
+    duplicates = 0
+    for concept in eligible:
+        properties = concept_properties(norms, concept, category)
+        in_category = norms.features_of(concept)
+        if CATEGORIES[category] is not None:
+            in_category = in_category[in_category["feature_type"] == CATEGORIES[category]]
+        duplicates += len(in_category) - len(properties)
+        if len(properties) < max_props:
+            short.append(concept)
+        phrases = choose_phrases(
+            properties,
+            max_props=max_props,
+            selection=selection,
+            order=order,
+            rng=_concept_rng(seed, concept),
+        )
+        for n in range(1, len(phrases) + 1):
+            records.append(
+                (concept, n, selection, order, category, retrieval_prompt(phrases[:n]), concept)
+            )
+    prompts = pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
+    return PromptSet(prompts, dropped, short, duplicates)
+
+
+def score_prompts(
+    prompts: pd.DataFrame, scorer: MaskedLMScorer, vocab: Vocabulary, *, progress: bool = True
+) -> pd.DataFrame:
+    """Score every prompt with one model: the RESULT_COLUMNS table for that model."""
+    targets = [vocab.index(t) for t in prompts["target"]]
+    scores = scorer.score_targets(
+        list(prompts["prompt"]), targets, vocab.token_ids[scorer.name], progress=progress
+    )
+    words = np.asarray(vocab.words, dtype=object)
+    top5 = [
+        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[idx], prob))
+        for idx, prob in zip(scores.top_index, scores.top_prob)
+    ]
+    table = prompts.copy()
+    table.insert(0, "model", scorer.name)
+    table["rank"] = scores.rank
+    table["reciprocal_rank"] = reciprocal_rank(scores.rank)
+    table["target_prob"] = scores.target_prob.astype(float)
+    table["target_prob_shared"] = scores.target_prob_shared.astype(float)
+    table["top5"] = top5
+    return table[RESULT_COLUMNS]
