@@ -1,0 +1,30 @@
+"""tacit: probe masked language models for the tacit assumptions people hold about concepts."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from tacit.api import RetrievalResult, retrieve
+from tacit.errors import TacitError
+from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
+from tacit.scorer import MASK, MaskedLMScorer
+from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
+
+try:
+    __version__ = version("tacit")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "MASK",
+    "MaskedLMScorer",
+    "NormSet",
+    "RetrievalResult",
+    "TacitError",
+    "Vocabulary",
+    "build_vocabulary",
+    "feature_to_phrase",
+    "install_norms",
+    "load_norms",
+    "read_norms",
+    "retrieve",
+    "vocabulary_for",
+]

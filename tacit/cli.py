@@ -1,0 +1,303 @@
+"""The `probe` command line: one thin command per probe; the work happens in tacit.api."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from tacit.api import retrieve as run_retrieve
+from tacit.errors import TacitError
+from tacit.norms.reader import FEATURE_TYPES, NormSet
+from tacit.norms.store import install_norms, load_norms
+from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
+from tacit.results.rundir import default_run_dir, prepare_run_dir, write_atomic
+from tacit.results.summary import format_retrieval_summary
+from tacit.vocab.shared import vocabulary_for
+
+app = typer.Typer(
+    help="Probe masked language models for the tacit assumptions people hold about concepts.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+norms_app = typer.Typer(
+    help="Install and inspect the CSLB concept-property norms.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+app.add_typer(norms_app, name="norms")
+
+_debug = {"on": bool(os.environ.get("TACIT_DEBUG"))}
+
+
+@app.callback()
+def main(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full Python traceback on errors.")
+    ] = False,
+) -> None:
+    """Probe masked language models for the tacit assumptions people hold about concepts."""
+    _debug["on"] = _debug["on"] or debug
+
+
+def user_errors(command):
+    """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug)."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except TacitError as err:
+            if _debug["on"]:
+                raise
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            typer.echo("interrupted: nothing was written", err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+# Options shared by the commands (typer reads the metadata from Annotated).
+Models = Annotated[
+    list[str],
+    typer.Option(
+        "--model",
+        "-m",
+        help="Masked LM to probe: a Hugging Face hub name or a local directory. "
+        "Repeat for several.",
+    ),
+]
+NormsPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--norms",
+        help="CSLB norms file. Default: the installed norms (`probe norms install`), "
+        "else $TACIT_NORMS.",
+    ),
+]
+VocabModels = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--vocab-model",
+        help="Model whose tokenizer also constrains the shared vocabulary (only its tokenizer is "
+        "loaded), so that separate runs stay comparable. Repeatable.",
+    ),
+]
+VocabFile = Annotated[
+    Path | None,
+    typer.Option("--vocab-file", help="Word list (one a line) the shared vocabulary must lie in."),
+]
+Revision = Annotated[
+    str | None,
+    typer.Option("--revision", help="Model revision (branch, tag or commit) for every --model."),
+]
+Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+Dtype = Annotated[
+    str, typer.Option("--dtype", help="Weights' precision: float32, float16 or bfloat16.")
+]
+BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Prompts per forward pass.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
+Out = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Run directory. Default: results/<probe>/<timestamp>."),
+]
+Concepts = Annotated[
+    str | None,
+    typer.Option(
+        "--concepts", help="Only these concepts: a comma-separated list, or @FILE with one a line."
+    ),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def parse_concepts(value: str | None) -> list[str] | None:
+    """`bear,cat` or `@file` (one concept a line) -> list; None stays None."""
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None
+        names = [line.strip() for line in lines if line.strip()]
+    else:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise TacitError(f"--concepts {value!r}: names no concept")
+    return names
+
+
+def _describe_drops(dropped: pd.DataFrame, kept: int) -> str:
+    counts = dropped["reason"].value_counts()
+    detail = ", ".join(f"{reason}: {n}" for reason, n in counts.items())
+    return f"concepts: {kept} kept, {len(dropped)} dropped" + (f" ({detail})" if detail else "")
+
+
+@app.command()
+@user_errors
+def retrieve(
+    model: Models,
+    max_props: Annotated[
+        int, typer.Option("--max-props", min=1, help="Grow prompts from 1 to this many properties.")
+    ] = 10,
+    select: Annotated[
+        str, typer.Option("--select", help=f"Which properties: {', '.join(SELECTIONS)} (by pf).")
+    ] = "top",
+    order: Annotated[
+        str, typer.Option("--order", help=f"Their order by pf: {', '.join(ORDERS)}.")
+    ] = "decreasing",
+    category: Annotated[
+        str, typer.Option("--category", help=f"Feature types used: {', '.join(CATEGORIES)}.")
+    ] = "all",
+    norms: NormsPath = None,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    concepts: Concepts = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: Dtype = "float32",
+    batch_size: BatchSize = 32,
+    seed: Seed = 0,
+    out: Out = None,
+    quiet: Quiet = False,
+) -> None:
+    """Name the concept from its properties: `A <mask> has fur, is big, and has claws.`
+
+    For every concept that is one whole-word token in every model, prompts grow from 1 to
+    --max-props of its CSLB properties (highest production frequency first); each model
+    ranks the concept among the shared vocabulary at `<mask>`. Writes manifest.json, vocab.txt,
+    prompts.csv, summary.csv and dropped.csv to the run directory and prints MRR and mean
+    target probability by number of properties.
+    """
+    out_dir = prepare_run_dir(out or default_run_dir("retrieve"))
+    result = run_retrieve(
+        model,
+        norms=norms,
+        max_props=max_props,
+        selection=select,
+        order=order,
+        category=category,
+        concepts=parse_concepts(concepts),
+        vocab_models=vocab_model or (),
+        vocab_file=vocab_file,
+        revision=revision,
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
+        seed=seed,
+        progress=not quiet,
+    )
+    result.save(out_dir)
+    counts = result.manifest["counts"]
+    typer.echo(format_retrieval_summary(result.summary))
+    typer.echo("")
+    typer.echo(_describe_drops(result.dropped, counts["concepts"]))
+    typer.echo(
+        f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "
+        f"distinct texts) x {len(result.manifest['models'])} model(s); "
+        f"shared vocabulary: {len(result.vocab)} words"
+    )
+    if counts["concepts_with_fewer_properties_than_max_props"]:
+        short = counts["concepts_with_fewer_properties_than_max_props"]
+        typer.echo(
+            f"warning: {len(short)} concept(s) have fewer than {max_props} properties: "
+            f"{', '.join(short[:10])}{' ...' if len(short) > 10 else ''}",
+            err=True,
+        )
+    typer.echo(f"written to {out_dir}")
+
+
+@app.command()
+@user_errors
+def vocab(
+    model: Models,
+    vocab_file: VocabFile = None,
+    revision: Revision = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the words here.")] = None,
+) -> None:
+    """Build the shared vocabulary of the models' tokenizers and report its coverage.
+
+    A word is in it when every tokenizer encodes it, after a space, as one whole-word token
+    (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
+    --vocab-file, when the file lists it.
+    """
+    shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision)
+    typer.echo(shared.coverage.to_string(index=False))
+    typer.echo(f"shared vocabulary: {len(shared)} words (sha256 {shared.sha256[:12]})")
+    if out is not None:
+        if out.parent != Path("."):
+            prepare_run_dir(out.parent)
+        write_atomic(out, shared.text())
+        typer.echo(f"written to {out}")
+
+
+def _norms_report(norm_set: NormSet) -> str:
+    table = norm_set.table
+    lines = [
+        f"{norm_set.path}: {len(table)} concept-feature rows, {len(norm_set.concepts)} concepts",
+        f"sha256 {norm_set.sha256}",
+        "feature types: "
+        + ", ".join(f"{t} {int((table['feature_type'] == t).sum())}" for t in FEATURE_TYPES),
+        "relations: " + ", ".join(f"{r} {n}" for r, n in table["relation"].value_counts().items()),
+    ]
+    for row in norm_set.merged.itertuples():
+        lines.append(
+            f"merged duplicate: {row.concept} / {row.feature} (pf {row.pfs} -> {row.pf}, "
+            "distinct participants)"
+        )
+    return "\n".join(lines)
+
+
+@norms_app.command("install")
+@user_errors
+def norms_install(
+    path: Annotated[Path, typer.Argument(help="The CSLB norms file (norms.dat).")],
+) -> None:
+    """Validate a CSLB norms file once and remember it for later runs."""
+    norm_set = install_norms(path)
+    typer.echo(_norms_report(norm_set))
+    typer.echo(f"installed: later runs use {path.resolve()} unless --norms is given")
+
+
+@norms_app.command("show")
+@user_errors
+def norms_show(
+    norms: NormsPath = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", "-m", help="Also check which concepts are single tokens for these models."
+        ),
+    ] = None,
+    vocab_file: VocabFile = None,
+) -> None:
+    """Counts, feature types, relations, and which concepts retrieval keeps or drops and why."""
+    norm_set = load_norms(norms)
+    typer.echo(_norms_report(norm_set))
+    if not model:
+        typer.echo("eligible concepts: give --model to check single tokens (needs the tokenizers)")
+        return
+    shared, _ = vocabulary_for(model, vocab_file=vocab_file)
+    eligible, dropped = eligible_concepts(norm_set, shared)
+    typer.echo(_describe_drops(dropped, len(eligible)))
+    for reason, rows in dropped.groupby("reason", sort=False):
+        names = list(rows["concept"])
+        typer.echo(f"  {reason}: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''}")
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app(prog_name="probe")
+
+
+if __name__ == "__main__":
+    sys.exit(run())
