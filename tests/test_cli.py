@@ -1,0 +1,219 @@
+"""The `probe` command line, end to end on tiny models the tests build."""
+
+import json
+
+import numpy as np
+import pandas as pd
+from conftest import REAL_NORMS, needs_shared
+from test_scorer import reference
+from typer.testing import CliRunner
+
+from tacit.cli import app
+from tacit.probes.retrieve import RESULT_COLUMNS
+from tacit.results.summary import RETRIEVAL_SUMMARY_COLUMNS
+from tacit.vocab import load_tokenizer
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    out = tmp_path / "run"
+    result = invoke(
+        "retrieve",
+        "--model",
+        tiny_bert,
+        "--model",
+        tiny_roberta,
+        "--norms",
+        toy_norms_path,
+        "--max-props",
+        3,
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert result.exit_code == 0, result.output
+    assert "mrr" in result.stdout and "5 kept, 3 dropped" in result.stdout
+    assert sorted(p.name for p in out.iterdir()) == [
+        "dropped.csv",
+        "manifest.json",
+        "prompts.csv",
+        "summary.csv",
+        "vocab.txt",
+    ]
+    prompts = pd.read_csv(out / "prompts.csv")
+    assert list(prompts.columns) == RESULT_COLUMNS
+    assert list(prompts.model.unique()) == [tiny_bert, tiny_roberta]
+    assert len(prompts) == 2 * 13
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns) == RETRIEVAL_SUMMARY_COLUMNS
+    first = summary[(summary.model == tiny_bert) & (summary.n_props == 1)].iloc[0]
+    rows = prompts[(prompts.model == tiny_bert) & (prompts.n_props == 1)]
+    assert first.n_prompts == 5
+    assert np.isclose(first.mrr, (1 / rows["rank"]).mean())
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["concepts_dropped_by_reason"] == {
+        "vowel-initial (a/an)": 1,
+        "sense label": 1,
+        "more than one word": 1,
+    }
+    assert manifest["vocabulary"]["size"] == len((out / "vocab.txt").read_text().splitlines())
+    assert [m["name"] for m in manifest["models"]] == [tiny_bert, tiny_roberta]
+    assert manifest["seed"] == 0 and manifest["norms"]["sha256"]
+    assert not list(out.glob(".*tmp"))
+
+
+def test_same_command_twice_gives_identical_tables(tiny_bert, toy_norms_path, tmp_path):
+    for name in ("a", "b", "c"):
+        invoke(
+            "retrieve",
+            "-m",
+            tiny_bert,
+            "--norms",
+            toy_norms_path,
+            "--max-props",
+            4,
+            "--out",
+            tmp_path / name,
+            "-q",
+            "--batch-size",
+            1 if name == "c" else 64,
+        )
+    for table in ("prompts.csv", "summary.csv", "vocab.txt", "dropped.csv"):
+        assert (tmp_path / "a" / table).read_bytes() == (tmp_path / "b" / table).read_bytes()
+    # another batch size pads differently: same ranks, probabilities equal to float precision
+    big, one = (pd.read_csv(tmp_path / name / "prompts.csv") for name in ("a", "c"))
+    pd.testing.assert_frame_equal(
+        big.drop(columns=["target_prob", "target_prob_shared", "top5"]),
+        one.drop(columns=["target_prob", "target_prob_shared", "top5"]),
+    )
+    np.testing.assert_allclose(big.target_prob, one.target_prob, rtol=1e-5)
+
+
+def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, tmp_path):
+    cases = [
+        ["retrieve", "-m", tiny_bert, "--norms", tmp_path / "missing.dat"],
+        ["retrieve", "-m", tmp_path / "no-model", "--norms", toy_norms_path],
+        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--concepts", "unicorn"],
+        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--select", "best"],
+        ["retrieve", "-m", tiny_bert],  # no norms anywhere
+    ]
+    for args in cases:
+        result = runner.invoke(app, [str(a) for a in args] + ["--out", tmp_path / "out"])
+        assert result.exit_code == 1, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+        assert "Traceback" not in result.output
+        assert not (tmp_path / "out" / "prompts.csv").exists()
+
+
+def test_concepts_option_and_file(tiny_bert, toy_norms_path, tmp_path):
+    listing = tmp_path / "concepts.txt"
+    listing.write_text("dog\ncat\n")
+    for spec in ("dog,cat", f"@{listing}"):
+        out = tmp_path / spec.strip("@").replace("/", "_")
+        result = invoke(
+            "retrieve",
+            "-m",
+            tiny_bert,
+            "--norms",
+            toy_norms_path,
+            "--concepts",
+            spec,
+            "--max-props",
+            2,
+            "--out",
+            out,
+            "-q",
+        )
+        assert result.exit_code == 0, result.output
+        assert set(pd.read_csv(out / "prompts.csv").concept) == {"dog", "cat"}
+
+
+def test_vocab_command(tiny_bert, tiny_roberta, tmp_path):
+    out = tmp_path / "vocab.txt"
+    result = invoke("vocab", "--model", tiny_bert, "--model", tiny_roberta, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "shared vocabulary:" in result.stdout and "in_shared" in result.stdout
+    words = out.read_text().splitlines()
+    assert "bear" in words and words == sorted(words)
+
+
+def test_norms_install_and_show(toy_norms_path, tiny_bert):
+    result = invoke("norms", "install", toy_norms_path)
+    assert result.exit_code == 0, result.output
+    assert "merged duplicate: dog / has a tail" in result.stdout
+    shown = invoke("norms", "show", "--model", tiny_bert)
+    assert shown.exit_code == 0, shown.output
+    assert "25 concept-feature rows, 8 concepts" in shown.stdout
+    assert "5 kept, 3 dropped" in shown.stdout and "sense label: bat_(animal)" in shown.stdout
+
+
+@needs_shared
+def test_real_tokenizers_and_norms_end_to_end(real_bert, real_roberta, tmp_path):
+    """266 concepts, 2,660 prompts; ranks and probabilities match a plain forward pass."""
+    out = tmp_path / "run"
+    result = invoke(
+        "retrieve",
+        "--model",
+        real_bert,
+        "--vocab-model",
+        real_roberta,
+        "--norms",
+        REAL_NORMS,
+        "--max-props",
+        10,
+        "--out",
+        out,
+        "-q",
+    )
+    assert result.exit_code == 0, result.output
+    prompts = pd.read_csv(out / "prompts.csv", keep_default_na=False)
+    assert prompts.concept.nunique() == 266 and len(prompts) == 2660
+    words = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert len(words) == 18542
+    sample = prompts.sample(40, random_state=0)
+    tokenizer = load_tokenizer(real_bert)
+    ids = [tokenizer.convert_tokens_to_ids(w) for w in words]
+    full, shared = reference(real_bert, list(sample.prompt), ids)
+    index = {w: i for i, w in enumerate(words)}
+    target = np.array([index[t] for t in sample.target])
+    want = shared[np.arange(len(sample)), target]
+    np.testing.assert_allclose(sample.target_prob, want, rtol=1e-5)
+    np.testing.assert_allclose(sample.target_prob_shared, want / shared.sum(1), rtol=1e-5)
+    np.testing.assert_array_equal(sample["rank"], 1 + (shared > want[:, None]).sum(1))
+
+
+@needs_shared
+def test_real_roberta_scores_use_the_leading_space_form(real_roberta, tmp_path):
+    """RoBERTa's target id is Ġbear's, and the scores match the plain computation."""
+    out = tmp_path / "run"
+    result = invoke(
+        "retrieve",
+        "--model",
+        real_roberta,
+        "--norms",
+        REAL_NORMS,
+        "--max-props",
+        2,
+        "--concepts",
+        "bear,cat,hammer",
+        "--out",
+        out,
+        "-q",
+    )
+    assert result.exit_code == 0, result.output
+    prompts = pd.read_csv(out / "prompts.csv")
+    words = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    tokenizer = load_tokenizer(real_roberta)
+    assert tokenizer.convert_tokens_to_ids("\u0120bear") == tokenizer(" bear")["input_ids"][1]
+    ids = [i[0] for i in tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"]]
+    _, shared = reference(real_roberta, list(prompts.prompt), ids)
+    target = np.array([words.index(t) for t in prompts.target])
+    want = shared[np.arange(len(prompts)), target]
+    np.testing.assert_allclose(prompts.target_prob, want, rtol=1e-5)
+    np.testing.assert_array_equal(prompts["rank"], 1 + (shared > want[:, None]).sum(1))

@@ -1,0 +1,119 @@
+"""Reading and validating norms files; installing them; finding the one a run uses."""
+
+import pytest
+from conftest import REAL_NORMS, TOY_NORMS, needs_shared, write_norms
+
+from tacit.errors import TacitError
+from tacit.norms import install_norms, load_norms, read_norms, resolve_norms_path
+from tacit.norms.reader import NORM_COLUMNS
+
+
+def test_reads_toy_norms_with_crlf(toy_norms_path):
+    norms = read_norms(toy_norms_path)
+    assert list(norms.table.columns) == NORM_COLUMNS
+    assert norms.concepts[:3] == ["bear", "cat", "dog"]
+    bear = norms.features_of("bear")
+    assert bear.iloc[0].to_dict() == {
+        "concept": "bear",
+        "feature": "has fur_hair",
+        "feature_type": "visual perceptual",
+        "pf": 20,
+        "relation": "has",
+        "phrase": "has fur",
+    }
+    assert len(norms.sha256) == 64
+
+
+def test_duplicates_merge_by_distinct_participants(toy_norms_path):
+    norms = read_norms(toy_norms_path)
+    tails = norms.table[(norms.table.concept == "dog") & (norms.table.feature == "has a tail")]
+    # rows "p 1..8" (pf 8, visual) and "p 7 8 / 9" (pf 3): participants 1..9
+    assert tails[["pf", "feature_type"]].values.tolist() == [[9, "visual perceptual"]]
+    assert norms.merged.to_dict("records") == [
+        {"concept": "dog", "feature": "has a tail", "pfs": "8 3", "pf": 9}
+    ]
+    assert len(norms.table) == len(TOY_NORMS) - 1
+
+
+def test_line_ends_do_not_matter(tmp_path):
+    unix = read_norms(write_norms(tmp_path / "lf.dat", line_end="\n")).table
+    dos = read_norms(write_norms(tmp_path / "crlf.dat", line_end="\r\n")).table
+    assert unix.equals(dos)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "empty file"),
+        ("concept,feature,pf\nbear,has fur,3\n", "header lacks column(s)"),
+        ("domain\tfeature type\tconcept\tfeature\n", "header lacks column(s) 'pf'"),
+        ("domain\tfeature type\tconcept\tfeature\tpf\n", "header only"),
+        (
+            "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\tdoes eat\tmany\n",
+            ":2: pf 'many' is not a whole number",
+        ),
+        (
+            "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\tdoes eat\t-3\n",
+            ":2: pf -3 is below 1",
+        ),
+        (
+            "domain\tfeature type\tconcept\tfeature\tpf\nliving\tsmell\tbear\tdoes eat\t3\n",
+            ":2: unknown feature type 'smell'",
+        ),
+        (
+            "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\n",
+            ":2: 3 tab-separated fields",
+        ),
+    ],
+)
+def test_bad_files_name_the_line_and_problem(tmp_path, content, message):
+    path = tmp_path / "bad.dat"
+    path.write_text(content)
+    with pytest.raises(TacitError) as err:
+        read_norms(path)
+    assert message in str(err.value)
+    assert str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_and_binary_files(tmp_path):
+    with pytest.raises(TacitError, match="no such norms file"):
+        read_norms(tmp_path / "nope.dat")
+    binary = tmp_path / "norms.xlsx"
+    binary.write_bytes(b"PK\x03\x04\xff\xfe\x00garbage")
+    with pytest.raises(TacitError, match="not UTF-8"):
+        read_norms(binary)
+
+
+def test_install_then_runs_find_it(toy_norms_path, tmp_path, monkeypatch):
+    with pytest.raises(TacitError, match="CSLB norms are handed out"):
+        resolve_norms_path(None)
+    monkeypatch.setenv("TACIT_NORMS", str(toy_norms_path))
+    assert resolve_norms_path(None) == toy_norms_path
+    copy = write_norms(tmp_path / "installed.dat")
+    install_norms(copy)
+    assert resolve_norms_path(None) == copy.resolve()  # installed beats the environment
+    assert resolve_norms_path(toy_norms_path) == toy_norms_path  # --norms beats both
+    assert load_norms().sha256 == read_norms(copy).sha256
+    copy.write_text(copy.read_text() + "living\tfunctional\tcat\tdoes sleep\t3\t\t\n")
+    with pytest.raises(TacitError, match="changed since it was installed"):
+        resolve_norms_path(None)
+
+
+def test_install_refuses_a_bad_file(tmp_path):
+    bad = tmp_path / "bad.dat"
+    bad.write_text("nothing here\n")
+    with pytest.raises(TacitError, match="header lacks"):
+        install_norms(bad)
+    with pytest.raises(TacitError, match="no norms file"):
+        resolve_norms_path(None)
+
+
+@needs_shared
+def test_real_cslb_file():
+    norms = read_norms(REAL_NORMS)
+    assert len(norms.concepts) == 638
+    assert len(norms.table) == 22667 - 4  # four duplicated pairs merged
+    assert sorted(norms.merged["concept"]) == ["hamster", "leopard", "poison", "tarantula"]
+    assert norms.table["pf"].between(2, 30).all()
+    assert not norms.table.duplicated(["concept", "feature"]).any()

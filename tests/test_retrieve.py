@@ -1,0 +1,120 @@
+"""Retrieval prompts: eligibility with reasons, property choice and order, the English list."""
+
+import numpy as np
+import pytest
+from conftest import REAL_NORMS, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
+
+from tacit.errors import TacitError
+from tacit.norms import read_norms
+from tacit.probes.retrieve import (
+    build_prompts,
+    choose_phrases,
+    concept_properties,
+    eligible_concepts,
+    english_list,
+)
+from tacit.vocab import build_vocabulary, load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def toy(toy_norms_path, tiny_bert, tiny_roberta):
+    vocab = build_vocabulary({"b": load_tokenizer(tiny_bert), "r": load_tokenizer(tiny_roberta)})
+    return read_norms(toy_norms_path), vocab
+
+
+def test_english_list():
+    assert english_list(["a"]) == "a"
+    assert english_list(["a", "b"]) == "a and b"
+    assert english_list(["a", "b", "c", "d"]) == "a, b, c, and d"
+
+
+def test_eligibility_reasons(toy):
+    norms, vocab = toy
+    eligible, dropped = eligible_concepts(norms, vocab)
+    assert eligible == ["bear", "cat", "dog", "knife", "zebra"]
+    assert dict(zip(dropped.concept, dropped.reason)) == {
+        "apple": "vowel-initial (a/an)",
+        "bat_(animal)": "sense label",
+        "coffee_machine": "more than one word",
+    }
+
+
+def test_not_a_single_token_names_the_model(toy_norms_path, tiny_bert, tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("cat\ndog\nknife\nzebra\n")
+    vocab = build_vocabulary({"b": load_tokenizer(tiny_bert)}, vocab_file=words)
+    _, dropped = eligible_concepts(read_norms(toy_norms_path), vocab)
+    assert dict(zip(dropped.concept, dropped.reason))["bear"] == "not in the vocabulary file"
+
+
+def test_requested_concepts(toy):
+    norms, vocab = toy
+    assert eligible_concepts(norms, vocab, ["dog", "cat"])[0] == ["dog", "cat"]
+    with pytest.raises(TacitError, match="not in the norms: unicorn"):
+        eligible_concepts(norms, vocab, ["cat", "unicorn"])
+    with pytest.raises(TacitError, match=r"apple \(vowel-initial"):
+        eligible_concepts(norms, vocab, ["apple"])
+
+
+def test_properties_by_pf_with_alphabetical_ties(toy):
+    norms, _ = toy
+    bear = concept_properties(norms, "bear")
+    # "lives in forests" and "eats fish" share pf 9: alphabetical by phrase
+    assert list(bear.phrase) == [
+        "has fur",
+        "is big",
+        "has claws",
+        "eats fish",
+        "lives in forests",
+        "is an animal",
+    ]
+    assert list(concept_properties(norms, "bear", "functional").phrase) == ["eats fish"]
+
+
+def test_selection_and_order(toy):
+    norms, _ = toy
+    props = concept_properties(norms, "bear")
+    rng = np.random.default_rng(0)
+    assert choose_phrases(props, max_props=2, selection="bottom", order="increasing", rng=rng) == [
+        "is an animal",
+        "lives in forests",
+    ]
+    picked = choose_phrases(props, max_props=3, selection="random", order="random", rng=rng)
+    assert len(set(picked)) == 3 and set(picked) <= set(props.phrase)
+
+
+def test_prompts_grow_one_property_at_a_time(toy):
+    norms, vocab = toy
+    built = build_prompts(norms, vocab, max_props=3)
+    bear = built.prompts[built.prompts.concept == "bear"]
+    assert list(bear.prompt) == [
+        "A <mask> has fur.",
+        "A <mask> has fur and is big.",
+        "A <mask> has fur, is big, and has claws.",
+    ]
+    assert list(bear.n_props) == [1, 2, 3]
+    assert set(bear.target) == {"bear"}
+    zebra = built.prompts[built.prompts.concept == "zebra"]
+    assert list(zebra.prompt) == ["A <mask> has stripes."]
+    assert built.short_concepts == ["zebra"]
+    with pytest.raises(TacitError, match="--max-props 0"):
+        build_prompts(norms, vocab, max_props=0)
+    with pytest.raises(TacitError, match="--select 'best'"):
+        build_prompts(norms, vocab, selection="best")
+
+
+@needs_shared
+def test_real_norms_give_266_concepts_and_2660_prompts():
+    vocab = build_vocabulary({"bert": real_bert_tokenizer(), "roberta": real_roberta_tokenizer()})
+    built = build_prompts(read_norms(REAL_NORMS), vocab, max_props=10)
+    assert built.prompts["concept"].nunique() == 266
+    assert len(built.prompts) == 2660
+    assert len(built.dropped) == 638 - 266
+    assert built.dropped["reason"].value_counts().to_dict() == {
+        "not a single token in bert": 273,
+        "vowel-initial (a/an)": 47,
+        "more than one word": 25,
+        "not a single token in roberta": 17,
+        "sense label": 10,
+    }
+    assert not built.prompts["concept"].str[0].isin(list("aeiou")).any()

@@ -1,0 +1,129 @@
+"""The scorer against an independent plain forward pass + softmax, and its invariances."""
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+from tacit.errors import TacitError
+from tacit.scorer import MaskedLMScorer
+from tacit.vocab import build_vocabulary
+
+PROMPTS = [
+    "A <mask> has fur.",
+    "A <mask> has fur, is big, and has claws.",
+    "A <mask> barks.",
+    "A <mask> has fur.",  # repeated text: scored once, reported twice
+    "Everyone knows that a cat has <mask>.",
+    "<mask> cuts.",
+]
+TARGETS = ["bear", "bear", "dog", "cat", "fur", "knife"]
+
+
+def reference(model_dir, prompts, vocab_ids):
+    """The plain way: whole model, full logits, softmax over the whole vocabulary.
+
+    The mask token is glued to the word before it, so that whatever the tokenizer does with
+    spaces, the mask stands for the space-prefixed word.
+    """
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    probs = []
+    for prompt in prompts:
+        text = prompt.replace(" <mask>", "<mask>").replace("<mask>", tokenizer.mask_token)
+        enc = tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).logits[0]
+        position = (enc["input_ids"][0] == tokenizer.mask_token_id).nonzero().item()
+        probs.append(logits[position].softmax(-1).numpy())
+    probs = np.stack(probs)
+    return probs, probs[:, vocab_ids]
+
+
+@pytest.mark.parametrize("which", ["tiny_bert", "tiny_roberta"])
+def test_scores_match_plain_forward_and_softmax(which, request):
+    model_dir = request.getfixturevalue(which)
+    scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=4)
+    vocab = build_vocabulary({model_dir: scorer.tokenizer})
+    ids = vocab.token_ids[model_dir]
+    targets = [vocab.index(t) for t in TARGETS]
+    got = scorer.score_targets(PROMPTS, targets, ids, progress=False)
+    full, shared = reference(model_dir, PROMPTS, ids)
+    want_prob = shared[np.arange(len(PROMPTS)), targets]
+    np.testing.assert_allclose(got.target_prob, want_prob, rtol=1e-5)
+    np.testing.assert_allclose(got.target_prob_shared, want_prob / shared.sum(1), rtol=1e-5)
+    want_rank = 1 + (shared > want_prob[:, None]).sum(1)
+    np.testing.assert_array_equal(got.rank, want_rank)
+    want_top = np.argsort(-shared, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(got.top_index, want_top)
+    np.testing.assert_allclose(got.top_prob, np.take_along_axis(shared, want_top, 1), rtol=1e-5)
+
+
+def test_batch_size_does_not_change_results(tiny_roberta):
+    prompts = [f"A <mask> {'has fur, ' * k}and is big." for k in range(12)] * 2
+    targets = list(range(len(prompts)))
+    results = []
+    for batch_size in (1, 5, 64):
+        scorer = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=batch_size)
+        vocab = build_vocabulary({"m": scorer.tokenizer})
+        got = scorer.score_targets(prompts, targets, vocab.token_ids["m"], progress=False)
+        results.append(got)
+    for other in results[1:]:
+        np.testing.assert_array_equal(other.rank, results[0].rank)
+        np.testing.assert_allclose(other.target_prob, results[0].target_prob, rtol=1e-5)
+        np.testing.assert_array_equal(other.top_index, results[0].top_index)
+
+
+def test_identical_prompts_are_scored_once(tiny_bert):
+    scorer = MaskedLMScorer(tiny_bert, device="cpu", batch_size=2)
+    vocab = build_vocabulary({"m": scorer.tokenizer})
+    seen = []
+    scorer.model.base_model.register_forward_hook(lambda m, i, o: seen.append(i))
+    calls = []
+    original = scorer.encode
+    scorer.encode = lambda prompts: calls.append(list(prompts)) or original(prompts)
+    scorer.score_targets(
+        ["A <mask> barks."] * 5 + ["A <mask> purrs."], [0] * 6, vocab.token_ids["m"], progress=False
+    )
+    assert sorted(calls[0]) == ["A <mask> barks.", "A <mask> purrs."]
+    assert len(seen) == 1  # one batch of the two distinct prompts
+
+
+def test_roberta_mask_keeps_the_space_before_it(tiny_roberta):
+    scorer = MaskedLMScorer(tiny_roberta, device="cpu")
+    ids = scorer.encode(["A <mask> has fur."])[0]
+    tokens = scorer.tokenizer.convert_ids_to_tokens(ids)
+    assert tokens[:4] == ["<s>", "A", "<mask>", "\u0120has"]  # the mask stands for "Ġbear"
+    assert scorer.tokenizer.convert_ids_to_tokens(scorer.encode(["A cat has <mask>."])[0])[
+        -4:-1
+    ] == [
+        "\u0120has",
+        "<mask>",
+        ".",
+    ]
+
+
+def test_prompt_needs_exactly_one_mask(tiny_bert):
+    scorer = MaskedLMScorer(tiny_bert, device="cpu")
+    with pytest.raises(TacitError, match="exactly once"):
+        scorer.encode(["A bear has fur."])
+    with pytest.raises(TacitError, match="exactly once"):
+        scorer.encode(["A <mask> has <mask>."])
+
+
+def test_model_without_mlm_head_is_refused(tmp_path, tiny_bert):
+    from transformers import BertModel
+
+    BertModel.from_pretrained(tiny_bert).save_pretrained(tmp_path)
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(tmp_path)
+    with pytest.raises(TacitError, match="no trained masked-LM head"):
+        MaskedLMScorer(str(tmp_path), device="cpu")
+
+
+def test_bad_options(tiny_bert, tmp_path):
+    with pytest.raises(TacitError, match="--dtype"):
+        MaskedLMScorer(tiny_bert, device="cpu", dtype="float8")
+    with pytest.raises(TacitError, match="--device"):
+        MaskedLMScorer(tiny_bert, device="tpu")
+    with pytest.raises(TacitError, match="cannot load"):
+        MaskedLMScorer(str(tmp_path / "missing"), device="cpu")
