@@ -16,7 +16,7 @@ from tacit.errors import TacitError
 from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
-from tacit.results.rundir import default_run_dir, prepare_run_dir, write_atomic
+from tacit.results.rundir import default_run_dir, prepare_run_dir, run_dir, write_atomic
 from tacit.results.summary import format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
 
@@ -178,25 +178,25 @@ def retrieve(
     prompts.csv, summary.csv and dropped.csv to the run directory and prints MRR and mean
     target probability by number of properties.
     """
-    out_dir = prepare_run_dir(out or default_run_dir("retrieve"))
-    result = run_retrieve(
-        model,
-        norms=norms,
-        max_props=max_props,
-        selection=select,
-        order=order,
-        category=category,
-        concepts=parse_concepts(concepts),
-        vocab_models=vocab_model or (),
-        vocab_file=vocab_file,
-        revision=revision,
-        device=device,
-        dtype=dtype,
-        batch_size=batch_size,
-        seed=seed,
-        progress=not quiet,
-    )
-    result.save(out_dir)
+    with run_dir(out or default_run_dir("retrieve")) as out_dir:
+        result = run_retrieve(
+            model,
+            norms=norms,
+            max_props=max_props,
+            selection=select,
+            order=order,
+            category=category,
+            concepts=parse_concepts(concepts),
+            vocab_models=vocab_model or (),
+            vocab_file=vocab_file,
+            revision=revision,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            seed=seed,
+            progress=not quiet,
+        )
+        result.save(out_dir)
     counts = result.manifest["counts"]
     typer.echo(format_retrieval_summary(result.summary))
     typer.echo("")

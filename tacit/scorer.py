@@ -10,11 +10,14 @@ results come back.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
+from huggingface_hub import try_to_load_from_cache
 from tqdm.auto import tqdm
 from transformers import AutoModelForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -47,6 +50,20 @@ def resolve_dtype(dtype: str) -> torch.dtype:
     if dtype not in DTYPES:
         raise TacitError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     return DTYPES[dtype]
+
+
+def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
+    """The commit a hub model was loaded from, read off the cache's snapshot path.
+
+    None for a local directory, or when the cache does not say (never a network call).
+    """
+    if Path(name_or_path).is_dir():
+        return None
+    cached = try_to_load_from_cache(name_or_path, "config.json", revision=revision)
+    if not isinstance(cached, str):
+        return None
+    match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", cached)
+    return match.group(1) if match else None
 
 
 def _load_masked_lm(name_or_path: str, revision: str | None, dtype: torch.dtype) -> PreTrainedModel:
@@ -120,8 +137,8 @@ class MaskedLMScorer:
 
     @property
     def resolved_revision(self) -> str | None:
-        """The commit the weights came from, when the hub told us; None for local directories."""
-        return getattr(self.model.config, "_commit_hash", None)
+        """The hub commit the weights came from; None for a local directory."""
+        return resolve_revision(self.name, self.revision)
 
     def _keep_mask_rows(self, module, inputs, output):
         """Forward hook: hand the LM head only the hidden states at the mask positions."""

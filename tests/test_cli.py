@@ -108,7 +108,7 @@ def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, t
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
         assert "Traceback" not in result.output
-        assert not (tmp_path / "out" / "prompts.csv").exists()
+        assert not (tmp_path / "out").exists()  # a failed run leaves nothing behind
 
 
 def test_concepts_option_and_file(tiny_bert, toy_norms_path, tmp_path):

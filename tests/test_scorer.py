@@ -127,3 +127,20 @@ def test_bad_options(tiny_bert, tmp_path):
         MaskedLMScorer(tiny_bert, device="tpu")
     with pytest.raises(TacitError, match="cannot load"):
         MaskedLMScorer(str(tmp_path / "missing"), device="cpu")
+
+
+def test_resolved_revision_comes_from_the_hub_cache(tmp_path, monkeypatch, tiny_bert):
+    import huggingface_hub.constants
+
+    from tacit.scorer import resolve_revision
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "models--someone--masked-lm"
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "snapshots" / commit / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    assert resolve_revision("someone/masked-lm", None) == commit
+    assert resolve_revision("someone/other", None) is None
+    assert resolve_revision(tiny_bert, None) is None  # a local directory

@@ -6,6 +6,7 @@ import platform
 import sys
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from tacit.scorer import MaskedLMScorer
 
@@ -22,14 +23,19 @@ def software() -> dict[str, str | None]:
     return {
         "tacit": _version("tacit"),
         "python": platform.python_version(),
-        **{name: _version(name) for name in ("torch", "transformers", "tokenizers", "numpy", "pandas")},
+        **{
+            name: _version(name)
+            for name in ("torch", "transformers", "tokenizers", "numpy", "pandas")
+        },
     }
 
 
 def model_record(scorer: MaskedLMScorer) -> dict[str, str | None]:
     """A model as given, with the revision asked for and the one resolved."""
+    local = Path(scorer.name)
     return {
         "name": scorer.name,
+        "local_path": str(local.resolve()) if local.is_dir() else None,
         "class": type(scorer.model).__name__,
         "revision": scorer.revision,
         "resolved_revision": scorer.resolved_revision,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
@@ -28,24 +30,45 @@ def prepare_run_dir(out: str | Path) -> Path:
         raise TacitError(f"--out {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe_file = tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-", delete=True)
-        probe_file.close()
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
     except OSError as err:
         raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
     return out
 
 
+@contextmanager
+def run_dir(out: str | Path) -> Iterator[Path]:
+    """Prepare the run directory; if the run fails, remove it again when we made it and it
+    is still empty, so a failed run leaves nothing behind."""
+    out = Path(out)
+    existed = out.exists()
+    path = prepare_run_dir(out)
+    try:
+        yield path
+    except BaseException:
+        if not existed:
+            with suppress(OSError):
+                path.rmdir()  # only succeeds while empty
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write text to a temporary file beside `path`, then rename it into place."""
-    handle = tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False, encoding="utf-8"
-    )
+    descriptor, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with handle:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
-        os.replace(handle.name, path)
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes files private; results are not
+        os.replace(tmp_name, path)
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        Path(tmp_name).unlink(missing_ok=True)
         raise
 
 

@@ -40,7 +40,9 @@ def format_retrieval_summary(summary: pd.DataFrame) -> str:
     blocks = []
     for (selection, order, category), rows in conditions:
         table = rows.pivot(index="n_props", columns="model", values=["mrr", "mean_target_prob"])
-        table = table.reindex(columns=pd.MultiIndex.from_product([["mrr", "mean_target_prob"], models]))
+        table = table.reindex(
+            columns=pd.MultiIndex.from_product([["mrr", "mean_target_prob"], models])
+        )
         table.columns = [f"{metric} {model}" for metric, model in table.columns]
         title = f"selection={selection} order={order} category={category}"
         blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.4f}"))

@@ -1,0 +1,223 @@
+"""Throughput and memory of retrieval scoring against the usual ways of doing it, in one process.
+
+Builds a masked LM with random weights in a chosen shape (roberta-base by default: the same
+compute as the real model) on a real tokenizer, takes the first N retrieval prompts of the
+real norms, and times on the same prompts:
+
+- tacit: MaskedLMScorer.score_targets (length-sorted batches, LM head at mask rows only);
+- encoder: the base model's forward pass alone on the same batches (the floor for this work);
+- lama: LAMA-style scoring (length-sorted batches, full [batch x tokens x vocab] logits,
+  log_softmax over the vocabulary, then the shared-vocabulary columns at the mask);
+- pipeline: transformers' fill-mask pipeline asked for the shared vocabulary (targets=,
+  top_k=len(vocab)), on a small subset because it is slow.
+
+It checks that tacit's ranks equal the LAMA-style ranks, prints prompts/s and ratios, and
+writes a JSON record. Run: `python bench/bench_retrieve.py` (or `--quick` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import transformers
+from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast, pipeline
+
+from tacit.norms import read_norms
+from tacit.probes.retrieve import build_prompts
+from tacit.scorer import MASK, MaskedLMScorer
+from tacit.vocab import build_vocabulary
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+TIE = 1e-5  # log-probabilities closer than this are tied within float error
+SHAPES = {
+    "roberta-base": dict(
+        hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072
+    ),
+    "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128),
+}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (each method runs in a fresh process)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_model(tokenizer_dir: Path, shape: str, where: Path) -> str:
+    tokenizer = RobertaTokenizerFast(
+        vocab=str(tokenizer_dir / "vocab.json"), merges=str(tokenizer_dir / "merges.txt")
+    )
+    assert len(tokenizer) > 50000, "pass the real roberta-base tokenizer files"
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        max_position_embeddings=514,
+        pad_token_id=tokenizer.pad_token_id,
+        **SHAPES[shape],
+    )
+    RobertaForMaskedLM(config).save_pretrained(where)
+    tokenizer.save_pretrained(where)
+    return str(where)
+
+
+def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
+    scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
+    start = time.perf_counter()
+    scores = scorer.score_targets(prompts, targets, vocab_ids, progress=False)
+    return scores.rank, time.perf_counter() - start
+
+
+def run_encoder_only(model_dir, prompts, targets, vocab_ids, batch_size):
+    """The base model's forward pass alone, on tacit's own batches (no head, no reductions)."""
+    scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
+    start = time.perf_counter()
+    encoded = scorer.encode(list(dict.fromkeys(prompts)))
+    order = np.argsort([-len(ids) for ids in encoded], kind="stable")
+    pad = scorer.tokenizer.pad_token_id
+    with torch.inference_mode():
+        for first in range(0, len(order), batch_size):
+            batch = [encoded[i] for i in order[first : first + batch_size]]
+            width = len(batch[0])
+            ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
+            scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
+    return None, time.perf_counter() - start
+
+
+def run_lama(model_dir, prompts, targets, vocab_ids, batch_size):
+    """Ranks the way LAMA computes them: full logits everywhere, log_softmax, then select."""
+    tokenizer = RobertaTokenizerFast.from_pretrained(model_dir)
+    model = RobertaForMaskedLM.from_pretrained(model_dir).eval()
+    start = time.perf_counter()
+    texts = [p.replace(f" {MASK}", tokenizer.mask_token) for p in prompts]
+    lengths = [len(tokenizer(t)["input_ids"]) for t in texts]
+    order = np.argsort(lengths, kind="stable")
+    ranks = np.empty(len(prompts), dtype=np.int64)
+    near = np.empty(len(prompts), dtype=np.int64)  # other words within float error of the target
+    vocab_t = torch.as_tensor(vocab_ids)
+    with torch.no_grad():
+        for first in range(0, len(order), batch_size):
+            idx = order[first : first + batch_size]
+            enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True)
+            log_probs = model(**enc).logits.log_softmax(dim=-1)
+            rows, cols = (enc["input_ids"] == tokenizer.mask_token_id).nonzero(as_tuple=True)
+            shared = log_probs[rows, cols][:, vocab_t]
+            target = shared[torch.arange(len(idx)), torch.as_tensor([targets[i] for i in idx])]
+            ranks[idx] = (1 + (shared > target[:, None]).sum(1)).numpy()
+            near[idx] = ((shared - target[:, None]).abs() <= TIE).sum(1).numpy() - 1
+    return (ranks, near), time.perf_counter() - start
+
+
+def run_pipeline(model_dir, prompts, targets, vocab_ids, batch_size):
+    """transformers' fill-mask pipeline, asked for the whole shared vocabulary."""
+    fill = pipeline("fill-mask", model=model_dir, tokenizer=model_dir, device="cpu")
+    tokens = fill.tokenizer.convert_ids_to_tokens([int(i) for i in vocab_ids])
+    start = time.perf_counter()
+    ranks = []
+    for prompt, target in zip(prompts, targets):
+        text = prompt.replace(f" {MASK}", fill.tokenizer.mask_token)
+        out = fill(text, targets=tokens, top_k=len(tokens))
+        ranked = [o["token"] for o in out]
+        ranks.append(ranked.index(int(vocab_ids[target])) + 1)
+    return np.array(ranks), time.perf_counter() - start
+
+
+def _child(method, args, kwargs, queue):
+    torch.set_num_threads(os.cpu_count() or 1)
+    transformers.logging.set_verbosity_error()
+    start = time.perf_counter()
+    try:
+        ranks, scoring_s = method(*args, **kwargs)
+    except BaseException as err:
+        queue.put(err)
+        raise
+    queue.put((ranks, scoring_s, time.perf_counter() - start, peak_rss_mb()))
+
+
+def in_fresh_process(method, *args, **kwargs):
+    """Run one method in a spawned process: (ranks, scoring s, total s, peak RSS MB)."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(method, args, kwargs, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    if isinstance(result, BaseException):
+        raise RuntimeError(f"{method.__name__} failed in its process") from result
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=520, help="retrieval prompts to score")
+    parser.add_argument("--pipeline-prompts", type=int, default=8)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="roberta-base")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--norms", type=Path, default=SHARED / "cslb" / "norms.dat")
+    parser.add_argument(
+        "--tokenizer-dir", type=Path, default=SHARED / "tokenizers" / "roberta-base"
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny model, 40 prompts: a smoke run")
+    parser.add_argument("--json", type=Path, default=Path("bench/results.json"))
+    args = parser.parse_args()
+    if args.quick:
+        args.shape, args.prompts, args.pipeline_prompts = "tiny", 40, 2
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp))
+        tokenizer = RobertaTokenizerFast.from_pretrained(model_dir)
+        vocab = build_vocabulary({model_dir: tokenizer})
+        built = build_prompts(read_norms(args.norms), vocab, max_props=10).prompts
+        built = built.iloc[: args.prompts]
+        prompts, targets = list(built.prompt), [vocab.index(t) for t in built.target]
+        ids = vocab.token_ids[model_dir]
+        common = (model_dir, prompts, targets, ids, args.batch_size)
+        runs = {
+            "tacit": in_fresh_process(run_tacit, *common),
+            "encoder_only": in_fresh_process(run_encoder_only, *common),
+            "lama": in_fresh_process(run_lama, *common),
+        }
+        n_pipe = args.pipeline_prompts
+        runs["pipeline"] = in_fresh_process(
+            run_pipeline, model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size
+        )
+    n = len(prompts)
+    lama_ranks, lama_near = runs["lama"][0]
+    rank_gap = np.abs(runs["tacit"][0] - lama_ranks)
+    per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
+    record = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
+        "shape": args.shape,
+        "prompts": n,
+        "batch_size": args.batch_size,
+        **{f"{name}_prompts_per_s": round(1 / t, 2) for name, t in per_prompt.items()},
+        **{f"{name}_total_s": round(r[2], 2) for name, r in runs.items()},
+        **{f"{name}_peak_rss_mb": round(r[3]) for name, r in runs.items()},
+        "scoring_time_over_encoder_forward": round(
+            per_prompt["tacit"] / per_prompt["encoder_only"], 3
+        ),
+        "speedup_vs_lama_scoring": round(per_prompt["lama"] / per_prompt["tacit"], 2),
+        "speedup_vs_lama_end_to_end": round(runs["lama"][2] / runs["tacit"][2], 2),
+        "speedup_vs_pipeline": round(per_prompt["pipeline"] / per_prompt["tacit"], 1),
+        "ranks_equal_lama": int((rank_gap == 0).sum()),
+        "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
+        "ranks_equal_pipeline": bool((runs["tacit"][0][:n_pipe] == runs["pipeline"][0]).all()),
+    }
+    for key, value in record.items():
+        print(f"{key:>36}: {value}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(record, indent=2) + "\n")
+    return 0 if record["ranks_differing_beyond_float_ties"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
