@@ -45,5 +45,5 @@ def format_retrieval_summary(summary: pd.DataFrame) -> str:
         )
         table.columns = [f"{metric} {model}" for metric, model in table.columns]
         title = f"selection={selection} order={order} category={category}"
-        blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.4f}"))
+        blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.4g}"))
     return "\n\n".join(blocks)
