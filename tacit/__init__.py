@@ -5,6 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 from tacit.api import RetrievalResult, retrieve
 from tacit.errors import TacitError
 from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
+from tacit.results.plots import plot
 from tacit.scorer import MASK, MaskedLMScorer
 from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 
@@ -24,6 +25,7 @@ __all__ = [
     "feature_to_phrase",
     "install_norms",
     "load_norms",
+    "plot",
     "read_norms",
     "retrieve",
     "vocabulary_for",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pandas as pd
 from tacit.errors import TacitError
 from tacit.norms.reader import NormSet
 from tacit.norms.store import load_norms
-from tacit.probes.retrieve import build_prompts, score_prompts
+from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, score_prompts
 from tacit.results.manifest import command_line, model_record, now, software
 from tacit.results.rundir import prepare_run_dir, write_atomic, write_json, write_table
 from tacit.results.summary import summarize_retrieval
@@ -50,6 +50,22 @@ class RetrievalResult:
         return out
 
 
+def retrieval_conditions(
+    selection: str, order: str, category: str, ablation: str | None
+) -> list[Condition]:
+    """The conditions of a run: one from --select/--order/--category, or an ablation's grid."""
+    if ablation is None:
+        return [Condition(selection, order, category)]
+    if ablation not in ABLATIONS:
+        raise TacitError(f"--ablation {ablation!r}: expected one of {', '.join(ABLATIONS)}")
+    if (selection, order, category) != ("top", "decreasing", "all"):
+        raise TacitError(
+            f"--ablation {ablation} runs its own grid of conditions: drop --select, --order "
+            "and --category"
+        )
+    return list(ABLATIONS[ablation])
+
+
 def _as_norms(norms: NormSet | str | Path | None) -> NormSet:
     return norms if isinstance(norms, NormSet) else load_norms(norms)
 
@@ -62,6 +78,7 @@ def retrieve(
     selection: str = "top",
     order: str = "decreasing",
     category: str = "all",
+    ablation: str | None = None,
     concepts: Sequence[str] | None = None,
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
@@ -79,6 +96,9 @@ def retrieve(
         norms: a NormSet or a norms file path; None uses the installed norms or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
         selection, order, category: which properties, in which order (see DESIGN.md).
+        ablation: `ordering` (top/bottom x decreasing/increasing plus the random baseline) or
+            `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
+            selection, order and category must then stay at their defaults.
         concepts: restrict to these concepts (each must be eligible).
         vocab_models: models whose tokenizers also constrain the shared vocabulary.
         vocab_file: a word list the shared vocabulary must also lie in.
@@ -96,15 +116,9 @@ def retrieve(
     vocab, tokenizers = vocabulary_for(
         models, vocab_models=vocab_models, vocab_file=vocab_file, revision=revision
     )
+    conditions = retrieval_conditions(selection, order, category, ablation)
     prompt_set = build_prompts(
-        norm_set,
-        vocab,
-        max_props=max_props,
-        selection=selection,
-        order=order,
-        category=category,
-        concepts=concepts,
-        seed=seed,
+        norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=seed
     )
     if prompt_set.prompts.empty:
         raise TacitError(
@@ -128,7 +142,7 @@ def retrieve(
         del scorer
         gc.collect()
     prompts = pd.concat(tables, ignore_index=True)
-    summary = summarize_retrieval(prompts)
+    summary = summarize_retrieval(prompts, seed=seed)
     dropped = prompt_set.dropped
     manifest = {
         "probe": "retrieve",
@@ -145,7 +159,10 @@ def retrieve(
             "selection": selection,
             "order": order,
             "category": category,
+            "ablation": ablation,
+            "conditions": [asdict(c) for c in conditions],
             "concepts": list(concepts) if concepts is not None else None,
+            "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
         },
         "norms": {
             "path": str(norm_set.path),
@@ -167,7 +184,7 @@ def retrieve(
             "prompt_rows": len(prompts),
             "concepts_dropped": len(dropped),
             "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
-            "concepts_with_fewer_properties_than_max_props": prompt_set.short_concepts,
+            "concepts_with_fewer_properties_than_max_props": prompt_set.short,
             "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
         },
         "started": started,

@@ -16,6 +16,7 @@ from tacit.errors import TacitError
 from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
+from tacit.results.plots import plot as plot_runs
 from tacit.results.rundir import default_run_dir, prepare_run_dir, run_dir, write_atomic
 from tacit.results.summary import format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
@@ -158,6 +159,15 @@ def retrieve(
     category: Annotated[
         str, typer.Option("--category", help=f"Feature types used: {', '.join(CATEGORIES)}.")
     ] = "all",
+    ablation: Annotated[
+        str | None,
+        typer.Option(
+            "--ablation",
+            help="Run a whole grid: `ordering` (top/bottom x decreasing/increasing plus the "
+            "random baseline, 5 random orders of 5 random property sets per concept) or "
+            "`category` (all, visual, functional, encyclopaedic).",
+        ),
+    ] = None,
     norms: NormsPath = None,
     vocab_model: VocabModels = None,
     vocab_file: VocabFile = None,
@@ -186,6 +196,7 @@ def retrieve(
             selection=select,
             order=order,
             category=category,
+            ablation=ablation,
             concepts=parse_concepts(concepts),
             vocab_models=vocab_model or (),
             vocab_file=vocab_file,
@@ -206,14 +217,39 @@ def retrieve(
         f"distinct texts) x {len(result.manifest['models'])} model(s); "
         f"shared vocabulary: {len(result.vocab)} words"
     )
-    if counts["concepts_with_fewer_properties_than_max_props"]:
-        short = counts["concepts_with_fewer_properties_than_max_props"]
+    for category, short in counts["concepts_with_fewer_properties_than_max_props"].items():
         typer.echo(
-            f"warning: {len(short)} concept(s) have fewer than {max_props} properties: "
-            f"{', '.join(short[:10])}{' ...' if len(short) > 10 else ''}",
+            f"note: {len(short)} concept(s) have fewer than {max_props} {category} properties "
+            f"and get prompts up to what they have (n_prompts in summary.csv): "
+            f"{', '.join(short[:8])}{' ...' if len(short) > 8 else ''}",
             err=True,
         )
     typer.echo(f"written to {out_dir}")
+
+
+@app.command()
+@user_errors
+def plot(
+    runs: Annotated[list[Path], typer.Argument(help="Retrieval run directories.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
+    ] = Path("retrieval.png"),
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            help="auto (from what the runs contain), models, category or ordering.",
+        ),
+    ] = "auto",
+) -> None:
+    """Plot MRR and mean target probability against the number of properties.
+
+    One line per model (the paper's Figure 2), per property category (Figure 3a), or per
+    selection x order with the random baseline (Figure 3b), chosen from what the runs
+    contain; bands are 95% bootstrap intervals over concepts.
+    """
+    written = plot_runs(runs, out, kind=kind)
+    typer.echo(f"written to {written}")
 
 
 @app.command()

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
-from conftest import REAL_NORMS, needs_shared
+from conftest import REAL_NORMS, TOY_NORMS, needs_shared
 from test_scorer import reference
 from typer.testing import CliRunner
 
@@ -149,7 +149,7 @@ def test_norms_install_and_show(toy_norms_path, tiny_bert):
     assert "merged duplicate: dog / has a tail" in result.stdout
     shown = invoke("norms", "show", "--model", tiny_bert)
     assert shown.exit_code == 0, shown.output
-    assert "25 concept-feature rows, 8 concepts" in shown.stdout
+    assert f"{len(TOY_NORMS) - 1} concept-feature rows, 8 concepts" in shown.stdout
     assert "5 kept, 3 dropped" in shown.stdout and "sense label: bat_(animal)" in shown.stdout
 
 
@@ -217,3 +217,123 @@ def test_real_roberta_scores_use_the_leading_space_form(real_roberta, tmp_path):
     want = shared[np.arange(len(prompts)), target]
     np.testing.assert_allclose(prompts.target_prob, want, rtol=1e-5)
     np.testing.assert_array_equal(prompts["rank"], 1 + (shared > want[:, None]).sum(1))
+
+
+def _run(args, out):
+    result = invoke(*args, "--out", out, "-q")
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _is_png(path):
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+def test_ordering_ablation_run(tiny_bert, toy_norms_path, tmp_path):
+    args = [
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "--ablation",
+        "ordering",
+        "--concepts",
+        "bear,cat,dog,knife",
+        "--seed",
+        7,
+    ]
+    first = _run(args, tmp_path / "a")
+    second = _run(args, tmp_path / "b")
+    assert (first / "prompts.csv").read_bytes() == (second / "prompts.csv").read_bytes()
+    assert (first / "summary.csv").read_bytes() == (second / "summary.csv").read_bytes()
+    summary = pd.read_csv(first / "summary.csv")
+    conditions = summary.groupby(["selection", "order"])["n_props"].apply(sorted).to_dict()
+    assert set(conditions) == {
+        ("top", "decreasing"),
+        ("top", "increasing"),
+        ("bottom", "decreasing"),
+        ("bottom", "increasing"),
+        ("random", "random"),
+    }
+    assert all(n == list(range(1, 11)) for n in conditions.values())
+    baseline = summary[summary.selection == "random"]
+    assert (baseline.n_samples == 25).all() and (baseline.n_prompts == 100).all()
+    assert baseline.mrr_sample_sd.notna().all()
+    assert (summary.mrr_ci_low <= summary.mrr + 1e-12).all()
+    assert (summary.mrr <= summary.mrr_ci_high + 1e-12).all()
+    other = _run(args[:-1] + [8], tmp_path / "c")
+    a, c = (pd.read_csv(d / "prompts.csv") for d in (first, other))
+    random_a, random_c = a[a.selection == "random"], c[c.selection == "random"]
+    assert not random_a.prompt.reset_index(drop=True).equals(random_c.prompt.reset_index(drop=True))
+    pd.testing.assert_frame_equal(a[a.selection != "random"], c[c.selection != "random"])
+    manifest = json.loads((first / "manifest.json").read_text())
+    assert manifest["seed"] == 7 and manifest["options"]["ablation"] == "ordering"
+    # identical texts are scored once per model across conditions
+    assert manifest["counts"]["unique_prompt_texts"] < manifest["counts"]["prompts_per_model"]
+    figure = tmp_path / "ordering.png"
+    assert invoke("plot", first, "--out", figure).exit_code == 0
+    assert _is_png(figure)
+
+
+def test_category_ablation_with_two_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    run = _run(
+        [
+            "retrieve",
+            "-m",
+            tiny_bert,
+            "-m",
+            tiny_roberta,
+            "--norms",
+            toy_norms_path,
+            "--ablation",
+            "category",
+        ],
+        tmp_path / "run",
+    )
+    summary = pd.read_csv(run / "summary.csv")
+    assert list(summary.model.unique()) == [tiny_bert, tiny_roberta]
+    assert set(summary.category) == {"all", "visual", "functional", "encyclopaedic"}
+    functional = summary[(summary.category == "functional") & (summary.model == tiny_bert)]
+    # fewer concepts have many functional properties: n_prompts shrinks along the curve
+    assert functional.n_prompts.iloc[0] > functional.n_prompts.iloc[-1]
+    for suffix in (".png", ".svg", ".pdf"):
+        figure = tmp_path / f"category{suffix}"
+        result = invoke("plot", run, "--out", figure)
+        assert result.exit_code == 0, result.output
+        assert figure.stat().st_size > 1000
+    assert _is_png(tmp_path / "category.png")
+
+
+def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    runs = [
+        _run(["retrieve", "-m", model, "--norms", toy_norms_path], tmp_path / name)
+        for name, model in (("bert", tiny_bert), ("roberta", tiny_roberta))
+    ]
+    figure = tmp_path / "models.png"
+    assert invoke("plot", *runs, "--out", figure).exit_code == 0
+    assert _is_png(figure)
+    bad = runner.invoke(app, ["plot", str(tmp_path), "--out", str(tmp_path / "x.png")])
+    assert bad.exit_code == 1 and "no summary.csv" in bad.stderr
+    bad = runner.invoke(app, ["plot", str(runs[0]), "--out", str(tmp_path / "x.jpg")])
+    assert bad.exit_code == 1 and "extension" in bad.stderr
+
+
+def test_ablation_refuses_contradictory_options(tiny_bert, toy_norms_path, tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "retrieve",
+            "-m",
+            tiny_bert,
+            "--norms",
+            str(toy_norms_path),
+            "--ablation",
+            "ordering",
+            "--select",
+            "bottom",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert result.exit_code == 1 and "drop --select" in result.stderr

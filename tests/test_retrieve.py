@@ -7,11 +7,16 @@ from conftest import REAL_NORMS, needs_shared, real_bert_tokenizer, real_roberta
 from tacit.errors import TacitError
 from tacit.norms import read_norms
 from tacit.probes.retrieve import (
+    ABLATIONS,
+    RANDOM_BASELINE,
+    Condition,
     build_prompts,
-    choose_phrases,
     concept_properties,
     eligible_concepts,
     english_list,
+    order_phrases,
+    phrase_series,
+    select_properties,
 )
 from tacit.vocab import build_vocabulary, load_tokenizer
 
@@ -60,7 +65,7 @@ def test_properties_by_pf_with_alphabetical_ties(toy):
     norms, _ = toy
     bear = concept_properties(norms, "bear")
     # "lives in forests" and "eats fish" share pf 9: alphabetical by phrase
-    assert list(bear.phrase) == [
+    assert list(bear.phrase[:6]) == [
         "has fur",
         "is big",
         "has claws",
@@ -68,19 +73,33 @@ def test_properties_by_pf_with_alphabetical_ties(toy):
         "lives in forests",
         "is an animal",
     ]
-    assert list(concept_properties(norms, "bear", "functional").phrase) == ["eats fish"]
+    assert list(concept_properties(norms, "bear", "functional").phrase) == [
+        "eats fish",
+        "hibernates",
+        "climbs trees",
+        "roars",
+    ]
 
 
 def test_selection_and_order(toy):
     norms, _ = toy
     props = concept_properties(norms, "bear")
     rng = np.random.default_rng(0)
-    assert choose_phrases(props, max_props=2, selection="bottom", order="increasing", rng=rng) == [
-        "is an animal",
-        "lives in forests",
-    ]
-    picked = choose_phrases(props, max_props=3, selection="random", order="random", rng=rng)
+    bottom = select_properties(props, "bottom", 2, rng)
+    assert order_phrases(bottom, "increasing", rng) == ["is wild", "roars"]
+    assert order_phrases(bottom, "decreasing", rng) == ["roars", "is wild"]
+    picked = order_phrases(select_properties(props, "random", 3, rng), "random", rng)
     assert len(set(picked)) == 3 and set(picked) <= set(props.phrase)
+
+
+def test_random_baseline_is_five_orders_of_five_sets(toy):
+    norms, _ = toy
+    props = concept_properties(norms, "bear")
+    series = phrase_series(props, RANDOM_BASELINE, max_props=10, rng=np.random.default_rng(1))
+    assert len(series) == 25 and all(len(s) == 10 for s in series)
+    sets = [frozenset(s) for s in series]
+    assert all(sets[i] == sets[i - i % 5] for i in range(25))  # each set in 5 orders
+    assert len(set(sets)) > 1 and len({tuple(s) for s in series}) > 5
 
 
 def test_prompts_grow_one_property_at_a_time(toy):
@@ -96,11 +115,49 @@ def test_prompts_grow_one_property_at_a_time(toy):
     assert set(bear.target) == {"bear"}
     zebra = built.prompts[built.prompts.concept == "zebra"]
     assert list(zebra.prompt) == ["A <mask> has stripes."]
-    assert built.short_concepts == ["zebra"]
+    assert built.short == {"all": ["zebra"]}
     with pytest.raises(TacitError, match="--max-props 0"):
         build_prompts(norms, vocab, max_props=0)
     with pytest.raises(TacitError, match="--select 'best'"):
-        build_prompts(norms, vocab, selection="best")
+        build_prompts(norms, vocab, [Condition(selection="best")])
+
+
+def test_ordering_ablation_prompts(toy):
+    norms, vocab = toy
+    built = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=3)
+    prompts = built.prompts
+    conditions = prompts.groupby(["selection", "order"])["sample"].nunique().to_dict()
+    assert conditions == {
+        ("bottom", "decreasing"): 1,
+        ("bottom", "increasing"): 1,
+        ("random", "random"): 25,
+        ("top", "decreasing"): 1,
+        ("top", "increasing"): 1,
+    }
+    bear = prompts[prompts.concept == "bear"]
+    assert sorted(bear.n_props.unique()) == list(range(1, 11))
+    assert len(bear) == 4 * 10 + 25 * 10
+    top_inc = bear[(bear.selection == "top") & (bear.order == "increasing")]
+    assert top_inc.prompt.iloc[0] == "A <mask> is dangerous."  # the 10th highest pf first
+    again = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=3).prompts
+    assert again.equals(prompts)
+    other = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=4).prompts
+    random_rows = prompts.selection == "random"
+    assert not other[random_rows].prompt.equals(prompts[random_rows].prompt)
+    assert other[~random_rows].equals(prompts[~random_rows])
+
+
+def test_category_ablation_prompts(toy):
+    norms, vocab = toy
+    built = build_prompts(norms, vocab, ABLATIONS["category"], max_props=10)
+    prompts = built.prompts
+    assert set(prompts.category) == {"all", "visual", "functional", "encyclopaedic"}
+    bear_functional = prompts[(prompts.concept == "bear") & (prompts.category == "functional")]
+    assert list(bear_functional.prompt)[-1] == (
+        "A <mask> eats fish, hibernates, climbs trees, and roars."
+    )
+    assert "bear" in built.short["functional"]  # 4 functional properties < 10: noted
+    assert "zebra" not in set(prompts[prompts.category == "functional"].concept)
 
 
 @needs_shared

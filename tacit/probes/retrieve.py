@@ -27,7 +27,16 @@ CATEGORIES = {
     "functional": "functional",
     "encyclopaedic": "encyclopaedic",
 }
-PROMPT_COLUMNS = ["concept", "n_props", "selection", "order", "category", "prompt", "target"]
+PROMPT_COLUMNS = [
+    "concept",
+    "n_props",
+    "selection",
+    "order",
+    "category",
+    "sample",
+    "prompt",
+    "target",
+]
 RESULT_COLUMNS = [
     "model",
     *PROMPT_COLUMNS,
@@ -122,88 +131,149 @@ def concept_properties(norms: NormSet, concept: str, category: str = "all") -> p
     return rows.drop_duplicates("phrase")[["phrase", "pf", "feature_type"]].reset_index(drop=True)
 
 
-def _concept_rng(seed: int, concept: str) -> np.random.Generator:
-    """A generator for one concept: the same whichever other concepts are in the run."""
-    return np.random.default_rng([seed, zlib.crc32(concept.encode("utf-8"))])
+@dataclass(frozen=True)
+class Condition:
+    """Which properties a prompt series uses and in which order.
+
+    With random selection or order, `sets` random property sets are drawn per concept and
+    each is put in `orders` random orders: sets x orders series per concept, numbered by the
+    `sample` column.
+    """
+
+    selection: str = "top"
+    order: str = "decreasing"
+    category: str = "all"
+    sets: int = 1
+    orders: int = 1
+
+    def check(self) -> None:
+        for option, value, allowed in (
+            ("--select", self.selection, SELECTIONS),
+            ("--order", self.order, ORDERS),
+            ("--category", self.category, tuple(CATEGORIES)),
+        ):
+            if value not in allowed:
+                raise TacitError(f"{option} {value!r}: expected one of {', '.join(allowed)}")
 
 
-def choose_phrases(
-    properties: pd.DataFrame,
-    *,
-    max_props: int,
-    selection: str,
-    order: str,
-    rng: np.random.Generator,
-) -> list[str]:
-    """Select up to max_props properties (top/bottom/random by pf) and order them."""
+def _series_rng(seed: int, concept: str, condition: Condition) -> np.random.Generator:
+    """A generator per concept and condition: its draws do not depend on which other concepts
+    or conditions are in the run (a 1 x 1 random run draws the first sample of a 5 x 5 one)."""
+    key = f"{condition.selection}/{condition.order}/{condition.category}"
+    return np.random.default_rng([seed, zlib.crc32(concept.encode()), zlib.crc32(key.encode())])
+
+
+# The paper's random baseline (footnote 7): 5 random permutations of 5 random property sets.
+RANDOM_BASELINE = Condition("random", "random", sets=5, orders=5)
+ABLATIONS = {
+    "ordering": [
+        Condition("top", "decreasing"),
+        Condition("top", "increasing"),
+        Condition("bottom", "decreasing"),
+        Condition("bottom", "increasing"),
+        RANDOM_BASELINE,
+    ],
+    "category": [Condition(category=c) for c in CATEGORIES],
+}
+
+
+def phrase_series(
+    properties: pd.DataFrame, condition: Condition, *, max_props: int, rng: np.random.Generator
+) -> list[list[str]]:
+    """The ordered property phrases of each sample of a condition for one concept."""
+    series = []
+    for _ in range(condition.sets):
+        chosen = select_properties(properties, condition.selection, max_props, rng)
+        for _ in range(condition.orders):
+            series.append(order_phrases(chosen, condition.order, rng))
+    return series
+
+
+def select_properties(
+    properties: pd.DataFrame, selection: str, max_props: int, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Up to max_props properties: the highest-pf, the lowest-pf, or a random set."""
     n = min(max_props, len(properties))
     if selection == "top":
-        chosen = properties.iloc[:n]
-    elif selection == "bottom":
-        chosen = properties.iloc[len(properties) - n :]
-    else:
-        chosen = properties.iloc[np.sort(rng.choice(len(properties), size=n, replace=False))]
-    if order == "random":
-        return list(chosen["phrase"].iloc[rng.permutation(n)])
-    # `properties` is sorted by decreasing pf: keep that order, or reverse it.
+        return properties.iloc[:n]
+    if selection == "bottom":
+        return properties.iloc[len(properties) - n :]
+    return properties.iloc[np.sort(rng.choice(len(properties), size=n, replace=False))]
+
+
+def order_phrases(chosen: pd.DataFrame, order: str, rng: np.random.Generator) -> list[str]:
+    """Phrases by decreasing or increasing pf (input is sorted by decreasing pf), or shuffled."""
     phrases = list(chosen["phrase"])
+    if order == "random":
+        return [phrases[i] for i in rng.permutation(len(phrases))]
     return phrases if order == "decreasing" else phrases[::-1]
 
 
 @dataclass(frozen=True)
 class PromptSet:
-    """Retrieval prompts and what was left out building them."""
+    """Retrieval prompts and what was left out building them.
+
+    short: category -> concepts with fewer properties of that category than max_props (they
+        get prompts up to what they have; with none, no prompts).
+    """
 
     prompts: pd.DataFrame
     dropped: pd.DataFrame
-    short_concepts: list[str] = field(default_factory=list)
+    short: dict[str, list[str]] = field(default_factory=dict)
     duplicate_phrases: int = 0
 
 
 def build_prompts(
     norms: NormSet,
     vocab: Vocabulary,
+    conditions: Sequence[Condition] = (Condition(),),
     *,
     max_props: int = 10,
-    selection: str = "top",
-    order: str = "decreasing",
-    category: str = "all",
     concepts: Sequence[str] | None = None,
     seed: int = 0,
 ) -> PromptSet:
-    """One prompt per eligible concept and number of properties 1..max_props."""
+    """Prompts for each eligible concept, condition, sample and number of properties."""
     if max_props < 1:
         raise TacitError(f"--max-props {max_props}: must be at least 1")
-    for option, value, allowed in (
-        ("--select", selection, SELECTIONS),
-        ("--order", order, ORDERS),
-        ("--category", category, tuple(CATEGORIES)),
-    ):
-        if value not in allowed:
-            raise TacitError(f"{option} {value!r}: expected one of {', '.join(allowed)}")
+    for condition in conditions:
+        condition.check()
     eligible, dropped = eligible_concepts(norms, vocab, concepts)
     records = []
-    short: list[str] = []
+    short: dict[str, list[str]] = {}
     duplicates = 0
     for concept in eligible:
-        properties = concept_properties(norms, concept, category)
-        in_category = norms.features_of(concept)
-        if CATEGORIES[category] is not None:
-            in_category = in_category[in_category["feature_type"] == CATEGORIES[category]]
-        duplicates += len(in_category) - len(properties)
-        if len(properties) < max_props:
-            short.append(concept)
-        phrases = choose_phrases(
-            properties,
-            max_props=max_props,
-            selection=selection,
-            order=order,
-            rng=_concept_rng(seed, concept),
-        )
-        for n in range(1, len(phrases) + 1):
-            records.append(
-                (concept, n, selection, order, category, retrieval_prompt(phrases[:n]), concept)
-            )
+        all_properties = concept_properties(norms, concept)
+        duplicates += len(norms.features_of(concept)) - len(all_properties)
+        for condition in conditions:
+            properties = all_properties
+            if CATEGORIES[condition.category] is not None:
+                wanted = CATEGORIES[condition.category]
+                properties = properties[properties["feature_type"] == wanted]
+            if len(properties) < max_props:
+                short.setdefault(condition.category, [])
+                if concept not in short[condition.category]:
+                    short[condition.category].append(concept)
+            for sample, phrases in enumerate(
+                phrase_series(
+                    properties,
+                    condition,
+                    max_props=max_props,
+                    rng=_series_rng(seed, concept, condition),
+                )
+            ):
+                for n in range(1, len(phrases) + 1):
+                    records.append(
+                        (
+                            concept,
+                            n,
+                            condition.selection,
+                            condition.order,
+                            condition.category,
+                            sample,
+                            retrieval_prompt(phrases[:n]),
+                            concept,
+                        )
+                    )
     prompts = pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
     return PromptSet(prompts, dropped, short, duplicates)
 

@@ -28,3 +28,28 @@ def mean_reciprocal_rank(ranks: ArrayLike) -> float:
     if ranks.size == 0:
         raise ValueError("no ranks")
     return float(reciprocal_rank(ranks).mean())
+
+
+def bootstrap_mean_ci(
+    values: ArrayLike,
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval for the mean of each column, resampling rows.
+
+    Rows are the units sampled (concepts), columns the metrics. One row gives a zero-width
+    interval.
+
+    >>> low, high = bootstrap_mean_ci([[0.0], [1.0]] * 50, rng=np.random.default_rng(0))
+    >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
+    (True, True)
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    picks = rng.integers(0, len(values), size=(n_resamples, len(values)))
+    means = values[picks].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    return np.percentile(means, tail, axis=0), np.percentile(means, 100 - tail, axis=0)
