@@ -2,7 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from tacit.api import RetrievalResult, retrieve
+from tacit.api import ProbeResult, RetrievalResult, elicit, prince, retrieve
 from tacit.errors import TacitError
 from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
 from tacit.results.plots import plot
@@ -18,14 +18,17 @@ __all__ = [
     "MASK",
     "MaskedLMScorer",
     "NormSet",
+    "ProbeResult",
     "RetrievalResult",
     "TacitError",
     "Vocabulary",
     "build_vocabulary",
+    "elicit",
     "feature_to_phrase",
     "install_norms",
     "load_norms",
     "plot",
+    "prince",
     "read_norms",
     "retrieve",
     "vocabulary_for",

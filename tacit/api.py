@@ -3,51 +3,154 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tacit.errors import TacitError
 from tacit.norms.reader import NormSet
 from tacit.norms.store import load_norms
+from tacit.probes.elicit import (
+    PAPER_PROMPTS,
+    RELATIONS,
+    build_elicitation_prompts,
+    gold_answers,
+    score_elicitation,
+)
+from tacit.probes.prince import prince_prompts, score_prince
 from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, score_prompts
 from tacit.results.manifest import command_line, model_record, now, software
 from tacit.results.rundir import prepare_run_dir, write_atomic, write_json, write_table
-from tacit.results.summary import summarize_retrieval
+from tacit.results.summary import summarize_elicitation, summarize_retrieval
 from tacit.scorer import MaskedLMScorer
 from tacit.vocab.shared import Vocabulary, vocabulary_for
 
 
 @dataclass
-class RetrievalResult:
-    """What a retrieval run produced.
+class ProbeResult:
+    """What a probe run produced.
 
     Attributes:
-        prompts: one row per prompt x model (the columns of prompts.csv).
-        summary: one row per model x selection x order x category x n_props (summary.csv).
-        dropped: `concept, reason` for every concept left out.
-        vocab: the shared vocabulary scored over.
+        prompts: one row per prompt x model (prompts.csv).
+        summary: the per-condition means (summary.csv).
+        vocab: the shared vocabulary scored over (vocab.txt).
         manifest: everything needed to rerun and to trust the numbers (manifest.json).
+        extra: further tables by file stem, e.g. `dropped` (retrieval: concepts left out and
+            why) or `excluded` (elicitation: features left out of the gold answers and why).
     """
 
     prompts: pd.DataFrame
     summary: pd.DataFrame
-    dropped: pd.DataFrame
     vocab: Vocabulary
     manifest: dict[str, Any]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> pd.DataFrame:
+        """Retrieval: `concept, reason` for every concept left out."""
+        return self.extra["dropped"]
 
     def save(self, out: str | Path) -> Path:
         """Write the run directory; each file appears whole or not at all."""
         out = prepare_run_dir(out)
         write_atomic(out / "vocab.txt", self.vocab.text())
-        write_table(out / "dropped.csv", self.dropped)
+        for name, table in self.extra.items():
+            write_table(out / f"{name}.csv", table)
         write_table(out / "prompts.csv", self.prompts)
         write_table(out / "summary.csv", self.summary)
         write_json(out / "manifest.json", self.manifest)
         return out
+
+
+RetrievalResult = ProbeResult
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How models are found, loaded and run; shared by every probe."""
+
+    vocab_models: Sequence[str] = ()
+    vocab_file: str | Path | None = None
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = "float32"
+    batch_size: int = 32
+    seed: int = 0
+    progress: bool = True
+
+
+def _score_each_model(
+    models: Sequence[str],
+    options: RunOptions,
+    score: Callable[[MaskedLMScorer, Vocabulary], pd.DataFrame],
+    prepare: Callable[[Vocabulary], Any] = lambda vocab: None,
+) -> tuple[pd.DataFrame, Vocabulary, dict[str, Any]]:
+    """Build the shared vocabulary, then load and score each model in turn (one in memory).
+
+    `prepare(vocab)` runs once the vocabulary is known and before any model is loaded, so that
+    bad input (no prompt left, unknown concept) fails before the slow part.
+    """
+    if not models:
+        raise TacitError("no --model given")
+    started = now()
+    vocab, tokenizers = vocabulary_for(
+        models,
+        vocab_models=options.vocab_models,
+        vocab_file=options.vocab_file,
+        revision=options.revision,
+    )
+    prepare(vocab)
+    tables, records, device = [], [], None
+    for name in dict.fromkeys(models):
+        scorer = MaskedLMScorer(
+            name,
+            revision=options.revision,
+            device=options.device,
+            dtype=options.dtype,
+            batch_size=options.batch_size,
+            tokenizer=tokenizers[name],
+        )
+        device = str(scorer.device)
+        records.append(model_record(scorer))
+        tables.append(score(scorer, vocab))
+        del scorer
+        gc.collect()
+    manifest = {
+        "command": command_line(),
+        "software": software(),
+        "models": records,
+        "vocab_models": list(dict.fromkeys(options.vocab_models)),
+        "device": device,
+        "dtype": options.dtype,
+        "batch_size": options.batch_size,
+        "seed": options.seed,
+        "vocabulary": {
+            "size": len(vocab),
+            "sha256": vocab.sha256,
+            "file": str(options.vocab_file) if options.vocab_file is not None else None,
+            "coverage": vocab.coverage.to_dict("records"),
+        },
+        "started": started,
+    }
+    return pd.concat(tables, ignore_index=True), vocab, manifest
+
+
+def _norms_record(norms: NormSet) -> dict[str, Any]:
+    return {
+        "path": str(norms.path),
+        "sha256": norms.sha256,
+        "rows": len(norms.table),
+        "concepts": len(norms.concepts),
+        "merged_duplicates": norms.merged.to_dict("records"),
+    }
+
+
+def _as_norms(norms: NormSet | str | Path | None) -> NormSet:
+    return norms if isinstance(norms, NormSet) else load_norms(norms)
 
 
 def retrieval_conditions(
@@ -66,10 +169,6 @@ def retrieval_conditions(
     return list(ABLATIONS[ablation])
 
 
-def _as_norms(norms: NormSet | str | Path | None) -> NormSet:
-    return norms if isinstance(norms, NormSet) else load_norms(norms)
-
-
 def retrieve(
     models: Sequence[str],
     *,
@@ -80,15 +179,8 @@ def retrieve(
     category: str = "all",
     ablation: str | None = None,
     concepts: Sequence[str] | None = None,
-    vocab_models: Sequence[str] = (),
-    vocab_file: str | Path | None = None,
-    revision: str | None = None,
-    device: str = "auto",
-    dtype: str = "float32",
-    batch_size: int = 32,
-    seed: int = 0,
-    progress: bool = True,
-) -> RetrievalResult:
+    **run_options: Any,
+) -> ProbeResult:
     """Run the concept-retrieval probe: "A <mask> has fur, is big, and has claws."
 
     Args:
@@ -100,60 +192,38 @@ def retrieve(
             `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
             selection, order and category must then stay at their defaults.
         concepts: restrict to these concepts (each must be eligible).
-        vocab_models: models whose tokenizers also constrain the shared vocabulary.
-        vocab_file: a word list the shared vocabulary must also lie in.
-        revision, device, dtype, batch_size: how models are loaded and run.
-        seed: seeds random selection and order; recorded in the manifest.
+        run_options: vocab_models, vocab_file, revision, device, dtype, batch_size, seed,
+            progress (see RunOptions).
 
     Example:
         >>> result = tacit.retrieve(["roberta-base"], max_props=3)  # doctest: +SKIP
         >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
     """
-    if not models:
-        raise TacitError("no --model given")
-    started = now()
+    options = RunOptions(**run_options)
     norm_set = _as_norms(norms)
-    vocab, tokenizers = vocabulary_for(
-        models, vocab_models=vocab_models, vocab_file=vocab_file, revision=revision
-    )
     conditions = retrieval_conditions(selection, order, category, ablation)
-    prompt_set = build_prompts(
-        norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=seed
+    built: dict[str, Any] = {}
+
+    def prepare(vocab: Vocabulary) -> None:
+        built["set"] = build_prompts(
+            norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=options.seed
+        )
+        if built["set"].prompts.empty:
+            raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+
+    prompts, vocab, manifest = _score_each_model(
+        models,
+        options,
+        lambda scorer, vocab: score_prompts(
+            built["set"].prompts, scorer, vocab, progress=options.progress
+        ),
+        prepare,
     )
-    if prompt_set.prompts.empty:
-        raise TacitError(
-            "no concept is left to probe: see the dropped concepts with `probe norms show`"
-        )
-    tables = []
-    model_records = []
-    device_used = None
-    for name in dict.fromkeys(models):
-        scorer = MaskedLMScorer(
-            name,
-            revision=revision,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            tokenizer=tokenizers[name],
-        )
-        device_used = str(scorer.device)
-        model_records.append(model_record(scorer))
-        tables.append(score_prompts(prompt_set.prompts, scorer, vocab, progress=progress))
-        del scorer
-        gc.collect()
-    prompts = pd.concat(tables, ignore_index=True)
-    summary = summarize_retrieval(prompts, seed=seed)
+    prompt_set = built["set"]
     dropped = prompt_set.dropped
     manifest = {
         "probe": "retrieve",
-        "command": command_line(),
-        "software": software(),
-        "models": model_records,
-        "vocab_models": list(dict.fromkeys(vocab_models)),
-        "device": device_used,
-        "dtype": dtype,
-        "batch_size": batch_size,
-        "seed": seed,
+        **manifest,
         "options": {
             "max_props": max_props,
             "selection": selection,
@@ -164,19 +234,7 @@ def retrieve(
             "concepts": list(concepts) if concepts is not None else None,
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
         },
-        "norms": {
-            "path": str(norm_set.path),
-            "sha256": norm_set.sha256,
-            "rows": len(norm_set.table),
-            "concepts": len(norm_set.concepts),
-            "merged_duplicates": norm_set.merged.to_dict("records"),
-        },
-        "vocabulary": {
-            "size": len(vocab),
-            "sha256": vocab.sha256,
-            "file": str(vocab_file) if vocab_file is not None else None,
-            "coverage": vocab.coverage.to_dict("records"),
-        },
+        "norms": _norms_record(norm_set),
         "counts": {
             "concepts": int(prompt_set.prompts["concept"].nunique()),
             "prompts_per_model": len(prompt_set.prompts),
@@ -187,7 +245,109 @@ def retrieve(
             "concepts_with_fewer_properties_than_max_props": prompt_set.short,
             "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
         },
-        "started": started,
         "finished": now(),
     }
-    return RetrievalResult(prompts, summary, dropped, vocab, manifest)
+    summary = summarize_retrieval(prompts, seed=options.seed)
+    return ProbeResult(prompts, summary, vocab, manifest, {"dropped": dropped})
+
+
+def elicit(
+    models: Sequence[str],
+    *,
+    norms: NormSet | str | Path | None = None,
+    relations: Sequence[str] = RELATIONS,
+    prefix: bool | str = True,
+    concepts: Sequence[str] | None = None,
+    **run_options: Any,
+) -> ProbeResult:
+    """Run the property-elicitation probe: "Everyone knows that a bear has <mask>."
+
+    Args:
+        models: hub names or local directories of masked LMs, scored in turn.
+        norms: a NormSet or a norms file path; None uses the installed norms or $TACIT_NORMS.
+        relations: any of `is`, `is a`, `has`, `has a`, `made of` (default all five).
+        prefix: True for "Everyone knows that ...", False without it, "both" for both (the
+            paper's Table 2 ablation in one run).
+        concepts: restrict to these concepts.
+        run_options: as for `retrieve`.
+    """
+    options = RunOptions(**run_options)
+    unknown = [r for r in relations if r not in RELATIONS]
+    if unknown or not relations:
+        raise TacitError(
+            f"--relation {', '.join(unknown) or '(none)'}: expected any of {', '.join(RELATIONS)}"
+        )
+    relations = list(dict.fromkeys(relations))
+    if prefix not in (True, False, "both"):
+        raise TacitError(f"prefix {prefix!r}: expected True, False or 'both'")
+    prefixes = [True, False] if prefix == "both" else [bool(prefix)]
+    norm_set = _as_norms(norms)
+    built: dict[str, Any] = {}
+
+    def prepare(vocab: Vocabulary) -> None:
+        golds = gold_answers(norm_set, vocab, relations)
+        built["golds"] = golds
+        built["prompts"] = build_elicitation_prompts(golds, relations, prefixes, concepts)
+        if built["prompts"].empty:
+            raise TacitError("no concept has a gold answer in the shared vocabulary")
+        answers = golds.answers
+        built["sensible"] = {
+            r: np.array(
+                sorted({vocab.index(w) for w in answers.loc[answers.relation == r, "word"]})
+            )
+            for r in relations
+            if (answers.relation == r).any()
+        }
+
+    prompts, vocab, manifest = _score_each_model(
+        models,
+        options,
+        lambda scorer, vocab: score_elicitation(
+            built["prompts"], scorer, vocab, built["sensible"], progress=options.progress
+        ),
+        prepare,
+    )
+    per_model = built["prompts"]
+    counts = per_model[per_model.prefix == prefixes[0]].groupby("relation").size()
+    manifest = {
+        "probe": "elicit",
+        **manifest,
+        "options": {
+            "relations": relations,
+            "prefix": prefix,
+            "concepts": list(concepts) if concepts is not None else None,
+        },
+        "norms": _norms_record(norm_set),
+        "counts": {
+            "prompts_per_model": len(per_model),
+            "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
+            "paper_prompts_by_relation": {r: PAPER_PROMPTS[r] for r in relations},
+            "sensible_vocabulary_by_relation": {r: len(v) for r, v in built["sensible"].items()},
+            "features_excluded": built["golds"].excluded.to_dict("records"),
+            "spearman_undefined": int(prompts["spearman"].isna().sum()),
+        },
+        "finished": now(),
+    }
+    summary = summarize_elicitation(prompts)
+    return ProbeResult(prompts, summary, vocab, manifest, {"excluded": built["golds"].excluded})
+
+
+def prince(models: Sequence[str], **run_options: Any) -> ProbeResult:
+    """Prince (1978)'s own examples, both directions (the paper's Figure 4); no norms needed."""
+    options = RunOptions(**run_options)
+    built: dict[str, Any] = {}
+
+    def prepare(vocab: Vocabulary) -> None:
+        built["prompts"] = prince_prompts(vocab)
+
+    prompts, vocab, manifest = _score_each_model(
+        models,
+        options,
+        lambda scorer, vocab: score_prince(
+            built["prompts"], scorer, vocab, progress=options.progress
+        ),
+        prepare,
+    )
+    manifest = {"probe": "prince", **manifest, "finished": now()}
+    summary = prompts[["model", "direction", "rank", "target_prob", "ap_vocab"]]
+    return ProbeResult(prompts, summary, vocab, manifest)

@@ -11,14 +11,17 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from tacit.api import elicit as run_elicit
+from tacit.api import prince as run_prince
 from tacit.api import retrieve as run_retrieve
 from tacit.errors import TacitError
 from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
+from tacit.probes.elicit import PAPER_PROMPTS, RELATIONS
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
 from tacit.results.plots import plot as plot_runs
 from tacit.results.rundir import default_run_dir, prepare_run_dir, run_dir, write_atomic
-from tacit.results.summary import format_retrieval_summary
+from tacit.results.summary import format_elicitation_table, format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
 
 app = typer.Typer(
@@ -225,6 +228,144 @@ def retrieve(
             err=True,
         )
     typer.echo(f"written to {out_dir}")
+
+
+@app.command()
+@user_errors
+def elicit(
+    model: Models,
+    relation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--relation",
+            "-r",
+            help=f"Relation to ask about: {', '.join(RELATIONS)}. Repeatable; default all five.",
+        ),
+    ] = None,
+    no_prefix: Annotated[
+        bool, typer.Option("--no-prefix", help="Drop 'Everyone knows that' (Table 2's ablation).")
+    ] = False,
+    prefix_ablation: Annotated[
+        bool,
+        typer.Option(
+            "--prefix-ablation", help="Run with and without the prefix and print the changes."
+        ),
+    ] = False,
+    norms: NormsPath = None,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    concepts: Concepts = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: Dtype = "float32",
+    batch_size: BatchSize = 32,
+    seed: Seed = 0,
+    out: Out = None,
+    quiet: Quiet = False,
+) -> None:
+    """Ask for a concept's properties: `Everyone knows that a bear has <mask>.`
+
+    Each concept with at least one one-word answer for a relation (`has fur_hair` answers
+    `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is scored
+    against those answers: average precision over the shared vocabulary (ap_vocab) and over
+    every answer of that relation (ap_sens), and Spearman's rho between the answers'
+    production frequencies and the model's probabilities. Prints the paper's Table 1 layout.
+    """
+    if no_prefix and prefix_ablation:
+        raise TacitError("--no-prefix and --prefix-ablation contradict each other: pick one")
+    with run_dir(out or default_run_dir("elicit")) as out_dir:
+        result = run_elicit(
+            model,
+            norms=norms,
+            relations=relation or RELATIONS,
+            prefix="both" if prefix_ablation else not no_prefix,
+            concepts=parse_concepts(concepts),
+            vocab_models=vocab_model or (),
+            vocab_file=vocab_file,
+            revision=revision,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            seed=seed,
+            progress=not quiet,
+        )
+        result.save(out_dir)
+    typer.echo(format_elicitation_table(result.summary, PAPER_PROMPTS))
+    typer.echo("")
+    for row in result.extra["excluded"].itertuples():
+        typer.echo(
+            f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
+            f"{row.multi_word} of more than one word and {row.out_of_vocabulary} out of the "
+            f"shared vocabulary ({row.alternatives_oov} alternative words out of it)"
+        )
+    undefined = result.manifest["counts"]["spearman_undefined"]
+    typer.echo(f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows")
+    typer.echo(f"written to {out_dir}")
+
+
+@app.command()
+@user_errors
+def prince(
+    model: Models,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: Dtype = "float32",
+    batch_size: BatchSize = 32,
+    out: Out = None,
+    quiet: Quiet = False,
+) -> None:
+    """Prince (1978)'s own examples, both directions (the paper's Figure 4). No norms needed.
+
+    Concept direction: is `person` named by `A <mask> has parents, siblings, relatives, a home,
+    a pet, a car, a spouse, and a job.`? Property direction: how well does `Everyone knows that
+    a country has <mask>.` recover her list (leader, duke, borders, president, queen, citizens,
+    land, language, history)?
+    """
+    with run_dir(out or default_run_dir("prince")) as out_dir:
+        result = run_prince(
+            model,
+            vocab_models=vocab_model or (),
+            vocab_file=vocab_file,
+            revision=revision,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            progress=not quiet,
+        )
+        result.save(out_dir)
+    for row in result.prompts.itertuples():
+        typer.echo(f"{row.model} | {row.prompt}")
+        if row.direction == "concept":
+            typer.echo(f"  '{row.target}': rank {row.rank}, probability {row.target_prob:.4g}")
+        else:
+            typer.echo(f"  Prince's properties: AP {row.ap_vocab:.3f}; ranks {row.gold_ranks}")
+            if row.not_in_vocab:
+                typer.echo(f"  not in the shared vocabulary: {row.not_in_vocab}")
+        typer.echo(f"  top 10: {row.top10}")
+    typer.echo(f"written to {out_dir}")
+
+
+@app.command()
+@user_errors
+def table(
+    runs: Annotated[list[Path], typer.Argument(help="Elicitation run directories.")],
+) -> None:
+    """Print the paper's Table 1 (and Table 2's changes) from elicitation runs.
+
+    Runs with and without the prefix, of the same models, give the changes when it is dropped.
+    """
+    frames = []
+    for run in runs:
+        path = run / "summary.csv"
+        if not path.is_file():
+            raise TacitError(f"{run}: not a run directory (no summary.csv)")
+        frame = pd.read_csv(path)
+        if "map_vocab" not in frame.columns:
+            raise TacitError(f"{path}: not an elicitation summary (no map_vocab column)")
+        frames.append(frame)
+    typer.echo(format_elicitation_table(pd.concat(frames, ignore_index=True), PAPER_PROMPTS))
 
 
 @app.command()

@@ -103,6 +103,23 @@ class TargetScores:
     top_prob: np.ndarray
 
 
+@dataclass(frozen=True)
+class ScoredBatch:
+    """One batch of distinct prompt texts, scored.
+
+    rows: positions (in the prompts given) of every prompt whose text is in this batch.
+    batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
+    shared: [texts x shared vocabulary] float32 logits at the mask, on the device.
+    log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
+        are log-probabilities under the whole-vocabulary softmax.
+    """
+
+    rows: torch.Tensor
+    batch_rows: torch.Tensor
+    shared: torch.Tensor
+    log_z: torch.Tensor
+
+
 class MaskedLMScorer:
     """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
 
@@ -204,6 +221,29 @@ class MaskedLMScorer:
             hook.remove()
             bar.close()
 
+    def shared_scores(
+        self, prompts: Sequence[str], vocab_ids: np.ndarray, *, progress: bool = True
+    ) -> Iterator[ScoredBatch]:
+        """Score each distinct prompt text once; yield the results batch by batch.
+
+        Every prompt given is covered by exactly one batch, through `rows` (its position in
+        `prompts`) and `batch_rows` (the row of its text in the batch's tensors).
+        """
+        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        rows_of = _group_rows(inverse.reshape(-1), len(unique))
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        for indices, logits in self._batches(self.encode(list(unique)), progress):
+            rows = np.concatenate([rows_of[i] for i in indices])
+            batch_rows = np.concatenate(
+                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+            )
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows, device=self.device),
+                batch_rows=torch.as_tensor(batch_rows, device=self.device),
+                shared=logits[:, vocab_t],
+                log_z=torch.logsumexp(logits, dim=-1),
+            )
+
     def score_targets(
         self,
         prompts: Sequence[str],
@@ -223,35 +263,24 @@ class MaskedLMScorer:
         """
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
-        unique, pair_prompt = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
-        pair_prompt = pair_prompt.reshape(-1)
-        pairs_of = _group_pairs(pair_prompt, len(unique))
         targets_t = torch.as_tensor(np.asarray(targets, dtype=np.int64), device=self.device)
-        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
         n = len(prompts)
         rank = torch.empty(n, dtype=torch.long, device=self.device)
         prob = torch.empty(n, dtype=torch.float32, device=self.device)
         prob_shared = torch.empty(n, dtype=torch.float32, device=self.device)
         top_index = torch.empty((n, top_k), dtype=torch.long, device=self.device)
         top_prob = torch.empty((n, top_k), dtype=torch.float32, device=self.device)
-        for indices, logits in self._batches(self.encode(list(unique)), progress):
-            pair_rows = np.concatenate([pairs_of[i] for i in indices])
-            batch_row = np.concatenate(
-                [np.full(len(pairs_of[i]), r) for r, i in enumerate(indices)]
-            )
-            pair_rows_t = torch.as_tensor(pair_rows, device=self.device)
-            batch_row_t = torch.as_tensor(batch_row, device=self.device)
-            log_z = torch.logsumexp(logits, dim=-1)
-            shared = logits[:, vocab_t]
-            log_z_shared = torch.logsumexp(shared, dim=-1)
-            top_values, top_positions = shared.topk(top_k, dim=-1)
-            shared = shared[batch_row_t]
-            target_logit = shared.gather(1, targets_t[pair_rows_t].unsqueeze(1))
-            rank[pair_rows_t] = 1 + (shared > target_logit).sum(dim=1)
-            prob[pair_rows_t] = (target_logit.squeeze(1) - log_z[batch_row_t]).exp()
-            prob_shared[pair_rows_t] = (target_logit.squeeze(1) - log_z_shared[batch_row_t]).exp()
-            top_index[pair_rows_t] = top_positions[batch_row_t]
-            top_prob[pair_rows_t] = (top_values - log_z.unsqueeze(1)).exp()[batch_row_t]
+        for batch in self.shared_scores(prompts, vocab_ids, progress=progress):
+            rows, at = batch.rows, batch.batch_rows
+            log_z_shared = torch.logsumexp(batch.shared, dim=-1)
+            top_values, top_positions = batch.shared.topk(top_k, dim=-1)
+            shared = batch.shared[at]
+            target_logit = shared.gather(1, targets_t[rows].unsqueeze(1))
+            rank[rows] = 1 + (shared > target_logit).sum(dim=1)
+            prob[rows] = (target_logit.squeeze(1) - batch.log_z[at]).exp()
+            prob_shared[rows] = (target_logit.squeeze(1) - log_z_shared[at]).exp()
+            top_index[rows] = top_positions[at]
+            top_prob[rows] = (top_values - batch.log_z.unsqueeze(1)).exp()[at]
         return TargetScores(
             rank=rank.cpu().numpy(),
             target_prob=prob.cpu().numpy(),
@@ -261,8 +290,8 @@ class MaskedLMScorer:
         )
 
 
-def _group_pairs(pair_prompt: np.ndarray, n_prompts: int) -> list[np.ndarray]:
-    """For each unique prompt, the positions of the pairs that use it."""
-    order = np.argsort(pair_prompt, kind="stable")
-    bounds = np.searchsorted(pair_prompt[order], np.arange(n_prompts + 1))
-    return [order[bounds[i] : bounds[i + 1]] for i in range(n_prompts)]
+def _group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
+    """For each distinct text, the positions of the prompts that have it."""
+    order = np.argsort(text_of_row, kind="stable")
+    bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
+    return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]

@@ -122,3 +122,24 @@ def relation_of(feature: str) -> str:
     if words and words[0] in ("is", "has", "does"):
         return words[0]
     return "other"
+
+
+def one_word_answers(rest: str) -> list[str] | None:
+    """The one-word answers a feature gives after its relation, or None if it takes more words.
+
+    `fur_hair` gives both alternatives; `water_is watery` gives `water` (the alternative after
+    the underscore starts a phrase of its own, rule 2); `wood and metal` takes several words.
+
+    >>> one_word_answers("fur_hair"), one_word_answers("water_is watery")
+    (['fur', 'hair'], ['water'])
+    >>> one_word_answers("wood and metal") is None
+    True
+    """
+    words = rest.split(" ")
+    alternatives = [a for a in words[0].split("_") if a]
+    if len(words) == 1:
+        return alternatives
+    for i, alternative in enumerate(alternatives[1:], start=1):
+        if alternative in _PHRASE_STARTERS:
+            return alternatives[:i]
+    return None

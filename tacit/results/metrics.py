@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 from numpy.typing import ArrayLike
 
 
@@ -53,3 +54,49 @@ def bootstrap_mean_ci(
     means = values[picks].mean(axis=1)
     tail = (1 - confidence) / 2 * 100
     return np.percentile(means, tail, axis=0), np.percentile(means, 100 - tail, axis=0)
+
+
+def average_precision(scores: ArrayLike, relevant: ArrayLike) -> float:
+    """Average precision of the relevant items when ranked by decreasing score.
+
+    The mean, over relevant items, of the precision among all items scored at least as high
+    (ties count as ranked together, as in sklearn.metrics.average_precision_score).
+
+    >>> average_precision([0.9, 0.8, 0.7, 0.6], [True, False, True, False])
+    0.8333333333333333
+    """
+    scores = np.asarray(scores, dtype=float)
+    relevant = np.asarray(relevant, dtype=bool)
+    if not relevant.any():
+        raise ValueError("no relevant item")
+    gold = scores[relevant]
+    at_least = (scores[None, :] >= gold[:, None]).sum(axis=1)
+    gold_at_least = (gold[None, :] >= gold[:, None]).sum(axis=1)
+    return float((gold_at_least / at_least).mean())
+
+
+def average_precision_rows(
+    scores: torch.Tensor,
+    gold: torch.Tensor,
+    gold_mask: torch.Tensor,
+    among: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """average_precision for each row of a batch, on the scores' device.
+
+    Args:
+        scores: [rows x words] scores.
+        gold: [rows x k] positions of each row's relevant words, padded.
+        gold_mask: [rows x k] True where `gold` holds a real position.
+        among: optional [rows x words] mask: rank only among these words (the relevant ones
+            must be among them).
+    """
+    gold_scores = scores.gather(1, gold)
+    at_or_above = scores.unsqueeze(1) >= gold_scores.unsqueeze(2)  # rows x k x words
+    if among is not None:
+        at_or_above &= among.unsqueeze(1)
+    at_least = at_or_above.sum(dim=2)
+    gold_at_least = (
+        (gold_scores.unsqueeze(1) >= gold_scores.unsqueeze(2)) & gold_mask.unsqueeze(1)
+    ).sum(dim=2)
+    precision = torch.where(gold_mask, gold_at_least / at_least.clamp(min=1), 0.0)
+    return precision.sum(dim=1) / gold_mask.sum(dim=1)

@@ -1,0 +1,88 @@
+"""Prince (1978)'s own examples of tacit assumptions, as quoted by Weir et al. (2020), Fig. 4.
+
+The data are written here from the paper's text: the properties Prince lists for a person
+(concept direction: is "person" named?) and for a country (property direction: are her
+properties what the model says a country has?).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tacit.errors import TacitError
+from tacit.results.metrics import average_precision_rows
+from tacit.scorer import MaskedLMScorer
+from tacit.vocab.shared import Vocabulary
+
+PERSON_PROMPT = (
+    "A <mask> has parents, siblings, relatives, a home, a pet, a car, a spouse, and a job."
+)
+PERSON = "person"
+COUNTRY_PROMPT = "Everyone knows that a country has <mask>."
+COUNTRY_PROPERTIES = (
+    "leader", "duke", "borders", "president", "queen", "citizens", "land", "language", "history",
+)  # fmt: skip
+TOP_K = 10
+COLUMNS = [
+    "model", "direction", "prompt", "target", "not_in_vocab", "rank", "target_prob", "ap_vocab",
+    "gold_ranks", "top10",
+]  # fmt: skip
+
+
+def prince_prompts(vocab: Vocabulary) -> pd.DataFrame:
+    """Both directions, with their answers restricted to the shared vocabulary."""
+    if PERSON not in vocab:
+        raise TacitError(f"{PERSON!r} is not in the shared vocabulary: Prince's probe needs it")
+    kept = [w for w in COUNTRY_PROPERTIES if w in vocab]
+    missing = [w for w in COUNTRY_PROPERTIES if w not in vocab]
+    if not kept:
+        raise TacitError("none of Prince's country properties is in the shared vocabulary")
+    return pd.DataFrame(
+        [
+            ("concept", PERSON_PROMPT, PERSON, ""),
+            ("property", COUNTRY_PROMPT, " ".join(kept), " ".join(missing)),
+        ],
+        columns=["direction", "prompt", "target", "not_in_vocab"],
+    )
+
+
+def score_prince(
+    prompts: pd.DataFrame, scorer: MaskedLMScorer, vocab: Vocabulary, *, progress: bool = True
+) -> pd.DataFrame:
+    """Rank and probability of each answer, AP of the answer set, and the top 10 words."""
+    words = np.asarray(vocab.words, dtype=object)
+    rows = []
+    batches = scorer.shared_scores(
+        list(prompts["prompt"]), vocab.token_ids[scorer.name], progress=progress
+    )
+    by_prompt = {}
+    for batch in batches:
+        for row, at in zip(batch.rows.tolist(), batch.batch_rows.tolist()):
+            by_prompt[row] = (batch.shared[at], batch.log_z[at])
+    for index, prompt in enumerate(prompts.itertuples()):
+        shared, log_z = by_prompt[index]
+        answers = prompt.target.split()
+        positions = torch.as_tensor([vocab.index(w) for w in answers], device=shared.device)
+        answer_scores = shared[positions]
+        ranks = (1 + (shared.unsqueeze(0) > answer_scores.unsqueeze(1)).sum(dim=1)).tolist()
+        mask = torch.ones((1, len(answers)), dtype=torch.bool, device=shared.device)
+        ap = average_precision_rows(shared.unsqueeze(0), positions.unsqueeze(0), mask).item()
+        values, top = shared.topk(TOP_K)
+        top_probs = (values - log_z).exp().tolist()
+        rows.append(
+            {
+                "model": scorer.name,
+                "direction": prompt.direction,
+                "prompt": prompt.prompt,
+                "target": prompt.target,
+                "not_in_vocab": prompt.not_in_vocab,
+                "rank": min(ranks),
+                "target_prob": float((answer_scores - log_z).exp().sum()),
+                "ap_vocab": ap,
+                "gold_ranks": " ".join(f"{w}:{r}" for w, r in zip(answers, ranks)),
+                "top10": " ".join(f"{w}:{p:.4g}" for w, p in zip(words[top.cpu()], top_probs)),
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
