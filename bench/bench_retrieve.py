@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 import transformers
 from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast, pipeline
@@ -75,6 +76,20 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     start = time.perf_counter()
     scores = scorer.score_targets(prompts, targets, vocab_ids, progress=False)
     return scores.rank, time.perf_counter() - start
+
+
+def run_cli(model_dir, norms, concepts, max_props, batch_size, out):
+    """`probe retrieve` itself, as a user runs it: vocabulary, prompts, scoring, files."""
+    from tacit.cli import app
+
+    app(
+        ["retrieve", "--model", model_dir, "--norms", str(norms), "--concepts", ",".join(concepts),
+         "--max-props", str(max_props), "--batch-size", str(batch_size), "--device", "cpu",
+         "--out", str(out), "--quiet"],
+        standalone_mode=False,
+    )  # fmt: skip
+    table = pd.read_csv(Path(out) / "prompts.csv")
+    return table, None
 
 
 def run_encoder_only(model_dir, prompts, targets, vocab_ids, batch_size):
@@ -144,16 +159,21 @@ def _child(method, args, kwargs, queue):
 
 
 def in_fresh_process(method, *args, **kwargs):
-    """Run one method in a spawned process: (ranks, scoring s, total s, peak RSS MB)."""
+    """Run one method in a spawned process.
+
+    Returns (result, scoring s, s inside the process, peak RSS MB, wall s from the parent:
+    interpreter start-up and imports included).
+    """
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
+    start = time.perf_counter()
     process = context.Process(target=_child, args=(method, args, kwargs, queue))
     process.start()
     result = queue.get()
     process.join()
     if isinstance(result, BaseException):
         raise RuntimeError(f"{method.__name__} failed in its process") from result
-    return result
+    return (*result, time.perf_counter() - start)
 
 
 def main() -> int:
@@ -190,6 +210,11 @@ def main() -> int:
         runs["pipeline"] = in_fresh_process(
             run_pipeline, model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size
         )
+        concepts = list(dict.fromkeys(built.concept))
+        cli = in_fresh_process(
+            run_cli, model_dir, args.norms, concepts, 10, args.batch_size, Path(tmp) / "run"
+        )
+    cli_table = cli[0]
     n = len(prompts)
     lama_ranks, lama_near = runs["lama"][0]
     rank_gap = np.abs(runs["tacit"][0] - lama_ranks)
@@ -206,17 +231,26 @@ def main() -> int:
             per_prompt["tacit"] / per_prompt["encoder_only"], 3
         ),
         "speedup_vs_lama_scoring": round(per_prompt["lama"] / per_prompt["tacit"], 2),
-        "speedup_vs_lama_end_to_end": round(runs["lama"][2] / runs["tacit"][2], 2),
+        "probe_retrieve_end_to_end_s": round(cli[4], 2),
+        "probe_retrieve_prompts": len(cli_table),
+        "probe_retrieve_peak_rss_mb": round(cli[3]),
+        "lama_end_to_end_s": round(runs["lama"][4], 2),
+        "speedup_vs_lama_end_to_end": round(runs["lama"][4] / cli[4], 2),
+        "peak_memory_lama_over_probe_retrieve": round(runs["lama"][3] / cli[3], 2),
         "speedup_vs_pipeline": round(per_prompt["pipeline"] / per_prompt["tacit"], 1),
         "ranks_equal_lama": int((rank_gap == 0).sum()),
         "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
         "ranks_equal_pipeline": bool((runs["tacit"][0][:n_pipe] == runs["pipeline"][0]).all()),
+        "probe_retrieve_ranks_equal_scorer": bool(
+            (cli_table["rank"].to_numpy() == runs["tacit"][0]).all()
+        ),
     }
     for key, value in record.items():
         print(f"{key:>36}: {value}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(record, indent=2) + "\n")
-    return 0 if record["ranks_differing_beyond_float_ties"] == 0 else 1
+    ok = record["ranks_differing_beyond_float_ties"] == 0 and record["ranks_equal_pipeline"]
+    return 0 if ok and record["probe_retrieve_ranks_equal_scorer"] else 1
 
 
 if __name__ == "__main__":

@@ -5,9 +5,16 @@ from importlib.metadata import PackageNotFoundError, version
 from tacit.api import ProbeResult, RetrievalResult, elicit, prince, retrieve
 from tacit.errors import TacitError
 from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
-from tacit.results.plots import plot
 from tacit.scorer import MASK, MaskedLMScorer
 from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
+
+
+def plot(*args, **kwargs):
+    """Plot retrieval runs: see tacit.results.plots.plot (imports matplotlib when called)."""
+    from tacit.results.plots import plot as plot_runs
+
+    return plot_runs(*args, **kwargs)
+
 
 try:
     __version__ = version("tacit")

@@ -19,7 +19,6 @@ from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.probes.elicit import PAPER_PROMPTS, RELATIONS
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
-from tacit.results.plots import plot as plot_runs
 from tacit.results.rundir import default_run_dir, prepare_run_dir, run_dir, write_atomic
 from tacit.results.summary import format_elicitation_table, format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
@@ -389,6 +388,8 @@ def plot(
     selection x order with the random baseline (Figure 3b), chosen from what the runs
     contain; bands are 95% bootstrap intervals over concepts.
     """
+    from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
+
     written = plot_runs(runs, out, kind=kind)
     typer.echo(f"written to {written}")
 

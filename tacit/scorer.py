@@ -211,8 +211,12 @@ class MaskedLMScorer:
                     width = len(encoded[indices[0]])
                     rows = [encoded[i] + [pad_id] * (width - len(encoded[i])) for i in indices]
                     lengths = torch.tensor([len(encoded[i]) for i in indices])
-                    ids = torch.tensor(rows, dtype=torch.long).to(self.device)
-                    attention = (torch.arange(width) < lengths.unsqueeze(1)).long().to(self.device)
+                    ids = torch.tensor(rows, dtype=torch.long)
+                    attention = (torch.arange(width) < lengths.unsqueeze(1)).long()
+                    if self.device.type == "cuda":  # page-locked memory: asynchronous copies
+                        ids, attention = ids.pin_memory(), attention.pin_memory()
+                    ids = ids.to(self.device, non_blocking=True)
+                    attention = attention.to(self.device, non_blocking=True)
                     self._rows = (ids == mask_id).nonzero()
                     logits = self.model(input_ids=ids, attention_mask=attention).logits[0]
                     yield indices, logits.float()

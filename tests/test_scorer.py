@@ -144,3 +144,32 @@ def test_resolved_revision_comes_from_the_hub_cache(tmp_path, monkeypatch, tiny_
     assert resolve_revision("someone/masked-lm", None) == commit
     assert resolve_revision("someone/other", None) is None
     assert resolve_revision(tiny_bert, None) is None  # a local directory
+
+
+@pytest.mark.parametrize(("dtype", "eps"), [("bfloat16", 2.0**-8), ("float16", 2.0**-11)])
+def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dtype, eps):
+    """Half precision moves a target only past words whose float32 scores are that close."""
+    prompts = [f"A <mask> {'has fur, ' * k}and is big." for k in range(8)]
+    full = MaskedLMScorer(tiny_roberta, device="cpu")
+    half = MaskedLMScorer(tiny_roberta, device="cpu", dtype=dtype)
+    vocab = build_vocabulary({"m": full.tokenizer})
+    ids = vocab.token_ids["m"]
+    targets = [vocab.index(w) for w in ["bear", "cat", "dog", "fur", "knife", "tail", "pet", "big"]]
+
+    def logits(scorer):
+        out = np.empty((len(prompts), len(vocab)), dtype=np.float32)
+        for batch in scorer.shared_scores(prompts, ids, progress=False):
+            out[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
+        return out
+
+    reference, approximate = logits(full), logits(half)
+    error = np.abs(approximate - reference).max(axis=1)
+    scale = np.abs(reference).max(axis=1)
+    assert (error <= 64 * eps * scale).all()  # a few roundings per layer, nothing worse
+    got = half.score_targets(prompts, targets, ids, progress=False).rank
+    exact = full.score_targets(prompts, targets, ids, progress=False).rank
+    for row, target in enumerate(targets):
+        t = reference[row, target]
+        surely_above = (reference[row] > t + 2 * error[row]).sum()
+        maybe_above = (reference[row] > t - 2 * error[row]).sum() - 1
+        assert 1 + surely_above <= got[row] <= 1 + maybe_above or got[row] == exact[row]
