@@ -24,9 +24,9 @@ from tacit.probes.elicit import (
 from tacit.probes.prince import prince_prompts, score_prince
 from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, score_prompts
 from tacit.results.manifest import command_line, model_record, now, software
-from tacit.results.rundir import prepare_run_dir, write_atomic, write_json, write_table
+from tacit.results.rundir import json_text, prepare_run_dir, table_text, write_files
 from tacit.results.summary import summarize_elicitation, summarize_retrieval
-from tacit.scorer import MaskedLMScorer
+from tacit.scorer import MaskedLMScorer, resolve_device, resolve_dtype
 from tacit.vocab.shared import Vocabulary, vocabulary_for
 
 
@@ -55,14 +55,14 @@ class ProbeResult:
         return self.extra["dropped"]
 
     def save(self, out: str | Path) -> Path:
-        """Write the run directory; each file appears whole or not at all."""
+        """Write the run directory: all of its files appear together, each whole, or none."""
         out = prepare_run_dir(out)
-        write_atomic(out / "vocab.txt", self.vocab.text())
-        for name, table in self.extra.items():
-            write_table(out / f"{name}.csv", table)
-        write_table(out / "prompts.csv", self.prompts)
-        write_table(out / "summary.csv", self.summary)
-        write_json(out / "manifest.json", self.manifest)
+        files = {"vocab.txt": self.vocab.text()}
+        files.update({f"{name}.csv": table_text(table) for name, table in self.extra.items()})
+        files["prompts.csv"] = table_text(self.prompts)
+        files["summary.csv"] = table_text(self.summary)
+        files["manifest.json"] = json_text(self.manifest)
+        write_files(out, files)
         return out
 
 
@@ -81,6 +81,13 @@ class RunOptions:
     batch_size: int = 32
     seed: int = 0
     progress: bool = True
+
+    def __post_init__(self) -> None:
+        """Check what can be checked before anything slow is loaded."""
+        if self.batch_size < 1:
+            raise TacitError(f"--batch-size {self.batch_size}: must be at least 1")
+        resolve_dtype(self.dtype)
+        resolve_device(self.device)
 
 
 def _score_each_model(
@@ -133,6 +140,8 @@ def _score_each_model(
             "sha256": vocab.sha256,
             "file": str(options.vocab_file) if options.vocab_file is not None else None,
             "coverage": vocab.coverage.to_dict("records"),
+            "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in vocab.shrinkage().items()},
+            "warnings": vocab.warnings(),
         },
         "started": started,
     }

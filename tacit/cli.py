@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +20,7 @@ from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.probes.elicit import PAPER_PROMPTS, RELATIONS
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
-from tacit.results.rundir import default_run_dir, prepare_run_dir, run_dir, write_atomic
+from tacit.results.rundir import default_run_dir, run_dir, write_atomic
 from tacit.results.summary import format_elicitation_table, format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
 
@@ -49,11 +50,24 @@ def main(
     _debug["on"] = _debug["on"] or debug
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def user_errors(command):
-    """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug)."""
+    """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug).
+
+    Ctrl-C and SIGTERM stop the run at once; run files are written together at the very end
+    (see write_files), so an interrupted run leaves none of them.
+    """
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return command(*args, **kwargs)
         except TacitError as err:
@@ -61,9 +75,12 @@ def user_errors(command):
                 raise
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            typer.echo("interrupted: nothing was written", err=True)
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as stop:
+            name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+            typer.echo(f"interrupted by {name}: no result files were written", err=True)
+            raise typer.Exit(143 if isinstance(stop, Terminated) else 130) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
@@ -106,7 +123,7 @@ Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N o
 Dtype = Annotated[
     str, typer.Option("--dtype", help="Weights' precision: float32, float16 or bfloat16.")
 ]
-BatchSize = Annotated[int, typer.Option("--batch-size", min=1, help="Prompts per forward pass.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", help="Prompts per forward pass.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
 Out = Annotated[
     Path | None,
@@ -139,6 +156,11 @@ def parse_concepts(value: str | None) -> list[str] | None:
     return names
 
 
+def _warn_vocabulary(manifest: dict) -> None:
+    for warning in manifest["vocabulary"]["warnings"]:
+        typer.echo(f"warning: {warning}", err=True)
+
+
 def _describe_drops(dropped: pd.DataFrame, kept: int) -> str:
     counts = dropped["reason"].value_counts()
     detail = ", ".join(f"{reason}: {n}" for reason, n in counts.items())
@@ -150,7 +172,7 @@ def _describe_drops(dropped: pd.DataFrame, kept: int) -> str:
 def retrieve(
     model: Models,
     max_props: Annotated[
-        int, typer.Option("--max-props", min=1, help="Grow prompts from 1 to this many properties.")
+        int, typer.Option("--max-props", help="Grow prompts from 1 to this many properties.")
     ] = 10,
     select: Annotated[
         str, typer.Option("--select", help=f"Which properties: {', '.join(SELECTIONS)} (by pf).")
@@ -210,6 +232,7 @@ def retrieve(
             progress=not quiet,
         )
         result.save(out_dir)
+    _warn_vocabulary(result.manifest)
     counts = result.manifest["counts"]
     typer.echo(format_retrieval_summary(result.summary))
     typer.echo("")
@@ -289,6 +312,7 @@ def elicit(
             progress=not quiet,
         )
         result.save(out_dir)
+    _warn_vocabulary(result.manifest)
     typer.echo(format_elicitation_table(result.summary, PAPER_PROMPTS))
     typer.echo("")
     for row in result.extra["excluded"].itertuples():
@@ -410,11 +434,15 @@ def vocab(
     """
     shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision)
     typer.echo(shared.coverage.to_string(index=False))
+    for warning in shared.warnings():
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"shared vocabulary: {len(shared)} words (sha256 {shared.sha256[:12]})")
     if out is not None:
-        if out.parent != Path("."):
-            prepare_run_dir(out.parent)
-        write_atomic(out, shared.text())
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(out, shared.text())
+        except OSError as err:
+            raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
         typer.echo(f"written to {out}")
 
 

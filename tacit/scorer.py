@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForMaskedLM, PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.errors import TacitError
-from tacit.vocab.shared import load_tokenizer
+from tacit.vocab.shared import load_tokenizer, quiet_transformers
 
 MASK = "<mask>"
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -69,9 +69,10 @@ def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
 def _load_masked_lm(name_or_path: str, revision: str | None, dtype: torch.dtype) -> PreTrainedModel:
     """AutoModelForMaskedLM.from_pretrained, refusing a checkpoint whose MLM head is missing."""
     try:
-        model, info = AutoModelForMaskedLM.from_pretrained(
-            name_or_path, revision=revision, dtype=dtype, output_loading_info=True
-        )
+        with quiet_transformers():
+            model, info = AutoModelForMaskedLM.from_pretrained(
+                name_or_path, revision=revision, dtype=dtype, output_loading_info=True
+            )
     except (OSError, ValueError) as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise TacitError(f"cannot load the masked LM {name_or_path!r}: {first_line}") from err

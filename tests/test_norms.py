@@ -50,15 +50,15 @@ def test_line_ends_do_not_matter(tmp_path):
         ("domain\tfeature type\tconcept\tfeature\tpf\n", "header only"),
         (
             "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\tdoes eat\tmany\n",
-            ":2: pf 'many' is not a whole number",
+            ":2: column 'pf' holds 'many', not a whole number",
         ),
         (
             "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\tdoes eat\t-3\n",
-            ":2: pf -3 is below 1",
+            ":2: column 'pf' holds -3, below 1",
         ),
         (
             "domain\tfeature type\tconcept\tfeature\tpf\nliving\tsmell\tbear\tdoes eat\t3\n",
-            ":2: unknown feature type 'smell'",
+            ":2: column 'feature type' holds an unknown type 'smell'",
         ),
         (
             "domain\tfeature type\tconcept\tfeature\tpf\nliving\tfunctional\tbear\n",
@@ -74,6 +74,29 @@ def test_bad_files_name_the_line_and_problem(tmp_path, content, message):
     assert message in str(err.value)
     assert str(path) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_other_formats_and_encodings(tmp_path, toy_norms_path):
+    as_json = tmp_path / "norms.json"
+    as_json.write_text('[{"concept": "bear", "feature": "has fur", "pf": 3}]')
+    with pytest.raises(TacitError, match=r"norms.json:1: header lacks column\(s\) 'concept'"):
+        read_norms(as_json)
+    as_csv = tmp_path / "norms.csv"
+    as_csv.write_text("concept,feature,feature type,pf\nbear,has fur,visual perceptual,3\n")
+    with pytest.raises(TacitError, match="header lacks"):
+        read_norms(as_csv)
+    utf16 = tmp_path / "utf16.dat"
+    utf16.write_bytes(toy_norms_path.read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(TacitError, match="not UTF-8"):
+        read_norms(utf16)
+    bom = tmp_path / "bom.dat"
+    bom.write_bytes(b"\xef\xbb\xbf" + toy_norms_path.read_bytes())
+    assert read_norms(bom).table.equals(read_norms(toy_norms_path).table)
+    old_mac = tmp_path / "cr.dat"
+    old_mac.write_bytes(toy_norms_path.read_bytes().replace(b"\r\n", b"\r"))
+    assert read_norms(old_mac).table.equals(read_norms(toy_norms_path).table)
+    with pytest.raises(TacitError, match="is a directory"):
+        read_norms(tmp_path)
 
 
 def test_missing_and_binary_files(tmp_path):

@@ -113,6 +113,8 @@ def read_norms(path: str | Path) -> NormSet:
         TacitError: naming the file, the line and the problem, for anything we cannot use.
     """
     path = Path(path)
+    if path.is_dir():
+        raise TacitError(f"{path}: is a directory; give the norms file itself (norms.dat)")
     if not path.is_file():
         raise TacitError(f"{path}: no such norms file")
     try:
@@ -147,18 +149,19 @@ def read_norms(path: str | Path) -> NormSet:
         record = {ours: fields[position[theirs]].strip() for theirs, ours in _REQUIRED.items()}
         for column in ("concept", "feature"):
             if not record[column]:
-                raise TacitError(f"{path}:{number}: empty {column}")
+                raise TacitError(f"{path}:{number}: column {column!r} is empty")
         try:
             record["pf"] = int(record["pf"])
         except ValueError:
             raise TacitError(
-                f"{path}:{number}: pf {record['pf']!r} is not a whole number"
+                f"{path}:{number}: column 'pf' holds {record['pf']!r}, not a whole number"
             ) from None
         if record["pf"] < 1:
-            raise TacitError(f"{path}:{number}: pf {record['pf']} is below 1")
+            raise TacitError(f"{path}:{number}: column 'pf' holds {record['pf']}, below 1")
         if record["feature_type"] not in FEATURE_TYPES:
             raise TacitError(
-                f"{path}:{number}: unknown feature type {record['feature_type']!r}; expected one "
+                f"{path}:{number}: column 'feature type' holds an unknown type "
+                f"{record['feature_type']!r}; expected one "
                 f"of {', '.join(FEATURE_TYPES)}"
             )
         record["feature"] = " ".join(record["feature"].split())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -53,6 +55,23 @@ def run_dir(out: str | Path) -> Iterator[Path]:
         raise
 
 
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM for the few microseconds of the final renames, so that an
+    interruption cannot land between two of them (where the OS allows blocking signals)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    can_block = (
+        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    )
+    if can_block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -72,11 +91,35 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_table(path: Path, table: pd.DataFrame) -> None:
-    """A CSV written whole, floats at float32 precision."""
-    write_atomic(path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+def table_text(table: pd.DataFrame) -> str:
+    """A table as CSV text, floats at float32 precision."""
+    return table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
 
 
-def write_json(path: Path, record: dict) -> None:
-    """A JSON file written whole."""
-    write_atomic(path, json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
+def json_text(record: dict) -> str:
+    """A record as indented JSON text."""
+    return json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def write_files(out: Path, files: dict[str, str]) -> None:
+    """Write several files so that a run directory never holds some of them but not others.
+
+    Every file is first written to a temporary name; only when all are on disk are they
+    renamed into place, one quick rename each. On any failure or interruption before that,
+    the temporary files are removed and nothing of this run appears.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in files.items():
+            descriptor, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
+            staged.append((tmp, out / name))
+            with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())
+        with _signals_deferred():
+            for tmp, path in staged:
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise

@@ -11,7 +11,8 @@ special tokens and entries the tokenizer can never produce whole (BERT's `...`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -19,14 +20,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
+from transformers.utils import logging as hf_logging
 
 from tacit.errors import TacitError
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' own warnings and progress bars while loading: tacit reports what
+    matters itself (a missing head is an error, not a warning in a table), and a user error
+    stays one line."""
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
     """Load a tokenizer the way `from_pretrained` does: hub name or local directory."""
     try:
-        return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+        with quiet_transformers():
+            return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
     except (OSError, ValueError) as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise TacitError(f"cannot load the tokenizer of {name_or_path!r}: {first_line}") from err
@@ -124,6 +144,33 @@ class Vocabulary:
     @cached_property
     def _positions(self) -> dict[str, int]:
         return {word: i for i, word in enumerate(self.words)}
+
+    def shrinkage(self) -> dict[str, tuple[int, int]]:
+        """For each model: (shared words without its tokenizer, shared words with it).
+
+        Only with two or more tokenizers: how much each one narrows what the others share.
+        """
+        if len(self.single_token) < 2:
+            return {}
+        result = {}
+        for name in self.single_token:
+            others = set.intersection(
+                *(set(w) for other, w in self.single_token.items() if other != name)
+            )
+            if self.file_words is not None:
+                others &= self.file_words
+            result[name] = (len(others), len(self.words))
+        return result
+
+    def warnings(self, threshold: float = 0.5) -> list[str]:
+        """Legitimate but surprising: a tokenizer that removes more than `threshold` of the
+        words the others share (an uncased or non-English model beside cased English ones)."""
+        return [
+            f"{name} shrinks the shared vocabulary from {without} to {with_it} words "
+            f"({1 - with_it / without:.0%} fewer): is it the model you meant to compare?"
+            for name, (without, with_it) in self.shrinkage().items()
+            if without and 1 - with_it / without > threshold
+        ]
 
     def index(self, word: str) -> int:
         """Position of a word in `words`."""

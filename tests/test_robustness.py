@@ -1,0 +1,277 @@
+"""Bad input, interruption and reproducibility, through the command line as a user meets them."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from transformers import (
+    AutoTokenizer,
+    BertForSequenceClassification,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPT2TokenizerFast,
+)
+from typer.testing import CliRunner
+
+from tacit.cli import app
+from tacit.errors import TacitError
+from tacit.vocab.shared import Vocabulary
+
+runner = CliRunner()
+
+
+def fails_cleanly(args, message, out=None):
+    """Exit status 1, one line on stderr naming the problem, no traceback, nothing written."""
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 1, (args, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in result.output
+    if out is not None:
+        assert not out.exists()
+    return lines[0]
+
+
+def test_options_out_of_range_or_contradictory(tiny_bert, toy_norms_path, tmp_path):
+    out = tmp_path / "out"
+    base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", out]
+    fails_cleanly([*base, "--max-props", 0], "--max-props 0: must be at least 1", out)
+    fails_cleanly([*base, "--batch-size", 0], "--batch-size 0: must be at least 1", out)
+    fails_cleanly([*base, "--device", "tpu"], "--device 'tpu'", out)
+    fails_cleanly([*base, "--dtype", "float8"], "--dtype 'float8'", out)
+    fails_cleanly([*base, "--order", "sideways"], "--order 'sideways'", out)
+    fails_cleanly([*base, "--category", "smell"], "--category 'smell'", out)
+    fails_cleanly([*base, "--ablation", "size"], "--ablation 'size'", out)
+    fails_cleanly([*base, "--ablation", "category", "--category", "visual"], "drop --select", out)
+    fails_cleanly([*base, "--concepts", ""], "names no concept", out)
+    fails_cleanly([*base, "--concepts", f"@{tmp_path / 'none.txt'}"], "cannot read", out)
+
+
+def test_concept_lists_name_unknown_and_ineligible(tiny_bert, toy_norms_path, tmp_path):
+    base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", tmp_path / "o"]
+    line = fails_cleanly([*base, "--concepts", "bear,unicorn,griffin"], "not in the norms")
+    assert "unicorn, griffin" in line
+    line = fails_cleanly([*base, "--concepts", "apple,bat_(animal)"], "cannot be retrieval")
+    assert "apple (vowel-initial (a/an))" in line and "bat_(animal) (sense label)" in line
+
+
+def test_vocabulary_files(tiny_bert, toy_norms_path, tmp_path):
+    base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", tmp_path / "o"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    fails_cleanly([*base, "--vocab-file", empty], "empty vocabulary file")
+    disjoint = tmp_path / "disjoint.txt"
+    disjoint.write_text("griffin\nunicorn\n")
+    fails_cleanly([*base, "--vocab-file", disjoint], "shares no word")
+    fails_cleanly([*base, "--vocab-file", tmp_path / "missing.txt"], "no such vocabulary file")
+
+
+def test_output_path_that_cannot_be_written(tiny_bert, toy_norms_path, tmp_path):
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("not a directory")
+    base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path]
+    fails_cleanly([*base, "--out", a_file], "exists and is not a directory")
+    fails_cleanly([*base, "--out", a_file / "run"], "cannot write there")
+    fails_cleanly(["vocab", "-m", tiny_bert, "--out", a_file / "vocab.txt"], "cannot write there")
+    fails_cleanly(["plot", tmp_path, "--out", tmp_path / "fig.png"], "no summary.csv")
+
+
+def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # as on our machines
+    base = ["retrieve", "--norms", toy_norms_path, "--out", tmp_path / "o"]
+    fails_cleanly([*base, "-m", tmp_path / "nowhere"], "cannot load the tokenizer")
+    fails_cleanly([*base, "-m", "no-such-org/no-such-model-xyz"], "cannot load the tokenizer")
+    # a sequence classifier: the masked-LM head would be random weights
+    classifier = tmp_path / "classifier"
+    BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(classifier)
+    fails_cleanly([*base, "-m", classifier], "no trained masked-LM head")
+    # a causal LM with a tokenizer that has a mask token: not a masked LM at all
+    causal = tmp_path / "causal"
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_roberta)
+    GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
+    ).save_pretrained(causal)
+    tokenizer.save_pretrained(causal)
+    fails_cleanly([*base, "-m", causal], "cannot load the masked LM")
+    # a tokenizer without a mask token
+    no_mask = tmp_path / "no-mask"
+    no_mask.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(Path(tiny_roberta) / name, no_mask / name)
+    plain = GPT2TokenizerFast(
+        vocab=str(Path(tiny_roberta) / "vocab.json"), merges=str(Path(tiny_roberta) / "merges.txt")
+    )
+    assert plain.mask_token is None and len(plain) > 200
+    plain.save_pretrained(no_mask)
+    fails_cleanly([*base, "-m", no_mask], "has no mask token")
+
+
+def test_debug_shows_the_traceback(tiny_bert, tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "--debug",
+            "retrieve",
+            "-m",
+            tiny_bert,
+            "--norms",
+            str(tmp_path / "missing.dat"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert result.exit_code != 0
+    assert isinstance(result.exception, TacitError)
+
+
+def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
+    from tacit.scorer import MaskedLMScorer
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MaskedLMScorer, "score_targets", interrupted)
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
+    )
+    assert result.exit_code == 130
+    assert "interrupted by Ctrl-C: no result files were written" in result.stderr
+    assert not out.exists()
+
+
+def test_interruption_while_writing_leaves_no_result_file(
+    tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    import tacit.results.rundir as rundir
+
+    calls = []
+    real_fdopen = os.fdopen
+
+    def failing_fdopen(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # the third of the staged files
+            raise KeyboardInterrupt
+        return real_fdopen(*args, **kwargs)
+
+    monkeypatch.setattr(rundir.os, "fdopen", failing_fdopen)
+    out = tmp_path / "run"
+    out.mkdir()
+    result = runner.invoke(
+        app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
+    )
+    assert result.exit_code == 130
+    assert list(out.iterdir()) == []  # neither result files nor temporary ones
+
+
+def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
+    out = tmp_path / "run"
+    script = textwrap.dedent(f"""
+        import sys, time
+        import tacit.scorer
+        def slow(self, *args, **kwargs):
+            print("scoring", flush=True)
+            time.sleep(60)
+        tacit.scorer.MaskedLMScorer.score_targets = slow
+        from tacit.cli import app
+        app(["retrieve", "-m", {tiny_bert!r}, "--norms", {str(toy_norms_path)!r},
+             "--out", {str(out)!r}, "-q"], prog_name="probe")
+    """)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout.readline().strip() == "scoring"
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - started < 10
+    assert process.returncode == 143
+    assert "interrupted by SIGTERM: no result files were written" in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_model_order_does_not_change_results(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    tables = []
+    for name, models in (("ab", [tiny_bert, tiny_roberta]), ("ba", [tiny_roberta, tiny_bert])):
+        args = ["retrieve", "--norms", toy_norms_path, "--out", tmp_path / name, "-q"]
+        for model in models:
+            args += ["-m", model]
+        assert runner.invoke(app, [str(a) for a in args]).exit_code == 0
+        tables.append(pd.read_csv(tmp_path / name / "prompts.csv"))
+    key = ["model", "concept", "n_props"]
+    first, second = (t.sort_values(key).reset_index(drop=True) for t in tables)
+    pd.testing.assert_frame_equal(first, second)
+    assert (tmp_path / "ab" / "vocab.txt").read_bytes() == (
+        tmp_path / "ba" / "vocab.txt"
+    ).read_bytes()
+
+
+def test_vocabulary_shrink_warning():
+    vocab = Vocabulary(
+        words=("bear",),
+        token_ids={},
+        single_token={
+            "cased": frozenset({"bear", "Bear", "cat", "Cat"}),
+            "tiny": frozenset({"bear"}),
+        },
+    )
+    assert vocab.shrinkage() == {"cased": (1, 1), "tiny": (4, 1)}
+    (warning,) = vocab.warnings()
+    assert warning.startswith("tiny shrinks the shared vocabulary from 4 to 1 words (75% fewer)")
+
+
+@pytest.mark.parametrize("command", ["retrieve", "elicit"])
+def test_manifest_records_what_a_rerun_needs(command, tiny_bert, toy_norms_path, tmp_path):
+    import json
+
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        [
+            command,
+            "-m",
+            tiny_bert,
+            "--norms",
+            str(toy_norms_path),
+            "--out",
+            str(out),
+            "-q",
+            "--seed",
+            "5",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    for key in (
+        "command",
+        "software",
+        "models",
+        "device",
+        "dtype",
+        "batch_size",
+        "seed",
+        "options",
+        "norms",
+        "vocabulary",
+        "counts",
+        "started",
+        "finished",
+    ):
+        assert key in manifest, key
+    assert manifest["seed"] == 5
+    assert manifest["software"]["torch"] and manifest["software"]["transformers"]
+    assert len(manifest["norms"]["sha256"]) == 64 and len(manifest["vocabulary"]["sha256"]) == 64
