@@ -47,7 +47,7 @@ def main(
     ] = False,
 ) -> None:
     """Probe masked language models for the tacit assumptions people hold about concepts."""
-    _debug["on"] = _debug["on"] or debug
+    _debug["on"] = debug or bool(os.environ.get("TACIT_DEBUG"))  # per invocation
 
 
 class Terminated(KeyboardInterrupt):
@@ -379,15 +379,12 @@ def table(
 
     Runs with and without the prefix, of the same models, give the changes when it is dropped.
     """
+    from tacit.results.plots import read_summary
+
     frames = []
     for run in runs:
-        path = run / "summary.csv"
-        if not path.is_file():
-            raise TacitError(f"{run}: not a run directory (no summary.csv)")
-        frame = pd.read_csv(path)
-        if "map_vocab" not in frame.columns:
-            raise TacitError(f"{path}: not an elicitation summary (no map_vocab column)")
-        frames.append(frame)
+        frame = read_summary(run, required={"model", "relation", "prefix", "map_vocab"})
+        frames.append(frame.drop(columns="run"))
     typer.echo(format_elicitation_table(pd.concat(frames, ignore_index=True), PAPER_PROMPTS))
 
 

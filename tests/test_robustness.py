@@ -275,3 +275,13 @@ def test_manifest_records_what_a_rerun_needs(command, tiny_bert, toy_norms_path,
     assert manifest["seed"] == 5
     assert manifest["software"]["torch"] and manifest["software"]["transformers"]
     assert len(manifest["norms"]["sha256"]) == 64 and len(manifest["vocabulary"]["sha256"]) == 64
+
+
+def test_plot_and_table_refuse_unreadable_runs(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.csv").write_bytes(b"\xff\xfe\x00garbage\x00")
+    fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "not a readable CSV table")
+    (run / "summary.csv").write_text("model,relation\nm,has\n")
+    fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "no category, mrr")
+    fails_cleanly(["table", run], "no map_vocab, prefix")

@@ -39,15 +39,24 @@ def _ordering_rank(condition: tuple[str, str]) -> int:
     return _ORDERING.index(condition) if condition in _ORDERING else len(_ORDERING)
 
 
-def read_summary(run: str | Path) -> pd.DataFrame:
+RETRIEVAL_REQUIRED = frozenset({"model", "selection", "order", "category", "n_props", "mrr"})
+
+
+def read_summary(
+    run: str | Path, required: set[str] | frozenset[str] = RETRIEVAL_REQUIRED
+) -> pd.DataFrame:
     """summary.csv of a run directory, with a `run` column naming the directory."""
     path = Path(run) / "summary.csv"
     if not path.is_file():
-        raise TacitError(f"{run}: not a retrieval run directory (no summary.csv)")
-    summary = pd.read_csv(path)
-    missing = {"model", "selection", "order", "category", "n_props", "mrr"} - set(summary.columns)
+        raise TacitError(f"{run}: not a run directory (no summary.csv)")
+    try:
+        summary = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TacitError(f"{path}: not a readable CSV table ({first_line})") from None
+    missing = set(required) - set(summary.columns)
     if missing:
-        raise TacitError(f"{path}: not a retrieval summary (no {', '.join(sorted(missing))})")
+        raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
     summary["run"] = Path(run).name
     return summary
 
