@@ -6,12 +6,14 @@ import functools
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import pandas as pd
 import typer
 
+from tacit.api import ProbeResult
 from tacit.api import elicit as run_elicit
 from tacit.api import prince as run_prince
 from tacit.api import retrieve as run_retrieve
@@ -156,9 +158,40 @@ def parse_concepts(value: str | None) -> list[str] | None:
     return names
 
 
-def _warn_vocabulary(manifest: dict) -> None:
-    for warning in manifest["vocabulary"]["warnings"]:
+def _run_options(
+    vocab_model: list[str] | None,
+    vocab_file: Path | None,
+    revision: str | None,
+    device: str,
+    dtype: str,
+    batch_size: int,
+    seed: int,
+    quiet: bool,
+) -> dict:
+    """The options every probe takes, as tacit.api's keyword arguments."""
+    return {
+        "vocab_models": vocab_model or (),
+        "vocab_file": vocab_file,
+        "revision": revision,
+        "device": device,
+        "dtype": dtype,
+        "batch_size": batch_size,
+        "seed": seed,
+        "progress": not quiet,
+    }
+
+
+def _run_and_save(
+    probe: str, out: Path | None, run: Callable[[], ProbeResult]
+) -> tuple[ProbeResult, Path]:
+    """Run a probe into its run directory (default results/<probe>/<timestamp>) and save it;
+    a failed run leaves no directory behind. Vocabulary warnings go to stderr."""
+    with run_dir(out or default_run_dir(probe)) as out_dir:
+        result = run()
+        result.save(out_dir)
+    for warning in result.manifest["vocabulary"]["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
+    return result, out_dir
 
 
 def _describe_drops(dropped: pd.DataFrame, kept: int) -> str:
@@ -212,8 +245,10 @@ def retrieve(
     prompts.csv, summary.csv and dropped.csv to the run directory and prints MRR and mean
     target probability by number of properties.
     """
-    with run_dir(out or default_run_dir("retrieve")) as out_dir:
-        result = run_retrieve(
+    result, out_dir = _run_and_save(
+        "retrieve",
+        out,
+        lambda: run_retrieve(
             model,
             norms=norms,
             max_props=max_props,
@@ -222,17 +257,11 @@ def retrieve(
             category=category,
             ablation=ablation,
             concepts=parse_concepts(concepts),
-            vocab_models=vocab_model or (),
-            vocab_file=vocab_file,
-            revision=revision,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            seed=seed,
-            progress=not quiet,
-        )
-        result.save(out_dir)
-    _warn_vocabulary(result.manifest)
+            **_run_options(
+                vocab_model, vocab_file, revision, device, dtype, batch_size, seed, quiet
+            ),
+        ),
+    )
     counts = result.manifest["counts"]
     typer.echo(format_retrieval_summary(result.summary))
     typer.echo("")
@@ -295,24 +324,20 @@ def elicit(
     """
     if no_prefix and prefix_ablation:
         raise TacitError("--no-prefix and --prefix-ablation contradict each other: pick one")
-    with run_dir(out or default_run_dir("elicit")) as out_dir:
-        result = run_elicit(
+    result, out_dir = _run_and_save(
+        "elicit",
+        out,
+        lambda: run_elicit(
             model,
             norms=norms,
             relations=relation or RELATIONS,
             prefix="both" if prefix_ablation else not no_prefix,
             concepts=parse_concepts(concepts),
-            vocab_models=vocab_model or (),
-            vocab_file=vocab_file,
-            revision=revision,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            seed=seed,
-            progress=not quiet,
-        )
-        result.save(out_dir)
-    _warn_vocabulary(result.manifest)
+            **_run_options(
+                vocab_model, vocab_file, revision, device, dtype, batch_size, seed, quiet
+            ),
+        ),
+    )
     typer.echo(format_elicitation_table(result.summary, PAPER_PROMPTS))
     typer.echo("")
     for row in result.extra["excluded"].itertuples():
@@ -346,18 +371,14 @@ def prince(
     a country has <mask>.` recover her list (leader, duke, borders, president, queen, citizens,
     land, language, history)?
     """
-    with run_dir(out or default_run_dir("prince")) as out_dir:
-        result = run_prince(
+    result, out_dir = _run_and_save(
+        "prince",
+        out,
+        lambda: run_prince(
             model,
-            vocab_models=vocab_model or (),
-            vocab_file=vocab_file,
-            revision=revision,
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            progress=not quiet,
-        )
-        result.save(out_dir)
+            **_run_options(vocab_model, vocab_file, revision, device, dtype, batch_size, 0, quiet),
+        ),
+    )
     for row in result.prompts.itertuples():
         typer.echo(f"{row.model} | {row.prompt}")
         if row.direction == "concept":

@@ -102,7 +102,8 @@ def eligible_concepts(
     """
     known = norms.concepts
     if requested is not None:
-        unknown = [c for c in requested if c not in set(known)]
+        known_set = set(known)
+        unknown = [c for c in requested if c not in known_set]
         if unknown:
             raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
         refused = [(c, ineligibility(c, vocab)) for c in requested]
