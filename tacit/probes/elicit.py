@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import spearmanr
 
 from tacit.errors import TacitError
 from tacit.norms.phrasing import one_word_answers
@@ -233,6 +232,8 @@ def rank_correlation(pf: Sequence[float], prob: Sequence[float]) -> float:
     >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
     (1.0, nan)
     """
+    from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
+
     pf, prob = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
     if len(pf) < 2 or np.ptp(pf) == 0 or np.ptp(prob) == 0:
         return float("nan")
