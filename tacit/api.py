@@ -22,7 +22,7 @@ from tacit.probes.elicit import (
     score_elicitation,
 )
 from tacit.probes.prince import prince_prompts, score_prince
-from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, score_prompts
+from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, names_target, score_prompts
 from tacit.results.manifest import command_line, model_record, now, software
 from tacit.results.rundir import json_text, prepare_run_dir, table_text, write_files
 from tacit.results.summary import summarize_elicitation, summarize_retrieval
@@ -253,11 +253,20 @@ def retrieve(
             "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
             "concepts_with_fewer_properties_than_max_props": prompt_set.short,
             "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
+            "prompts_naming_their_target": _naming_target(prompt_set.prompts),
         },
         "finished": now(),
     }
     summary = summarize_retrieval(prompts, seed=options.seed)
     return ProbeResult(prompts, summary, vocab, manifest, {"dropped": dropped})
+
+
+def _naming_target(prompts: pd.DataFrame) -> dict[str, Any]:
+    """Prompts whose properties contain the target word: kept (as in the paper), but counted,
+    since the answer is then in the question."""
+    naming = [names_target(p, t) for p, t in zip(prompts["prompt"], prompts["target"])]
+    concepts = sorted(set(prompts.loc[naming, "concept"]))
+    return {"prompts": int(sum(naming)), "concepts": concepts}
 
 
 def elicit(

@@ -271,6 +271,14 @@ def retrieve(
         f"distinct texts) x {len(result.manifest['models'])} model(s); "
         f"shared vocabulary: {len(result.vocab)} words"
     )
+    naming = counts["prompts_naming_their_target"]
+    if naming["prompts"]:
+        typer.echo(
+            f"note: {naming['prompts']} prompt(s) name their own target among the properties "
+            f"(kept, as in the paper): {', '.join(naming['concepts'][:8])}"
+            f"{' ...' if len(naming['concepts']) > 8 else ''}",
+            err=True,
+        )
     for category, short in counts["concepts_with_fewer_properties_than_max_props"].items():
         typer.echo(
             f"note: {len(short)} concept(s) have fewer than {max_props} {category} properties "

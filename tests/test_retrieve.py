@@ -2,7 +2,14 @@
 
 import numpy as np
 import pytest
-from conftest import REAL_NORMS, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
+from conftest import (
+    REAL_NORMS,
+    TOY_NORMS,
+    needs_shared,
+    real_bert_tokenizer,
+    real_roberta_tokenizer,
+    write_norms,
+)
 
 from tacit.errors import TacitError
 from tacit.norms import read_norms
@@ -175,3 +182,12 @@ def test_real_norms_give_266_concepts_and_2660_prompts():
         "sense label": 10,
     }
     assert not built.prompts["concept"].str[0].isin(list("aeiou")).any()
+
+
+def test_prompts_naming_their_target_are_counted(tiny_bert, toy_norms_path, tmp_path):
+    from tacit.api import retrieve
+
+    norms = write_norms(tmp_path / "n.dat", [*TOY_NORMS, ("cat", "functional", "is a cat", 30)])
+    result = retrieve([tiny_bert], norms=norms, max_props=2, progress=False)
+    naming = result.manifest["counts"]["prompts_naming_their_target"]
+    assert naming == {"prompts": 2, "concepts": ["cat"]}  # "is a cat" first, at 1 and 2 props

@@ -6,6 +6,7 @@ The target is the concept; each prompt is scored at the mask over the shared voc
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,17 @@ def english_list(phrases: Sequence[str]) -> str:
     if len(phrases) < 3:
         return " and ".join(phrases)
     return ", ".join(phrases[:-1]) + ", and " + phrases[-1]
+
+
+def names_target(prompt: str, target: str) -> bool:
+    """Whether the prompt's properties contain the target word itself ("... and is a brush").
+
+    >>> names_target("A <mask> has a brush.", "brush"), names_target("A <mask> brushes.", "brush")
+    (True, False)
+    """
+    return (
+        re.search(rf"\b{re.escape(target)}\b", prompt.replace(MASK, ""), re.IGNORECASE) is not None
+    )
 
 
 def retrieval_prompt(phrases: Sequence[str]) -> str:
