@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import hashlib
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
 from tacit.norms.reader import NormSet
@@ -23,6 +26,7 @@ from tacit.probes.elicit import (
 )
 from tacit.probes.prince import prince_prompts, score_prince
 from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, names_target, score_prompts
+from tacit.results.checkpoint import PARTIAL, Checkpoint
 from tacit.results.manifest import command_line, model_record, now, software
 from tacit.results.rundir import json_text, prepare_run_dir, table_text, write_files
 from tacit.results.summary import summarize_elicitation, summarize_retrieval
@@ -63,6 +67,7 @@ class ProbeResult:
         files["summary.csv"] = table_text(self.summary)
         files["manifest.json"] = json_text(self.manifest)
         write_files(out, files)
+        shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
         return out
 
 
@@ -81,6 +86,8 @@ class RunOptions:
     batch_size: int = 32
     seed: int = 0
     progress: bool = True
+    checkpoint: Path | None = None  # where scored chunks are kept (the CLI: RUN_DIR/.partial)
+    resume: bool = False  # reuse the chunks an interrupted run left in `checkpoint`
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
@@ -90,16 +97,22 @@ class RunOptions:
         resolve_device(self.device)
 
 
+CHUNK_TEXTS = 2048  # distinct prompt texts per checkpointed chunk
+
+
 def _score_each_model(
     models: Sequence[str],
     options: RunOptions,
-    score: Callable[[MaskedLMScorer, Vocabulary], pd.DataFrame],
-    prepare: Callable[[Vocabulary], Any] = lambda vocab: None,
+    score: Callable[[MaskedLMScorer, Vocabulary, pd.DataFrame, Any], pd.DataFrame],
+    prepare: Callable[[Vocabulary], pd.DataFrame],
+    probe: str,
 ) -> tuple[pd.DataFrame, Vocabulary, dict[str, Any]]:
     """Build the shared vocabulary, then load and score each model in turn (one in memory).
 
-    `prepare(vocab)` runs once the vocabulary is known and before any model is loaded, so that
-    bad input (no prompt left, unknown concept) fails before the slow part.
+    `prepare(vocab)` returns the prompt table; it runs once the vocabulary is known and before
+    any model is loaded, so that bad input (no prompt left, unknown concept) fails before the
+    slow part. Prompts are scored in chunks of CHUNK_TEXTS distinct texts (the same chunks in
+    every run), each kept in the checkpoint so that an interrupted run can resume.
     """
     if not models:
         raise TacitError("no --model given")
@@ -110,22 +123,56 @@ def _score_each_model(
         vocab_file=options.vocab_file,
         revision=options.revision,
     )
-    prepare(vocab)
+    prompts = prepare(vocab)
+    models = list(dict.fromkeys(models))
+    checkpoint = Checkpoint(
+        options.checkpoint,
+        {
+            "probe": probe,
+            "tacit": software()["tacit"],
+            "models": models,
+            "vocabulary_sha256": vocab.sha256,
+            "prompts_sha256": hashlib.sha256(table_text(prompts).encode()).hexdigest(),
+            **{
+                k: v
+                for k, v in asdict(options).items()
+                if k not in ("progress", "checkpoint", "resume")
+            },
+        },
+        resume=options.resume,
+    )
+    chunk_of_row = pd.factorize(prompts["prompt"])[0] // CHUNK_TEXTS
+    chunks = [prompts[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
+    n_texts = prompts["prompt"].nunique()
     tables, records, device = [], [], None
-    for name in dict.fromkeys(models):
-        scorer = MaskedLMScorer(
-            name,
-            revision=options.revision,
-            device=options.device,
-            dtype=options.dtype,
-            batch_size=options.batch_size,
-            tokenizer=tokenizers[name],
-        )
-        device = str(scorer.device)
-        records.append(model_record(scorer))
-        tables.append(score(scorer, vocab))
-        del scorer
-        gc.collect()
+    for number, name in enumerate(models):
+        scored = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
+        record = checkpoint.load(f"{number}-model")
+        if record is None or any(table is None for table in scored):
+            scorer = MaskedLMScorer(
+                name,
+                revision=options.revision,
+                device=options.device,
+                dtype=options.dtype,
+                batch_size=options.batch_size,
+                tokenizer=tokenizers[name],
+            )
+            record = {**model_record(scorer), "device": str(scorer.device)}
+            checkpoint.save(f"{number}-model", record)
+            done = sum(chunks[c]["prompt"].nunique() for c, t in enumerate(scored) if t is not None)
+            with tqdm(
+                total=n_texts, initial=done, desc=f"scoring {name}", unit="prompt",
+                disable=not options.progress,
+            ) as bar:  # fmt: skip
+                for c, chunk in enumerate(chunks):
+                    if scored[c] is None:
+                        scored[c] = score(scorer, vocab, chunk, bar)
+                        checkpoint.save(f"{number}-{c}", scored[c])
+            del scorer
+            gc.collect()
+        device = record.pop("device")
+        records.append(record)
+        tables.append(pd.concat(scored).sort_index())
     manifest = {
         "command": command_line(),
         "software": software(),
@@ -135,6 +182,7 @@ def _score_each_model(
         "dtype": options.dtype,
         "batch_size": options.batch_size,
         "seed": options.seed,
+        "resumed": options.resume,
         "vocabulary": {
             "size": len(vocab),
             "sha256": vocab.sha256,
@@ -213,20 +261,20 @@ def retrieve(
     conditions = retrieval_conditions(selection, order, category, ablation)
     built: dict[str, Any] = {}
 
-    def prepare(vocab: Vocabulary) -> None:
+    def prepare(vocab: Vocabulary) -> pd.DataFrame:
         built["set"] = build_prompts(
             norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=options.seed
         )
         if built["set"].prompts.empty:
             raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+        return built["set"].prompts
 
     prompts, vocab, manifest = _score_each_model(
         models,
         options,
-        lambda scorer, vocab: score_prompts(
-            built["set"].prompts, scorer, vocab, progress=options.progress
-        ),
+        lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
         prepare,
+        "retrieve",
     )
     prompt_set = built["set"]
     dropped = prompt_set.dropped
@@ -302,7 +350,7 @@ def elicit(
     norm_set = _as_norms(norms)
     built: dict[str, Any] = {}
 
-    def prepare(vocab: Vocabulary) -> None:
+    def prepare(vocab: Vocabulary) -> pd.DataFrame:
         golds = gold_answers(norm_set, vocab, relations)
         built["golds"] = golds
         built["prompts"] = build_elicitation_prompts(golds, relations, prefixes, concepts)
@@ -316,14 +364,16 @@ def elicit(
             for r in relations
             if (answers.relation == r).any()
         }
+        return built["prompts"]
 
     prompts, vocab, manifest = _score_each_model(
         models,
         options,
-        lambda scorer, vocab: score_elicitation(
-            built["prompts"], scorer, vocab, built["sensible"], progress=options.progress
+        lambda scorer, vocab, rows, bar: score_elicitation(
+            rows, scorer, vocab, built["sensible"], progress=bar
         ),
         prepare,
+        "elicit",
     )
     per_model = built["prompts"]
     counts = per_model[per_model.prefix == prefixes[0]].groupby("relation").size()
@@ -353,18 +403,12 @@ def elicit(
 def prince(models: Sequence[str], **run_options: Any) -> ProbeResult:
     """Prince (1978)'s own examples, both directions (the paper's Figure 4); no norms needed."""
     options = RunOptions(**run_options)
-    built: dict[str, Any] = {}
-
-    def prepare(vocab: Vocabulary) -> None:
-        built["prompts"] = prince_prompts(vocab)
-
     prompts, vocab, manifest = _score_each_model(
         models,
         options,
-        lambda scorer, vocab: score_prince(
-            built["prompts"], scorer, vocab, progress=options.progress
-        ),
-        prepare,
+        lambda scorer, vocab, rows, bar: score_prince(rows, scorer, vocab, progress=bar),
+        prince_prompts,
+        "prince",
     )
     manifest = {"probe": "prince", **manifest, "finished": now()}
     summary = prompts[["model", "direction", "rank", "target_prob", "ap_vocab"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.probes.elicit import PAPER_PROMPTS, RELATIONS
 from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_concepts
+from tacit.results.checkpoint import PARTIAL
 from tacit.results.rundir import default_run_dir, run_dir, write_atomic
 from tacit.results.summary import format_elicitation_table, format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
@@ -137,6 +139,14 @@ Concepts = Annotated[
         "--concepts", help="Only these concepts: a comma-separated list, or @FILE with one a line."
     ),
 ]
+Resume = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Continue an interrupted run in --out DIR: reuse what it scored, score the rest "
+        "(the same command otherwise; the results equal those of an uninterrupted run).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
@@ -182,13 +192,30 @@ def _run_options(
 
 
 def _run_and_save(
-    probe: str, out: Path | None, run: Callable[[], ProbeResult]
+    probe: str, out: Path | None, resume: bool, run: Callable[[dict], ProbeResult]
 ) -> tuple[ProbeResult, Path]:
-    """Run a probe into its run directory (default results/<probe>/<timestamp>) and save it;
-    a failed run leaves no directory behind. Vocabulary warnings go to stderr."""
+    """Run a probe into its run directory (default results/<probe>/<timestamp>) and save it.
+
+    Scored chunks are kept in RUN_DIR/.partial while the run goes: interrupted, the run can go
+    on with --resume; failed otherwise, it leaves no directory behind. Vocabulary warnings go
+    to stderr.
+    """
+    if resume and out is None:
+        raise TacitError("--resume needs --out DIR: the run directory to continue")
     with run_dir(out or default_run_dir(probe)) as out_dir:
-        result = run()
-        result.save(out_dir)
+        try:
+            result = run({"checkpoint": out_dir / PARTIAL, "resume": resume})
+            result.save(out_dir)
+        except KeyboardInterrupt:
+            typer.echo(
+                f"to continue where it stopped: the same command with --resume --out {out_dir}",
+                err=True,
+            )
+            raise
+        except BaseException:
+            if not resume:
+                shutil.rmtree(out_dir / PARTIAL, ignore_errors=True)
+            raise
     for warning in result.manifest["vocabulary"]["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
     return result, out_dir
@@ -235,6 +262,7 @@ def retrieve(
     batch_size: BatchSize = 32,
     seed: Seed = 0,
     out: Out = None,
+    resume: Resume = False,
     quiet: Quiet = False,
 ) -> None:
     """Name the concept from its properties: `A <mask> has fur, is big, and has claws.`
@@ -248,7 +276,8 @@ def retrieve(
     result, out_dir = _run_and_save(
         "retrieve",
         out,
-        lambda: run_retrieve(
+        resume,
+        lambda checkpointing: run_retrieve(
             model,
             norms=norms,
             max_props=max_props,
@@ -260,6 +289,7 @@ def retrieve(
             **_run_options(
                 vocab_model, vocab_file, revision, device, dtype, batch_size, seed, quiet
             ),
+            **checkpointing,
         ),
     )
     counts = result.manifest["counts"]
@@ -320,6 +350,7 @@ def elicit(
     batch_size: BatchSize = 32,
     seed: Seed = 0,
     out: Out = None,
+    resume: Resume = False,
     quiet: Quiet = False,
 ) -> None:
     """Ask for a concept's properties: `Everyone knows that a bear has <mask>.`
@@ -335,7 +366,8 @@ def elicit(
     result, out_dir = _run_and_save(
         "elicit",
         out,
-        lambda: run_elicit(
+        resume,
+        lambda checkpointing: run_elicit(
             model,
             norms=norms,
             relations=relation or RELATIONS,
@@ -344,6 +376,7 @@ def elicit(
             **_run_options(
                 vocab_model, vocab_file, revision, device, dtype, batch_size, seed, quiet
             ),
+            **checkpointing,
         ),
     )
     typer.echo(format_elicitation_table(result.summary, PAPER_PROMPTS))
@@ -382,9 +415,11 @@ def prince(
     result, out_dir = _run_and_save(
         "prince",
         out,
-        lambda: run_prince(
+        False,
+        lambda checkpointing: run_prince(
             model,
             **_run_options(vocab_model, vocab_file, revision, device, dtype, batch_size, 0, quiet),
+            **checkpointing,
         ),
     )
     for row in result.prompts.itertuples():

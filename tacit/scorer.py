@@ -192,7 +192,7 @@ class MaskedLMScorer:
         return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
 
     def _batches(
-        self, encoded: list[list[int]], progress: bool
+        self, encoded: list[list[int]], progress: bool | tqdm
     ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
         """Yield (prompt indices, float32 logits over the whole vocabulary at the mask).
 
@@ -202,8 +202,11 @@ class MaskedLMScorer:
         pad_id = self.tokenizer.pad_token_id or 0
         mask_id = self.tokenizer.mask_token_id
         hook = self.model.base_model.register_forward_hook(self._keep_mask_rows)
-        bar = tqdm(
-            total=len(order), desc=f"scoring {self.name}", unit="prompt", disable=not progress
+        owned = not isinstance(progress, tqdm)  # or the caller's bar, spanning several calls
+        bar = (
+            tqdm(total=len(order), desc=f"scoring {self.name}", unit="prompt", disable=not progress)
+            if owned
+            else progress
         )
         try:
             with torch.inference_mode():
@@ -224,10 +227,11 @@ class MaskedLMScorer:
                     bar.update(len(indices))
         finally:
             hook.remove()
-            bar.close()
+            if owned:
+                bar.close()
 
     def shared_scores(
-        self, prompts: Sequence[str], vocab_ids: np.ndarray, *, progress: bool = True
+        self, prompts: Sequence[str], vocab_ids: np.ndarray, *, progress: bool | tqdm = True
     ) -> Iterator[ScoredBatch]:
         """Score each distinct prompt text once; yield the results batch by batch.
 
@@ -256,7 +260,7 @@ class MaskedLMScorer:
         vocab_ids: np.ndarray,
         *,
         top_k: int = 5,
-        progress: bool = True,
+        progress: bool | tqdm = True,
     ) -> TargetScores:
         """Rank each target among the shared vocabulary at its prompt's <mask>.
 

@@ -150,7 +150,8 @@ def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monk
     )
     assert result.exit_code == 130
     assert "interrupted by Ctrl-C: no result files were written" in result.stderr
-    assert not out.exists()
+    assert "--resume --out" in result.stderr
+    assert [p.name for p in out.iterdir()] == [".partial"]  # only what --resume needs
 
 
 def test_interruption_while_writing_leaves_no_result_file(
@@ -174,7 +175,9 @@ def test_interruption_while_writing_leaves_no_result_file(
         app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
     )
     assert result.exit_code == 130
-    assert list(out.iterdir()) == []  # neither result files nor temporary ones
+    # neither result files nor temporary ones: only the chunks --resume would reuse
+    assert [p.name for p in out.iterdir()] == [".partial"]
+    assert "--resume" in result.stderr
 
 
 def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
@@ -201,7 +204,7 @@ def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
     assert process.returncode == 143
     assert "interrupted by SIGTERM: no result files were written" in stderr
     assert "Traceback" not in stderr
-    assert not out.exists()
+    assert [p.name for p in out.iterdir()] == [".partial"]
 
 
 def test_model_order_does_not_change_results(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
@@ -285,3 +288,66 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
     (run / "summary.csv").write_text("model,relation\nm,has\n")
     fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "no category, mrr")
     fails_cleanly(["table", run], "no map_vocab, prefix")
+
+
+def test_resume_gives_the_results_of_an_uninterrupted_run(
+    tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
+):
+    import tacit.api
+
+    monkeypatch.setattr(tacit.api, "CHUNK_TEXTS", 5)  # 11 distinct texts: 3 chunks per model
+    base = [
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_roberta,
+        "--norms",
+        str(toy_norms_path),
+        "--max-props",
+        "3",
+        "-q",
+    ]
+    whole = tmp_path / "whole"
+    assert runner.invoke(app, [*base, "--out", str(whole)]).exit_code == 0
+
+    real = tacit.api.score_prompts
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:  # the second model's second chunk
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tacit.api, "score_prompts", flaky)
+    resumed = tmp_path / "resumed"
+    assert runner.invoke(app, [*base, "--out", str(resumed)]).exit_code == 130
+    assert not (resumed / "prompts.csv").exists()
+    calls.clear()
+    monkeypatch.setattr(
+        tacit.api, "score_prompts", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    result = runner.invoke(app, [*base, "--out", str(resumed), "--resume"])
+    assert result.exit_code == 0, result.output
+    assert len(calls) == 2  # only the chunks the interruption left
+    for name in ("prompts.csv", "summary.csv", "vocab.txt", "dropped.csv"):
+        assert (resumed / name).read_bytes() == (whole / name).read_bytes(), name
+    assert not (resumed / ".partial").exists()
+
+
+def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
+    from tacit.scorer import MaskedLMScorer
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "run"
+    base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", out, "-q"]
+    with monkeypatch.context() as patch:
+        patch.setattr(MaskedLMScorer, "score_targets", interrupted)
+        assert runner.invoke(app, [str(a) for a in base]).exit_code == 130
+    fails_cleanly([*base, "--resume", "--max-props", 4], "was started with other models, options")
+    fails_cleanly([*base[:-3], "--resume"], "--resume needs --out")
+    fails_cleanly([*base[:-3], "--out", tmp_path / "empty", "--resume"], "no unfinished run")
+    assert runner.invoke(app, [str(a) for a in base] + ["--resume"]).exit_code == 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
 from tacit.norms.phrasing import one_word_answers
@@ -168,7 +169,7 @@ def score_elicitation(
     vocab: Vocabulary,
     sensible: dict[str, np.ndarray],
     *,
-    progress: bool = True,
+    progress: bool | tqdm = True,
 ) -> pd.DataFrame:
     """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt.
 

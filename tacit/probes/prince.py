@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
 from tacit.results.metrics import average_precision_rows
@@ -49,7 +50,11 @@ def prince_prompts(vocab: Vocabulary) -> pd.DataFrame:
 
 
 def score_prince(
-    prompts: pd.DataFrame, scorer: MaskedLMScorer, vocab: Vocabulary, *, progress: bool = True
+    prompts: pd.DataFrame,
+    scorer: MaskedLMScorer,
+    vocab: Vocabulary,
+    *,
+    progress: bool | tqdm = True,
 ) -> pd.DataFrame:
     """Rank and probability of each answer, AP of the answer set, and the top 10 words."""
     words = np.asarray(vocab.words, dtype=object)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
 from tacit.norms.reader import NormSet
@@ -292,7 +293,11 @@ def build_prompts(
 
 
 def score_prompts(
-    prompts: pd.DataFrame, scorer: MaskedLMScorer, vocab: Vocabulary, *, progress: bool = True
+    prompts: pd.DataFrame,
+    scorer: MaskedLMScorer,
+    vocab: Vocabulary,
+    *,
+    progress: bool | tqdm = True,
 ) -> pd.DataFrame:
     """Score every prompt with one model: the RESULT_COLUMNS table for that model."""
     targets = [vocab.index(t) for t in prompts["target"]]

@@ -1,0 +1,71 @@
+"""Scored chunks of a run kept on disk, so that an interrupted run can resume where it stopped.
+
+A run directory holds `.partial/` while it is being scored: `plan.json` (what the run is: its
+prompts, vocabulary, models and options) and one pickle per model and chunk of prompts. A
+resumed run must have the same plan; it reuses the chunks it finds and scores the rest. When
+the run's files are written, `.partial/` goes. The pickles round-trip exactly, so a resumed run
+writes the same bytes as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tacit.errors import TacitError
+from tacit.results.rundir import write_atomic
+
+PARTIAL = ".partial"
+
+
+class Checkpoint:
+    """Chunk store of one run; with `directory=None`, a no-op (nothing kept)."""
+
+    def __init__(self, directory: Path | None, plan: dict[str, Any], *, resume: bool) -> None:
+        self.directory = directory
+        if directory is None:
+            if resume:
+                raise TacitError("--resume needs --out: the run directory to continue")
+            return
+        plan_file = directory / "plan.json"
+        text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
+        if resume:
+            if not plan_file.is_file():
+                raise TacitError(f"--resume: no unfinished run in {directory.parent}")
+            if plan_file.read_text() != text:
+                raise TacitError(
+                    f"--resume: the unfinished run in {directory.parent} was started with other "
+                    "models, options, norms or vocabulary; rerun it without --resume"
+                )
+            return
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+        write_atomic(plan_file, text)
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"{key}.pkl"
+
+    def load(self, key: str) -> Any | None:
+        """What was saved under `key`, or None."""
+        if self.directory is None or not self._path(key).is_file():
+            return None
+        with open(self._path(key), "rb") as handle:
+            return pickle.load(handle)  # our own files, written by save() below
+
+    def save(self, key: str, value: Any) -> None:
+        """Keep `value` under `key` (written whole: temporary name, then rename)."""
+        if self.directory is None:
+            return
+        tmp = self._path(key).with_suffix(".tmp")
+        with open(tmp, "wb") as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(self._path(key))
+
+    def finish(self) -> None:
+        """The run's files are written: drop the chunks."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
