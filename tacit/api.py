@@ -56,6 +56,8 @@ class ProbeResult:
     @property
     def dropped(self) -> pd.DataFrame:
         """Retrieval: `concept, reason` for every concept left out."""
+        if "dropped" not in self.extra:
+            raise AttributeError(f"a {self.manifest.get('probe')} run drops no concepts")
         return self.extra["dropped"]
 
     def save(self, out: str | Path) -> Path:
