@@ -87,11 +87,29 @@ def best_of(score, repeats: int):
 
 
 def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
+    """tacit's scoring and, interleaved with it in the same process, the encoder's forward pass
+    alone on the same batches: their ratio is then not at the mercy of the machine's noise."""
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
-    scores, seconds = best_of(
-        lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False), repeats
-    )
-    return scores.rank, seconds
+    pad = scorer.tokenizer.pad_token_id
+
+    def forward_only():
+        encoded = scorer.encode(list(dict.fromkeys(prompts)))
+        order = np.argsort([-len(ids) for ids in encoded], kind="stable")
+        with torch.inference_mode():
+            for first in range(0, len(order), batch_size):
+                batch = [encoded[i] for i in order[first : first + batch_size]]
+                width = len(batch[0])
+                ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
+                scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
+
+    scoring, encoder = [], []
+    for _ in range(repeats):
+        scores, seconds = best_of(
+            lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False), 1
+        )
+        scoring.append(seconds)
+        encoder.append(best_of(forward_only, 1)[1])
+    return (scores.rank, min(encoder)), min(scoring)
 
 
 def run_cli(model_dir, norms, concepts, max_props, batch_size, out):
@@ -106,24 +124,6 @@ def run_cli(model_dir, norms, concepts, max_props, batch_size, out):
     )  # fmt: skip
     table = pd.read_csv(Path(out) / "prompts.csv")
     return table, None
-
-
-def run_encoder_only(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
-    """The base model's forward pass alone, on tacit's own batches (no head, no reductions)."""
-    scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
-    pad = scorer.tokenizer.pad_token_id
-
-    def forward_only():
-        encoded = scorer.encode(list(dict.fromkeys(prompts)))
-        order = np.argsort([-len(ids) for ids in encoded], kind="stable")
-        with torch.inference_mode():
-            for first in range(0, len(order), batch_size):
-                batch = [encoded[i] for i in order[first : first + batch_size]]
-                width = len(batch[0])
-                ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
-                scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
-
-    return best_of(forward_only, repeats)
 
 
 def run_lama(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
@@ -230,7 +230,6 @@ def main() -> int:
         common = (model_dir, prompts, targets, ids, args.batch_size)
         runs = {
             "tacit": in_fresh_process(run_tacit, *common, repeats=args.repeats),
-            "encoder_only": in_fresh_process(run_encoder_only, *common, repeats=args.repeats),
             "lama": in_fresh_process(run_lama, *common, repeats=args.repeats),
         }
         n_pipe = args.pipeline_prompts
@@ -250,9 +249,12 @@ def main() -> int:
         lama_e2e = min(lamas, key=lambda r: r[4])
     cli_table = cli[0]
     n = len(prompts)
+    tacit_ranks, encoder_s = runs["tacit"][0]
+    runs["tacit"] = (tacit_ranks, *runs["tacit"][1:])
     lama_ranks, lama_near = runs["lama"][0]
     rank_gap = np.abs(runs["tacit"][0] - lama_ranks)
     per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
+    per_prompt["encoder_only"] = encoder_s / n
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
         "shape": args.shape,
@@ -260,7 +262,7 @@ def main() -> int:
         "batch_size": args.batch_size,
         "repeats": args.repeats,
         **{f"{name}_prompts_per_s": round(1 / t, 2) for name, t in per_prompt.items()},
-        **{f"{name}_total_s": round(r[2], 2) for name, r in runs.items()},
+        **{f"{name}_process_s": round(r[2], 2) for name, r in runs.items()},
         **{f"{name}_peak_rss_mb": round(r[3]) for name, r in runs.items()},
         "scoring_time_over_encoder_forward": round(
             per_prompt["tacit"] / per_prompt["encoder_only"], 3

@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from tacit.errors import TacitError
@@ -50,8 +52,13 @@ class NormSet:
         return list(dict.fromkeys(self.table["concept"]))
 
     def features_of(self, concept: str) -> pd.DataFrame:
-        """The rows of one concept."""
-        return self.table[self.table["concept"] == concept]
+        """The rows of one concept (empty for an unknown concept)."""
+        rows = self._rows_by_concept.get(concept)
+        return self.table.iloc[rows] if rows is not None else self.table.iloc[:0]
+
+    @cached_property
+    def _rows_by_concept(self) -> dict[str, np.ndarray]:
+        return {c: rows for c, rows in self.table.groupby("concept", sort=False).indices.items()}
 
 
 def file_sha256(path: Path) -> str:

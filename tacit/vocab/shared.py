@@ -55,25 +55,29 @@ def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrai
 def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
     """Map each word that this tokenizer encodes as one whole-word token to that token's id."""
     special = set(tokenizer.all_special_ids)
-    vocab = tokenizer.get_vocab()
+    ids = sorted(set(tokenizer.get_vocab().values()) - special)
     candidates = sorted(
         {
             word
-            for token, index in vocab.items()
-            if index not in special
-            and (word := tokenizer.convert_tokens_to_string([token]).strip())
-            and not any(ch.isspace() for ch in word)
+            for decoded in _decode_each(ids, tokenizer)
+            if (word := decoded.strip()) and not any(ch.isspace() for ch in word)
         }
     )
     encoded = _encode_words([" " + word for word in candidates], tokenizer)
-    words: dict[str, int] = {}
-    for word, ids in zip(candidates, encoded):
-        if len(ids) != 1 or ids[0] in special:
-            continue
-        token = tokenizer.convert_ids_to_tokens(ids[0])
-        if tokenizer.convert_tokens_to_string([token]).strip() == word:
-            words[word] = ids[0]
-    return words
+    single = [
+        (word, e[0]) for word, e in zip(candidates, encoded) if len(e) == 1 and e[0] not in special
+    ]
+    decoded = _decode_each([index for _, index in single], tokenizer)
+    return {word: index for (word, index), back in zip(single, decoded) if back.strip() == word}
+
+
+def _decode_each(ids: list[int], tokenizer: PreTrainedTokenizerBase) -> list[str]:
+    """Each token id decoded on its own, as text (RoBERTa's `Ġbear` -> ` bear`); in one call to
+    the Rust backend when there is one."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return backend.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    return [tokenizer.convert_tokens_to_string([tokenizer.convert_ids_to_tokens(i)]) for i in ids]
 
 
 def _encode_words(texts: list[str], tokenizer: PreTrainedTokenizerBase) -> list[list[int]]:
