@@ -63,6 +63,16 @@ def third_person(verb: str) -> str:
     return verb + "s"
 
 
+def _alternatives(word: str) -> tuple[list[str], bool]:
+    """The `_`-joined alternatives of a word, up to one that starts a phrase of its own, and
+    whether one did (then the alternatives span the rest of the feature, rule 2)."""
+    alternatives = [a for a in word.split("_") if a]
+    for i, alternative in enumerate(alternatives[1:], start=1):
+        if alternative in _PHRASE_STARTERS:
+            return alternatives[:i], True
+    return alternatives, False
+
+
 def first_alternatives(feature: str) -> str:
     """Keep the first of each set of `_`-joined alternatives (rule 2).
 
@@ -73,12 +83,9 @@ def first_alternatives(feature: str) -> str:
     """
     kept: list[str] = []
     for word in feature.split(" "):
-        if "_" not in word:
-            kept.append(word)
-            continue
-        first, *others = word.split("_")
-        kept.append(first)
-        if any(other in _PHRASE_STARTERS for other in others):
+        alternatives, starts_phrase = _alternatives(word)
+        kept.append(alternatives[0] if alternatives else word)
+        if starts_phrase:
             break  # the alternatives span the rest of the feature
     return " ".join(kept)
 
@@ -136,10 +143,5 @@ def one_word_answers(rest: str) -> list[str] | None:
     True
     """
     words = rest.split(" ")
-    alternatives = [a for a in words[0].split("_") if a]
-    if len(words) == 1:
-        return alternatives
-    for i, alternative in enumerate(alternatives[1:], start=1):
-        if alternative in _PHRASE_STARTERS:
-            return alternatives[:i]
-    return None
+    alternatives, starts_phrase = _alternatives(words[0])
+    return alternatives if len(words) == 1 or starts_phrase else None
