@@ -127,6 +127,7 @@ def _score_each_model(
     )
     prompts = prepare(vocab)
     models = list(dict.fromkeys(models))
+    shrinkage = vocab.shrinkage()
     checkpoint = Checkpoint(
         options.checkpoint,
         {
@@ -176,6 +177,7 @@ def _score_each_model(
         records.append(record)
         tables.append(pd.concat(scored).sort_index())
     manifest = {
+        "probe": probe,
         "command": command_line(),
         "software": software(),
         "models": records,
@@ -190,10 +192,11 @@ def _score_each_model(
             "sha256": vocab.sha256,
             "file": str(options.vocab_file) if options.vocab_file is not None else None,
             "coverage": vocab.coverage.to_dict("records"),
-            "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in vocab.shrinkage().items()},
-            "warnings": vocab.warnings(),
+            "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in shrinkage.items()},
+            "warnings": vocab.warnings(shrinkage),
         },
         "started": started,
+        "finished": now(),
     }
     return pd.concat(tables, ignore_index=True), vocab, manifest
 
@@ -281,7 +284,6 @@ def retrieve(
     prompt_set = built["set"]
     dropped = prompt_set.dropped
     manifest = {
-        "probe": "retrieve",
         **manifest,
         "options": {
             "max_props": max_props,
@@ -305,7 +307,6 @@ def retrieve(
             "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
             "prompts_naming_their_target": _naming_target(prompt_set.prompts),
         },
-        "finished": now(),
     }
     summary = summarize_retrieval(prompts, seed=options.seed)
     return ProbeResult(prompts, summary, vocab, manifest, {"dropped": dropped})
@@ -380,7 +381,6 @@ def elicit(
     per_model = built["prompts"]
     counts = per_model[per_model.prefix == prefixes[0]].groupby("relation").size()
     manifest = {
-        "probe": "elicit",
         **manifest,
         "options": {
             "relations": relations,
@@ -396,7 +396,6 @@ def elicit(
             "features_excluded": built["golds"].excluded.to_dict("records"),
             "spearman_undefined": int(prompts["spearman"].isna().sum()),
         },
-        "finished": now(),
     }
     summary = summarize_elicitation(prompts)
     return ProbeResult(prompts, summary, vocab, manifest, {"excluded": built["golds"].excluded})
@@ -412,6 +411,5 @@ def prince(models: Sequence[str], **run_options: Any) -> ProbeResult:
         prince_prompts,
         "prince",
     )
-    manifest = {"probe": "prince", **manifest, "finished": now()}
     summary = prompts[["model", "direction", "rank", "target_prob", "ap_vocab"]]
     return ProbeResult(prompts, summary, vocab, manifest)

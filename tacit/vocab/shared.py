@@ -166,13 +166,16 @@ class Vocabulary:
             result[name] = (len(others), len(self.words))
         return result
 
-    def warnings(self, threshold: float = 0.5) -> list[str]:
+    def warnings(
+        self, shrinkage: dict[str, tuple[int, int]] | None = None, threshold: float = 0.5
+    ) -> list[str]:
         """Legitimate but surprising: a tokenizer that removes more than `threshold` of the
-        words the others share (an uncased or non-English model beside cased English ones)."""
+        words the others share (an uncased or non-English model beside cased English ones).
+        Pass `shrinkage()` if it is already computed."""
         return [
             f"{name} shrinks the shared vocabulary from {without} to {with_it} words "
             f"({1 - with_it / without:.0%} fewer): is it the model you meant to compare?"
-            for name, (without, with_it) in self.shrinkage().items()
+            for name, (without, with_it) in (shrinkage or self.shrinkage()).items()
             if without and 1 - with_it / without > threshold
         ]
 
