@@ -22,6 +22,7 @@ from transformers import (
     RobertaForMaskedLM,
     RobertaTokenizerFast,
 )
+from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TACIT_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -284,3 +285,19 @@ def _isolated_config(tmp_path, monkeypatch):
     """Every test gets its own config dir and no $TACIT_NORMS, so none sees the user's."""
     monkeypatch.setenv("TACIT_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.delenv("TACIT_NORMS", raising=False)
+
+
+def fails_cleanly(args, message, out=None):
+    """Run `probe ARGS`: exit status 1, one line on stderr that names the problem (contains
+    `message`), no traceback, and with `out`, no run directory left behind."""
+    from tacit.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 1, (args, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in result.output
+    if out is not None:
+        assert not out.exists()
+    return lines[0]

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import REAL_NORMS, needs_shared
+from conftest import REAL_NORMS, fails_cleanly, needs_shared
 from sklearn.metrics import average_precision_score
 from typer.testing import CliRunner
 
@@ -153,34 +153,9 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
     assert (out / "excluded.csv").is_file()
     single = prompts[prompts.n_gold == 1]
     assert single.spearman.isna().all()
-    bad = runner.invoke(
-        app,
-        [
-            "elicit",
-            "-m",
-            tiny_bert,
-            "--norms",
-            str(toy_norms_path),
-            "--relation",
-            "wants",
-            "--out",
-            str(tmp_path / "bad"),
-        ],
-    )
-    assert bad.exit_code == 1 and "--relation wants" in bad.stderr
-    bad = runner.invoke(
-        app,
-        [
-            "elicit",
-            "-m",
-            tiny_bert,
-            "--norms",
-            str(toy_norms_path),
-            "--no-prefix",
-            "--prefix-ablation",
-        ],
-    )
-    assert bad.exit_code == 1 and "contradict" in bad.stderr
+    base = ["elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--out", tmp_path / "bad"]
+    fails_cleanly([*base, "--relation", "wants"], "--relation wants")
+    fails_cleanly([*base, "--no-prefix", "--prefix-ablation"], "contradict")
     table = runner.invoke(app, ["table", str(out)])
     assert table.exit_code == 0 and "without prefix" in table.stdout
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from conftest import fails_cleanly
 from transformers import (
     AutoTokenizer,
     BertForSequenceClassification,
@@ -26,19 +27,6 @@ from tacit.errors import TacitError
 from tacit.vocab.shared import Vocabulary
 
 runner = CliRunner()
-
-
-def fails_cleanly(args, message, out=None):
-    """Exit status 1, one line on stderr naming the problem, no traceback, nothing written."""
-    result = runner.invoke(app, [str(a) for a in args])
-    assert result.exit_code == 1, (args, result.output)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert message in lines[0], lines[0]
-    assert "Traceback" not in result.output
-    if out is not None:
-        assert not out.exists()
-    return lines[0]
 
 
 def test_options_out_of_range_or_contradictory(tiny_bert, toy_norms_path, tmp_path):
