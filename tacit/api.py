@@ -88,6 +88,7 @@ class RunOptions:
     device: str = "auto"
     dtype: str = "float32"
     batch_size: int = 32
+    compile: bool = False  # torch.compile the encoder: slow start, faster long runs
     seed: int = 0
     progress: bool = True
     checkpoint: Path | None = None  # where scored chunks are kept (the CLI: RUN_DIR/.partial)
@@ -161,6 +162,7 @@ def _score_each_model(
                 dtype=options.dtype,
                 batch_size=options.batch_size,
                 tokenizer=tokenizers[name],
+                compile=options.compile,
             )
             record = {**model_record(scorer), "device": str(scorer.device)}
             checkpoint.save(f"{number}-model", record)
@@ -189,6 +191,7 @@ def _score_each_model(
         "device": device,
         "dtype": options.dtype,
         "batch_size": options.batch_size,
+        "compile": options.compile,
         "seed": options.seed,
         "resumed": options.resume,
         "vocabulary": {

@@ -105,7 +105,7 @@ def nli(
         for name in dict.fromkeys(models):
             kind = model_kind(name, options.revision) if mode == "auto" else mode
             loader = dict(revision=options.revision, device=options.device, dtype=options.dtype,
-                          batch_size=options.batch_size)  # fmt: skip
+                          batch_size=options.batch_size, compile=options.compile)  # fmt: skip
             if kind == "classifier":
                 model: Any = NLIClassifier(name, label_names=label_names, **loader)
                 table, record = model.predictions(items, progress=options.progress)
@@ -161,6 +161,7 @@ def nli(
         },  # fmt: skip
         "dtype": options.dtype,
         "batch_size": options.batch_size,
+        "compile": options.compile,
         "seed": options.seed,
         "dropped": {
             "not_sampled": loaded - len(items),
@@ -255,7 +256,7 @@ def pragmeval(
         encoder = FrozenEncoder(
             lambda name=name: MaskedLMScorer(
                 name, revision=options.revision, device=options.device, dtype=options.dtype,
-                batch_size=options.batch_size,
+                batch_size=options.batch_size, compile=options.compile,
             ),
             FeatureCache(
                 cache_root, model_fingerprint(name, resolve_revision(name, options.revision)),
@@ -329,6 +330,7 @@ def pragmeval(
         "paper_bert_average": PAPER_BERT_AVERAGE,
         "dtype": options.dtype,
         "batch_size": options.batch_size,
+        "compile": options.compile,
         "seed": options.seed,
         "started": started,
         "finished": now(),

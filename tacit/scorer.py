@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,32 @@ def load_with_head(
     return model.eval()
 
 
+def compile_encoder(model: PreTrainedModel) -> None:
+    """Compile the encoder's forward pass with torch.compile (dynamic shapes: one graph serves
+    every batch size and prompt length). Hooks on the encoder stay outside the graph, so the
+    LM head still sees only the mask rows. Compiling costs a minute or more once per process;
+    it pays off on long runs (about 20% faster steady state on a 2-core CPU)."""
+    base = model.base_model
+    base.forward = torch.compile(base.forward, dynamic=True)
+
+
+@contextmanager
+def compile_errors_explained(compiled: bool, name: str, device: torch.device) -> Iterator[None]:
+    """Turn an error torch.compile raised (no C++ compiler, an unsupported operation) into a
+    one-line TacitError that says to run without --compile."""
+    try:
+        yield
+    except Exception as err:
+        from torch._dynamo.exc import TorchDynamoException
+
+        if compiled and isinstance(err, TorchDynamoException):
+            raise TacitError(
+                f"--compile: torch.compile failed for {name} on {device} ({first_line(err)}); "
+                "run without --compile"
+            ) from err
+        raise
+
+
 def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int:
     """The longest input, special tokens included, that the model's positions allow (RoBERTa's
     positions start after its padding index, so roberta-base takes 512 of its 514)."""
@@ -158,6 +185,7 @@ class MaskedLMScorer:
         dtype: str = "float32",
         batch_size: int = 32,
         tokenizer: PreTrainedTokenizerBase | None = None,
+        compile: bool = False,
     ) -> None:
         if batch_size < 1:
             raise TacitError(f"--batch-size {batch_size}: must be at least 1")
@@ -173,6 +201,9 @@ class MaskedLMScorer:
             AutoModelForMaskedLM, name_or_path, revision, self.dtype, what="masked LM",
             head="masked-LM",
         ).to(self.device)  # fmt: skip
+        self.compiled = compile
+        if compile:
+            compile_encoder(self.model)
         self.max_tokens = max_tokens(self.model, self.tokenizer)
         self.last_cut = 0  # prompts cut to fit by the last shared_scores(cut_to_fit=True)
         self._rows: torch.Tensor | None = None
@@ -250,7 +281,8 @@ class MaskedLMScorer:
                     ids = ids.to(self.device, non_blocking=True)
                     attention = attention.to(self.device, non_blocking=True)
                     try:
-                        result = forward(ids, attention)
+                        with compile_errors_explained(self.compiled, self.name, self.device):
+                            result = forward(ids, attention)
                     except OUT_OF_MEMORY:
                         self._shrink_batch()
                         continue

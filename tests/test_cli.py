@@ -94,6 +94,18 @@ def test_same_command_twice_gives_identical_tables(tiny_bert, toy_norms_path, tm
     np.testing.assert_allclose(big.target_prob, one.target_prob, rtol=1e-5)
 
 
+def test_compile_option_gives_the_same_results(tiny_bert, toy_norms_path, tmp_path):
+    common = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--max-props", 3, "-q"]
+    assert invoke(*common, "--out", tmp_path / "eager").exit_code == 0
+    result = invoke(*common, "--out", tmp_path / "compiled", "--compile")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "compiled" / "manifest.json").read_text())
+    assert manifest["compile"] is True
+    eager, compiled = (pd.read_csv(tmp_path / n / "prompts.csv") for n in ("eager", "compiled"))
+    pd.testing.assert_series_equal(eager["rank"], compiled["rank"])
+    np.testing.assert_allclose(eager.target_prob, compiled.target_prob, rtol=1e-5)
+
+
 def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, tmp_path):
     cases = [
         ["retrieve", "-m", tiny_bert, "--norms", tmp_path / "missing.dat"],

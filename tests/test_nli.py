@@ -227,6 +227,24 @@ def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifie
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+def test_classifier_goes_to_its_device_and_compiles(monkeypatch, data, nli_classifier):
+    from tacit.probes import nli as nli_module
+
+    monkeypatch.setattr(nli_module, "resolve_device", lambda device: torch.device("meta"))
+    on_meta = nli_module.NLIClassifier(nli_classifier, device="cuda")
+    assert next(on_meta.model.parameters()).device.type == "meta"
+    monkeypatch.undo()
+    items = SUITES["nope"].load(data["nope"])
+    eager, _ = nli_module.NLIClassifier(nli_classifier, device="cpu").predictions(
+        items, progress=False
+    )
+    compiled, _ = nli_module.NLIClassifier(nli_classifier, device="cpu", compile=True).predictions(
+        items, progress=False
+    )
+    columns = ["p_entailment", "p_neutral", "p_contradiction"]
+    np.testing.assert_allclose(compiled[columns], eager[columns], rtol=1e-5)
+
+
 def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
     generic = save_nli_classifier(tmp_path / "generic", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     fails_cleanly(["nli", "--suite", "nope", "--data", data["nope"], "-m", generic, "-q"],

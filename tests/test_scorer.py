@@ -206,3 +206,34 @@ def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monke
     monkeypatch.setattr(scorer.model, "forward", never)
     with pytest.raises(TacitError, match="out of memory on cpu even one prompt at a time"):
         scorer.score_targets(prompts, targets, ids, progress=False)
+
+
+def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
+    """--compile changes how the encoder runs, never what it computes (float error aside);
+    the hook that hands the LM head only the mask rows still applies."""
+    prompts = [f"A <mask> has {'fur, ' * n}claws." for n in range(6)]
+    vocab, _ = vocabulary_for([tiny_roberta])
+    ids = vocab.token_ids[tiny_roberta]
+    targets = [vocab.index("bear")] * len(prompts)
+    eager = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4)
+    compiled = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4, compile=True)
+    assert compiled.compiled and not eager.compiled
+    expected = eager.score_targets(prompts, targets, ids, progress=False)
+    got = compiled.score_targets(prompts, targets, ids, progress=False)
+    np.testing.assert_array_equal(got.rank, expected.rank)
+    np.testing.assert_allclose(got.target_prob, expected.target_prob, rtol=1e-5)
+    np.testing.assert_array_equal(got.top_index, expected.top_index)
+
+
+def test_a_failing_compile_is_one_clear_error(tiny_roberta, monkeypatch):
+    from torch._dynamo.exc import TorchRuntimeError
+
+    scorer = MaskedLMScorer(tiny_roberta, device="cpu", compile=True)
+
+    def fails(*args, **kwargs):
+        raise TorchRuntimeError("no C++ compiler found")
+
+    monkeypatch.setattr(scorer.model.base_model, "forward", fails)
+    vocab, _ = vocabulary_for([tiny_roberta])
+    with pytest.raises(TacitError, match="--compile: torch.compile failed .* without --compile"):
+        scorer.score_targets(["A <mask>."], [0], vocab.token_ids[tiny_roberta], progress=False)

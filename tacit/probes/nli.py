@@ -26,7 +26,15 @@ from tacit.errors import TacitError, first_line
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
 from tacit.probes import cloze
-from tacit.scorer import MaskedLMScorer, load_with_head, max_tokens, resolve_device, resolve_dtype
+from tacit.scorer import (
+    MaskedLMScorer,
+    compile_encoder,
+    compile_errors_explained,
+    load_with_head,
+    max_tokens,
+    resolve_device,
+    resolve_dtype,
+)
 from tacit.vocab.shared import load_tokenizer, quiet_transformers
 
 DEFAULT_TEMPLATE = "{premise}? <mask>, {hypothesis}"
@@ -156,6 +164,7 @@ class NLIClassifier:
         dtype: str = "float32",
         batch_size: int = 32,
         label_names: Sequence[str] | None = None,
+        compile: bool = False,
     ) -> None:
         self.name = name_or_path
         self.revision = revision
@@ -169,7 +178,10 @@ class NLIClassifier:
             resolve_dtype(dtype),
             what="NLI classifier",
             head="classification",
-        )  # fmt: skip.to(self.device)
+        ).to(self.device)
+        self.compiled = compile
+        if compile:
+            compile_encoder(self.model)
         self.order = label_order(self.model.config.id2label, name_or_path, label_names)
         self.max_tokens = max_tokens(self.model, self.tokenizer)
 
@@ -204,7 +216,8 @@ class NLIClassifier:
                     return_tensors="pt",
                 )
                 batch = {k: v.to(self.device) for k, v in batch.items()}
-                logits = self.model(**batch).logits.double()
+                with compile_errors_explained(self.compiled, self.name, self.device):
+                    logits = self.model(**batch).logits.double()
                 probs[torch.as_tensor(chunk, device=self.device)] = torch.softmax(logits, -1)[
                     :, columns
                 ]
