@@ -1,4 +1,4 @@
-"""Throughput and memory of retrieval scoring against the usual ways of doing it, in one process.
+"""Throughput and memory of retrieval scoring against the usual ways of doing it.
 
 Builds a masked LM with random weights in a chosen shape (roberta-base by default: the same
 compute as the real model) on a real tokenizer, takes the first N retrieval prompts of the
@@ -6,17 +6,19 @@ real norms, and times on the same prompts:
 
 - tacit: MaskedLMScorer.score_targets (length-sorted batches, LM head at mask rows only);
 - encoder: the base model's forward pass alone on the same batches (the floor for this work);
-- lama: LAMA-style scoring (length-sorted batches, full [batch x tokens x vocab] logits,
-  log_softmax over the vocabulary, then the shared-vocabulary columns at the mask);
+- tacit --compile: the same with torch.compile, its first pass (compiling) apart;
+- lama: LAMA-style scoring (bench/lama_style.py: length-sorted batches, full [batch x tokens x
+  vocab] logits, log_softmax over the vocabulary, then the shared-vocabulary columns);
 - pipeline: transformers' fill-mask pipeline asked for the shared vocabulary (targets=,
   top_k=len(vocab)), on a small subset because it is slow.
 
 Each method runs in a fresh process; its scoring pass is repeated (--repeats, default 3) and
-the fastest counts. End to end, start-up included, `probe retrieve` itself (the CLI, on the
-same 520 prompts) is timed against LAMA-style scoring in fresh processes, the fastest of
---end-to-end-repeats each. It checks that tacit's ranks equal the LAMA-style ranks (where
-scores are not tied within float error), prints prompts/s and ratios, and writes a JSON
-record. Run: `python bench/bench_retrieve.py` (or `--quick` for a smoke run).
+the fastest counts. End to end, start-up included, the `probe retrieve` command (on the same
+prompts) and `python bench/lama_style.py` each run as a user runs them, in a fresh
+interpreter, the fastest of --end-to-end-repeats each. It checks that tacit's ranks equal the
+LAMA-style ranks (where scores are not tied within float error) and the pipeline's, prints
+prompts/s, ratios and peak memory, and writes a JSON record. Run:
+`python bench/bench_retrieve.py` (or `--quick` for a smoke run).
 """
 
 from __future__ import annotations
@@ -202,6 +204,89 @@ def in_fresh_process(method, *args, **kwargs):
     return (*result, time.perf_counter() - start)
 
 
+def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool, np.ndarray]:
+    """Every method on the same prompts, each in a fresh process: (record, ranks agree, tacit's
+    ranks)."""
+    n, n_pipe = len(prompts), args.pipeline_prompts
+    common = (model_dir, prompts, targets, ids, args.batch_size)
+    runs = {
+        "tacit": in_fresh_process(run_tacit, *common, repeats=args.repeats),
+        "lama": in_fresh_process(run_lama, *common, repeats=args.repeats),
+    }
+    if not args.no_compile:
+        runs["tacit_compiled"] = in_fresh_process(run_compiled, *common, repeats=args.repeats)
+    runs["pipeline"] = in_fresh_process(
+        run_pipeline, model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size,
+        repeats=args.repeats,
+    )  # fmt: skip
+    (tacit_ranks, encoder_s), (lama_ranks_, lama_near) = runs["tacit"][0], runs["lama"][0]
+    rank_gap = np.abs(tacit_ranks - lama_ranks_)
+    per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
+    per_prompt["encoder_only"] = encoder_s / n
+    record = {
+        **{f"{name}_prompts_per_s": round(1 / t, 2) for name, t in per_prompt.items()},
+        **{f"{name}_process_s": round(r[2], 2) for name, r in runs.items()},
+        **{f"{name}_peak_rss_mb": round(r[3]) for name, r in runs.items()},
+        "scoring_time_over_encoder_forward": round(
+            per_prompt["tacit"] / per_prompt["encoder_only"], 3
+        ),
+        "speedup_vs_lama_scoring": round(per_prompt["lama"] / per_prompt["tacit"], 2),
+        "peak_memory_lama_over_tacit_scoring": round(runs["lama"][3] / runs["tacit"][3], 2),
+        "speedup_vs_pipeline": round(per_prompt["pipeline"] / per_prompt["tacit"], 1),
+        "ranks_equal_lama": int((rank_gap == 0).sum()),
+        "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
+        "ranks_equal_pipeline": bool((tacit_ranks[:n_pipe] == runs["pipeline"][0]).all()),
+    }
+    ok = record["ranks_differing_beyond_float_ties"] == 0 and record["ranks_equal_pipeline"]
+    if "tacit_compiled" in runs:
+        compiled_ranks, first_pass_s = runs["tacit_compiled"][0]
+        record["tacit_compiled_first_pass_s"] = round(first_pass_s, 1)
+        record["compiled_speedup_vs_tacit_steady_state"] = round(
+            per_prompt["tacit"] / per_prompt["tacit_compiled"], 2
+        )
+        compiled_gap = np.abs(compiled_ranks - lama_ranks_)
+        record["compiled_ranks_differing_beyond_float_ties"] = int((compiled_gap > lama_near).sum())
+        ok = ok and record["compiled_ranks_differing_beyond_float_ties"] == 0
+    return record, ok, tacit_ranks
+
+
+def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict, bool, np.ndarray]:
+    """`probe retrieve` against the LAMA-style script, each a command in a fresh interpreter
+    as a user runs it, the fastest of a few runs each: (record, ranks agree, probe's ranks)."""
+    prompts = list(built.prompt)
+    job = Path(tmp) / "job.json"
+    lama_job = {"prompts": prompts, "targets": targets, "vocab_ids": ids.tolist()}
+    job.write_text(json.dumps({**lama_job, "batch_size": args.batch_size}))
+    concepts = ",".join(dict.fromkeys(built.concept))
+    clis, lamas = [], []
+    for attempt in range(args.end_to_end_repeats):
+        out = Path(tmp) / f"run{attempt}"
+        clis.append(timed_command([
+            *probe_command(), "retrieve", "--model", model_dir, "--norms", str(args.norms),
+            "--concepts", concepts, "--max-props", "10", "--batch-size", str(args.batch_size),
+            "--device", "cpu", "--out", str(out), "--quiet",
+        ]))  # fmt: skip
+        lamas.append(timed_command([
+            sys.executable, str(BENCH / "lama_style.py"), model_dir, str(job),
+            str(Path(tmp) / f"lama{attempt}.json"),
+        ]))  # fmt: skip
+    probe_ranks = pd.read_csv(Path(tmp) / "run0" / "prompts.csv")["rank"].to_numpy()
+    lama = json.loads((Path(tmp) / "lama0.json").read_text())
+    (cli_s, cli_mb), (lama_s, lama_mb) = min(clis), min(lamas)
+    beyond_ties = np.abs(probe_ranks - np.array(lama["rank"])) > np.array(lama["near"])
+    record = {
+        "end_to_end_prompts": len(prompts),
+        "probe_retrieve_end_to_end_s": round(cli_s, 2),
+        "probe_retrieve_peak_rss_mb": round(cli_mb),
+        "lama_end_to_end_s": round(lama_s, 2),
+        "lama_end_to_end_peak_rss_mb": round(lama_mb),
+        "speedup_vs_lama_end_to_end": round(lama_s / cli_s, 2),
+        "peak_memory_lama_over_probe_retrieve": round(lama_mb / cli_mb, 2),
+        "probe_retrieve_ranks_differing_from_lama_script_beyond_float_ties": int(beyond_ties.sum()),
+    }
+    return record, not beyond_ties.any(), probe_ranks
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=520, help="retrieval prompts to score")
@@ -215,6 +300,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="scoring passes; the fastest counts")
     parser.add_argument("--end-to-end-repeats", type=int, default=2)
     parser.add_argument(
+        "--end-to-end-only", action="store_true", help="only probe retrieve vs the LAMA script"
+    )
+    parser.add_argument(
         "--no-compile", action="store_true", help="leave out the tacit --compile row"
     )
     parser.add_argument("--quick", action="store_true", help="tiny model, 40 prompts: a smoke run")
@@ -224,100 +312,34 @@ def main() -> int:
         args.shape, args.prompts, args.pipeline_prompts = "tiny", 40, 2
         args.repeats, args.end_to_end_repeats, args.no_compile = 1, 1, True
 
+    record = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
+        "shape": args.shape,
+        "prompts": args.prompts,
+        "batch_size": args.batch_size,
+        "repeats": args.repeats,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp) / "model")
         tokenizer = RobertaTokenizerFast.from_pretrained(model_dir)
         vocab = build_vocabulary({model_dir: tokenizer})
         built = build_prompts(read_norms(args.norms), vocab, max_props=10).prompts
         built = built.iloc[: args.prompts]
+        record["prompts"] = len(built)
         prompts, targets = list(built.prompt), [vocab.index(t) for t in built.target]
         ids = vocab.token_ids[model_dir]
-        common = (model_dir, prompts, targets, ids, args.batch_size)
-        runs = {
-            "tacit": in_fresh_process(run_tacit, *common, repeats=args.repeats),
-            "lama": in_fresh_process(run_lama, *common, repeats=args.repeats),
-        }
-        if not args.no_compile:
-            runs["tacit_compiled"] = in_fresh_process(run_compiled, *common, repeats=args.repeats)
-        n_pipe = args.pipeline_prompts
-        runs["pipeline"] = in_fresh_process(
-            run_pipeline, model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size,
-            repeats=args.repeats,
-        )  # fmt: skip
-        # end to end, start-up included: each a command in a fresh interpreter, as a user runs
-        # it; the fastest of a few runs each
-        job = Path(tmp) / "job.json"
-        lama_job = {"prompts": prompts, "targets": targets, "vocab_ids": ids.tolist()}
-        job.write_text(json.dumps({**lama_job, "batch_size": args.batch_size}))
-        concepts = ",".join(dict.fromkeys(built.concept))
-        clis, lamas = [], []
-        for attempt in range(args.end_to_end_repeats):
-            out = Path(tmp) / f"run{attempt}"
-            clis.append(timed_command([
-                *probe_command(), "retrieve", "--model", model_dir, "--norms", str(args.norms),
-                "--concepts", concepts, "--max-props", "10", "--batch-size", str(args.batch_size),
-                "--device", "cpu", "--out", str(out), "--quiet",
-            ]))  # fmt: skip
-            lamas.append(timed_command([
-                sys.executable, str(BENCH / "lama_style.py"), model_dir, str(job),
-                str(Path(tmp) / f"lama{attempt}.json"),
-            ]))  # fmt: skip
-        cli_table = pd.read_csv(Path(tmp) / "run0" / "prompts.csv")
-        lama_e2e_ranks = json.loads((Path(tmp) / "lama0.json").read_text())["rank"]
-    cli_s, cli_mb = min(clis)
-    lama_s, lama_mb = min(lamas)
-    n = len(prompts)
-    tacit_ranks, encoder_s = runs["tacit"][0]
-    runs["tacit"] = (tacit_ranks, *runs["tacit"][1:])
-    lama_ranks_, lama_near = runs["lama"][0]
-    runs["lama"] = (lama_ranks_, *runs["lama"][1:])
-    rank_gap = np.abs(tacit_ranks - lama_ranks_)
-    per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
-    per_prompt["encoder_only"] = encoder_s / n
-    record = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
-        "shape": args.shape,
-        "prompts": n,
-        "batch_size": args.batch_size,
-        "repeats": args.repeats,
-        **{f"{name}_prompts_per_s": round(1 / t, 2) for name, t in per_prompt.items()},
-        **{f"{name}_process_s": round(r[2], 2) for name, r in runs.items()},
-        **{f"{name}_peak_rss_mb": round(r[3]) for name, r in runs.items()},
-        "scoring_time_over_encoder_forward": round(
-            per_prompt["tacit"] / per_prompt["encoder_only"], 3
-        ),
-        "speedup_vs_lama_scoring": round(per_prompt["lama"] / per_prompt["tacit"], 2),
-        "probe_retrieve_end_to_end_s": round(cli_s, 2),
-        "probe_retrieve_prompts": len(cli_table),
-        "probe_retrieve_peak_rss_mb": round(cli_mb),
-        "lama_end_to_end_s": round(lama_s, 2),
-        "lama_end_to_end_peak_rss_mb": round(lama_mb),
-        "speedup_vs_lama_end_to_end": round(lama_s / cli_s, 2),
-        "peak_memory_lama_over_probe_retrieve": round(lama_mb / cli_mb, 2),
-        "speedup_vs_pipeline": round(per_prompt["pipeline"] / per_prompt["tacit"], 1),
-        "ranks_equal_lama": int((rank_gap == 0).sum()),
-        "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
-        "lama_script_ranks_equal_lama": bool((np.array(lama_e2e_ranks) == lama_ranks_).all()),
-        "ranks_equal_pipeline": bool((tacit_ranks[:n_pipe] == runs["pipeline"][0]).all()),
-        "probe_retrieve_ranks_equal_scorer": bool(
-            (cli_table["rank"].to_numpy() == tacit_ranks).all()
-        ),
-    }
-    ok = (
-        record["ranks_differing_beyond_float_ties"] == 0
-        and record["ranks_equal_pipeline"]
-        and record["probe_retrieve_ranks_equal_scorer"]
-        and record["lama_script_ranks_equal_lama"]
-    )
-    if "tacit_compiled" in runs:
-        compiled_ranks, first_pass_s = runs["tacit_compiled"][0]
-        record["tacit_compiled_first_pass_s"] = round(first_pass_s, 1)
-        record["compiled_speedup_vs_tacit_steady_state"] = round(
-            per_prompt["tacit"] / per_prompt["tacit_compiled"], 2
+        ok = True
+        if not args.end_to_end_only:
+            scoring, ok, tacit_ranks = compare_scoring(args, model_dir, prompts, targets, ids)
+            record.update(scoring)
+        end_to_end, e2e_ok, probe_ranks = compare_end_to_end(
+            args, tmp, model_dir, built, targets, ids
         )
-        compiled_gap = np.abs(compiled_ranks - lama_ranks_)
-        record["compiled_ranks_differing_beyond_float_ties"] = int((compiled_gap > lama_near).sum())
-        ok = ok and record["compiled_ranks_differing_beyond_float_ties"] == 0
+        record.update(end_to_end)
+        ok = ok and e2e_ok
+        if not args.end_to_end_only:
+            record["probe_retrieve_ranks_equal_scorer"] = bool((probe_ranks == tacit_ranks).all())
+            ok = ok and record["probe_retrieve_ranks_equal_scorer"]
     for key, value in record.items():
         print(f"{key:>42}: {value}")
     args.json.parent.mkdir(parents=True, exist_ok=True)

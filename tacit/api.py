@@ -88,7 +88,7 @@ class RunOptions:
     device: str = "auto"
     dtype: str = "float32"
     batch_size: int = 32
-    compile: bool = False  # torch.compile the encoder: slow start, faster long runs
+    compile: bool = False  # torch.compile the encoder (see scorer.compile_encoder)
     seed: int = 0
     progress: bool = True
     checkpoint: Path | None = None  # where scored chunks are kept (the CLI: RUN_DIR/.partial)

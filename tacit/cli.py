@@ -138,8 +138,8 @@ Compile = Annotated[
     bool,
     typer.Option(
         "--compile",
-        help="torch.compile the encoder: a minute or more to compile, then faster (about 20% "
-        "on a CPU); worth it for long runs only.",
+        help="torch.compile the encoder (a minute or so of compiling first). Results are the "
+        "same; on a CPU it measured no faster (README), so try it on long GPU runs only.",
     ),
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
