@@ -178,7 +178,8 @@ def _score_each_model(
             record["batch_size_used"] = scorer.batch_size  # smaller if memory ran out
             checkpoint.save(f"{number}-model", record)
             del scorer
-            gc.collect()
+            if number < len(models) - 1:  # free this model before the next one loads
+                gc.collect()
         device = record.pop("device")
         records.append(record)
         tables.append(pd.concat(scored).sort_index())
