@@ -215,10 +215,34 @@ class MaskedLMScorer:
         return resolve_revision(self.name, self.revision)
 
     def _keep_mask_rows(self, module, inputs, output):
-        """Forward hook: hand the LM head only the hidden states at the mask positions."""
+        """Forward hook on the encoder: hand the LM head only the hidden states at the mask."""
         hidden = output.last_hidden_state
         output.last_hidden_state = hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0)
         return output
+
+    def _keep_mask_rows_of_attention(self, module, inputs, output):
+        """Forward hook on the last layer's attention block: its feed-forward block (two thirds
+        of the layer's work, position-wise) and then the LM head see only the mask rows."""
+        hidden = output[0]
+        return (hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0), *output[1:])
+
+    def _mask_rows_hook(self) -> torch.utils.hooks.RemovableHandle:
+        """Keep only the mask rows as early as the architecture allows: after the last layer's
+        attention in BERT-built encoders (BERT, RoBERTa, XLM-R, ELECTRA: the layer's
+        feed-forward block is then skipped at every other position, about 5% of the encoder's
+        work), else at the encoder's output. Not inside a compiled encoder, whose graph would
+        otherwise hold the hook."""
+        layers = getattr(getattr(self.model.base_model, "encoder", None), "layer", None)
+        last = layers[-1] if isinstance(layers, torch.nn.ModuleList) and len(layers) else None
+        bert_built = (
+            last is not None
+            and isinstance(getattr(last, "attention", None), torch.nn.Module)
+            and callable(getattr(last, "feed_forward_chunk", None))
+            and not getattr(last, "add_cross_attention", False)
+        )
+        if bert_built and not self.compiled:
+            return last.attention.register_forward_hook(self._keep_mask_rows_of_attention)
+        return self.model.base_model.register_forward_hook(self._keep_mask_rows)
 
     def encode(self, prompts: Sequence[str]) -> list[list[int]]:
         """Token ids of each prompt with the model's mask token in place of `<mask>`.
@@ -315,7 +339,7 @@ class MaskedLMScorer:
             self._rows = (ids == mask_id).nonzero()
             return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
 
-        hook = self.model.base_model.register_forward_hook(self._keep_mask_rows)
+        hook = self._mask_rows_hook()
         try:
             yield from self._run_batches(encoded, forward, progress, "scoring")
         finally:

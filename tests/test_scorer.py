@@ -237,3 +237,18 @@ def test_a_failing_compile_is_one_clear_error(tiny_roberta, monkeypatch):
     vocab, _ = vocabulary_for([tiny_roberta])
     with pytest.raises(TacitError, match="--compile: torch.compile failed .* without --compile"):
         scorer.score_targets(["A <mask>."], [0], vocab.token_ids[tiny_roberta], progress=False)
+
+
+@pytest.mark.parametrize("which", ["tiny_bert", "tiny_roberta"])
+def test_last_feed_forward_block_runs_at_mask_rows_only(which, request):
+    """The last layer's feed-forward block sees one row per prompt, not every position (the
+    scores equal a plain forward pass: test_scores_match_plain_forward_and_softmax)."""
+    model_dir = request.getfixturevalue(which)
+    scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=8)
+    seen = []
+    last = scorer.model.base_model.encoder.layer[-1]
+    last.intermediate.register_forward_hook(lambda m, i, o: seen.append(tuple(i[0].shape)))
+    vocab, _ = vocabulary_for([model_dir])
+    prompts = ["A <mask> has fur.", "A <mask> has fur and claws.", "A big <mask> is here."]
+    scorer.score_targets(prompts, [0, 0, 0], vocab.token_ids[model_dir], progress=False)
+    assert [shape[:2] for shape in seen] == [(1, 3)]
