@@ -2,8 +2,9 @@
 
 Prompts carry the literal placeholder `<mask>`; the scorer puts the model's own mask token
 there. Prompts are de-duplicated, sorted by token length and batched; the encoder runs on the
-batch and the LM head runs only on the mask rows (a forward hook on the base model hands the
-head just those rows, which works for any `*ForMaskedLM` whose head is position-wise). All
+batch and the LM head runs only on the mask rows (a forward hook hands the head just those
+rows, which works for any `*ForMaskedLM` whose head is position-wise; in BERT-built encoders
+the rows are cut before the last layer's feed-forward block, see _mask_rows_hook). All
 reductions (ranks, probabilities, top words) happen on the device; only small per-prompt
 results come back.
 """
@@ -364,19 +365,24 @@ class MaskedLMScorer:
         mask_id = self.tokenizer.mask_token_id
 
         def forward(ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+            self._rows = (ids == mask_id).nonzero()
             hidden = self.model.base_model(input_ids=ids, attention_mask=attention)
             hidden = hidden.last_hidden_state.float()
-            if pooling == "mask":
-                rows = (ids == mask_id).nonzero()
-                return hidden[rows[:, 0], rows[:, 1]]
+            if pooling == "mask":  # the mask rows only, in order (see _mask_rows_hook)
+                return hidden[0]
             weights = attention.unsqueeze(-1).float()
             return (hidden * weights).sum(1) / weights.sum(1)
 
         out = torch.empty(
             (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
         )
-        for indices, states in self._run_batches(encoded, forward, progress, "encoding"):
-            out[torch.as_tensor(indices, device=self.device)] = states
+        hook = self._mask_rows_hook() if pooling == "mask" else None
+        try:
+            for indices, states in self._run_batches(encoded, forward, progress, "encoding"):
+                out[torch.as_tensor(indices, device=self.device)] = states
+        finally:
+            if hook is not None:
+                hook.remove()
         return out.cpu().numpy(), cut
 
     def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> int:
