@@ -80,18 +80,15 @@ def build_model(tokenizer_dir: Path, shape: str, where: Path) -> str:
     return str(where)
 
 
-def best_of(score, repeats: int):
-    """Run `score()` `repeats` times: its (last) result and its fastest time, the usual way to
-    read through the noise of a shared machine."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = score()
-        times.append(time.perf_counter() - start)
-    return result, min(times)
+def timed(score):
+    """Run `score()` once: its result and its time in seconds (rounds do the repeating, see
+    interleaved)."""
+    start = time.perf_counter()
+    result = score()
+    return result, time.perf_counter() - start
 
 
-def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
+def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     """tacit's scoring and, interleaved with it in the same process, the encoder's forward pass
     alone on the same batches: their ratio is then not at the mercy of the machine's noise."""
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
@@ -107,35 +104,30 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
                 ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
                 scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
 
-    scoring, encoder = [], []
-    for _ in range(repeats):
-        scores, seconds = best_of(
-            lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False), 1
-        )
-        scoring.append(seconds)
-        encoder.append(best_of(forward_only, 1)[1])
-    return (scores.rank, min(encoder)), min(scoring)
+    scores, scoring = timed(
+        lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False)
+    )
+    encoder = timed(forward_only)[1]
+    return (scores.rank, encoder), scoring
 
 
-def run_compiled(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
-    """tacit with --compile: the first pass (compiling included) timed apart from the
-    fastest of the passes after it (the steady state a long run reaches)."""
+def run_compiled(model_dir, prompts, targets, vocab_ids, batch_size):
+    """tacit with --compile: the first pass (compiling included) timed apart from the pass
+    after it (the steady state a long run reaches)."""
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size, compile=True)
 
     def score():
         return scorer.score_targets(prompts, targets, vocab_ids, progress=False)
 
-    _, first = best_of(score, 1)
-    scores, steady = best_of(score, repeats)
+    first = timed(score)[1]
+    scores, steady = timed(score)
     return (scores.rank, first), steady
 
 
-def run_lama(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
+def run_lama(model_dir, prompts, targets, vocab_ids, batch_size):
     """Ranks the way LAMA computes them (bench/lama_style.py): full logits, log_softmax, select."""
     model, tokenizer = load(model_dir)
-    return best_of(
-        lambda: lama_ranks(model, tokenizer, prompts, targets, vocab_ids, batch_size), repeats
-    )
+    return timed(lambda: lama_ranks(model, tokenizer, prompts, targets, vocab_ids, batch_size))
 
 
 def timed_command(argv: list[str]) -> tuple[float, float]:
@@ -158,7 +150,7 @@ def probe_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from tacit.cli import run; sys.exit(run())"]
 
 
-def run_pipeline(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
+def run_pipeline(model_dir, prompts, targets, vocab_ids, batch_size):
     """transformers' fill-mask pipeline, asked for the whole shared vocabulary."""
     fill = pipeline("fill-mask", model=model_dir, tokenizer=model_dir, device="cpu")
     tokens = fill.tokenizer.convert_ids_to_tokens([int(i) for i in vocab_ids])
@@ -172,22 +164,22 @@ def run_pipeline(model_dir, prompts, targets, vocab_ids, batch_size, repeats=1):
             ranks.append(ranked.index(int(vocab_ids[target])) + 1)
         return np.array(ranks)
 
-    return best_of(score, repeats)
+    return timed(score)
 
 
-def _child(method, args, kwargs, queue):
+def _child(method, args, queue):
     torch.set_num_threads(os.cpu_count() or 1)
     transformers.logging.set_verbosity_error()
     start = time.perf_counter()
     try:
-        ranks, scoring_s = method(*args, **kwargs)
+        ranks, scoring_s = method(*args)
     except BaseException as err:
         queue.put(err)
         raise
     queue.put((ranks, scoring_s, time.perf_counter() - start, peak_rss_mb()))
 
 
-def in_fresh_process(method, *args, **kwargs):
+def in_fresh_process(method, *args):
     """Run one method in a spawned process.
 
     Returns (result, scoring s, s inside the process, peak RSS MB, wall s from the parent:
@@ -196,7 +188,7 @@ def in_fresh_process(method, *args, **kwargs):
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     start = time.perf_counter()
-    process = context.Process(target=_child, args=(method, args, kwargs, queue))
+    process = context.Process(target=_child, args=(method, args, queue))
     process.start()
     result = queue.get()
     process.join()
@@ -212,7 +204,7 @@ def interleaved(methods: dict, rounds: int) -> dict[str, list[tuple]]:
     runs: dict[str, list[tuple]] = {name: [] for name in methods}
     for _ in range(rounds):
         for name, (method, args) in methods.items():
-            runs[name].append(in_fresh_process(method, *args, repeats=1))
+            runs[name].append(in_fresh_process(method, *args))
     return runs
 
 
@@ -329,7 +321,6 @@ def main() -> int:
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
         "shape": args.shape,
-        "prompts": args.prompts,
         "batch_size": args.batch_size,
         "repeats": args.repeats,
     }

@@ -215,17 +215,19 @@ class MaskedLMScorer:
         """The hub commit the weights came from; None for a local directory."""
         return resolve_revision(self.name, self.revision)
 
+    def _mask_rows_of(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[batch x tokens x hidden] -> [1 x masks x hidden]: the rows at `self._rows`."""
+        return hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0)
+
     def _keep_mask_rows(self, module, inputs, output):
         """Forward hook on the encoder: hand the LM head only the hidden states at the mask."""
-        hidden = output.last_hidden_state
-        output.last_hidden_state = hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0)
+        output.last_hidden_state = self._mask_rows_of(output.last_hidden_state)
         return output
 
     def _keep_mask_rows_of_attention(self, module, inputs, output):
         """Forward hook on the last layer's attention block: its feed-forward block (two thirds
         of the layer's work, position-wise) and then the LM head see only the mask rows."""
-        hidden = output[0]
-        return (hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0), *output[1:])
+        return (self._mask_rows_of(output[0]), *output[1:])
 
     def _mask_rows_hook(self) -> torch.utils.hooks.RemovableHandle:
         """Keep only the mask rows as early as the architecture allows: after the last layer's
@@ -365,7 +367,8 @@ class MaskedLMScorer:
         mask_id = self.tokenizer.mask_token_id
 
         def forward(ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
-            self._rows = (ids == mask_id).nonzero()
+            if pooling == "mask":
+                self._rows = (ids == mask_id).nonzero()
             hidden = self.model.base_model(input_ids=ids, attention_mask=attention)
             hidden = hidden.last_hidden_state.float()
             if pooling == "mask":  # the mask rows only, in order (see _mask_rows_hook)
