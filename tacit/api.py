@@ -200,6 +200,7 @@ def _score_each_model(
             "sha256": vocab.sha256,
             "file": str(options.vocab_file) if options.vocab_file is not None else None,
             "coverage": vocab.coverage.to_dict("records"),
+            "single_token_words": dict(vocab.found_by),
             "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in shrinkage.items()},
             "warnings": vocab.warnings(shrinkage),
         },

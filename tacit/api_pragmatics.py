@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from tacit import paths
 from tacit.api import ProbeResult, RunOptions
 from tacit.errors import TacitError
 from tacit.pragmatics import SUITES
@@ -49,7 +50,6 @@ from tacit.probes.pragmeval import (
     results_table,
     texts_to_encode,
 )
-from tacit.probes.pragmeval import cache_dir as cache_dir_of
 from tacit.results.manifest import command_line, now, software
 from tacit.results.nli_report import summarize_nli
 from tacit.results.pragmeval_report import read_reference, summarize_pragmeval
@@ -246,7 +246,7 @@ def pragmeval(
         elif template is not None and pooling == "mask":
             check_fields(template_for(config, template), config.fields)
     rows, predictions, records = [], [], []
-    cache_root = cache_dir_of(cache_dir)
+    cache_root = paths.cache_dir(cache_dir)
     total = sum(texts_to_encode(c, max_train) for c in configs.values())
     for name in dict.fromkeys(models):
         bar = tqdm(

@@ -282,8 +282,10 @@ def real_roberta(tmp_path_factory) -> str:
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path, monkeypatch):
-    """Every test gets its own config dir and no $TACIT_NORMS, so none sees the user's."""
+    """Every test gets its own config and cache dirs and no $TACIT_NORMS, so none sees the
+    user's."""
     monkeypatch.setenv("TACIT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TACIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TACIT_NORMS", raising=False)
 
 

@@ -85,6 +85,13 @@ def test_same_command_twice_gives_identical_tables(tiny_bert, toy_norms_path, tm
         )
     for table in ("prompts.csv", "summary.csv", "vocab.txt", "dropped.csv"):
         assert (tmp_path / "a" / table).read_bytes() == (tmp_path / "b" / table).read_bytes()
+    # the first run found the single-token words, the second read them from the cache
+    found_by = [
+        json.loads((tmp_path / n / "manifest.json").read_text())["vocabulary"]["single_token_words"]
+        for n in ("a", "b")
+    ]
+    assert found_by[0][tiny_bert].startswith("computed, cached as ")
+    assert found_by[1][tiny_bert].startswith("cache ")
     # another batch size pads differently: same ranks, probabilities equal to float precision
     big, one = (pd.read_csv(tmp_path / name / "prompts.csv") for name in ("a", "c"))
     pd.testing.assert_frame_equal(

@@ -1,10 +1,13 @@
 """The shared vocabulary: single-token words per tokenizer, intersections, vocab files."""
 
+import json
+
 import pytest
 from conftest import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 from tacit.errors import TacitError
 from tacit.vocab import build_vocabulary, load_tokenizer, read_vocab_file, single_token_words
+from tacit.vocab.cache import cached_words, tokenizer_key
 
 
 def test_wordpiece_words_exclude_pieces_and_specials(tiny_bert):
@@ -87,3 +90,40 @@ def test_real_bert_and_roberta_share_18542_words():
         vocab_file=COMMON_VOCAB,
     )
     assert len(with_file) == 18137
+
+
+def test_single_token_words_are_cached_by_tokenizer_content(tiny_roberta, tmp_path, monkeypatch):
+    monkeypatch.setenv("TACIT_CACHE_DIR", str(tmp_path / "cache"))
+    tokenizer = load_tokenizer(tiny_roberta)
+    first = build_vocabulary({"r": tokenizer})
+    second = build_vocabulary({"r": load_tokenizer(tiny_roberta)})
+    assert first.found_by["r"].startswith("computed, cached as ")
+    assert second.found_by["r"] == "cache " + first.found_by["r"].split()[-1]
+    assert second.words == first.words and (second.token_ids["r"] == first.token_ids["r"]).all()
+    assert len(list((tmp_path / "cache" / "single-token-words").glob("*.json"))) == 1
+    # a changed tokenizer is another entry, never the old answer
+    tokenizer.add_tokens(["grizzly"])
+    changed = build_vocabulary({"r": tokenizer})
+    assert changed.found_by["r"].startswith("computed, cached as ")
+    assert set(changed.words) == set(single_token_words(tokenizer))
+    assert tokenizer_key(tokenizer) != tokenizer_key(load_tokenizer(tiny_roberta))
+
+
+def test_a_damaged_cache_entry_is_recomputed(tiny_bert, tmp_path, monkeypatch):
+    monkeypatch.setenv("TACIT_CACHE_DIR", str(tmp_path))
+    tokenizer = load_tokenizer(tiny_bert)
+    entry = tmp_path / "single-token-words" / f"{tokenizer_key(tokenizer)}.json"
+    entry.parent.mkdir()
+    for damage in ('{"bear": 5', '["bear"]', '{"bear": "5"}', "{}"):
+        entry.write_text(damage)
+        words, how = cached_words(tokenizer, single_token_words)
+        assert words == single_token_words(tokenizer) and how.startswith("computed, cached")
+        assert json.loads(entry.read_text()) == words
+
+
+def test_an_unwritable_cache_still_builds(tiny_bert, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("TACIT_CACHE_DIR", str(blocker))
+    vocab = build_vocabulary({"b": load_tokenizer(tiny_bert)})
+    assert vocab.found_by == {"b": "computed"} and "bear" in vocab.words

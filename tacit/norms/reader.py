@@ -179,6 +179,7 @@ def read_norms(path: str | Path) -> NormSet:
     rows, merged = _merge_duplicates(pd.DataFrame.from_records(records))
     rows = rows.drop(columns="participants").reset_index(drop=True)
     rows["pf"] = rows["pf"].astype(int)
-    rows["relation"] = rows["feature"].map(relation_of)
-    rows["phrase"] = rows["feature"].map(feature_to_phrase)
+    features = rows["feature"].unique()  # a quarter of the rows: phrase each feature once
+    rows["relation"] = rows["feature"].map(dict(zip(features, map(relation_of, features))))
+    rows["phrase"] = rows["feature"].map(dict(zip(features, map(feature_to_phrase, features))))
     return NormSet(table=rows[NORM_COLUMNS], path=path, sha256=file_sha256(path), merged=merged)

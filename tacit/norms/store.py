@@ -8,23 +8,15 @@ from pathlib import Path
 
 from tacit.errors import TacitError
 from tacit.norms.reader import NormSet, file_sha256, read_norms
+from tacit.paths import config_dir
 
 NORMS_ENV = "TACIT_NORMS"
-CONFIG_ENV = "TACIT_CONFIG_DIR"
 
 HOW_TO_GET_NORMS = (
     "the CSLB norms are handed out by the Centre for Speech, Language and the Brain (Cambridge) "
     "after registration; download norms.dat, then run `probe norms install PATH/TO/norms.dat` "
     f"once, or pass --norms PATH, or set {NORMS_ENV}=PATH"
 )
-
-
-def config_dir() -> Path:
-    """Where tacit keeps its settings: $TACIT_CONFIG_DIR, else $XDG_CONFIG_HOME/tacit."""
-    if os.environ.get(CONFIG_ENV):
-        return Path(os.environ[CONFIG_ENV])
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "tacit"
 
 
 def _config_file() -> Path:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,16 +79,6 @@ def texts(config: Config, split: str, template: str) -> list[str]:
     return [
         cloze.fill_template(template, dict(zip(config.fields, values))) for values in zip(*columns)
     ]
-
-
-def cache_dir(explicit: str | Path | None) -> Path:
-    """--cache-dir, else $TACIT_CACHE_DIR, else ~/.cache/tacit (XDG_CACHE_HOME honoured)."""
-    if explicit is not None:
-        return Path(explicit)
-    if os.environ.get("TACIT_CACHE_DIR"):
-        return Path(os.environ["TACIT_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tacit"
 
 
 def model_fingerprint(name_or_path: str, resolved_revision: str | None) -> dict[str, Any]:

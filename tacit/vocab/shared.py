@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
 from tacit.errors import TacitError, first_line
+from tacit.vocab.cache import cached_words
 
 
 @contextmanager
@@ -128,12 +129,15 @@ class Vocabulary:
         token_ids: model name (as given) -> int64 array of token ids aligned with `words`.
         single_token: model name -> every word its tokenizer encodes as one whole-word token.
         file_words: the words of the vocabulary file, or None without one.
+        found_by: model name -> how its single-token words were found (`computed`, or read
+            from the cache: see tacit.vocab.cache), for the manifest.
     """
 
     words: tuple[str, ...]
     token_ids: Mapping[str, np.ndarray]
     single_token: Mapping[str, frozenset[str]]
     file_words: frozenset[str] | None = None
+    found_by: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def coverage(self) -> pd.DataFrame:
@@ -209,6 +213,7 @@ def build_vocabulary(
     vocab_file: str | Path | None = None,
 ) -> Vocabulary:
     """Intersect the single-token words of every tokenizer (and the vocabulary file, if any).
+    Each tokenizer's words are read from the cache when it holds them (tacit.vocab.cache).
 
     Args:
         tokenizers: model name as given -> its tokenizer; every model compared and every
@@ -217,7 +222,8 @@ def build_vocabulary(
     """
     if not tokenizers:
         raise TacitError("no model given: the shared vocabulary needs at least one tokenizer")
-    per_model = {name: single_token_words(tok) for name, tok in tokenizers.items()}
+    found = {name: cached_words(tok, single_token_words) for name, tok in tokenizers.items()}
+    per_model = {name: words for name, (words, _) in found.items()}
     shared = set.intersection(*(set(words) for words in per_model.values()))
     file_words = None
     if vocab_file is not None:
@@ -237,6 +243,7 @@ def build_vocabulary(
         token_ids=token_ids,
         single_token={name: frozenset(w) for name, w in per_model.items()},
         file_words=file_words,
+        found_by={name: how for name, (_, how) in found.items()},
     )
 
 

@@ -1,0 +1,86 @@
+"""Each tokenizer's single-token words, kept on disk between runs.
+
+Finding them encodes and decodes every entry of the tokenizer's vocabulary (about a second for
+RoBERTa's 50,000 on a laptop core), and the answer is the same every run for the same
+tokenizer. A cache entry is keyed by a hash of everything that answer depends on: the
+tokenizer's whole serialised state (vocabulary, merges, normaliser, pre-tokenizer, added
+tokens), its special-token ids, its class, the `tokenizers` library's version and the version
+of the rule in `single_token_words`. Any change to one of them is a new key, never a stale
+answer. Tokenizers without a Rust backend (nothing to hash reliably) are not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import tokenizers
+from transformers import PreTrainedTokenizerBase
+
+from tacit.paths import cache_dir
+from tacit.results.rundir import write_atomic
+
+# Bump whenever single_token_words changes what it returns: old entries are then never read.
+RULE_VERSION = 1
+
+
+def tokenizer_key(tokenizer: PreTrainedTokenizerBase) -> str | None:
+    """Hex sha256 identifying what single_token_words returns for this tokenizer; None when it
+    has no Rust backend to serialise."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    digest = hashlib.sha256()
+    for part in (
+        f"rule {RULE_VERSION}",
+        f"tokenizers {tokenizers.__version__}",
+        type(tokenizer).__name__,
+        json.dumps(sorted(tokenizer.all_special_ids)),
+        backend.to_str(),
+    ):
+        digest.update(part.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def cached_words(
+    tokenizer: PreTrainedTokenizerBase,
+    compute: Callable[[PreTrainedTokenizerBase], dict[str, int]],
+) -> tuple[dict[str, int], str]:
+    """`compute(tokenizer)`, read from the cache when it holds this tokenizer's answer, else
+    computed and written there. Returns the words and where they came from, for the manifest:
+    `cache <key>` (read), `computed, cached as <key>`, or `computed` (no Rust backend, or the
+    cache directory cannot be written: the run goes on without it)."""
+    key = tokenizer_key(tokenizer)
+    if key is None:
+        return compute(tokenizer), "computed"
+    path = cache_dir() / "single-token-words" / f"{key}.json"
+    words = _read_entry(path)
+    if words is not None:
+        return words, f"cache {key[:16]}"
+    words = compute(tokenizer)
+    return words, (f"computed, cached as {key[:16]}" if _write_entry(path, words) else "computed")
+
+
+def _read_entry(path: Path) -> dict[str, int] | None:
+    """The words of a cache entry; None when it is missing or unreadable (then recomputed)."""
+    try:
+        words = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    valid = isinstance(words, dict) and all(
+        isinstance(w, str) and isinstance(i, int) for w, i in words.items()
+    )
+    return words if valid and words else None
+
+
+def _write_entry(path: Path, words: dict[str, int]) -> bool:
+    """Write an entry whole or not at all (runs in parallel never read half of one); False when
+    the directory cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(words, ensure_ascii=False))
+    except OSError:
+        return False
+    return True
