@@ -180,6 +180,6 @@ def read_norms(path: str | Path) -> NormSet:
     rows = rows.drop(columns="participants").reset_index(drop=True)
     rows["pf"] = rows["pf"].astype(int)
     features = rows["feature"].unique()  # a quarter of the rows: phrase each feature once
-    rows["relation"] = rows["feature"].map(dict(zip(features, map(relation_of, features))))
-    rows["phrase"] = rows["feature"].map(dict(zip(features, map(feature_to_phrase, features))))
+    for column, of_feature in (("relation", relation_of), ("phrase", feature_to_phrase)):
+        rows[column] = rows["feature"].map({feature: of_feature(feature) for feature in features})
     return NormSet(table=rows[NORM_COLUMNS], path=path, sha256=file_sha256(path), merged=merged)
