@@ -5,7 +5,9 @@ compute as the real model) on a real tokenizer, takes the first N retrieval prom
 real norms, and times on the same prompts:
 
 - tacit: MaskedLMScorer.score_targets (length-sorted batches, LM head at mask rows only);
-- encoder: the base model's forward pass alone on the same batches (the floor for this work);
+- encoder: the base model's forward pass alone on the same batches (the floor for this work),
+  with its FLOPs and, in the same process, the machine's rate on one feed-forward-shaped
+  matrix product (how close the encoder comes to what the hardware gives);
 - tacit --compile: the same with torch.compile, its first pass (compiling) apart;
 - lama: LAMA-style scoring (bench/lama_style.py: length-sorted batches, full [batch x tokens x
   vocab] logits, log_softmax over the vocabulary, then the shared-vocabulary columns);
@@ -88,11 +90,39 @@ def timed(score):
     return result, time.perf_counter() - start
 
 
+def encoder_flops(config, batch_shapes: list[tuple[int, int]]) -> float:
+    """Floating-point operations of the encoder's matrix products on padded batches of
+    (prompts, tokens): per layer and position the four attention projections and the two
+    feed-forward ones, plus the attention scores and weighted values (2 per multiply-add)."""
+    hidden, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    per_layer = sum(
+        2 * rows * width * (4 * hidden * hidden + 2 * hidden * inner)
+        + 2 * 2 * rows * width * width * hidden
+        for rows, width in batch_shapes
+    )
+    return layers * per_layer
+
+
+def matmul_rate(rows: int, hidden: int, inner: int, repeats: int = 30) -> float:
+    """This machine's best FLOP/s on one feed-forward-shaped float32 matrix product: the rate
+    the hardware gives such work, against which the encoder's rate is read."""
+    a, b = torch.randn(rows, hidden), torch.randn(hidden, inner)
+    best = float("inf")
+    with torch.inference_mode():
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2 * rows * hidden * inner / best
+
+
 def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     """tacit's scoring and, interleaved with it in the same process, the encoder's forward pass
-    alone on the same batches: their ratio is then not at the mercy of the machine's noise."""
+    alone on the same batches (their ratio is then not at the mercy of the machine's noise),
+    that pass's FLOPs, and the machine's matrix-product rate."""
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size)
     pad = scorer.tokenizer.pad_token_id
+    shapes = []
 
     def forward_only():
         encoded = scorer.encode(list(dict.fromkeys(prompts)))
@@ -103,12 +133,17 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
                 width = len(batch[0])
                 ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
                 scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
+                shapes.append((len(batch), width))
 
     scores, scoring = timed(
         lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False)
     )
     encoder = timed(forward_only)[1]
-    return (scores.rank, encoder), scoring
+    config = scorer.model.config
+    flops = encoder_flops(config, shapes)
+    rows = sum(r * w for r, w in shapes) // len(shapes)  # an average batch's positions
+    rate = matmul_rate(rows, config.hidden_size, config.intermediate_size)
+    return (scores.rank, encoder, flops, rate), scoring
 
 
 def run_compiled(model_dir, prompts, targets, vocab_ids, batch_size):
@@ -224,7 +259,11 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
     every = interleaved(methods, args.repeats)
     runs = {name: min(results, key=lambda r: r[1]) for name, results in every.items()}
     encoder_s = min(r[0][1] for r in every["tacit"])  # interleaved with tacit in each process
-    (tacit_ranks, _), (lama_ranks_, lama_near) = runs["tacit"][0], runs["lama"][0]
+    encoder_flops_, matmul_flops_per_s = (
+        every["tacit"][0][0][2],
+        max(r[0][3] for r in every["tacit"]),
+    )
+    tacit_ranks, (lama_ranks_, lama_near) = runs["tacit"][0][0], runs["lama"][0]
     rank_gap = np.abs(tacit_ranks - lama_ranks_)
     per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
     per_prompt["encoder_only"] = encoder_s / n
@@ -235,6 +274,10 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
         "scoring_time_over_encoder_forward": round(
             per_prompt["tacit"] / per_prompt["encoder_only"], 3
         ),
+        "encoder_gflop": round(encoder_flops_ / 1e9, 1),
+        "encoder_gflop_per_s": round(encoder_flops_ / encoder_s / 1e9, 1),
+        "matmul_gflop_per_s": round(matmul_flops_per_s / 1e9, 1),
+        "encoder_rate_over_matmul_rate": round(encoder_flops_ / encoder_s / matmul_flops_per_s, 2),
         "speedup_vs_lama_scoring": round(per_prompt["lama"] / per_prompt["tacit"], 2),
         "peak_memory_lama_over_tacit_scoring": round(runs["lama"][3] / runs["tacit"][3], 2),
         "speedup_vs_pipeline": round(per_prompt["pipeline"] / per_prompt["tacit"], 1),
@@ -299,7 +342,7 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=520, help="retrieval prompts to score")
-    parser.add_argument("--pipeline-prompts", type=int, default=8)
+    parser.add_argument("--pipeline-prompts", type=int, default=16)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="roberta-base")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--norms", type=Path, default=SHARED / "cslb" / "norms.dat")
