@@ -143,7 +143,12 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     flops = encoder_flops(config, shapes)
     rows = sum(r * w for r, w in shapes) // len(shapes)  # an average batch's positions
     rate = matmul_rate(rows, config.hidden_size, config.intermediate_size)
-    return (scores.rank, encoder, flops, rate), scoring
+    return {
+        "ranks": scores.rank,
+        "encoder_s": encoder,
+        "flops": flops,
+        "matmul_rate": rate,
+    }, scoring
 
 
 def run_compiled(model_dir, prompts, targets, vocab_ids, batch_size):
@@ -258,12 +263,11 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
     )  # fmt: skip
     every = interleaved(methods, args.repeats)
     runs = {name: min(results, key=lambda r: r[1]) for name, results in every.items()}
-    encoder_s = min(r[0][1] for r in every["tacit"])  # interleaved with tacit in each process
-    encoder_flops_, matmul_flops_per_s = (
-        every["tacit"][0][0][2],
-        max(r[0][3] for r in every["tacit"]),
-    )
-    tacit_ranks, (lama_ranks_, lama_near) = runs["tacit"][0][0], runs["lama"][0]
+    tacit_rounds = [r[0] for r in every["tacit"]]
+    encoder_s = min(r["encoder_s"] for r in tacit_rounds)  # interleaved with tacit per process
+    encoder_flops_ = tacit_rounds[0]["flops"]  # the same batches every round
+    matmul_flops_per_s = max(r["matmul_rate"] for r in tacit_rounds)
+    tacit_ranks, (lama_ranks_, lama_near) = runs["tacit"][0]["ranks"], runs["lama"][0]
     rank_gap = np.abs(tacit_ranks - lama_ranks_)
     per_prompt = {name: r[1] / (n_pipe if name == "pipeline" else n) for name, r in runs.items()}
     per_prompt["encoder_only"] = encoder_s / n
