@@ -116,6 +116,7 @@ def nli(
             records.append({"model": name, "seed": "", "mode": kind, "device": device,
                             "revision": options.revision,
                             "resolved_revision": resolve_revision(name, options.revision),
+                            "batch_size_used": model.batch_size,  # smaller if memory ran out
                             **record})  # fmt: skip
             runs.append((name, "", table))
             del model
@@ -292,6 +293,7 @@ def pragmeval(
             "revision": options.revision,
             "resolved_revision": resolve_revision(name, options.revision),
             "device": encoder.device,
+            "batch_size_used": encoder.batch_size_used,
             "feature_cache": {"directory": str(encoder.cache.directory),
                               "hits": encoder.cache.hits,
                               "misses": encoder.cache.misses} if mode == "linear" else None,

@@ -234,6 +234,15 @@ def _run_and_save(
             raise
     for warning in result.manifest.get("vocabulary", {}).get("warnings", []):
         typer.echo(f"warning: {warning}", err=True)
+    asked = result.manifest.get("batch_size")
+    for record in result.manifest.get("models", []):
+        used = record.get("batch_size_used")
+        if used is not None and asked is not None and used < asked:
+            typer.echo(
+                f"note: {record.get('model') or record.get('name')}: ran out of device memory at "
+                f"--batch-size {asked} and went on {used} at a time (scores do not depend on it)",
+                err=True,
+            )
     return result, out_dir
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from tacit.vocab.shared import load_tokenizer, quiet_transformers
 
 MASK = "<mask>"
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
+T = TypeVar("T")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -132,6 +134,45 @@ def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> in
     if padding_idx is not None:
         limit -= padding_idx + 1
     return min(limit, tokenizer.model_max_length or limit)
+
+
+class Batched(Protocol):
+    """A model that runs in batches on a device (MaskedLMScorer, NLIClassifier)."""
+
+    name: str
+    device: torch.device
+    batch_size: int
+
+
+def longest_first_batches(
+    lengths: Sequence[int], model: Batched, run: Callable[[np.ndarray], T]
+) -> Iterator[tuple[np.ndarray, T]]:
+    """Yield (item indices, run(indices)) for batches of `model.batch_size` items of similar
+    length, longest first, so that a batch size too large for the device shows at once: on
+    running out of device memory `model.batch_size` is halved (an error at 1) and the batch run
+    again. Results do not depend on the batch size; `model.batch_size` keeps the size that
+    fitted, for the manifest."""
+    order = np.argsort([-n for n in lengths], kind="stable")
+    start = 0
+    while start < len(order):
+        indices = order[start : start + model.batch_size]
+        fitted = False
+        try:
+            result = run(indices)
+            fitted = True
+        except OUT_OF_MEMORY as err:
+            if model.batch_size == 1:
+                raise TacitError(
+                    f"{model.name}: out of memory on {model.device} even one item at a time; "
+                    "try --dtype bfloat16 or another device"
+                ) from err
+        if not fitted:  # out of the except block, the failed batch's tensors are freed
+            model.batch_size //= 2
+            if model.device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
+        yield indices, result
+        start += len(indices)
 
 
 @dataclass(frozen=True)
@@ -282,55 +323,36 @@ class MaskedLMScorer:
         desc: str,
     ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
         """Yield (prompt indices, forward(input ids, attention mask)) for batches of similar
-        length, on the device. Longest prompts come first, so a batch size too large for the
-        device shows at once: on running out of device memory the batch size is halved and the
-        batch run again (scores do not depend on batch size); `self.batch_size` keeps the size
-        that fitted."""
-        order = np.argsort([-len(ids) for ids in encoded], kind="stable")
+        length, on the device, longest first (see longest_first_batches)."""
         pad_id = self.tokenizer.pad_token_id or 0
         owned = not isinstance(progress, tqdm)  # or the caller's bar, spanning several calls
         bar = (
-            tqdm(total=len(order), desc=f"{desc} {self.name}", unit="text", disable=not progress)
+            tqdm(total=len(encoded), desc=f"{desc} {self.name}", unit="text", disable=not progress)
             if owned
             else progress
         )
-        start = 0
+
+        def run(indices: np.ndarray) -> torch.Tensor:
+            width = len(encoded[indices[0]])
+            rows = [encoded[i] + [pad_id] * (width - len(encoded[i])) for i in indices]
+            lengths = torch.tensor([len(encoded[i]) for i in indices])
+            ids = torch.tensor(rows, dtype=torch.long)
+            attention = (torch.arange(width) < lengths.unsqueeze(1)).long()
+            if self.device.type == "cuda":  # page-locked memory: asynchronous copies
+                ids, attention = ids.pin_memory(), attention.pin_memory()
+            ids = ids.to(self.device, non_blocking=True)
+            attention = attention.to(self.device, non_blocking=True)
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                return forward(ids, attention)
+
         try:
             with torch.inference_mode():
-                while start < len(order):
-                    indices = order[start : start + self.batch_size]
-                    width = len(encoded[indices[0]])
-                    rows = [encoded[i] + [pad_id] * (width - len(encoded[i])) for i in indices]
-                    lengths = torch.tensor([len(encoded[i]) for i in indices])
-                    ids = torch.tensor(rows, dtype=torch.long)
-                    attention = (torch.arange(width) < lengths.unsqueeze(1)).long()
-                    if self.device.type == "cuda":  # page-locked memory: asynchronous copies
-                        ids, attention = ids.pin_memory(), attention.pin_memory()
-                    ids = ids.to(self.device, non_blocking=True)
-                    attention = attention.to(self.device, non_blocking=True)
-                    try:
-                        with compile_errors_explained(self.compiled, self.name, self.device):
-                            result = forward(ids, attention)
-                    except OUT_OF_MEMORY:
-                        self._shrink_batch()
-                        continue
+                for indices, result in longest_first_batches([len(e) for e in encoded], self, run):
                     yield indices, result
                     bar.update(len(indices))
-                    start += len(indices)
         finally:
             if owned:
                 bar.close()
-
-    def _shrink_batch(self) -> None:
-        """Out of device memory: halve the batch size (an error at 1)."""
-        if self.batch_size == 1:
-            raise TacitError(
-                f"{self.name}: out of memory on {self.device} even one prompt at a time; try "
-                "--dtype bfloat16 or another device"
-            )
-        self.batch_size //= 2
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
 
     def _batches(
         self, encoded: list[list[int]], progress: bool | tqdm

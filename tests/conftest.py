@@ -289,6 +289,19 @@ def _isolated_config(tmp_path, monkeypatch):
     monkeypatch.delenv("TACIT_NORMS", raising=False)
 
 
+def out_of_memory_above(forward, rows: int):
+    """`forward` (bound or not), made to run out of device memory on batches of more than `rows`
+    inputs, as a GPU does on a batch too large: OutOfMemoryError simulated on the CPU."""
+    from tacit.scorer import OUT_OF_MEMORY
+
+    def wrapped(*args, **kwargs):
+        if kwargs["input_ids"].shape[0] > rows:
+            raise OUT_OF_MEMORY("simulated")
+        return forward(*args, **kwargs)
+
+    return wrapped
+
+
 def fails_cleanly(args, message, out=None):
     """Run `probe ARGS`: exit status 1, one line on stderr that names the problem (contains
     `message`), no traceback, and with `out`, no run directory left behind."""

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
-from conftest import REAL_NORMS, TOY_NORMS, fails_cleanly, needs_shared
+from conftest import REAL_NORMS, TOY_NORMS, fails_cleanly, needs_shared, out_of_memory_above
 from test_scorer import reference
 from typer.testing import CliRunner
 
@@ -111,6 +111,25 @@ def test_compile_option_gives_the_same_results(tiny_bert, toy_norms_path, tmp_pa
     eager, compiled = (pd.read_csv(tmp_path / n / "prompts.csv") for n in ("eager", "compiled"))
     pd.testing.assert_series_equal(eager["rank"], compiled["rank"])
     np.testing.assert_allclose(eager.target_prob, compiled.target_prob, rtol=1e-5)
+
+
+def test_out_of_memory_is_noted_and_recorded(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
+    """A batch size too large for the device is halved, said on stderr and kept in the manifest
+    (simulated on the CPU: the model raises OutOfMemoryError on batches above 2)."""
+    from transformers import BertForMaskedLM
+
+    common = ("retrieve", "--model", tiny_bert, "--norms", toy_norms_path, "--max-props", "3")
+    assert invoke(*common, "--out", tmp_path / "plain", "--batch-size", "2", "-q").exit_code == 0
+    monkeypatch.setattr(BertForMaskedLM, "forward", out_of_memory_above(BertForMaskedLM.forward, 2))
+    result = invoke(*common, "--out", tmp_path / "halved", "--batch-size", "8", "-q")
+    assert result.exit_code == 0, result.output
+    assert "ran out of device memory at --batch-size 8 and went on 2 at a time" in result.stderr
+    manifest = json.loads((tmp_path / "halved" / "manifest.json").read_text())
+    assert manifest["batch_size"] == 8
+    assert manifest["models"][0]["batch_size_used"] == 2
+    plain = pd.read_csv(tmp_path / "plain" / "prompts.csv")
+    halved = pd.read_csv(tmp_path / "halved" / "prompts.csv")
+    pd.testing.assert_frame_equal(plain, halved, rtol=1e-5)
 
 
 def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, tmp_path):

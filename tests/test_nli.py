@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import SHARED_DATA, fails_cleanly
+from conftest import SHARED_DATA, fails_cleanly, out_of_memory_above
 from nli_fixtures import (
     save_nli_classifier,
     save_nli_masked_lm,
@@ -243,6 +243,27 @@ def test_classifier_goes_to_its_device_and_compiles(monkeypatch, data, nli_class
     )
     columns = ["p_entailment", "p_neutral", "p_contradiction"]
     np.testing.assert_allclose(compiled[columns], eager[columns], rtol=1e-5)
+
+
+def test_classifier_halves_its_batch_on_out_of_memory(data, nli_classifier, monkeypatch):
+    """The classifier batches like the scorer: out of device memory, it halves the batch and
+    runs it again, and the probabilities do not change (simulated here on the CPU)."""
+    from tacit.probes.nli import NLIClassifier
+
+    items = SUITES["imppres"].load(data["imppres"])
+    pairs = items[["premise", "hypothesis"]].drop_duplicates()
+    assert len(pairs) > 4  # several batches of 2
+    expected, _ = NLIClassifier(nli_classifier, device="cpu", batch_size=2).predictions(
+        items, progress=False
+    )
+    classifier = NLIClassifier(nli_classifier, device="cpu", batch_size=8)
+    monkeypatch.setattr(
+        classifier.model, "forward", out_of_memory_above(classifier.model.forward, 2)
+    )
+    got, _ = classifier.predictions(items, progress=False)
+    assert classifier.batch_size == 2
+    columns = ["p_entailment", "p_neutral", "p_contradiction"]
+    np.testing.assert_allclose(got[columns], expected[columns], rtol=1e-6)
 
 
 def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from conftest import out_of_memory_above
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from tacit.errors import TacitError
@@ -177,8 +178,6 @@ def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dt
 
 def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monkeypatch):
     """On a GPU a batch too large raises OutOfMemoryError: simulated here on the CPU."""
-    from tacit.scorer import OUT_OF_MEMORY
-
     prompts = [f"A <mask> has {'fur, ' * n}claws." for n in range(9)]
     vocab, _ = vocabulary_for([tiny_roberta])
     ids = vocab.token_ids[tiny_roberta]
@@ -187,24 +186,14 @@ def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monke
         prompts, targets, ids, progress=False
     )
     scorer = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=8)
-    forward = scorer.model.forward
-
-    def small_batches_only(*args, **kwargs):
-        if kwargs["input_ids"].shape[0] > 2:
-            raise OUT_OF_MEMORY("simulated")
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(scorer.model, "forward", small_batches_only)
+    monkeypatch.setattr(scorer.model, "forward", out_of_memory_above(scorer.model.forward, 2))
     got = scorer.score_targets(prompts, targets, ids, progress=False)
     assert scorer.batch_size == 2
     np.testing.assert_array_equal(got.rank, expected.rank)
     np.testing.assert_allclose(got.target_prob, expected.target_prob, rtol=1e-5)
 
-    def never(*args, **kwargs):
-        raise OUT_OF_MEMORY("simulated")
-
-    monkeypatch.setattr(scorer.model, "forward", never)
-    with pytest.raises(TacitError, match="out of memory on cpu even one prompt at a time"):
+    monkeypatch.setattr(scorer.model, "forward", out_of_memory_above(scorer.model.forward, 0))
+    with pytest.raises(TacitError, match="out of memory on cpu even one item at a time"):
         scorer.score_targets(prompts, targets, ids, progress=False)
 
 

@@ -31,6 +31,7 @@ from tacit.scorer import (
     compile_encoder,
     compile_errors_explained,
     load_with_head,
+    longest_first_batches,
     max_tokens,
     resolve_device,
     resolve_dtype,
@@ -201,23 +202,24 @@ class NLIClassifier:
                 premises, hypotheses, truncation="only_first", max_length=self.max_tokens,
                 return_length=True,
             )  # fmt: skip
-        order = np.argsort([-n for n in encoded["length"]], kind="stable")
         probs = torch.empty((len(unique), len(LABELS)), dtype=torch.float64, device=self.device)
         columns = torch.as_tensor(self.order, device=self.device)
+
+        def classify(chunk: np.ndarray) -> torch.Tensor:
+            batch = self.tokenizer.pad(
+                {key: [encoded[key][i] for i in chunk] for key in encoded if key != "length"},
+                return_tensors="pt",
+            )
+            batch = {k: v.to(self.device) for k, v in batch.items()}
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                return self.model(**batch).logits.double()
+
         with (
             torch.inference_mode(),
-            tqdm(total=len(order), desc=f"classifying {self.name}", unit="pair",
+            tqdm(total=len(unique), desc=f"classifying {self.name}", unit="pair",
                  disable=not progress) as bar,
         ):  # fmt: skip
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                batch = self.tokenizer.pad(
-                    {key: [encoded[key][i] for i in chunk] for key in encoded if key != "length"},
-                    return_tensors="pt",
-                )
-                batch = {k: v.to(self.device) for k, v in batch.items()}
-                with compile_errors_explained(self.compiled, self.name, self.device):
-                    logits = self.model(**batch).logits.double()
+            for chunk, logits in longest_first_batches(encoded["length"], self, classify):
                 probs[torch.as_tensor(chunk, device=self.device)] = torch.softmax(logits, -1)[
                     :, columns
                 ]

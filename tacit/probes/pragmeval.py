@@ -143,6 +143,11 @@ class FrozenEncoder:
     def device(self) -> str | None:
         return str(self._scorer.device) if self._scorer is not None else None
 
+    @property
+    def batch_size_used(self) -> int | None:
+        """Smaller than --batch-size if device memory ran out; None if the model never loaded."""
+        return self._scorer.batch_size if self._scorer is not None else None
+
     def __call__(self, text_list: list[str]) -> np.ndarray:
         computed = False
 
