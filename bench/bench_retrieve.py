@@ -47,7 +47,7 @@ from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast
 
 from tacit.norms import read_norms
 from tacit.probes.retrieve import build_prompts
-from tacit.scorer import MASK, MaskedLMScorer
+from tacit.scorer import MASK, MaskedLMScorer, longest_first_batches
 from tacit.vocab import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent
@@ -125,15 +125,18 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     shapes = []
 
     def forward_only():
+        """The encoder on the scorer's own batches (longest_first_batches), no hook, no head."""
         encoded = scorer.encode(list(dict.fromkeys(prompts)))
-        order = np.argsort([-len(ids) for ids in encoded], kind="stable")
+
+        def run(indices):
+            width = len(encoded[indices[0]])
+            ids = torch.tensor([encoded[i] + [pad] * (width - len(encoded[i])) for i in indices])
+            scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
+            shapes.append((len(indices), width))
+
         with torch.inference_mode():
-            for first in range(0, len(order), batch_size):
-                batch = [encoded[i] for i in order[first : first + batch_size]]
-                width = len(batch[0])
-                ids = torch.tensor([b + [pad] * (width - len(b)) for b in batch])
-                scorer.model.base_model(input_ids=ids, attention_mask=(ids != pad).long())
-                shapes.append((len(batch), width))
+            for _ in longest_first_batches([len(ids) for ids in encoded], scorer, run):
+                pass
 
     scores, scoring = timed(
         lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False)
