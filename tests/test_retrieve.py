@@ -191,3 +191,25 @@ def test_prompts_naming_their_target_are_counted(tiny_bert, toy_norms_path, tmp_
     result = retrieve([tiny_bert], norms=norms, max_props=2, progress=False)
     naming = result.manifest["counts"]["prompts_naming_their_target"]
     assert naming == {"prompts": 2, "concepts": ["cat"]}  # "is a cat" first, at 1 and 2 props
+
+
+def test_intervals_depend_on_the_condition_not_on_the_models_path():
+    import pandas as pd
+
+    from tacit.results.summary import summarize_retrieval
+
+    rng = np.random.default_rng(0)
+    rows = pd.DataFrame(
+        {
+            "concept": [f"c{i}" for i in range(20)], "n_props": 1, "selection": "top",
+            "order": "decreasing", "category": "all", "sample": 0,
+            "reciprocal_rank": rng.random(20), "target_prob": rng.random(20),
+            "target_prob_shared": rng.random(20),
+        }
+    )  # fmt: skip
+    here = summarize_retrieval(rows.assign(model="/tmp/a/model"))
+    there = summarize_retrieval(rows.assign(model="/home/b/model"))
+    columns = ["mrr_ci_low", "mrr_ci_high", "target_prob_ci_low", "target_prob_ci_high"]
+    assert here[columns].equals(there[columns])
+    other_condition = summarize_retrieval(rows.assign(model="/tmp/a/model", order="increasing"))
+    assert not here[columns].equals(other_condition[columns])

@@ -34,14 +34,19 @@ def summarize_retrieval(
 
     Each mean comes with a percentile bootstrap interval over concepts (a concept's prompts
     averaged first, so random-baseline samples count as one concept), seeded by `seed` and the
-    group, so intervals do not depend on what else is in the run. For conditions with several
+    condition (not the model: the resamples are paired across models), so intervals depend
+    neither on what else is in the run nor on where a model was loaded from. For conditions with several
     random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
     The model order is that of first appearance in `prompts` (the order of --model).
     """
     rows = []
     for key, group in prompts.groupby(RETRIEVAL_GROUPS, sort=False):
         per_concept = group.groupby("concept", sort=True)[_METRICS].mean()
-        rng = np.random.default_rng([seed, zlib.crc32(repr(key).encode())])
+        # seeded by the condition, not the model: every model of the run is resampled over the
+        # same concepts (a paired bootstrap), and a model's intervals do not depend on the
+        # path it was loaded from
+        condition = repr(key[1:])
+        rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
         low, high = bootstrap_mean_ci(
             per_concept.to_numpy(), rng=rng, n_resamples=n_resamples, confidence=confidence
         )

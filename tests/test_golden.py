@@ -1,0 +1,138 @@
+"""Golden runs: small retrieve, elicit and nli runs whose files must stay the same.
+
+The files under tests/golden/ were written by these very commands; a refactor must reproduce
+them (text exactly, numbers within float tolerance). A deliberate change of output (a fixed
+template, a renamed column) rewrites them with `TACIT_UPDATE_GOLDEN=1 python -m pytest
+tests/test_golden.py` and says so in CHANGELOG.md; the diff of tests/golden/ then shows what
+changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from nli_fixtures import save_nli_classifier, save_nli_masked_lm, write_nope
+from typer.testing import CliRunner
+
+from tacit.cli import app
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("TACIT_UPDATE_GOLDEN") == "1"
+# manifest keys whose values do not depend on the machine, the time or temporary paths
+STABLE_MANIFEST_KEYS = ("probe", "counts", "options", "dtype", "batch_size", "seed", "suite")
+
+
+@pytest.fixture(scope="module")
+def nli_models(tmp_path_factory):
+    return (
+        save_nli_masked_lm(tmp_path_factory.mktemp("golden-mlm")),
+        save_nli_classifier(
+            tmp_path_factory.mktemp("golden-clf"),
+            {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
+        ),
+    )
+
+
+def _labels(text: str, models: dict[str, str]) -> str:
+    """Temporary model paths replaced by stable labels."""
+    for path, label in models.items():
+        text = text.replace(path, label)
+    return text
+
+
+def _stable_manifest(path: Path, models: dict[str, str]) -> dict:
+    manifest = json.loads(_labels(path.read_text(), models))
+    stable = {key: manifest[key] for key in STABLE_MANIFEST_KEYS if key in manifest}
+    if "vocabulary" in manifest:
+        stable["vocabulary"] = {k: manifest["vocabulary"][k] for k in ("size", "sha256")}
+    stable["models"] = [
+        {k: m.get(k) for k in ("name", "model", "mode", "batch_size_used") if k in m}
+        for m in manifest["models"]
+    ]
+    return stable
+
+
+def _assert_same_table(got: pd.DataFrame, want: pd.DataFrame, name: str) -> None:
+    assert list(got.columns) == list(want.columns), name
+    assert len(got) == len(want), name
+    for column in want.columns:
+        if pd.api.types.is_float_dtype(want[column]) or pd.api.types.is_float_dtype(got[column]):
+            np.testing.assert_allclose(
+                got[column].to_numpy(float), want[column].to_numpy(float),
+                rtol=1e-5, atol=1e-7, equal_nan=True, err_msg=f"{name}: {column}",
+            )  # fmt: skip
+        else:
+            assert got[column].astype(str).tolist() == want[column].astype(str).tolist(), (
+                f"{name}: {column}"
+            )
+
+
+def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
+    """Compare (or, updating, write) every file of the run directory `out`."""
+    golden = GOLDEN / name
+    files = {p.name: p for p in out.iterdir() if not p.name.startswith(".")}
+    stable = {n: _labels(p.read_text(), models) for n, p in files.items() if n != "manifest.json"}
+    stable["manifest.json"] = (
+        json.dumps(_stable_manifest(files["manifest.json"], models), indent=2, sort_keys=True)
+        + "\n"
+    )
+    if UPDATE:
+        shutil.rmtree(golden, ignore_errors=True)
+        golden.mkdir(parents=True)
+        for file_name, text in stable.items():
+            (golden / file_name).write_text(text)
+        return
+    assert sorted(stable) == sorted(p.name for p in golden.iterdir()), name
+    for file_name, text in stable.items():
+        want = (golden / file_name).read_text()
+        if file_name.endswith(".csv"):
+            got_table = pd.read_csv(pd.io.common.StringIO(text))
+            want_table = pd.read_csv(golden / file_name)
+            _assert_same_table(got_table, want_table, f"{name}/{file_name}")
+        elif file_name == "manifest.json":
+            assert json.loads(text) == json.loads(want), f"{name}/{file_name}"
+        else:
+            assert text == want, f"{name}/{file_name}"
+
+
+def _run(*args) -> None:
+    result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.slow
+def test_golden_retrieve(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    models = {tiny_bert: "TINY_BERT", tiny_roberta: "TINY_ROBERTA"}
+    out = tmp_path / "retrieve"
+    _run("retrieve", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
+         "--max-props", 4, "--out", out, "-q")  # fmt: skip
+    _check_run("retrieve", out, models)
+    out = tmp_path / "ordering"
+    _run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--ablation", "ordering",
+         "--max-props", 3, "--seed", 5, "--out", out, "-q")  # fmt: skip
+    _check_run("retrieve-ordering", out, models)
+
+
+@pytest.mark.slow
+def test_golden_elicit(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    models = {tiny_bert: "TINY_BERT", tiny_roberta: "TINY_ROBERTA"}
+    out = tmp_path / "elicit"
+    _run("elicit", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
+         "--prefix-ablation", "--out", out, "-q")  # fmt: skip
+    _check_run("elicit", out, models)
+
+
+@pytest.mark.slow
+def test_golden_nli(nli_models, tmp_path):
+    mlm, classifier = nli_models
+    data = write_nope(tmp_path / "nope")
+    out = tmp_path / "nli"
+    _run("nli", "--suite", "nope", "--data", data, "-m", mlm, "-m", classifier, "--out", out,
+         "-q")  # fmt: skip
+    _check_run("nli", out, {mlm: "NLI_MLM", classifier: "NLI_CLASSIFIER"})
