@@ -35,8 +35,8 @@ def summarize_retrieval(
     Each mean comes with a percentile bootstrap interval over concepts (a concept's prompts
     averaged first, so random-baseline samples count as one concept), seeded by `seed` and the
     condition (not the model: the resamples are paired across models), so intervals depend
-    neither on what else is in the run nor on where a model was loaded from. For conditions with several
-    random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
+    neither on what else is in the run nor on where a model was loaded from. For conditions
+    with several random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
     The model order is that of first appearance in `prompts` (the order of --model).
     """
     rows = []
