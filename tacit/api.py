@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import hashlib
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -15,6 +14,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.files import json_text, sha256_bytes, table_text, write_files
 from tacit.norms.reader import NormSet
 from tacit.norms.store import load_norms
 from tacit.probes.elicit import (
@@ -28,7 +28,7 @@ from tacit.probes.prince import prince_prompts, score_prince
 from tacit.probes.retrieve import ABLATIONS, Condition, build_prompts, names_target, score_prompts
 from tacit.results.checkpoint import PARTIAL, Checkpoint
 from tacit.results.manifest import command_line, model_record, now, software
-from tacit.results.rundir import json_text, prepare_run_dir, table_text, write_files
+from tacit.results.rundir import prepare_run_dir
 from tacit.results.summary import summarize_elicitation, summarize_retrieval
 from tacit.scorer import MaskedLMScorer, resolve_device, resolve_dtype
 from tacit.vocab.shared import Vocabulary, vocabulary_for
@@ -138,7 +138,7 @@ def _score_each_model(
             "tacit": software()["tacit"],
             "models": models,
             "vocabulary_sha256": vocab.sha256,
-            "prompts_sha256": hashlib.sha256(table_text(prompts).encode()).hexdigest(),
+            "prompts_sha256": sha256_bytes(table_text(prompts)),
             **{
                 k: v
                 for k, v in asdict(options).items()

@@ -15,8 +15,8 @@ from tqdm.auto import tqdm
 from tacit import paths
 from tacit.api import ProbeResult, RunOptions
 from tacit.errors import TacitError
+from tacit.files import file_sha256
 from tacit.pragmatics import SUITES
-from tacit.pragmatics.files import sha256 as file_sha256
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT
 from tacit.pragmatics.nope import PAPER_LABEL as NOPE_PAPER_LABEL
 from tacit.pragmatics.nope import PAPER_ROBERTA_LARGE as PAPER_NOPE

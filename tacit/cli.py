@@ -21,6 +21,7 @@ from tacit.api import retrieve as run_retrieve
 from tacit.api_pragmatics import nli as run_nli
 from tacit.api_pragmatics import pragmeval as run_pragmeval
 from tacit.errors import TacitError
+from tacit.files import write_atomic
 from tacit.norms.reader import FEATURE_TYPES, NormSet
 from tacit.norms.store import install_norms, load_norms
 from tacit.pragmatics import SUITES
@@ -30,7 +31,7 @@ from tacit.probes.retrieve import CATEGORIES, ORDERS, SELECTIONS, eligible_conce
 from tacit.results.checkpoint import PARTIAL
 from tacit.results.nli_report import format_nli_summary
 from tacit.results.pragmeval_report import format_pragmeval, plot_pragmeval
-from tacit.results.rundir import default_run_dir, run_dir, write_atomic
+from tacit.results.rundir import default_run_dir, run_dir
 from tacit.results.summary import format_elicitation_table, format_retrieval_summary
 from tacit.vocab.shared import vocabulary_for
 

@@ -1,6 +1,5 @@
 """Bad input, interruption and reproducibility, through the command line as a user meets them."""
 
-import os
 import shutil
 import signal
 import subprocess
@@ -145,19 +144,20 @@ def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monk
 def test_interruption_while_writing_leaves_no_result_file(
     tiny_bert, toy_norms_path, tmp_path, monkeypatch
 ):
-    import tacit.results.rundir as rundir
+    import tacit.files
 
-    calls = []
-    real_fdopen = os.fdopen
-
-    def failing_fdopen(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:  # the third of the staged files
-            raise KeyboardInterrupt
-        return real_fdopen(*args, **kwargs)
-
-    monkeypatch.setattr(rundir.os, "fdopen", failing_fdopen)
     out = tmp_path / "run"
+    staged = []
+    real_stage = tacit.files._stage
+
+    def failing_stage(path, data):
+        if path.parent == out:  # the run's own files, not the checkpoint's
+            staged.append(path.name)
+            if len(staged) == 3:  # the third of the staged files
+                raise KeyboardInterrupt
+        return real_stage(path, data)
+
+    monkeypatch.setattr(tacit.files, "_stage", failing_stage)
     out.mkdir()
     result = runner.invoke(
         app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]

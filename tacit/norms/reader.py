@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.errors import TacitError
+from tacit.files import file_sha256
 from tacit.norms.phrasing import feature_to_phrase, relation_of
 
 # The CSLB header names we need, and the names of our columns.
@@ -59,15 +59,6 @@ class NormSet:
     @cached_property
     def _rows_by_concept(self) -> dict[str, np.ndarray]:
         return {c: rows for c, rows in self.table.groupby("concept", sort=False).indices.items()}
-
-
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _participants(cell: str) -> list[str]:

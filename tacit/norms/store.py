@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from tacit.errors import TacitError
-from tacit.norms.reader import NormSet, file_sha256, read_norms
+from tacit.files import file_sha256, write_atomic
+from tacit.norms.reader import NormSet, read_norms
 from tacit.paths import config_dir
 
 NORMS_ENV = "TACIT_NORMS"
@@ -30,9 +31,7 @@ def install_norms(path: str | Path) -> NormSet:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         record = {"path": str(Path(path).resolve()), "sha256": norms.sha256}
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=2) + "\n")
-        tmp.replace(target)
+        write_atomic(target, json.dumps(record, indent=2) + "\n")
     except OSError as err:
         raise TacitError(
             f"{target}: cannot remember the norms file there ({err.strerror})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -79,7 +78,3 @@ def require(record: dict[str, Any], fields: tuple[str, ...], where: str) -> None
     for name in fields:
         if name not in record or record[name] is None:
             raise TacitError(f"{where}: missing field {name!r}")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -22,9 +22,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.files import write_atomic
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
-from tacit.results.rundir import write_atomic
 from tacit.scorer import MaskedLMScorer
 
 FEATURE_TEMPLATES = {

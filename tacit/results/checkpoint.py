@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.errors import TacitError
-from tacit.results.rundir import write_atomic
+from tacit.files import write_atomic
 
 PARTIAL = ".partial"
 
@@ -60,10 +60,7 @@ class Checkpoint:
         """Keep `value` under `key` (written whole: temporary name, then rename)."""
         if self.directory is None:
             return
-        tmp = self._path(key).with_suffix(".tmp")
-        with open(tmp, "wb") as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(self._path(key))
+        write_atomic(self._path(key), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def finish(self) -> None:
         """The run's files are written: drop the chunks."""

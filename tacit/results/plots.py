@@ -9,8 +9,7 @@ bootstrap intervals of summary.csv.
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tacit.errors import TacitError, first_line
+from tacit.files import write_atomic
 
 KINDS = ("auto", "models", "category", "ordering")
 FORMATS = (".png", ".svg", ".pdf")
@@ -157,22 +157,14 @@ def plot_summaries(summary: pd.DataFrame, out: str | Path, *, kind: str = "auto"
 
 
 def save_figure(figure: Figure, out: Path) -> Path:
-    """Save to a temporary name beside `out`, then rename: never a half-written figure."""
+    """Save whole or not at all (tacit.files), with the permissions the umask gives."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=150, format=out.suffix.lstrip(".").lower())
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, tmp = tempfile.mkstemp(
-            dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix
-        )
+        return write_atomic(out, buffer.getvalue())
     except OSError as err:
         raise TacitError(f"--out {out}: cannot write the figure ({err.strerror})") from None
-    os.close(descriptor)
-    try:
-        figure.savefig(tmp, dpi=150)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
 
 
 def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto") -> Path:

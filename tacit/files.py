@@ -1,0 +1,115 @@
+"""The one home for writing files and hashing them.
+
+Everything tacit writes (run directories, checkpoints, caches, figures, the norms registry) is
+written whole or not at all: to a temporary name beside the target, then renamed into place.
+Several files that belong together are staged first and renamed together with Ctrl-C and
+SIGTERM held, so a run directory never holds some of a run's files but not others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FLOAT_FORMAT = "%.8g"  # float32 scores hold about 7 significant digits
+
+
+def sha256_bytes(data: str | bytes) -> str:
+    """Hex sha256 of text (UTF-8) or bytes."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def table_text(table: pd.DataFrame) -> str:
+    """A table as CSV text, floats at float32 precision."""
+    return table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+
+
+def json_text(record: Mapping[str, Any]) -> str:
+    """A record as indented JSON text."""
+    return json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM for the few microseconds of final renames, so that an
+    interruption cannot land between two of them (where the OS allows blocking signals)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    can_block = (
+        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    )
+    if can_block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        if can_block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def _stage(path: Path, data: str | bytes) -> Path:
+    """Write `data` to a temporary file beside `path` with the permissions the umask gives
+    (mkstemp makes files private; results are not); return the temporary path."""
+    descriptor, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp_name, 0o666 & ~_umask())
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return Path(tmp_name)
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write text (UTF-8) or bytes to `path` whole or not at all."""
+    path = Path(path)
+    write_files(path.parent, {path.name: data})
+    return path
+
+
+def write_files(directory: str | Path, files: Mapping[str, str | bytes]) -> None:
+    """Write several files into `directory` so that it never holds some of them but not others.
+
+    Every file is first written to a temporary name; only when all are on disk are they renamed
+    into place, one quick rename each, with signals held. On any failure or interruption before
+    that, the temporary files are removed and nothing of this call appears.
+    """
+    directory = Path(directory)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, data in files.items():
+            target = directory / name
+            staged.append((_stage(target, data), target))
+        with signals_held():
+            for tmp, target in staged:
+                os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
