@@ -45,9 +45,11 @@ import transformers
 from lama_style import lama_ranks, load
 from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast, pipeline
 
+from tacit.models.base import MASK
+from tacit.models.batching import longest_first_batches
+from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms
 from tacit.probes.retrieve import build_prompts
-from tacit.scorer import MASK, MaskedLMScorer, longest_first_batches
 from tacit.vocab import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent
@@ -126,7 +128,7 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
 
     def forward_only():
         """The encoder on the scorer's own batches (longest_first_batches), no hook, no head."""
-        encoded = scorer.encode(list(dict.fromkeys(prompts)))
+        encoded = scorer.encode_prompts(list(dict.fromkeys(prompts)))
 
         def run(indices):
             width = len(encoded[indices[0]])
@@ -192,7 +194,7 @@ def probe_command() -> list[str]:
     script = Path(sys.executable).with_name("probe")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from tacit.cli import run; sys.exit(run())"]
+    return [sys.executable, "-c", "import sys; from tacit.console import run; sys.exit(run())"]
 
 
 def run_pipeline(model_dir, prompts, targets, vocab_ids, batch_size):

@@ -292,7 +292,7 @@ def _isolated_config(tmp_path, monkeypatch):
 def out_of_memory_above(forward, rows: int):
     """`forward` (bound or not), made to run out of device memory on batches of more than `rows`
     inputs, as a GPU does on a batch too large: OutOfMemoryError simulated on the CPU."""
-    from tacit.scorer import OUT_OF_MEMORY
+    from tacit.models.batching import OUT_OF_MEMORY
 
     def wrapped(*args, **kwargs):
         if kwargs["input_ids"].shape[0] > rows:

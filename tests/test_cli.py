@@ -9,9 +9,9 @@ from test_scorer import reference
 from typer.testing import CliRunner
 
 from tacit.cli import app
+from tacit.models.runtime import load_tokenizer
 from tacit.probes.retrieve import RESULT_COLUMNS
 from tacit.results.summary import RETRIEVAL_SUMMARY_COLUMNS
-from tacit.vocab import load_tokenizer
 
 runner = CliRunner()
 

@@ -10,10 +10,12 @@ from typer.testing import CliRunner
 
 from tacit.cli import app
 from tacit.errors import TacitError
+from tacit.models.masked import MaskedLMScorer
+from tacit.models.runtime import load_tokenizer
 from tacit.norms import read_norms
+from tacit.options import RELATIONS
 from tacit.probes.elicit import (
     PAPER_PROMPTS,
-    RELATIONS,
     article,
     build_elicitation_prompts,
     elicitation_prompt,
@@ -22,8 +24,7 @@ from tacit.probes.elicit import (
     rank_correlation,
 )
 from tacit.results.metrics import average_precision, average_precision_rows
-from tacit.scorer import MaskedLMScorer
-from tacit.vocab import build_vocabulary, load_tokenizer
+from tacit.vocab import build_vocabulary
 
 runner = CliRunner()
 
@@ -154,7 +155,7 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
     single = prompts[prompts.n_gold == 1]
     assert single.spearman.isna().all()
     base = ["elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--out", tmp_path / "bad"]
-    fails_cleanly([*base, "--relation", "wants"], "--relation wants")
+    fails_cleanly([*base, "--relation", "wants"], "--relation 'wants'")
     fails_cleanly([*base, "--no-prefix", "--prefix-ablation"], "contradict")
     table = runner.invoke(app, ["table", str(out)])
     assert table.exit_code == 0 and "without prefix" in table.stdout
@@ -208,7 +209,7 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
     scorer = MaskedLMScorer(real_bert, device="cpu")
     ids = [scorer.tokenizer.convert_tokens_to_ids(w) for w in words]
     scores = np.empty((len(prompts), len(words)), dtype=np.float32)
-    for batch in scorer.shared_scores(list(prompts.prompt), np.array(ids), progress=False):
+    for batch in scorer.score_vocab(list(prompts.prompt), np.array(ids), progress=False):
         scores[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
     sensible = {
         relation: sorted({index[w] for g in rows.gold for w, _ in parse_gold(g)})

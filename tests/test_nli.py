@@ -23,8 +23,9 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.errors import TacitError
+from tacit.models.classifier import label_order
 from tacit.pragmatics import SUITES, impli, imppres, nope
-from tacit.probes.nli import fill_template, label_order, parse_verbalizer
+from tacit.probes.nli import fill_template, parse_verbalizer
 
 PRAGMATICS = SHARED_DATA / "pragmatics"
 needs_pragmatics = pytest.mark.skipif(
@@ -228,42 +229,44 @@ def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifie
 
 
 def test_classifier_goes_to_its_device_and_compiles(monkeypatch, data, nli_classifier):
-    from tacit.probes import nli as nli_module
+    import tacit.models.runtime
+    from tacit.models.classifier import NLIClassifier
 
-    monkeypatch.setattr(nli_module, "resolve_device", lambda device: torch.device("meta"))
-    on_meta = nli_module.NLIClassifier(nli_classifier, device="cuda")
+    monkeypatch.setattr(
+        tacit.models.runtime, "resolve_device", lambda device: torch.device("meta")
+    )
+    on_meta = NLIClassifier(nli_classifier, device="cuda")
     assert next(on_meta.model.parameters()).device.type == "meta"
     monkeypatch.undo()
     items = SUITES["nope"].load(data["nope"])
-    eager, _ = nli_module.NLIClassifier(nli_classifier, device="cpu").predictions(
-        items, progress=False
+    pairs = (list(items["premise"]), list(items["hypothesis"]))
+    eager, _ = NLIClassifier(nli_classifier, device="cpu").label_probabilities(
+        *pairs, progress=False
     )
-    compiled, _ = nli_module.NLIClassifier(nli_classifier, device="cpu", compile=True).predictions(
-        items, progress=False
+    compiled, _ = NLIClassifier(nli_classifier, device="cpu", compile=True).label_probabilities(
+        *pairs, progress=False
     )
-    columns = ["p_entailment", "p_neutral", "p_contradiction"]
-    np.testing.assert_allclose(compiled[columns], eager[columns], rtol=1e-5)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-5)
 
 
 def test_classifier_halves_its_batch_on_out_of_memory(data, nli_classifier, monkeypatch):
     """The classifier batches like the scorer: out of device memory, it halves the batch and
     runs it again, and the probabilities do not change (simulated here on the CPU)."""
-    from tacit.probes.nli import NLIClassifier
+    from tacit.models.classifier import NLIClassifier
 
     items = SUITES["imppres"].load(data["imppres"])
-    pairs = items[["premise", "hypothesis"]].drop_duplicates()
-    assert len(pairs) > 4  # several batches of 2
-    expected, _ = NLIClassifier(nli_classifier, device="cpu", batch_size=2).predictions(
-        items, progress=False
+    assert len(items[["premise", "hypothesis"]].drop_duplicates()) > 4  # several batches of 2
+    pairs = (list(items["premise"]), list(items["hypothesis"]))
+    expected, _ = NLIClassifier(nli_classifier, device="cpu", batch_size=2).label_probabilities(
+        *pairs, progress=False
     )
     classifier = NLIClassifier(nli_classifier, device="cpu", batch_size=8)
     monkeypatch.setattr(
         classifier.model, "forward", out_of_memory_above(classifier.model.forward, 2)
     )
-    got, _ = classifier.predictions(items, progress=False)
+    got, _ = classifier.label_probabilities(*pairs, progress=False)
     assert classifier.batch_size == 2
-    columns = ["p_entailment", "p_neutral", "p_contradiction"]
-    np.testing.assert_allclose(got[columns], expected[columns], rtol=1e-6)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
 def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.errors import TacitError
+from tacit.models.masked import MaskedLMScorer
 from tacit.pragmatics.pragmeval import configs_in, load_config, select_configs, task_of
 from tacit.probes.pragmeval import CLOZE_DEFAULTS
 from tacit.results.pragmeval_report import read_reference, summarize_pragmeval
-from tacit.scorer import MaskedLMScorer
 from tacit.vocab.shared import word_token_id
 
 PRAGMEVAL = SHARED_DATA / "pragmatics" / "pragmeval"
@@ -133,7 +133,7 @@ def test_features_equal_a_plain_forward_pass(mlm):
     model = AutoModelForMaskedLM.from_pretrained(mlm).eval()
     with torch.no_grad():
         for pooling in ("mask", "mean"):
-            states, cut = scorer.hidden_states(
+            states, cut = scorer.encode(
                 texts if pooling == "mask" else [t.replace(" <mask>", "") for t in texts],
                 pooling=pooling, progress=False,
             )  # fmt: skip
@@ -152,7 +152,7 @@ def test_features_equal_a_plain_forward_pass(mlm):
 def test_long_texts_are_cut_around_the_mask(mlm):
     scorer = MaskedLMScorer(mlm, device="cpu")
     long = " ".join(["the cat ran"] * 40) + " <mask> the end ."
-    states, cut = scorer.hidden_states([long, "the cat <mask>"], progress=False)
+    states, cut = scorer.encode([long, "the cat <mask>"], progress=False)
     assert cut == 1 and np.isfinite(states).all()
 
 

@@ -12,9 +12,10 @@ from conftest import (
 )
 
 from tacit.errors import TacitError
+from tacit.models.runtime import load_tokenizer
 from tacit.norms import read_norms
 from tacit.probes.retrieve import (
-    ABLATIONS,
+    ABLATION_GRIDS,
     RANDOM_BASELINE,
     Condition,
     build_prompts,
@@ -25,7 +26,7 @@ from tacit.probes.retrieve import (
     phrase_series,
     select_properties,
 )
-from tacit.vocab import build_vocabulary, load_tokenizer
+from tacit.vocab import build_vocabulary
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def test_prompts_grow_one_property_at_a_time(toy):
 
 def test_ordering_ablation_prompts(toy):
     norms, vocab = toy
-    built = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=3)
+    built = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3)
     prompts = built.prompts
     conditions = prompts.groupby(["selection", "order"])["sample"].nunique().to_dict()
     assert conditions == {
@@ -146,9 +147,9 @@ def test_ordering_ablation_prompts(toy):
     assert len(bear) == 4 * 10 + 25 * 10
     top_inc = bear[(bear.selection == "top") & (bear.order == "increasing")]
     assert top_inc.prompt.iloc[0] == "A <mask> is dangerous."  # the 10th highest pf first
-    again = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=3).prompts
+    again = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3).prompts
     assert again.equals(prompts)
-    other = build_prompts(norms, vocab, ABLATIONS["ordering"], max_props=10, seed=4).prompts
+    other = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=4).prompts
     random_rows = prompts.selection == "random"
     assert not other[random_rows].prompt.equals(prompts[random_rows].prompt)
     assert other[~random_rows].equals(prompts[~random_rows])
@@ -156,7 +157,7 @@ def test_ordering_ablation_prompts(toy):
 
 def test_category_ablation_prompts(toy):
     norms, vocab = toy
-    built = build_prompts(norms, vocab, ABLATIONS["category"], max_props=10)
+    built = build_prompts(norms, vocab, ABLATION_GRIDS["category"], max_props=10)
     prompts = built.prompts
     assert set(prompts.category) == {"all", "visual", "functional", "encyclopaedic"}
     bear_functional = prompts[(prompts.concept == "bear") & (prompts.category == "functional")]

@@ -77,8 +77,12 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # as on our machines
     base = ["retrieve", "--norms", toy_norms_path, "--out", tmp_path / "o"]
-    fails_cleanly([*base, "-m", tmp_path / "nowhere"], "cannot load the tokenizer")
-    fails_cleanly([*base, "-m", "no-such-org/no-such-model-xyz"], "cannot load the tokenizer")
+    fails_cleanly([*base, "-m", tmp_path / "nowhere"], "nowhere: no such directory")
+    fails_cleanly([*base, "-m", "no-such-org/no-such-model-xyz"], "the Hugging Face hub does not")
+    # a directory that is not a model (a folder of models, say) says what is missing
+    folder = tmp_path / "models"
+    (folder / "one").mkdir(parents=True)
+    fails_cleanly([*base, "-m", folder], "not a model directory: no config.json and no tokenizer")
     # a sequence classifier: the masked-LM head would be random weights
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
@@ -92,7 +96,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
         GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
     ).save_pretrained(causal)
     tokenizer.save_pretrained(causal)
-    fails_cleanly([*base, "-m", causal], "cannot load the masked LM")
+    fails_cleanly([*base, "-m", causal], "cannot load")
     # a tokenizer without a mask token
     no_mask = tmp_path / "no-mask"
     no_mask.mkdir()
@@ -125,7 +129,7 @@ def test_debug_shows_the_traceback(tiny_bert, tmp_path):
 
 
 def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
-    from tacit.scorer import MaskedLMScorer
+    from tacit.models.masked import MaskedLMScorer
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -172,11 +176,11 @@ def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
     out = tmp_path / "run"
     script = textwrap.dedent(f"""
         import sys, time
-        import tacit.scorer
+        import tacit.models.masked
         def slow(self, *args, **kwargs):
             print("scoring", flush=True)
             time.sleep(60)
-        tacit.scorer.MaskedLMScorer.score_targets = slow
+        tacit.models.masked.MaskedLMScorer.score_targets = slow
         from tacit.cli import app
         app(["retrieve", "-m", {tiny_bert!r}, "--norms", {str(toy_norms_path)!r},
              "--out", {str(out)!r}, "-q"], prog_name="probe")
@@ -281,9 +285,10 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
 def test_resume_gives_the_results_of_an_uninterrupted_run(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
-    import tacit.api
+    import tacit.probes.retrieve
+    import tacit.runner
 
-    monkeypatch.setattr(tacit.api, "CHUNK_TEXTS", 5)  # 11 distinct texts: 3 chunks per model
+    monkeypatch.setattr(tacit.runner, "CHUNK_TEXTS", 5)  # 11 distinct texts: 3 chunks per model
     base = [
         "retrieve",
         "-m",
@@ -299,7 +304,7 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
     whole = tmp_path / "whole"
     assert runner.invoke(app, [*base, "--out", str(whole)]).exit_code == 0
 
-    real = tacit.api.score_prompts
+    real = tacit.probes.retrieve.score_prompts
     calls = []
 
     def flaky(*args, **kwargs):
@@ -308,13 +313,13 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tacit.api, "score_prompts", flaky)
+    monkeypatch.setattr(tacit.probes.retrieve, "score_prompts", flaky)
     resumed = tmp_path / "resumed"
     assert runner.invoke(app, [*base, "--out", str(resumed)]).exit_code == 130
     assert not (resumed / "prompts.csv").exists()
     calls.clear()
     monkeypatch.setattr(
-        tacit.api, "score_prompts", lambda *a, **k: calls.append(1) or real(*a, **k)
+        tacit.probes.retrieve, "score_prompts", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
     result = runner.invoke(app, [*base, "--out", str(resumed), "--resume"])
     assert result.exit_code == 0, result.output
@@ -325,7 +330,7 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
 
 
 def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
-    from tacit.scorer import MaskedLMScorer
+    from tacit.models.masked import MaskedLMScorer
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -7,7 +7,7 @@ from conftest import out_of_memory_above
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from tacit.errors import TacitError
-from tacit.scorer import MaskedLMScorer
+from tacit.models.masked import MaskedLMScorer
 from tacit.vocab import build_vocabulary, vocabulary_for
 
 PROMPTS = [
@@ -81,8 +81,8 @@ def test_identical_prompts_are_scored_once(tiny_bert):
     seen = []
     scorer.model.base_model.register_forward_hook(lambda m, i, o: seen.append(i))
     calls = []
-    original = scorer.encode
-    scorer.encode = lambda prompts: calls.append(list(prompts)) or original(prompts)
+    original = scorer.encode_prompts
+    scorer.encode_prompts = lambda prompts: calls.append(list(prompts)) or original(prompts)
     scorer.score_targets(
         ["A <mask> barks."] * 5 + ["A <mask> purrs."], [0] * 6, vocab.token_ids["m"], progress=False
     )
@@ -92,10 +92,10 @@ def test_identical_prompts_are_scored_once(tiny_bert):
 
 def test_roberta_mask_keeps_the_space_before_it(tiny_roberta):
     scorer = MaskedLMScorer(tiny_roberta, device="cpu")
-    ids = scorer.encode(["A <mask> has fur."])[0]
+    ids = scorer.encode_prompts(["A <mask> has fur."])[0]
     tokens = scorer.tokenizer.convert_ids_to_tokens(ids)
     assert tokens[:4] == ["<s>", "A", "<mask>", "\u0120has"]  # the mask stands for "Ġbear"
-    assert scorer.tokenizer.convert_ids_to_tokens(scorer.encode(["A cat has <mask>."])[0])[
+    assert scorer.tokenizer.convert_ids_to_tokens(scorer.encode_prompts(["A cat has <mask>."])[0])[
         -4:-1
     ] == [
         "\u0120has",
@@ -107,9 +107,9 @@ def test_roberta_mask_keeps_the_space_before_it(tiny_roberta):
 def test_prompt_needs_exactly_one_mask(tiny_bert):
     scorer = MaskedLMScorer(tiny_bert, device="cpu")
     with pytest.raises(TacitError, match="exactly once"):
-        scorer.encode(["A bear has fur."])
+        scorer.encode_prompts(["A bear has fur."])
     with pytest.raises(TacitError, match="exactly once"):
-        scorer.encode(["A <mask> has <mask>."])
+        scorer.encode_prompts(["A <mask> has <mask>."])
 
 
 def test_model_without_mlm_head_is_refused(tmp_path, tiny_bert):
@@ -126,14 +126,14 @@ def test_bad_options(tiny_bert, tmp_path):
         MaskedLMScorer(tiny_bert, device="cpu", dtype="float8")
     with pytest.raises(TacitError, match="--device"):
         MaskedLMScorer(tiny_bert, device="tpu")
-    with pytest.raises(TacitError, match="cannot load"):
+    with pytest.raises(TacitError, match="missing: no such directory"):
         MaskedLMScorer(str(tmp_path / "missing"), device="cpu")
 
 
 def test_resolved_revision_comes_from_the_hub_cache(tmp_path, monkeypatch, tiny_bert):
     import huggingface_hub.constants
 
-    from tacit.scorer import resolve_revision
+    from tacit.models.runtime import resolve_revision
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     repo = tmp_path / "models--someone--masked-lm"
@@ -159,7 +159,7 @@ def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dt
 
     def logits(scorer):
         out = np.empty((len(prompts), len(vocab)), dtype=np.float32)
-        for batch in scorer.shared_scores(prompts, ids, progress=False):
+        for batch in scorer.score_vocab(prompts, ids, progress=False):
             out[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
         return out
 

@@ -6,7 +6,8 @@ import pytest
 from conftest import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 from tacit.errors import TacitError
-from tacit.vocab import build_vocabulary, load_tokenizer, read_vocab_file, single_token_words
+from tacit.models.runtime import load_tokenizer
+from tacit.vocab import build_vocabulary, read_vocab_file, single_token_words
 from tacit.vocab.cache import cached_words, tokenizer_key
 
 
@@ -68,8 +69,11 @@ def test_bad_vocab_files(tiny_bert, tmp_path):
 
 
 def test_unloadable_tokenizer_is_a_clear_error(tmp_path):
-    with pytest.raises(TacitError, match="cannot load the tokenizer"):
+    with pytest.raises(TacitError, match="no-such-model: no such directory"):
         load_tokenizer(str(tmp_path / "no-such-model"))
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(TacitError, match="not a model directory: no tokenizer files"):
+        load_tokenizer(str(tmp_path))
 
 
 @needs_shared

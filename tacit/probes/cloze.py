@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from tacit.errors import TacitError
-from tacit.scorer import MASK, MaskedLMScorer
+from tacit.models.base import MASK, Scorer
 from tacit.vocab.shared import word_token_id
 
 FIELD = re.compile(r"{([^{}]*)}")
@@ -83,7 +83,7 @@ def parse_verbalizer(
     return {label: verbalizer[label] for label in labels}
 
 
-def verbalizer_token_ids(scorer: MaskedLMScorer, words: Mapping[str, str]) -> np.ndarray:
+def verbalizer_token_ids(scorer: Scorer, words: Mapping[str, str]) -> np.ndarray:
     """Each verbalizer word's token id (its leading-space form, as the mask follows a space);
     a word that is not one token is an error naming the pieces it splits into."""
     ids = []
@@ -100,7 +100,7 @@ def verbalizer_token_ids(scorer: MaskedLMScorer, words: Mapping[str, str]) -> np
 
 
 def verbalizer_probs(
-    scorer: MaskedLMScorer,
+    scorer: Scorer,
     prompts: list[str],
     vocab_ids: np.ndarray,
     progress: bool,
@@ -109,10 +109,10 @@ def verbalizer_probs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Softmax over the verbalizer words' logits, and the words' total probability under the
     whole-vocabulary softmax, for each prompt (each distinct text scored once; with
-    `cut_to_fit`, prompts too long are cut around the mask, see MaskedLMScorer.shared_scores)."""
+    `cut_to_fit`, prompts too long are cut around the mask, see Scorer.score_vocab)."""
     probs = torch.empty((len(prompts), len(vocab_ids)), dtype=torch.float64, device=scorer.device)
     mass = torch.empty(len(prompts), dtype=torch.float64, device=scorer.device)
-    for batch in scorer.shared_scores(prompts, vocab_ids, progress=progress, cut_to_fit=cut_to_fit):
+    for batch in scorer.score_vocab(prompts, vocab_ids, progress=progress, cut_to_fit=cut_to_fit):
         logits = batch.shared.double()
         probs[batch.rows] = torch.softmax(logits, dim=-1)[batch.batch_rows]
         whole = (logits - batch.log_z.double().unsqueeze(1)).exp().sum(dim=1)

@@ -15,13 +15,12 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.models.base import MASK, Scorer
 from tacit.norms.phrasing import one_word_answers
 from tacit.norms.reader import NormSet
 from tacit.results.metrics import average_precision_rows
-from tacit.scorer import MASK, MaskedLMScorer
 from tacit.vocab.shared import Vocabulary
 
-RELATIONS = ("is", "is a", "has", "has a", "made of")
 # The feature prefixes that answer each relation: "is an animal" answers "is a".
 _FEATURE_PREFIXES = {
     "is": ("is",),
@@ -165,7 +164,7 @@ def parse_gold(gold: str) -> list[tuple[str, int]]:
 
 def score_elicitation(
     prompts: pd.DataFrame,
-    scorer: MaskedLMScorer,
+    scorer: Scorer,
     vocab: Vocabulary,
     sensible: dict[str, np.ndarray],
     *,
@@ -198,7 +197,7 @@ def score_elicitation(
     top_index = torch.empty((n, 5), dtype=torch.long, device=device)
     top_prob = torch.empty((n, 5), device=device)
     ids = vocab.token_ids[scorer.name]
-    batches = scorer.shared_scores(list(prompts["prompt"]), ids, progress=progress)
+    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
     for batch in batches:
         rows, at = batch.rows, batch.batch_rows
         shared, log_z = batch.shared[at], batch.log_z[at]

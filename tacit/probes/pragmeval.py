@@ -9,7 +9,6 @@ Neither fine-tunes: these measure what the frozen model already encodes.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from collections.abc import Callable
@@ -22,10 +21,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
-from tacit.files import write_atomic
+from tacit.files import sha256_bytes, write_atomic
+from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
-from tacit.scorer import MaskedLMScorer
+from tacit.runner import ModelHandle
 
 FEATURE_TEMPLATES = {
     ("sentence1", "sentence2"): "{sentence1} <mask> {sentence2}",
@@ -101,9 +101,9 @@ class FeatureCache:
         self.hits = self.misses = 0
 
     def key(self, text_list: list[str]) -> str:
-        digest = hashlib.sha256("\n".join(text_list).encode()).hexdigest()
+        digest = sha256_bytes("\n".join(text_list))
         record = json.dumps({**self.identity, "texts": digest}, sort_keys=True, default=str)
-        return hashlib.sha256(record.encode()).hexdigest()[:32]
+        return sha256_bytes(record)[:32]
 
     def get(self, text_list: list[str], compute: Callable[[], np.ndarray]) -> np.ndarray:
         path = self.directory / f"{self.key(text_list)}.npy"
@@ -123,37 +123,17 @@ class FrozenEncoder:
     """Texts -> features through the cache; the model loads only when a feature is missing."""
 
     def __init__(
-        self,
-        load: Callable[[], MaskedLMScorer],
-        cache: FeatureCache,
-        pooling: str,
-        progress: bool | tqdm,
+        self, model: ModelHandle, cache: FeatureCache, pooling: str, progress: bool | tqdm
     ) -> None:
-        self._load, self.cache, self.pooling, self.progress = load, cache, pooling, progress
-        self._scorer: MaskedLMScorer | None = None
+        self.model, self.cache, self.pooling, self.progress = model, cache, pooling, progress
         self.cut = 0  # texts cut to fit the model
-
-    @property
-    def scorer(self) -> MaskedLMScorer:
-        if self._scorer is None:
-            self._scorer = self._load()
-        return self._scorer
-
-    @property
-    def device(self) -> str | None:
-        return str(self._scorer.device) if self._scorer is not None else None
-
-    @property
-    def batch_size_used(self) -> int | None:
-        """Smaller than --batch-size if device memory ran out; None if the model never loaded."""
-        return self._scorer.batch_size if self._scorer is not None else None
 
     def __call__(self, text_list: list[str]) -> np.ndarray:
         computed = False
 
         def compute() -> np.ndarray:
             nonlocal computed
-            states, cut = self.scorer.hidden_states(
+            states, cut = self.model.scorer.encode(
                 text_list, pooling=self.pooling, progress=self.progress
             )
             self.cut, computed = self.cut + cut, True
@@ -247,7 +227,7 @@ def linear_config(
 
 def cloze_config(
     config: Config,
-    scorer: MaskedLMScorer,
+    scorer: Scorer,
     template: str,
     verbalizer: dict[str, str],
     progress: bool,
@@ -308,3 +288,11 @@ def results_table(outcomes: dict[str, ProbeOutcome]) -> pd.DataFrame:
             for name, o in outcomes.items()
         ]
     )  # fmt: skip
+
+
+def template_for(config: Config, template: str | None, pooling: str = "mask") -> str:
+    """The features template of a configuration: the user's, or the default for its fields;
+    mean pooling reads the texts alone, joined by a space."""
+    if pooling == "mean":
+        return " ".join(f"{{{field}}}" for field in config.fields)
+    return template or FEATURE_TEMPLATES[config.fields]

@@ -13,8 +13,8 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.models.base import Scorer
 from tacit.results.metrics import average_precision_rows
-from tacit.scorer import MaskedLMScorer
 from tacit.vocab.shared import Vocabulary
 
 PERSON_PROMPT = (
@@ -51,7 +51,7 @@ def prince_prompts(vocab: Vocabulary) -> pd.DataFrame:
 
 def score_prince(
     prompts: pd.DataFrame,
-    scorer: MaskedLMScorer,
+    scorer: Scorer,
     vocab: Vocabulary,
     *,
     progress: bool | tqdm = True,
@@ -59,7 +59,7 @@ def score_prince(
     """Rank and probability of each answer, AP of the answer set, and the top 10 words."""
     words = np.asarray(vocab.words, dtype=object)
     rows = []
-    batches = scorer.shared_scores(
+    batches = scorer.score_vocab(
         list(prompts["prompt"]), vocab.token_ids[scorer.name], progress=progress
     )
     by_prompt = {}

@@ -10,20 +10,24 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.models.base import MASK
 from tacit.norms.reader import NormSet
+from tacit.options import CATEGORIES, ORDERS, SELECTIONS, check_choice
 from tacit.results.metrics import reciprocal_rank
-from tacit.scorer import MASK, MaskedLMScorer
 from tacit.vocab.shared import Vocabulary
 
-SELECTIONS = ("top", "bottom", "random")
-ORDERS = ("decreasing", "increasing", "random")
-CATEGORIES = {
+if TYPE_CHECKING:
+    from tacit.models.base import Scorer
+
+# the CSLB feature type of each --category (None: all of them)
+CATEGORY_TYPES = {
     "all": None,
     "visual": "visual perceptual",
     "functional": "functional",
@@ -138,7 +142,7 @@ def concept_properties(norms: NormSet, concept: str, category: str = "all") -> p
     does not depend on the order of the norms file.
     """
     rows = norms.features_of(concept)
-    feature_type = CATEGORIES[category]
+    feature_type = CATEGORY_TYPES[category]
     if feature_type is not None:
         rows = rows[rows["feature_type"] == feature_type]
     rows = rows.sort_values(["pf", "phrase"], ascending=[False, True], kind="stable")
@@ -161,13 +165,9 @@ class Condition:
     orders: int = 1
 
     def check(self) -> None:
-        for option, value, allowed in (
-            ("--select", self.selection, SELECTIONS),
-            ("--order", self.order, ORDERS),
-            ("--category", self.category, tuple(CATEGORIES)),
-        ):
-            if value not in allowed:
-                raise TacitError(f"{option} {value!r}: expected one of {', '.join(allowed)}")
+        check_choice("--select", self.selection, SELECTIONS)
+        check_choice("--order", self.order, ORDERS)
+        check_choice("--category", self.category, CATEGORIES)
 
 
 def _series_rng(seed: int, concept: str, condition: Condition) -> np.random.Generator:
@@ -179,7 +179,7 @@ def _series_rng(seed: int, concept: str, condition: Condition) -> np.random.Gene
 
 # The paper's random baseline (footnote 7): 5 random permutations of 5 random property sets.
 RANDOM_BASELINE = Condition("random", "random", sets=5, orders=5)
-ABLATIONS = {
+ABLATION_GRIDS = {
     "ordering": [
         Condition("top", "decreasing"),
         Condition("top", "increasing"),
@@ -187,7 +187,7 @@ ABLATIONS = {
         Condition("bottom", "increasing"),
         RANDOM_BASELINE,
     ],
-    "category": [Condition(category=c) for c in CATEGORIES],
+    "category": [Condition(category=c) for c in CATEGORY_TYPES],
 }
 
 
@@ -260,8 +260,8 @@ def build_prompts(
         duplicates += len(norms.features_of(concept)) - len(all_properties)
         for condition in conditions:
             properties = all_properties
-            if CATEGORIES[condition.category] is not None:
-                wanted = CATEGORIES[condition.category]
+            if CATEGORY_TYPES[condition.category] is not None:
+                wanted = CATEGORY_TYPES[condition.category]
                 properties = properties[properties["feature_type"] == wanted]
             if len(properties) < max_props:
                 short.setdefault(condition.category, [])
@@ -294,7 +294,7 @@ def build_prompts(
 
 def score_prompts(
     prompts: pd.DataFrame,
-    scorer: MaskedLMScorer,
+    scorer: Scorer,
     vocab: Vocabulary,
     *,
     progress: bool | tqdm = True,

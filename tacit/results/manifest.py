@@ -1,4 +1,4 @@
-"""What a manifest records about the software and the models of a run."""
+"""What every manifest records about the software, the time and the command line of a run."""
 
 from __future__ import annotations
 
@@ -6,9 +6,6 @@ import platform
 import sys
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
-
-from tacit.scorer import MaskedLMScorer
 
 
 def _version(package: str) -> str | None:
@@ -27,19 +24,6 @@ def software() -> dict[str, str | None]:
             name: _version(name)
             for name in ("torch", "transformers", "tokenizers", "numpy", "pandas")
         },
-    }
-
-
-def model_record(scorer: MaskedLMScorer) -> dict[str, str | None]:
-    """A model as given, with the revision asked for and the one resolved."""
-    local = Path(scorer.name)
-    return {
-        "name": scorer.name,
-        "local_path": str(local.resolve()) if local.is_dir() else None,
-        "class": type(scorer.model).__name__,
-        "revision": scorer.revision,
-        "resolved_revision": scorer.resolved_revision,
-        "mask_token": scorer.tokenizer.mask_token,
     }
 
 

@@ -69,3 +69,33 @@ def format_nli_summary(summary: pd.DataFrame, paper_label: str | None = None) ->
 def _percent(metric: str, value: float) -> str:
     """Accuracies and shares in percent; correlations as they are."""
     return f"{value:6.3f}" if metric.startswith("spearman") else f"{100 * value:6.1f}"
+
+
+def nli_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
+    """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
+    predictions naming no item and items without a prediction."""
+    from tacit.results.reports import run_notes
+
+    data, dropped = manifest["data"], manifest["dropped"]
+    lines = [format_nli_summary(summary, manifest["paper_column"]), ""]
+    lines.append(f"items: {data['items_loaded']} read from {len(data['files'])} file(s)")
+    if dropped["not_sampled"]:
+        lines.append(f"--max-items: {data['items_sampled']} sampled, {dropped['not_sampled']} not")
+    notes = run_notes(manifest)
+    for record in manifest["models"]:
+        where = record["name"] + (f" (seed {record['seed']})" if record.get("seed") else "")
+        if record.get("prompts_cut_to_fit"):
+            notes.append(f"note: {where}: {record['prompts_cut_to_fit']} prompt(s) longer than "
+                         f"{record['max_tokens']} tokens: cut around the mask (the premise loses "
+                         "its start)")  # fmt: skip
+        if record.get("truncated_pairs"):
+            notes.append(f"note: {where}: {record['truncated_pairs']} pair(s) longer than "
+                         f"{record['max_tokens']} tokens: premise cut")  # fmt: skip
+        if record.get("records_not_in_data"):
+            notes.append(f"note: {where}: {record['records_not_in_data']} prediction(s) name no "
+                         "item in --data")  # fmt: skip
+    for row in dropped["without_prediction"]:
+        seed = f" (seed {row['seed']})" if row["seed"] else ""
+        notes.append(f"note: {row['model']}{seed}: {row['items']} item(s) without a prediction, "
+                     "left out")  # fmt: skip
+    return "\n".join(lines), notes

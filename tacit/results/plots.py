@@ -156,13 +156,19 @@ def plot_summaries(summary: pd.DataFrame, out: str | Path, *, kind: str = "auto"
     return save_figure(figure, out)
 
 
+def figure_bytes(figure: Figure, file_format: str) -> bytes:
+    """The figure as the bytes of a .png, .svg or .pdf file."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=150, format=file_format)
+    return buffer.getvalue()
+
+
 def save_figure(figure: Figure, out: Path) -> Path:
     """Save whole or not at all (tacit.files), with the permissions the umask gives."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=150, format=out.suffix.lstrip(".").lower())
+    data = figure_bytes(figure, out.suffix.lstrip(".").lower())
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(out, buffer.getvalue())
+        return write_atomic(out, data)
     except OSError as err:
         raise TacitError(f"--out {out}: cannot write the figure ({err.strerror})") from None
 

@@ -4,6 +4,7 @@ numbers, as a table and a bar plot."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,22 +89,41 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
     return "\n".join(lines)
 
 
-def plot_pragmeval(summary: pd.DataFrame, out: str | Path) -> Path:
-    """Bar plot of each task's score per model, with the reference BERT numbers as markers."""
-    import matplotlib
+def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
+    """The table, and notes on configurations skipped, texts cut and the feature cache."""
+    from tacit.results.reports import run_notes
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    lines = [format_pragmeval(summary, manifest["mode"])]
+    notes = run_notes(manifest)
+    notes += [f"note: {name} skipped: {why}" for name, why in manifest["skipped_configs"].items()]
+    for record in manifest["models"]:
+        if record["texts_cut_to_fit"]:
+            notes.append(f"note: {record['name']}: {record['texts_cut_to_fit']} text(s) longer "
+                         "than the model allows, cut around the mask")  # fmt: skip
+        cache = record["feature_cache"]
+        if cache:
+            lines.append(f"features: {cache['hits']} split(s) from the cache, {cache['misses']} "
+                         f"encoded ({cache['directory']})")  # fmt: skip
+    return "\n".join(lines), notes
+
+
+def pragmeval_figure(summary: pd.DataFrame) -> bytes:
+    """Bar plot of each task's score per model, with the reference BERT numbers as markers, as
+    PNG bytes."""
+    from matplotlib.figure import Figure
+
+    from tacit.results.plots import figure_bytes, model_label
 
     tasks = list(dict.fromkeys(summary["task"]))
     models = list(dict.fromkeys(summary["model"]))
-    figure, axis = plt.subplots(figsize=(max(6, 0.7 * len(tasks) + 2), 4))
+    figure = Figure(figsize=(max(6, 0.7 * len(tasks) + 2), 4), layout="tight")
+    axis = figure.subplots()
     width = 0.8 / max(1, len(models))
     positions = np.arange(len(tasks))
     for n, model in enumerate(models):
         scores = summary[summary["model"] == model].set_index("task")["score"]
         axis.bar(positions + n * width, [scores.get(t, np.nan) for t in tasks], width,
-                 label=Path(model).name or model)  # fmt: skip
+                 label=model_label(model))  # fmt: skip
     paper = summary.drop_duplicates("task").set_index("task")["paper_bert"]
     if paper.notna().any():
         axis.scatter(
@@ -114,10 +134,4 @@ def plot_pragmeval(summary: pd.DataFrame, out: str | Path) -> Path:
     axis.set_xticks(positions + 0.4 - width / 2, tasks, rotation=45, ha="right")
     axis.set_ylabel("test score (%)")
     axis.legend(fontsize="small")
-    figure.tight_layout()
-    from tacit.results.plots import save_figure
-
-    try:
-        return save_figure(figure, Path(out))
-    finally:
-        plt.close(figure)
+    return figure_bytes(figure, "png")

@@ -3,7 +3,6 @@
 from tacit.vocab.shared import (
     Vocabulary,
     build_vocabulary,
-    load_tokenizer,
     read_vocab_file,
     single_token_words,
     vocabulary_for,
@@ -12,7 +11,6 @@ from tacit.vocab.shared import (
 __all__ = [
     "Vocabulary",
     "build_vocabulary",
-    "load_tokenizer",
     "read_vocab_file",
     "single_token_words",
     "vocabulary_for",

@@ -10,48 +10,19 @@ special tokens and entries the tokenizer can never produce whole (BERT's `...`).
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
-from transformers.utils import logging as hf_logging
+from transformers import PreTrainedTokenizerBase
 
-from tacit.errors import TacitError, first_line
+from tacit.errors import TacitError
+from tacit.files import sha256_bytes
+from tacit.models.runtime import load_tokenizer
 from tacit.vocab.cache import cached_words
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' own warnings and progress bars while loading: tacit reports what
-    matters itself (a missing head is an error, not a warning in a table), and a user error
-    stays one line."""
-    verbosity = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
-    """Load a tokenizer the way `from_pretrained` does: hub name or local directory."""
-    try:
-        with quiet_transformers():
-            return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
-    except (OSError, ValueError) as err:
-        raise TacitError(
-            f"cannot load the tokenizer of {name_or_path!r}: {first_line(err)}"
-        ) from err
 
 
 def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
@@ -204,7 +175,21 @@ class Vocabulary:
     @property
     def sha256(self) -> str:
         """Hex sha256 of `text()`: identifies the vocabulary in a manifest."""
-        return hashlib.sha256(self.text().encode("utf-8")).hexdigest()
+        return sha256_bytes(self.text())
+
+    def record(self, vocab_file: str | Path | None = None) -> dict:
+        """The vocabulary as a manifest records it: size, sha256, file, coverage per source,
+        where each tokenizer's words came from, how much each tokenizer narrows it, warnings."""
+        shrinkage = self.shrinkage()
+        return {
+            "size": len(self),
+            "sha256": self.sha256,
+            "file": str(vocab_file) if vocab_file is not None else None,
+            "coverage": self.coverage.to_dict("records"),
+            "single_token_words": dict(self.found_by),
+            "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in shrinkage.items()},
+            "warnings": self.warnings(shrinkage),
+        }
 
 
 def build_vocabulary(

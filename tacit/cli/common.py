@@ -1,0 +1,208 @@
+"""What every command shares: its options, one-line errors, and running a probe into its run
+directory. Nothing heavy is imported here: `probe --help` must not load torch."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import signal
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tacit.errors import TacitError
+from tacit.options import DTYPES, RunOptions
+
+if TYPE_CHECKING:
+    from tacit.results.result import ProbeResult
+
+DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
+    """Say what stopped the run, in one line; exit 130 for Ctrl-C, 143 for SIGTERM."""
+    name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+    typer.echo(f"interrupted by {name}: no result files were written", err=True)
+    return typer.Exit(143 if isinstance(stop, Terminated) else 130)
+
+
+def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug).
+
+    Ctrl-C and SIGTERM stop the run at once; run files are written together at the very end
+    (tacit.files.write_files), so an interrupted run leaves none of them.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            return command(*args, **kwargs)
+        except TacitError as err:
+            if DEBUG["on"]:
+                raise
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt as stop:
+            raise interrupted(stop) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    return wrapper
+
+
+def choice(*names: str, choices: Sequence[str], help: str) -> Any:
+    """An option with a fixed set of values (declared once, in tacit.options): listed in the
+    help and completed by the shell; a wrong value gets the API's one-line error."""
+    return typer.Option(
+        *names, help=f"{help} One of: {', '.join(choices)}.", autocompletion=lambda: list(choices),
+    )  # fmt: skip
+
+
+# Options shared by the commands (typer reads the metadata from Annotated).
+Models = Annotated[
+    list[str],
+    typer.Option(
+        "--model", "-m",
+        help="Model to probe: a Hugging Face hub name or a local directory. Repeat for several.",
+    ),
+]  # fmt: skip
+NormsPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--norms",
+        help="Norms file. Default: the installed norms (`probe norms install`), else $TACIT_NORMS.",
+    ),
+]
+VocabModels = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--vocab-model",
+        help="Model whose tokenizer also constrains the shared vocabulary (only its tokenizer is "
+        "loaded), so that separate runs stay comparable. Repeatable.",
+    ),
+]
+VocabFile = Annotated[
+    Path | None,
+    typer.Option("--vocab-file", help="Word list (one a line) the shared vocabulary must lie in."),
+]
+Revision = Annotated[
+    str | None,
+    typer.Option("--revision", help="Model revision (branch, tag or commit) for every --model."),
+]
+Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
+DtypeOption = Annotated[str, choice("--dtype", choices=DTYPES, help="Weights' precision.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", help="Texts per forward pass.")]
+Compile = Annotated[
+    bool,
+    typer.Option(
+        "--compile",
+        help="torch.compile the encoder (a minute or so of compiling first). Results are the "
+        "same; on a CPU it measured no faster, so try it on long GPU runs only.",
+    ),
+]
+Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
+Out = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Run directory. Default: `results/<probe>/<timestamp>`."),
+]
+Concepts = Annotated[
+    str | None,
+    typer.Option(
+        "--concepts", help="Only these concepts: a comma-separated list, or @FILE with one a line."
+    ),
+]
+Resume = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Continue an interrupted run in --out DIR: reuse what it scored, score the rest "
+        "(the same command otherwise; the results equal those of an uninterrupted run).",
+    ),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def run_options(
+    *,
+    vocab_model: list[str] | None = None,
+    vocab_file: Path | None = None,
+    revision: str | None,
+    device: str,
+    dtype: str,
+    batch_size: int,
+    compile: bool,
+    seed: int = 0,
+    quiet: bool,
+) -> RunOptions:
+    """The options every probe takes, as the API's RunOptions."""
+    return RunOptions(
+        vocab_models=tuple(vocab_model or ()), vocab_file=vocab_file, revision=revision,
+        device=device, dtype=dtype, batch_size=batch_size, compile=compile, seed=seed,  # type: ignore[arg-type]
+        progress=not quiet,
+    )  # fmt: skip
+
+
+def parse_concepts(value: str | None) -> list[str] | None:
+    """`bear,cat` or `@file` (one concept a line) -> list; None stays None."""
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None
+        names = [line.strip() for line in lines if line.strip()]
+    else:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise TacitError(f"--concepts {value!r}: names no concept")
+    return names
+
+
+def run_and_save(
+    probe: str, out: Path | None, resume: bool, run: Callable[[dict[str, Any]], ProbeResult]
+) -> ProbeResult:
+    """Run a probe into its run directory (default results/<probe>/<timestamp>), save it, and
+    print its summary (stdout), its notes (stderr) and where it went.
+
+    `run` gets the checkpoint keywords (`checkpoint`, `resume`) to pass on as run options.
+    Scored chunks are kept in RUN_DIR/.partial while the run goes: interrupted, the run can go
+    on with --resume; failed otherwise, it leaves no directory behind.
+    """
+    from tacit.results.checkpoint import PARTIAL
+    from tacit.results.rundir import default_run_dir, run_dir
+
+    if resume and out is None:
+        raise TacitError("--resume needs --out DIR: the run directory to continue")
+    with run_dir(out or default_run_dir(probe)) as out_dir:
+        try:
+            result = run({"checkpoint": out_dir / PARTIAL, "resume": resume})
+            result.save(out_dir)
+        except KeyboardInterrupt:
+            typer.echo(
+                f"to continue where it stopped: the same command with --resume --out {out_dir}",
+                err=True,
+            )
+            raise
+        except BaseException:
+            if not resume:
+                shutil.rmtree(out_dir / PARTIAL, ignore_errors=True)
+            raise
+    typer.echo(result.text)
+    for note in result.notes:
+        typer.echo(note, err=True)
+    typer.echo(f"written to {out_dir}")
+    return result

@@ -1,0 +1,230 @@
+"""`probe nli` (IMPPRES, NOPE, IMPLI) and `probe pragmeval` (PragmEval on frozen models)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tacit.cli.common import (
+    BatchSize,
+    Compile,
+    Device,
+    DtypeOption,
+    Models,
+    Out,
+    Quiet,
+    Resume,
+    Revision,
+    Seed,
+    choice,
+    run_and_save,
+    run_options,
+    user_errors,
+)
+from tacit.options import (
+    NLI_MODES,
+    NLI_TEMPLATE,
+    NLI_VERBALIZER,
+    POOLINGS,
+    PRAGMEVAL_MODES,
+    SUITES,
+)
+
+app = typer.Typer()
+
+
+@app.command()
+@user_errors
+def nli(
+    suite: Annotated[str, choice("--suite", choices=SUITES, help="Which suite.")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data", help="The suite's files as published: its folder, a part of it, or one file."
+        ),
+    ],
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A masked LM (cloze mode) or an NLI sequence classifier (classifier mode): hub "
+            "name or local directory. Repeat for several.",
+        ),
+    ] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option(
+            "--predictions",
+            help="Released predictions instead of a model: a .jsonl file (uid + logits in E, N, "
+            "C order, or predicted_label), a folder of them, or a folder of seed folders "
+            "(averaged, with their spread).",
+        ),
+    ] = None,
+    mode: Annotated[
+        str,
+        choice(
+            "--mode",
+            choices=NLI_MODES,
+            help="auto (from the checkpoint's architecture), cloze or classifier.",
+        ),
+    ] = "auto",
+    template: Annotated[
+        str,
+        typer.Option("--template", help="Cloze mode: where premise, hypothesis and `<mask>` go."),
+    ] = NLI_TEMPLATE,
+    verbalizer: Annotated[
+        str,
+        typer.Option("--verbalizer", help="Cloze mode: one single-token word per label."),
+    ] = NLI_VERBALIZER,
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate",
+            help="Cloze mode: divide by the label distribution of content-free inputs "
+            "(Zhao et al. 2021).",
+        ),
+    ] = False,
+    label_names: Annotated[
+        str | None,
+        typer.Option(
+            "--label-names",
+            help="Classifier mode: what its outputs mean, in order (e.g. "
+            "contradiction,neutral,entailment), when its config's id2label does not say.",
+        ),
+    ] = None,
+    max_items: Annotated[
+        int | None,
+        typer.Option("--max-items", help="Score a seeded random sample of this many items."),
+    ] = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: DtypeOption = "float32",
+    batch_size: BatchSize = 32,
+    compile: Compile = False,
+    seed: Seed = 0,
+    out: Out = None,
+    resume: Resume = False,
+    quiet: Quiet = False,
+) -> None:
+    """Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`.
+
+    Cloze mode asks a masked LM `{premise}? <mask>, {hypothesis}` and reads Yes / Maybe / No at
+    the mask; classifier mode runs an NLI classifier; `--predictions` reads released prediction
+    files. Writes items.csv (one row per item x model x seed), summary.csv (each paper's
+    breakdowns, mean and sd over seeds), summary_by_seed.csv and manifest.json, and prints the
+    summary (beside the paper's numbers for NOPE predictions).
+    """
+    from tacit.api_nli import nli as run_nli
+    from tacit.probes.nli import ClozeSetup
+
+    names = [n.strip() for n in label_names.split(",")] if label_names else None
+    options = run_options(
+        revision=revision, device=device, dtype=dtype, batch_size=batch_size, compile=compile,
+        seed=seed, quiet=quiet,
+    )  # fmt: skip
+    run_and_save(
+        "nli", out, resume,
+        lambda checkpointing: run_nli(
+            suite, data, model or (), predictions=predictions, mode=mode,
+            cloze=ClozeSetup(template, verbalizer, calibrate), label_names=names,
+            max_items=max_items, options=options, **checkpointing,
+        ),
+    )  # fmt: skip
+
+
+@app.command()
+@user_errors
+def pragmeval(
+    data: Annotated[
+        Path, typer.Option("--data", help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.")
+    ],
+    model: Models,
+    task: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--task",
+            "-t",
+            help="A task (Persuasiveness: all its configurations) or one configuration "
+            "(EmoBank-Valence). Repeatable; default all.",
+        ),
+    ] = None,
+    mode: Annotated[
+        str,
+        choice(
+            "--mode",
+            choices=PRAGMEVAL_MODES,
+            help="linear (probe frozen features) or cloze (zero-shot).",
+        ),
+    ] = "linear",
+    pooling: Annotated[
+        str,
+        choice(
+            "--pooling",
+            choices=POOLINGS,
+            help="Linear mode: the hidden state at `<mask>`, or mean.",
+        ),
+    ] = "mask",
+    template: Annotated[
+        str | None,
+        typer.Option(
+            "--template",
+            help="Linear: the features template (default `{sentence1} <mask> {sentence2}` or "
+            "`{sentence} <mask>`). Cloze: the template, instead of each task's default.",
+        ),
+    ] = None,
+    verbalizer: Annotated[
+        str | None,
+        typer.Option("--verbalizer", help="Cloze: label=word,... instead of each task's default."),
+    ] = None,
+    max_train: Annotated[
+        int | None,
+        typer.Option("--max-train", help="Linear: use a seeded sample of this many train rows."),
+    ] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="Where features are cached (default $TACIT_CACHE_DIR, else ~/.cache/tacit).",
+        ),
+    ] = None,
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            "--reference",
+            help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
+        ),
+    ] = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: DtypeOption = "float32",
+    batch_size: BatchSize = 32,
+    compile: Compile = False,
+    seed: Seed = 0,
+    out: Out = None,
+    quiet: Quiet = False,
+) -> None:
+    """PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze.
+
+    Linear mode encodes every text once (cached per model and configuration), fits a logistic
+    regression with its regularisation chosen on dev, and reports test accuracy (macro-F1 for
+    SwitchBoard and MRDA), configurations averaged into tasks as the paper does. This is a
+    probe of a frozen model, not the paper's fine-tuning. Writes configs.csv, summary.csv,
+    predictions.csv, manifest.json and pragmeval.png.
+    """
+    from tacit.api_pragmeval import pragmeval as run_pragmeval
+
+    options = run_options(
+        revision=revision, device=device, dtype=dtype, batch_size=batch_size, compile=compile,
+        seed=seed, quiet=quiet,
+    )  # fmt: skip
+    run_and_save(
+        "pragmeval", out, False,
+        lambda _: run_pragmeval(
+            data, model, tasks=task, mode=mode, pooling=pooling, template=template,
+            verbalizer=verbalizer, max_train=max_train, cache_dir=cache_dir,
+            reference=reference, options=options,
+        ),
+    )  # fmt: skip

@@ -1,0 +1,193 @@
+"""`probe retrieve`, `probe elicit` and `probe prince`: the norms-based probes of the paper."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tacit.cli.common import (
+    BatchSize,
+    Compile,
+    Concepts,
+    Device,
+    DtypeOption,
+    Models,
+    NormsPath,
+    Out,
+    Quiet,
+    Resume,
+    Revision,
+    Seed,
+    VocabFile,
+    VocabModels,
+    choice,
+    parse_concepts,
+    run_and_save,
+    run_options,
+    user_errors,
+)
+from tacit.errors import TacitError
+from tacit.options import ABLATIONS, CATEGORIES, ORDERS, RELATIONS, SELECTIONS
+
+app = typer.Typer()
+
+
+@app.command()
+@user_errors
+def retrieve(
+    model: Models,
+    max_props: Annotated[
+        int, typer.Option("--max-props", help="Grow prompts from 1 to this many properties.")
+    ] = 10,
+    select: Annotated[
+        str, choice("--select", choices=SELECTIONS, help="Which properties, by pf.")
+    ] = "top",
+    order: Annotated[
+        str, choice("--order", choices=ORDERS, help="Their order by pf.")
+    ] = "decreasing",
+    category: Annotated[
+        str, choice("--category", choices=CATEGORIES, help="The feature types used.")
+    ] = "all",
+    ablation: Annotated[
+        str | None,
+        choice(
+            "--ablation",
+            choices=ABLATIONS,
+            help="Run a whole grid: `ordering` (top/bottom x decreasing/increasing plus the "
+            "random baseline, 5 random orders of 5 random property sets per concept) or "
+            "`category` (all, visual, functional, encyclopaedic).",
+        ),
+    ] = None,
+    norms: NormsPath = None,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    concepts: Concepts = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: DtypeOption = "float32",
+    batch_size: BatchSize = 32,
+    compile: Compile = False,
+    seed: Seed = 0,
+    out: Out = None,
+    resume: Resume = False,
+    quiet: Quiet = False,
+) -> None:
+    """Name the concept from its properties: `A <mask> has fur, is big, and has claws.`
+
+    For every concept that is one whole-word token in every model, prompts grow from 1 to
+    --max-props of its properties (highest production frequency first); each model ranks the
+    concept among the shared vocabulary at `<mask>`. Writes manifest.json, vocab.txt,
+    prompts.csv, summary.csv and dropped.csv to the run directory and prints MRR and mean
+    target probability by number of properties.
+    """
+    from tacit.api import retrieve as run_retrieve
+
+    options = run_options(
+        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
+        dtype=dtype, batch_size=batch_size, compile=compile, seed=seed, quiet=quiet,
+    )  # fmt: skip
+    run_and_save(
+        "retrieve", out, resume,
+        lambda checkpointing: run_retrieve(
+            model, norms=norms, max_props=max_props, selection=select, order=order,
+            category=category, ablation=ablation, concepts=parse_concepts(concepts),
+            options=options, **checkpointing,
+        ),
+    )  # fmt: skip
+
+
+@app.command()
+@user_errors
+def elicit(
+    model: Models,
+    relation: Annotated[
+        list[str] | None,
+        choice(
+            "--relation",
+            "-r",
+            choices=RELATIONS,
+            help="Relation to ask about. Repeatable; default all five.",
+        ),
+    ] = None,
+    no_prefix: Annotated[
+        bool, typer.Option("--no-prefix", help="Drop 'Everyone knows that' (Table 2's ablation).")
+    ] = False,
+    prefix_ablation: Annotated[
+        bool,
+        typer.Option(
+            "--prefix-ablation", help="Run with and without the prefix and print the changes."
+        ),
+    ] = False,
+    norms: NormsPath = None,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    concepts: Concepts = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: DtypeOption = "float32",
+    batch_size: BatchSize = 32,
+    compile: Compile = False,
+    seed: Seed = 0,
+    out: Out = None,
+    resume: Resume = False,
+    quiet: Quiet = False,
+) -> None:
+    """Ask for a concept's properties: `Everyone knows that a bear has <mask>.`
+
+    Each concept with at least one one-word answer for a relation (`has fur_hair` answers
+    `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is scored
+    against those answers: average precision over the shared vocabulary (ap_vocab) and over
+    every answer of that relation (ap_sens), and Spearman's rho between the answers'
+    production frequencies and the model's probabilities. Prints the paper's Table 1 layout.
+    """
+    from tacit.api import elicit as run_elicit
+
+    if no_prefix and prefix_ablation:
+        raise TacitError("--no-prefix and --prefix-ablation contradict each other: pick one")
+    options = run_options(
+        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
+        dtype=dtype, batch_size=batch_size, compile=compile, seed=seed, quiet=quiet,
+    )  # fmt: skip
+    run_and_save(
+        "elicit", out, resume,
+        lambda checkpointing: run_elicit(
+            model, norms=norms,
+            relations=relation or RELATIONS,
+            prefix="both" if prefix_ablation else not no_prefix,
+            concepts=parse_concepts(concepts), options=options, **checkpointing,
+        ),
+    )  # fmt: skip
+
+
+@app.command()
+@user_errors
+def prince(
+    model: Models,
+    vocab_model: VocabModels = None,
+    vocab_file: VocabFile = None,
+    revision: Revision = None,
+    device: Device = "auto",
+    dtype: DtypeOption = "float32",
+    batch_size: BatchSize = 32,
+    compile: Compile = False,
+    out: Out = None,
+    quiet: Quiet = False,
+) -> None:
+    """Prince (1978)'s own examples, both directions (the paper's Figure 4). No norms needed.
+
+    Concept direction: is `person` named by `A <mask> has parents, siblings, relatives, a home,
+    a pet, a car, a spouse, and a job.`? Property direction: how well does `Everyone knows that
+    a country has <mask>.` recover her list (leader, duke, borders, president, queen, citizens,
+    land, language, history)?
+    """
+    from tacit.api import prince as run_prince
+
+    options = run_options(
+        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
+        dtype=dtype, batch_size=batch_size, compile=compile, quiet=quiet,
+    )  # fmt: skip
+    run_and_save(
+        "prince", out, False,
+        lambda checkpointing: run_prince(model, options=options, **checkpointing),
+    )  # fmt: skip

@@ -1,0 +1,93 @@
+"""Commands on finished runs and on vocabularies: `probe table`, `probe plot`, `probe vocab`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tacit.cli.common import Models, Revision, VocabFile, choice, user_errors
+from tacit.errors import TacitError
+from tacit.options import PLOT_KINDS
+
+app = typer.Typer()
+
+
+@app.command()
+@user_errors
+def table(
+    runs: Annotated[list[Path], typer.Argument(help="Elicitation run directories.")],
+) -> None:
+    """Print the paper's Table 1 (and Table 2's changes) from elicitation runs.
+
+    Runs with and without the prefix, of the same models, give the changes when it is dropped.
+    """
+    import pandas as pd
+
+    from tacit.probes.elicit import PAPER_PROMPTS
+    from tacit.results.plots import read_summary
+    from tacit.results.summary import format_elicitation_table
+
+    frames = []
+    for run in runs:
+        frame = read_summary(run, required={"model", "relation", "prefix", "map_vocab"})
+        frames.append(frame.drop(columns="run"))
+    typer.echo(format_elicitation_table(pd.concat(frames, ignore_index=True), PAPER_PROMPTS))
+
+
+@app.command()
+@user_errors
+def plot(
+    runs: Annotated[list[Path], typer.Argument(help="Retrieval run directories.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
+    ] = Path("retrieval.png"),
+    kind: Annotated[
+        str,
+        choice(
+            "--kind", choices=PLOT_KINDS, help="Which figure; auto: from what the runs contain."
+        ),
+    ] = "auto",
+) -> None:
+    """Plot MRR and mean target probability against the number of properties.
+
+    One line per model (the paper's Figure 2), per property category (Figure 3a), or per
+    selection x order with the random baseline (Figure 3b), chosen from what the runs
+    contain; bands are 95% bootstrap intervals over concepts.
+    """
+    from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
+
+    written = plot_runs(runs, out, kind=kind)
+    typer.echo(f"written to {written}")
+
+
+@app.command()
+@user_errors
+def vocab(
+    model: Models,
+    vocab_file: VocabFile = None,
+    revision: Revision = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the words here.")] = None,
+) -> None:
+    """Build the shared vocabulary of the models' tokenizers and report its coverage.
+
+    A word is in it when every tokenizer encodes it, after a space, as one whole-word token
+    (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
+    --vocab-file, when the file lists it.
+    """
+    from tacit.files import write_atomic
+    from tacit.vocab.shared import vocabulary_for
+
+    shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision)
+    typer.echo(shared.coverage.to_string(index=False))
+    for warning in shared.warnings():
+        typer.echo(f"warning: {warning}", err=True)
+    typer.echo(f"shared vocabulary: {len(shared)} words (sha256 {shared.sha256[:12]})")
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(out, shared.text())
+        except OSError as err:
+            raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        typer.echo(f"written to {out}")

@@ -1,0 +1,89 @@
+"""Model families behind one scorer interface (tacit.models.base.Scorer).
+
+A family is one module with a Scorer subclass, registered in FAMILIES by its kind. Which
+family a checkpoint belongs to is read off its config's architectures (`*ForMaskedLM`,
+`*ForSequenceClassification`), so `--model` takes any checkpoint and the probe says which
+kinds it can use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.errors import TacitError
+
+if TYPE_CHECKING:
+    from tacit.models.base import Scorer
+    from tacit.options import RunOptions
+
+# kind -> "module:class"; imported only when a model of that kind is loaded
+FAMILIES = {
+    "masked": "tacit.models.masked:MaskedLMScorer",
+    "classifier": "tacit.models.classifier:NLIClassifier",
+}
+# how each kind's checkpoints name their architecture in config.json
+_ARCHITECTURE_SUFFIXES = {
+    "ForMaskedLM": "masked",
+    "ForSequenceClassification": "classifier",
+}
+
+
+def family(kind: str) -> type[Scorer]:
+    """The Scorer class of a kind."""
+    module, _, name = FAMILIES[kind].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def model_kind(name_or_path: str, revision: str | None = None) -> str:
+    """The kind of a checkpoint, from its config's architectures (no weights are loaded).
+
+    A config without architectures is taken for a masked LM (loading then refuses it if its
+    masked-LM head is missing).
+    """
+    from transformers import AutoConfig
+
+    from tacit.models.runtime import _not_found, check_model_source, quiet_transformers
+
+    check_model_source(name_or_path, tokenizer=False)
+    try:
+        with quiet_transformers():
+            config = AutoConfig.from_pretrained(name_or_path, revision=revision)
+    except (OSError, ValueError) as err:
+        raise _not_found(name_or_path, err) from err
+    architectures = getattr(config, "architectures", None) or []
+    for architecture in architectures:
+        for suffix, kind in _ARCHITECTURE_SUFFIXES.items():
+            if architecture.endswith(suffix):
+                return kind
+    if not architectures:
+        return "masked"
+    raise TacitError(
+        f"{name_or_path}: a {', '.join(architectures)} checkpoint is none of the model kinds "
+        f"tacit can score ({', '.join(FAMILIES)}): give a checkpoint with a masked-LM or an NLI "
+        "classification head"
+    )
+
+
+def load_scorer(
+    name_or_path: str,
+    options: RunOptions,
+    *,
+    kinds: Sequence[str] = ("masked",),
+    probe: str = "this probe",
+    tokenizer: Any = None,
+    load_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Scorer:
+    """Load a model as the run's options say, as the family its checkpoint belongs to, if that
+    is one of the `kinds` the probe can use (else a one-line error). `load_options` gives
+    each kind's own keyword arguments (the classifier's label names)."""
+    kind = kinds[0] if len(kinds) == 1 else model_kind(name_or_path, options.revision)
+    if kind not in kinds:
+        raise TacitError(
+            f"{name_or_path} is a {kind} model; {probe} takes {' or '.join(kinds)} models"
+        )
+    extra = dict((load_options or {}).get(kind, {}))
+    if tokenizer is not None:
+        extra["tokenizer"] = tokenizer
+    return family(kind).from_options(name_or_path, options, **extra)  # type: ignore[return-value]

@@ -1,0 +1,79 @@
+"""Batching for every model: longest first, halved when the device runs out of memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, TypeVar
+
+import numpy as np
+import torch
+
+from tacit.errors import TacitError
+
+OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
+T = TypeVar("T")
+
+
+class Batched(Protocol):
+    """A model that runs in batches on a device."""
+
+    name: str
+    device: torch.device
+    batch_size: int
+
+
+def longest_first_batches(
+    lengths: Sequence[int], model: Batched, run: Callable[[np.ndarray], T]
+) -> Iterator[tuple[np.ndarray, T]]:
+    """Yield (item indices, run(indices)) for batches of `model.batch_size` items of similar
+    length, longest first, so that a batch size too large for the device shows at once: on
+    running out of device memory `model.batch_size` is halved (an error at 1) and the batch run
+    again. Results do not depend on the batch size; `model.batch_size` keeps the size that
+    fitted, for the manifest."""
+    order = np.argsort([-n for n in lengths], kind="stable")
+    start = 0
+    while start < len(order):
+        indices = order[start : start + model.batch_size]
+        fitted = False
+        try:
+            result = run(indices)
+            fitted = True
+        except OUT_OF_MEMORY as err:
+            if model.batch_size == 1:
+                raise TacitError(
+                    f"{model.name}: out of memory on {model.device} even one item at a time; "
+                    "try --dtype bfloat16 or another device"
+                ) from err
+        if not fitted:  # out of the except block, the failed batch's tensors are freed
+            model.batch_size //= 2
+            if model.device.type == "cuda":
+                torch.cuda.empty_cache()
+            continue
+        yield indices, result
+        start += len(indices)
+
+
+def padded(
+    encoded: Sequence[Sequence[int]], indices: np.ndarray, pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input ids, attention mask) of the token lists at `indices`, right-padded to the longest,
+    on the device (through page-locked memory on CUDA, so the copy is asynchronous)."""
+    width = max(len(encoded[i]) for i in indices)
+    rows = [list(encoded[i]) + [pad_id] * (width - len(encoded[i])) for i in indices]
+    lengths = torch.tensor([len(encoded[i]) for i in indices])
+    ids = torch.tensor(rows, dtype=torch.long)
+    attention = (torch.arange(width) < lengths.unsqueeze(1)).long()
+    if device.type == "cuda":
+        ids, attention = ids.pin_memory(), attention.pin_memory()
+    return ids.to(device, non_blocking=True), attention.to(device, non_blocking=True)
+
+
+def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
+    """For each distinct text (numbered 0..n_texts-1), the positions of the rows that have it.
+
+    >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
+    [[1], [0, 2]]
+    """
+    order = np.argsort(text_of_row, kind="stable")
+    bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
+    return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]

@@ -1,0 +1,106 @@
+"""NLIClassifier: a sequence classifier trained on NLI, scoring premise-hypothesis pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForSequenceClassification
+
+from tacit.errors import TacitError
+from tacit.models.base import Scorer
+from tacit.models.batching import longest_first_batches
+from tacit.models.runtime import compile_errors_explained
+from tacit.pragmatics.labels import LABELS, normalize_label
+
+
+def label_order(
+    id2label: dict[int, str], name: str, label_names: Sequence[str] | None
+) -> list[int]:
+    """For each of LABELS, the classifier output that means it."""
+    names = list(label_names) if label_names else [id2label[i] for i in sorted(id2label)]
+    where = f"--label-names of {name}" if label_names else f"{name}'s config (id2label)"
+    if len(names) != len(LABELS):
+        raise TacitError(
+            f"{where}: {len(names)} labels ({', '.join(map(str, names))}); an NLI classifier "
+            f"here needs the three {', '.join(LABELS)}"
+        )
+    try:
+        mapped = [normalize_label(n, where) for n in names]
+    except TacitError:
+        raise TacitError(
+            f"{where}: labels {', '.join(map(str, names))} do not name entailment, neutral and "
+            "contradiction; give them in output order with --label-names, e.g. "
+            "--label-names contradiction,neutral,entailment"
+        ) from None
+    if sorted(mapped) != sorted(LABELS):
+        raise TacitError(f"{where}: labels {', '.join(names)} repeat a class")
+    return [mapped.index(label) for label in LABELS]
+
+
+class NLIClassifier(Scorer):
+    """A sequence classifier trained on NLI, on one device, scoring premise-hypothesis pairs
+    in length-sorted batches (each distinct pair once)."""
+
+    kind = "classifier"
+    auto_class = AutoModelForSequenceClassification
+    head = "classification"
+
+    def __init__(
+        self, name_or_path: str, *, label_names: Sequence[str] | None = None, **runtime
+    ) -> None:
+        super().__init__(name_or_path, **runtime)
+        self.order = label_order(self.model.config.id2label, name_or_path, label_names)
+
+    def label_probabilities(
+        self, premises: Sequence[str], hypotheses: Sequence[str], *, progress: bool | tqdm = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """[pairs x LABELS] probabilities in LABELS order, and which pairs were too long for the
+        model (they lose the end of their premise; the hypothesis stays whole). Each distinct
+        pair is classified once."""
+        pairs = pd.MultiIndex.from_arrays([list(premises), list(hypotheses)])
+        codes, unique = pd.factorize(pairs)
+        firsts = [p for p, _ in unique]
+        seconds = [h for _, h in unique]
+        encoded = self.tokenizer(firsts, seconds, return_length=True)
+        too_long = np.asarray(encoded["length"], dtype=np.int64) > self.max_tokens
+        if too_long.any():
+            encoded = self.tokenizer(
+                firsts, seconds, truncation="only_first", max_length=self.max_tokens,
+                return_length=True,
+            )  # fmt: skip
+        probs = torch.empty((len(unique), len(LABELS)), dtype=torch.float64, device=self.device)
+        columns = torch.as_tensor(self.order, device=self.device)
+
+        def classify(chunk: np.ndarray) -> torch.Tensor:
+            batch = self.tokenizer.pad(
+                {key: [encoded[key][i] for i in chunk] for key in encoded if key != "length"},
+                return_tensors="pt",
+            )
+            batch = {k: v.to(self.device) for k, v in batch.items()}
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                return self.model(**batch).logits.double()
+
+        owned = not isinstance(progress, tqdm)
+        bar = tqdm(total=len(unique), desc=f"classifying {self.name}", unit="pair",
+                   disable=not progress) if owned else progress  # fmt: skip
+        try:
+            with torch.inference_mode():
+                for chunk, logits in longest_first_batches(encoded["length"], self, classify):
+                    at = torch.as_tensor(chunk, device=self.device)
+                    probs[at] = torch.softmax(logits, -1)[:, columns]
+                    bar.update(len(chunk))
+        finally:
+            if owned:
+                bar.close()
+        return probs.cpu().numpy()[codes], too_long[codes]
+
+    def labels_record(self) -> dict[str, str]:
+        """Which of the model's outputs stands for which label, for the manifest."""
+        return {
+            label: self.model.config.id2label.get(i, str(i))
+            for label, i in zip(LABELS, self.order)
+        }

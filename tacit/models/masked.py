@@ -1,0 +1,237 @@
+"""MaskedLMScorer: a masked LM scoring the <mask> of many prompts at once.
+
+Prompts carry the literal placeholder `<mask>`; the scorer puts the model's own mask token
+there. Prompts are de-duplicated, sorted by token length and batched; the encoder runs on the
+batch and the LM head runs only on the mask rows (a forward hook hands the head just those
+rows, which works for any `*ForMaskedLM` whose head is position-wise; in BERT-built encoders
+the rows are cut before the last layer's feed-forward block, see _mask_rows_hook). All
+reductions (ranks, probabilities, top words) happen on the device; only small per-prompt
+results come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForMaskedLM
+
+from tacit.errors import TacitError
+from tacit.models.base import MASK, ScoredBatch, Scorer
+from tacit.models.batching import group_rows, longest_first_batches, padded
+from tacit.models.runtime import compile_errors_explained
+from tacit.options import POOLINGS, check_choice
+
+
+class MaskedLMScorer(Scorer):
+    """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
+
+    Example:
+        >>> scorer = MaskedLMScorer("roberta-base")  # doctest: +SKIP
+        >>> scores = scorer.score_targets(["A <mask> has fur."], [vocab.index("bear")],
+        ...                               vocab.token_ids["roberta-base"])  # doctest: +SKIP
+    """
+
+    kind = "masked"
+    auto_class = AutoModelForMaskedLM
+    head = "masked-LM"
+    last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
+    _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
+
+    def check_tokenizer(self) -> None:
+        if self.tokenizer.mask_token is None:
+            raise TacitError(f"the tokenizer of {self.name!r} has no mask token")
+
+    # --- keeping only the mask rows ---------------------------------------------------------
+
+    def _mask_rows_of(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[batch x tokens x hidden] -> [1 x masks x hidden]: the rows at `self._rows`."""
+        assert self._rows is not None
+        return hidden[self._rows[:, 0], self._rows[:, 1]].unsqueeze(0)
+
+    def _keep_mask_rows(self, module, inputs, output):
+        """Forward hook on the encoder: hand the LM head only the hidden states at the mask."""
+        output.last_hidden_state = self._mask_rows_of(output.last_hidden_state)
+        return output
+
+    def _keep_mask_rows_of_attention(self, module, inputs, output):
+        """Forward hook on the last layer's attention block: its feed-forward block (two thirds
+        of the layer's work, position-wise) and then the LM head see only the mask rows."""
+        return (self._mask_rows_of(output[0]), *output[1:])
+
+    def _mask_rows_hook(self) -> torch.utils.hooks.RemovableHandle:
+        """Keep only the mask rows as early as the architecture allows: after the last layer's
+        attention in BERT-built encoders (BERT, RoBERTa, XLM-R, ELECTRA: the layer's
+        feed-forward block is then skipped at every other position, about 5% of the encoder's
+        work), else at the encoder's output. Not inside a compiled encoder, whose graph would
+        otherwise hold the hook."""
+        layers = getattr(getattr(self.model.base_model, "encoder", None), "layer", None)
+        last = layers[-1] if isinstance(layers, torch.nn.ModuleList) and len(layers) else None
+        bert_built = (
+            last is not None
+            and isinstance(getattr(last, "attention", None), torch.nn.Module)
+            and callable(getattr(last, "feed_forward_chunk", None))
+            and not getattr(last, "add_cross_attention", False)
+        )
+        if bert_built and not self.compiled:
+            return last.attention.register_forward_hook(self._keep_mask_rows_of_attention)
+        return self.model.base_model.register_forward_hook(self._keep_mask_rows)
+
+    # --- tokenising -------------------------------------------------------------------------
+
+    def encode_prompts(self, prompts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each prompt with the model's mask token in place of `<mask>`.
+
+        The space before `<mask>` belongs to the masked word: the shared vocabulary holds
+        RoBERTa-style words in their leading-space form (`Ġbear`). Tokenizers whose mask token
+        does not absorb that space emit a lone space token before the mask; it is dropped.
+        """
+        for prompt in prompts:
+            if prompt.count(MASK) != 1:
+                raise TacitError(f"prompt {prompt!r} must contain {MASK} exactly once")
+        texts = [p.replace(MASK, self.tokenizer.mask_token) for p in prompts]
+        encoded = self.tokenizer(texts)["input_ids"]
+        mask_id = self.tokenizer.mask_token_id
+        for prompt, ids in zip(prompts, encoded):
+            if ids.count(mask_id) != 1:
+                raise TacitError(f"prompt {prompt!r} does not encode to exactly one mask token")
+            at = ids.index(mask_id)
+            if at > 0 and self._is_lone_space(ids[at - 1]):
+                del ids[at - 1]
+        return encoded
+
+    def _is_lone_space(self, token_id: int) -> bool:
+        if token_id in self.tokenizer.all_special_ids:
+            return False
+        token = self.tokenizer.convert_ids_to_tokens(token_id)
+        return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
+
+    def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> int:
+        """Cut each token list longer than the model allows to a window of max_tokens around
+        its mask (or its start), keeping its first and last special tokens; return how many."""
+        cut = 0
+        for n, ids in enumerate(encoded):
+            if len(ids) > self.max_tokens:
+                at = ids.index(self.tokenizer.mask_token_id) if around_mask else 0
+                start = max(0, min(at - self.max_tokens // 2, len(ids) - self.max_tokens))
+                window = ids[start : start + self.max_tokens]
+                window[0], window[-1] = ids[0], ids[-1]
+                encoded[n], cut = window, cut + 1
+        return cut
+
+    # --- running ----------------------------------------------------------------------------
+
+    def _run_batches(
+        self,
+        encoded: list[list[int]],
+        forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        progress: bool | tqdm,
+        desc: str,
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """Yield (prompt indices, forward(input ids, attention mask)) for batches of similar
+        length, on the device, longest first (see longest_first_batches)."""
+        pad_id = self.tokenizer.pad_token_id or 0
+        owned = not isinstance(progress, tqdm)  # or the caller's bar, spanning several calls
+        bar = (
+            tqdm(total=len(encoded), desc=f"{desc} {self.name}", unit="text", disable=not progress)
+            if owned
+            else progress
+        )
+
+        def run(indices: np.ndarray) -> torch.Tensor:
+            ids, attention = padded(encoded, indices, pad_id, self.device)
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                return forward(ids, attention)
+
+        try:
+            with torch.inference_mode():
+                for indices, result in longest_first_batches([len(e) for e in encoded], self, run):
+                    yield indices, result
+                    bar.update(len(indices))
+        finally:
+            if owned:
+                bar.close()
+
+    def _logits_at_mask(
+        self, encoded: list[list[int]], progress: bool | tqdm
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """Yield (prompt indices, float32 logits over the whole vocabulary at the mask)."""
+        mask_id = self.tokenizer.mask_token_id
+
+        def forward(ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+            self._rows = (ids == mask_id).nonzero()
+            return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
+
+        hook = self._mask_rows_hook()
+        try:
+            yield from self._run_batches(encoded, forward, progress, "scoring")
+        finally:
+            hook.remove()
+
+    def score_vocab(
+        self,
+        prompts: Sequence[str],
+        vocab_ids: np.ndarray,
+        *,
+        progress: bool | tqdm = True,
+        cut_to_fit: bool = False,
+    ) -> Iterator[ScoredBatch]:
+        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        rows_of = group_rows(inverse.reshape(-1), len(unique))
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        encoded = self.encode_prompts(list(unique))
+        self.last_cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else 0
+        for indices, logits in self._logits_at_mask(encoded, progress):
+            rows = np.concatenate([rows_of[i] for i in indices])
+            batch_rows = np.concatenate(
+                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+            )
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows, device=self.device),
+                batch_rows=torch.as_tensor(batch_rows, device=self.device),
+                shared=logits[:, vocab_t],
+                log_z=torch.logsumexp(logits, dim=-1),
+            )
+
+    def encode(
+        self, texts: Sequence[str], *, pooling: str = "mask", progress: bool | tqdm = True
+    ) -> tuple[np.ndarray, int]:
+        """The encoder's last hidden layer for each text, float32: at the `<mask>` (`mask`), or
+        averaged over its tokens, special tokens included (`mean`). The LM head does not run.
+
+        Texts longer than the model allows are cut to a window of max_tokens tokens around
+        the mask (or their start, for `mean`), keeping the first and last special tokens.
+        Returns the [texts x hidden] array and the number of texts cut.
+        """
+        check_choice("--pooling", pooling, POOLINGS)
+        encoded = (
+            self.encode_prompts(texts)
+            if pooling == "mask"
+            else self.tokenizer(list(texts))["input_ids"]
+        )
+        cut = self._cut_to_fit(encoded, around_mask=pooling == "mask")
+        mask_id = self.tokenizer.mask_token_id
+
+        def forward(ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+            if pooling == "mask":
+                self._rows = (ids == mask_id).nonzero()
+            hidden = self.model.base_model(input_ids=ids, attention_mask=attention)
+            hidden = hidden.last_hidden_state.float()
+            if pooling == "mask":  # the mask rows only, in order (see _mask_rows_hook)
+                return hidden[0]
+            weights = attention.unsqueeze(-1).float()
+            return (hidden * weights).sum(1) / weights.sum(1)
+
+        out = torch.empty(
+            (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
+        )
+        hook = self._mask_rows_hook() if pooling == "mask" else None
+        try:
+            for indices, states in self._run_batches(encoded, forward, progress, "encoding"):
+                out[torch.as_tensor(indices, device=self.device)] = states
+        finally:
+            if hook is not None:
+                hook.remove()
+        return out.cpu().numpy(), cut

@@ -1,0 +1,158 @@
+"""Every option's choices, declared once, and the options shared by every probe.
+
+This module imports nothing heavy: the command line reads its choices from here to print
+`probe --help` without loading torch. The API takes the same values (typed as `Literal`s) and
+checks them with `check_choice`, so a wrong value gets the same one-line error from both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args
+
+from tacit.errors import TacitError, shorten
+
+Dtype = Literal["float32", "float16", "bfloat16"]
+Selection = Literal["top", "bottom", "random"]
+Order = Literal["decreasing", "increasing", "random"]
+Category = Literal["all", "visual", "functional", "encyclopaedic"]
+Ablation = Literal["ordering", "category"]
+Relation = Literal["is", "is a", "has", "has a", "made of"]
+Suite = Literal["imppres", "nope", "impli"]
+NLIMode = Literal["auto", "cloze", "classifier"]
+PragmevalMode = Literal["linear", "cloze"]
+Pooling = Literal["mask", "mean"]
+PlotKind = Literal["auto", "models", "category", "ordering"]
+
+DTYPES: tuple[str, ...] = get_args(Dtype)
+SELECTIONS: tuple[str, ...] = get_args(Selection)
+ORDERS: tuple[str, ...] = get_args(Order)
+CATEGORIES: tuple[str, ...] = get_args(Category)
+ABLATIONS: tuple[str, ...] = get_args(Ablation)
+RELATIONS: tuple[str, ...] = get_args(Relation)
+SUITES: tuple[str, ...] = get_args(Suite)
+NLI_MODES: tuple[str, ...] = get_args(NLIMode)
+PRAGMEVAL_MODES: tuple[str, ...] = get_args(PragmevalMode)
+POOLINGS: tuple[str, ...] = get_args(Pooling)
+PLOT_KINDS: tuple[str, ...] = get_args(PlotKind)
+
+# how `probe nli` asks a masked LM by default (tacit.probes.nli)
+NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
+NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
+
+T = TypeVar("T")
+
+
+def check_choice(option: str, value: T, choices: Collection[Any]) -> T:
+    """`value` if it is one of `choices`, else a one-line error naming the option and the
+    choices.
+
+    >>> check_choice("--dtype", "bfloat16", DTYPES)
+    'bfloat16'
+    """
+    if value not in choices:
+        raise TacitError(
+            f"{option} {shorten(repr(value))}: expected one of {', '.join(map(str, choices))}"
+        )
+    return value
+
+
+def check_choices(option: str, values: Sequence[T], choices: Collection[Any]) -> list[T]:
+    """Several values of a repeatable option, each checked, duplicates dropped, order kept; at
+    least one."""
+    if not values:
+        raise TacitError(f"{option}: give at least one of {', '.join(map(str, choices))}")
+    return [check_choice(option, value, choices) for value in dict.fromkeys(values)]
+
+
+def check_device(device: str) -> str:
+    """A --device value tacit knows (whether the machine has it is checked when a model loads,
+    tacit.models.runtime.resolve_device)."""
+    if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
+        raise TacitError(f"--device {device!r}: expected auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def check_at_least(option: str, value: int | None, minimum: int) -> None:
+    """A number option that must be at least `minimum` (None: not given)."""
+    if value is not None and value < minimum:
+        raise TacitError(f"{option} {value}: must be at least {minimum}")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How models are found, loaded and run; shared by every probe.
+
+    Attributes:
+        vocab_models: models whose tokenizers also constrain the shared vocabulary.
+        vocab_file: a word list the shared vocabulary must lie in.
+        revision: branch, tag or commit for every model (hub models only).
+        device: `auto` (CUDA, then MPS, then CPU), `cpu`, `cuda`, `cuda:N` or `mps`.
+        dtype: the weights' precision; scores are always normalised in float32.
+        batch_size: texts per forward pass; results do not depend on it.
+        compile: torch.compile the encoder.
+        seed: seeds every random choice of the run (recorded in the manifest).
+        progress: show progress bars.
+        checkpoint: where scored chunks are kept while a run goes (the CLI: RUN_DIR/.partial).
+        resume: reuse the chunks an interrupted run left in `checkpoint`.
+    """
+
+    vocab_models: Sequence[str] = ()
+    vocab_file: str | Path | None = None
+    revision: str | None = None
+    device: str = "auto"
+    dtype: Dtype = "float32"
+    batch_size: int = 32
+    compile: bool = False
+    seed: int = 0
+    progress: bool = True
+    checkpoint: Path | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        """Check what can be checked before anything slow is loaded."""
+        check_at_least("--batch-size", self.batch_size, 1)
+        check_choice("--dtype", self.dtype, DTYPES)
+        check_device(self.device)
+        if self.device != "auto" and self.device != "cpu":  # is it here? (imports torch)
+            from tacit.models.runtime import resolve_device
+
+            resolve_device(self.device)
+        if self.resume and self.checkpoint is None:
+            raise TacitError("--resume needs --out DIR: the run directory to continue")
+        object.__setattr__(self, "vocab_models", tuple(dict.fromkeys(self.vocab_models)))
+
+    @classmethod
+    def build(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
+        """`options` (or the defaults) with `overrides` applied; a keyword that is not an option
+        is a one-line error naming it (a typo is never silently ignored)."""
+        known = [f.name for f in fields(cls)]
+        unknown = [key for key in overrides if key not in known]
+        if unknown:
+            raise TacitError(
+                f"unknown run option(s) {', '.join(unknown)}: expected any of {', '.join(known)}"
+            )
+        return replace(options or cls(), **overrides)
+
+    def refuse(self, probe: str, **unsupported: str) -> None:
+        """Refuse options a probe cannot honour, each with the reason: `resume="..."`."""
+        for name, reason in unsupported.items():
+            if getattr(self, name) != getattr(RunOptions, name):
+                option = "--" + name.replace("_", "-")
+                raise TacitError(f"{probe}: {option} is not available: {reason}")
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as a manifest records them (not where checkpoints go, nor progress)."""
+        return {
+            "vocab_models": list(self.vocab_models),
+            "vocab_file": str(self.vocab_file) if self.vocab_file is not None else None,
+            "revision": self.revision,
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+            "compile": self.compile,
+            "seed": self.seed,
+        }

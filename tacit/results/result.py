@@ -1,0 +1,83 @@
+"""ProbeResult: what a probe run produced, how it reads, and how it is saved."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tacit.files import json_text, table_text, write_files
+from tacit.results.checkpoint import PARTIAL
+from tacit.results.rundir import prepare_run_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.vocab.shared import Vocabulary
+
+FigureBytes = Callable[[], bytes]
+
+
+@dataclass
+class ProbeResult:
+    """What a probe run produced.
+
+    Attributes:
+        prompts: one row per prompt x model (prompts.csv; items.csv for NLI suites, one row
+            per item x model x seed; configs.csv for PragmEval).
+        summary: the per-condition means (summary.csv).
+        vocab: the shared vocabulary scored over (vocab.txt); None where there is none.
+        manifest: everything needed to rerun and to trust the numbers (manifest.json).
+        extra: further tables by file stem, e.g. `dropped` (retrieval: concepts left out and
+            why) or `excluded` (elicitation: features left out of the gold answers and why).
+        rows_file: the file name of `prompts`.
+        text: the summary as printed (the CLI prints it; `print(result)` too).
+        notes: what a reader must know about the numbers, one line each starting `note:` or
+            `warning:`: what was dropped and why, prompts cut to fit, a batch halved, vocabulary
+            warnings (the CLI prints them on stderr).
+        figures: file name -> a function that draws that figure and returns the file's bytes
+            (drawn only when saved: matplotlib is not imported otherwise).
+    """
+
+    prompts: pd.DataFrame
+    summary: pd.DataFrame
+    vocab: Vocabulary | None
+    manifest: dict[str, Any]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    rows_file: str = "prompts.csv"
+    text: str = ""
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, FigureBytes] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> pd.DataFrame:
+        """Retrieval: `concept, reason` for every concept left out."""
+        if "dropped" not in self.extra:
+            raise AttributeError(f"a {self.manifest.get('probe')} run drops no concepts")
+        return self.extra["dropped"]
+
+    def __str__(self) -> str:
+        return "\n".join([self.text, *self.notes]).strip()
+
+    def report(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        """Print the summary to `out` (stdout) and each note to `err` (stderr), as the CLI does."""
+        print(self.text, file=out or sys.stdout)
+        for note in self.notes:
+            print(note, file=err or sys.stderr)
+
+    def save(self, out: str | Path) -> Path:
+        """Write the run directory: all of its files (tables, manifest, figures) appear together,
+        each whole, or none does."""
+        out = prepare_run_dir(out)
+        files = {"vocab.txt": self.vocab.text()} if self.vocab is not None else {}
+        files.update({f"{name}.csv": table_text(table) for name, table in self.extra.items()})
+        files[self.rows_file] = table_text(self.prompts)
+        files["summary.csv"] = table_text(self.summary)
+        files["manifest.json"] = json_text(self.manifest)
+        files.update({name: draw() for name, draw in self.figures.items()})
+        write_files(out, files)
+        shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
+        return out

@@ -1,0 +1,221 @@
+"""The one loop over models that every probe runs.
+
+For each model in turn (one in memory at a time): load it when first needed, score the probe's
+rows in chunks of distinct texts (each chunk kept in the checkpoint, so an interrupted run can
+`--resume`), finish (work that needs all of a model's rows), record the model for the
+manifest, free it. A probe describes its work (Work) and gets back one table and the model
+records; `run_manifest` gives the keys every manifest shares.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from tacit.errors import TacitError
+from tacit.files import sha256_bytes, table_text
+from tacit.options import RunOptions
+from tacit.results.checkpoint import Checkpoint
+from tacit.results.manifest import command_line, now, software
+
+if TYPE_CHECKING:
+    from tacit.models.base import Scorer
+
+CHUNK_TEXTS = 2048  # distinct texts per checkpointed chunk
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A chunk's result rows (same index as the rows given) and counts to add up over chunks
+    (e.g. prompts cut to fit) for the model's record."""
+
+    table: pd.DataFrame
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+
+ScoreChunk = Callable[["Scorer", pd.DataFrame, tqdm], "Scored | pd.DataFrame"]
+Finish = Callable[["ModelHandle", pd.DataFrame], tuple[pd.DataFrame, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a probe asks of every model.
+
+    rows: one row per thing to score, in output order.
+    key: the column whose distinct values are scored once (rows are chunked on it).
+    score: (scorer, a chunk's rows, progress bar) -> Scored (or just the result table).
+    kinds: the model kinds this probe can use (tacit.models.FAMILIES).
+    finish: optional (model, all of its result rows) -> (result rows, record fields): work that
+        needs every row of a model, such as calibration.
+    unit: what the progress bar counts.
+    load_options: kind -> keyword arguments for loading a model of that kind.
+    """
+
+    rows: pd.DataFrame
+    key: str
+    score: ScoreChunk
+    kinds: Sequence[str] = ("masked",)
+    finish: Finish | None = None
+    unit: str = "prompt"
+    load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class ModelHandle:
+    """One model of the run, loaded on first use of `scorer` (never, if everything it would
+    compute is already in a checkpoint or cache)."""
+
+    def __init__(
+        self,
+        name: str,
+        options: RunOptions,
+        *,
+        probe: str,
+        kinds: Sequence[str],
+        tokenizer: Any = None,
+        load_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.name, self.options, self.probe, self.kinds = name, options, probe, kinds
+        self.tokenizer, self.load_options = tokenizer, load_options or {}
+        self._scorer: Scorer | None = None
+
+    @property
+    def scorer(self) -> Scorer:
+        if self._scorer is None:
+            from tacit.models import load_scorer
+
+            self._scorer = load_scorer(
+                self.name, self.options, kinds=self.kinds, probe=self.probe,
+                tokenizer=self.tokenizer, load_options=self.load_options,
+            )  # fmt: skip
+        return self._scorer
+
+    @property
+    def loaded(self) -> bool:
+        return self._scorer is not None
+
+    def record(self) -> dict[str, Any]:
+        """The model for the manifest; `batch_size_used` is smaller than --batch-size if device
+        memory ran out. A model never loaded is recorded by name and revision only."""
+        if self._scorer is None:
+            return {"name": self.name, "revision": self.options.revision, "device": None,
+                    "batch_size_used": None}  # fmt: skip
+        return {**self._scorer.record(), "batch_size_used": self._scorer.batch_size}
+
+    def free(self) -> None:
+        """Drop the model so that the next one loads into free memory."""
+        if self._scorer is not None:
+            self._scorer = None
+            gc.collect()
+
+
+def each_model(
+    models: Sequence[str], options: RunOptions, *, probe: str, kinds: Sequence[str],
+    tokenizers: Mapping[str, Any] | None = None,
+    load_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Iterator[tuple[int, ModelHandle]]:  # fmt: skip
+    """(number, handle) for each distinct model, in order; each is freed before the next.
+    `tokenizers` are those already loaded (for the shared vocabulary), reused."""
+    if not models:
+        raise TacitError("no --model given")
+    for number, name in enumerate(dict.fromkeys(models)):
+        handle = ModelHandle(
+            name, options, probe=probe, kinds=kinds, tokenizer=(tokenizers or {}).get(name),
+            load_options=load_options,
+        )  # fmt: skip
+        try:
+            yield number, handle
+        finally:
+            handle.free()
+
+
+def checkpoint_for(probe: str, models: Sequence[str], options: RunOptions, work: Work,
+                   plan: Mapping[str, Any]) -> Checkpoint:  # fmt: skip
+    """The run's chunk store; a resumed run must have the same plan (models, rows, options)."""
+    return Checkpoint(
+        options.checkpoint,
+        {
+            "probe": probe,
+            "tacit": software()["tacit"],
+            "models": list(dict.fromkeys(models)),
+            "rows_sha256": sha256_bytes(table_text(work.rows)),
+            **options.recorded(),
+            **plan,
+        },
+        resume=options.resume,
+    )
+
+
+def run_models(
+    models: Sequence[str],
+    options: RunOptions,
+    work: Work,
+    *,
+    probe: str,
+    plan: Mapping[str, Any] | None = None,
+    tokenizers: Mapping[str, Any] | None = None,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Score `work` with each model in turn: (all models' result rows, one record per model).
+
+    Rows are scored in chunks of CHUNK_TEXTS distinct keys (the same chunks in every run), each
+    kept in the checkpoint; `plan` adds what else must match for a resume (vocabulary, ...).
+    """
+    checkpoint = checkpoint_for(probe, models, options, work, plan or {})
+    chunk_of_row = pd.factorize(work.rows[work.key])[0] // CHUNK_TEXTS
+    chunks = [work.rows[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
+    n_keys = work.rows[work.key].nunique()
+    tables, records = [], []
+    for number, model in each_model(models, options, probe=probe, kinds=work.kinds,
+                                    tokenizers=tokenizers,
+                                    load_options=work.load_options):  # fmt: skip
+        scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
+        if any(s is None for s in scored):
+            scorer = model.scorer  # loaded before the bar opens: a loading error stays one line
+            done = sum(chunks[c][work.key].nunique() for c, s in enumerate(scored) if s is not None)
+            with tqdm(total=n_keys, initial=done, desc=f"scoring {model.name}", unit=work.unit,
+                      disable=not options.progress) as bar:  # fmt: skip
+                for c, chunk in enumerate(chunks):
+                    if scored[c] is None:
+                        result = work.score(scorer, chunk, bar)
+                        scored[c] = result if isinstance(result, Scored) else Scored(result)
+                        checkpoint.save(f"{number}-{c}", scored[c])
+        table = pd.concat([s.table for s in scored if s is not None]).sort_index()
+        counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
+        extras: dict[str, Any] = {}
+        if work.finish is not None:
+            table, extras = work.finish(model, table)
+        # a model that did not load this time (all resumed) keeps the record of when it did
+        record = (None if model.loaded else checkpoint.load(f"{number}-model")) or model.record()
+        checkpoint.save(f"{number}-model", record)
+        records.append({**record, **dict(counts), **extras})
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True), records
+
+
+def run_manifest(
+    probe: str, options: RunOptions, records: list[dict[str, Any]], started: str, **extra: Any
+) -> dict[str, Any]:
+    """The keys every probe's manifest has, then the probe's own (`extra`)."""
+    devices = [r.get("device") for r in records if r.get("device")]
+    return {
+        "probe": probe,
+        "command": command_line(),
+        "software": software(),
+        "models": records,
+        "vocab_models": list(options.vocab_models),
+        "device": devices[0] if devices else None,
+        "dtype": options.dtype,
+        "batch_size": options.batch_size,
+        "compile": options.compile,
+        "seed": options.seed,
+        "resumed": options.resume,
+        **extra,
+        "started": started,
+        "finished": now(),
+    }
+
