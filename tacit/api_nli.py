@@ -181,4 +181,3 @@ def _data_files_record(root: Path, loaded: pd.DataFrame, rows: pd.DataFrame) -> 
         }
         for source, count in loaded["source"].value_counts(sort=False).sort_index().items()
     ]
-

@@ -218,4 +218,3 @@ def run_manifest(
         "started": started,
         "finished": now(),
     }
-

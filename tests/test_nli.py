@@ -232,9 +232,7 @@ def test_classifier_goes_to_its_device_and_compiles(monkeypatch, data, nli_class
     import tacit.models.runtime
     from tacit.models.classifier import NLIClassifier
 
-    monkeypatch.setattr(
-        tacit.models.runtime, "resolve_device", lambda device: torch.device("meta")
-    )
+    monkeypatch.setattr(tacit.models.runtime, "resolve_device", lambda device: torch.device("meta"))
     on_meta = NLIClassifier(nli_classifier, device="cuda")
     assert next(on_meta.model.parameters()).device.type == "meta"
     monkeypatch.undo()

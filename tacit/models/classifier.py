@@ -101,6 +101,5 @@ class NLIClassifier(Scorer):
     def labels_record(self) -> dict[str, str]:
         """Which of the model's outputs stands for which label, for the manifest."""
         return {
-            label: self.model.config.id2label.get(i, str(i))
-            for label, i in zip(LABELS, self.order)
+            label: self.model.config.id2label.get(i, str(i)) for label, i in zip(LABELS, self.order)
         }

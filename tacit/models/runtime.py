@@ -232,9 +232,7 @@ class ModelRuntime:
         self.max_tokens = max_tokens(self.model, self.tokenizer)
 
     @classmethod
-    def from_options(
-        cls, name_or_path: str, options: RunOptions, **extra: Any
-    ) -> ModelRuntime:
+    def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> ModelRuntime:
         """Load as the run's options say (revision, device, dtype, batch size, compile)."""
         return cls(
             name_or_path, revision=options.revision, device=options.device, dtype=options.dtype,
