@@ -219,8 +219,8 @@ def elicit(
 
     run = RunOptions.build(options, run_options)
     relations = check_choices("--relation", list(relations), RELATIONS)
-    both = prefix == "both"
-    prefixes = [True, False] if both else [check_choice("prefix", prefix, (True, False, "both"))]
+    prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
+    check_choice("prefix", prefix, (True, False, "both"))
     norm_set = _as_norms(norms)
     built: dict[str, Any] = {}
 

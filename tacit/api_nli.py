@@ -33,6 +33,7 @@ NLI_MODE_OF_KIND = {"masked": "cloze", "classifier": "classifier"}
 
 def _nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any) -> Work:
     """Score each item with a model: cloze for masked LMs, classification for classifiers."""
+    from tacit.models.classifier import NLIClassifier
     from tacit.probes.nli import classifier_scores, cloze_finish, cloze_prompts, cloze_scores
 
     rows = items[["item_id", "premise", "hypothesis"]].copy()
@@ -41,15 +42,15 @@ def _nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: An
         rows["prompt"] = cloze_prompts(items, cloze)
 
     def score(scorer, chunk, bar):
-        if scorer.kind == "classifier":
+        if isinstance(scorer, NLIClassifier):
             return classifier_scores(scorer, chunk, bar)
         return cloze_scores(scorer, chunk, cloze, bar)
 
     def finish(model: ModelHandle, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
-        kind = model.scorer.kind
-        record: dict[str, Any] = {"seed": "", "mode": NLI_MODE_OF_KIND[kind]}
-        if kind == "classifier":
-            record.update(labels=model.scorer.labels_record(), max_tokens=model.scorer.max_tokens)
+        scorer = model.scorer
+        record: dict[str, Any] = {"seed": "", "mode": NLI_MODE_OF_KIND[scorer.kind]}
+        if isinstance(scorer, NLIClassifier):
+            record.update(labels=scorer.labels_record(), max_tokens=scorer.max_tokens)
             return table, record
         table, extra = cloze_finish(model.scorer, table, cloze)
         return table, {**record, **extra}

@@ -3,8 +3,6 @@ command line itself is being imported also ends with the one-line message, not a
 
 from __future__ import annotations
 
-import sys
-
 
 def run() -> None:
     """Run `probe`; Ctrl-C at any moment exits 130 (SIGTERM 143) with one line on stderr."""
@@ -19,4 +17,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    run()

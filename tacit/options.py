@@ -27,17 +27,17 @@ PragmevalMode = Literal["linear", "cloze"]
 Pooling = Literal["mask", "mean"]
 PlotKind = Literal["auto", "models", "category", "ordering"]
 
-DTYPES: tuple[str, ...] = get_args(Dtype)
-SELECTIONS: tuple[str, ...] = get_args(Selection)
-ORDERS: tuple[str, ...] = get_args(Order)
-CATEGORIES: tuple[str, ...] = get_args(Category)
-ABLATIONS: tuple[str, ...] = get_args(Ablation)
-RELATIONS: tuple[str, ...] = get_args(Relation)
-SUITES: tuple[str, ...] = get_args(Suite)
-NLI_MODES: tuple[str, ...] = get_args(NLIMode)
-PRAGMEVAL_MODES: tuple[str, ...] = get_args(PragmevalMode)
-POOLINGS: tuple[str, ...] = get_args(Pooling)
-PLOT_KINDS: tuple[str, ...] = get_args(PlotKind)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
+SELECTIONS: tuple[Selection, ...] = get_args(Selection)
+ORDERS: tuple[Order, ...] = get_args(Order)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+ABLATIONS: tuple[Ablation, ...] = get_args(Ablation)
+RELATIONS: tuple[Relation, ...] = get_args(Relation)
+SUITES: tuple[Suite, ...] = get_args(Suite)
+NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
+PRAGMEVAL_MODES: tuple[PragmevalMode, ...] = get_args(PragmevalMode)
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
+PLOT_KINDS: tuple[PlotKind, ...] = get_args(PlotKind)
 
 # how `probe nli` asks a masked LM by default (tacit.probes.nli)
 NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
@@ -46,9 +46,9 @@ NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
 T = TypeVar("T")
 
 
-def check_choice(option: str, value: T, choices: Collection[Any]) -> T:
-    """`value` if it is one of `choices`, else a one-line error naming the option and the
-    choices.
+def check_choice(option: str, value: object, choices: Collection[T]) -> T:
+    """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
+    the option and the choices.
 
     >>> check_choice("--dtype", "bfloat16", DTYPES)
     'bfloat16'
@@ -57,10 +57,10 @@ def check_choice(option: str, value: T, choices: Collection[Any]) -> T:
         raise TacitError(
             f"{option} {shorten(repr(value))}: expected one of {', '.join(map(str, choices))}"
         )
-    return value
+    return value  # type: ignore[return-value]
 
 
-def check_choices(option: str, values: Sequence[T], choices: Collection[Any]) -> list[T]:
+def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:
     """Several values of a repeatable option, each checked, duplicates dropped, order kept; at
     least one."""
     if not values:

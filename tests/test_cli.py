@@ -4,8 +4,14 @@ import json
 
 import numpy as np
 import pandas as pd
-from conftest import REAL_NORMS, TOY_NORMS, fails_cleanly, needs_shared, out_of_memory_above
-from test_scorer import reference
+from support import (
+    REAL_NORMS,
+    TOY_NORMS,
+    fails_cleanly,
+    needs_shared,
+    out_of_memory_above,
+    reference,
+)
 from typer.testing import CliRunner
 
 from tacit.cli import app
@@ -134,14 +140,16 @@ def test_out_of_memory_is_noted_and_recorded(tiny_bert, toy_norms_path, tmp_path
 
 def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, tmp_path):
     cases = [
-        ["retrieve", "-m", tiny_bert, "--norms", tmp_path / "missing.dat"],
-        ["retrieve", "-m", tmp_path / "no-model", "--norms", toy_norms_path],
-        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--concepts", "unicorn"],
-        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--select", "best"],
-        ["retrieve", "-m", tiny_bert],  # no norms anywhere
-    ]
-    for args in cases:  # a failed run leaves nothing behind
-        fails_cleanly([*args, "--out", tmp_path / "out"], "", out=tmp_path / "out")
+        (["-m", tiny_bert, "--norms", tmp_path / "missing.dat"], "missing.dat: no such norms file"),
+        (["-m", tmp_path / "no-model", "--norms", toy_norms_path], "no-model: no such directory"),
+        (["-m", tiny_bert, "--norms", toy_norms_path, "--concepts", "unicorn"],
+         "--concepts: not in the norms: unicorn"),
+        (["-m", tiny_bert, "--norms", toy_norms_path, "--select", "best"],
+         "--select 'best': expected one of top, bottom, random"),
+        (["-m", tiny_bert], "no norms file: the CSLB norms are handed out"),  # none anywhere
+    ]  # fmt: skip
+    for args, message in cases:  # a failed run leaves nothing behind
+        fails_cleanly(["retrieve", *args, "--out", tmp_path / "out"], message, out=tmp_path / "out")
 
 
 def test_concepts_option_and_file(tiny_bert, toy_norms_path, tmp_path):

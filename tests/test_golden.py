@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from nli_fixtures import save_nli_classifier, save_nli_masked_lm, write_nope
+from support_nli import save_nli_classifier, save_nli_masked_lm, write_nope
 from typer.testing import CliRunner
 
 from tacit.cli import app

@@ -1,7 +1,7 @@
 """Reading and validating norms files; installing them; finding the one a run uses."""
 
 import pytest
-from conftest import REAL_NORMS, TOY_NORMS, needs_shared, write_norms
+from support import REAL_NORMS, TOY_NORMS, needs_shared, write_norms
 
 from tacit.errors import TacitError
 from tacit.norms import install_norms, load_norms, read_norms, resolve_norms_path

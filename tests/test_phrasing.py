@@ -1,7 +1,7 @@
 """Feature -> verb phrase: one example per feature shape in CSLB, and every real feature."""
 
 import pytest
-from conftest import REAL_NORMS, needs_shared
+from support import REAL_NORMS, needs_shared
 
 from tacit.norms import feature_to_phrase, read_norms, relation_of, third_person
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import SHARED_DATA, fails_cleanly, real_bert_tokenizer, real_roberta_tokenizer
-from nli_fixtures import NLI_WORDS, save_nli_masked_lm
+from support import SHARED_DATA, fails_cleanly, real_bert_tokenizer, real_roberta_tokenizer
+from support_nli import NLI_WORDS, save_nli_masked_lm
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 from typer.testing import CliRunner
 

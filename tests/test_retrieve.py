@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import (
+from support import (
     REAL_NORMS,
     TOY_NORMS,
     needs_shared,

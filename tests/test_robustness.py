@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from conftest import fails_cleanly
+from support import fails_cleanly
 from transformers import (
     AutoTokenizer,
     BertForSequenceClassification,

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-import torch
-from conftest import out_of_memory_above
-from transformers import AutoModelForMaskedLM, AutoTokenizer
+from support import out_of_memory_above, reference
+from transformers import AutoTokenizer
 
 from tacit.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
@@ -19,26 +18,6 @@ PROMPTS = [
     "<mask> cuts.",
 ]
 TARGETS = ["bear", "bear", "dog", "cat", "fur", "knife"]
-
-
-def reference(model_dir, prompts, vocab_ids):
-    """The plain way: whole model, full logits, softmax over the whole vocabulary.
-
-    The mask token is glued to the word before it, so that whatever the tokenizer does with
-    spaces, the mask stands for the space-prefixed word.
-    """
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
-    probs = []
-    for prompt in prompts:
-        text = prompt.replace(" <mask>", "<mask>").replace("<mask>", tokenizer.mask_token)
-        enc = tokenizer(text, return_tensors="pt")
-        with torch.no_grad():
-            logits = model(**enc).logits[0]
-        position = (enc["input_ids"][0] == tokenizer.mask_token_id).nonzero().item()
-        probs.append(logits[position].softmax(-1).numpy())
-    probs = np.stack(probs)
-    return probs, probs[:, vocab_ids]
 
 
 @pytest.mark.parametrize("which", ["tiny_bert", "tiny_roberta"])

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
+from support import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 from tacit.errors import TacitError
 from tacit.models.runtime import load_tokenizer

@@ -7,7 +7,6 @@ it runs, so `probe --help` loads neither torch nor transformers and answers at o
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated
 
 import typer
@@ -44,4 +43,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    run()

@@ -30,6 +30,7 @@ from tacit.options import (
     POOLINGS,
     PRAGMEVAL_MODES,
     SUITES,
+    check_choice,
 )
 
 app = typer.Typer()
@@ -128,7 +129,8 @@ def nli(
     run_and_save(
         "nli", out, resume,
         lambda checkpointing: run_nli(
-            suite, data, model or (), predictions=predictions, mode=mode,
+            suite, data, model or (), predictions=predictions,
+            mode=check_choice("--mode", mode, NLI_MODES),
             cloze=ClozeSetup(template, verbalizer, calibrate), label_names=names,
             max_items=max_items, options=options, **checkpointing,
         ),
@@ -223,7 +225,8 @@ def pragmeval(
     run_and_save(
         "pragmeval", out, False,
         lambda _: run_pragmeval(
-            data, model, tasks=task, mode=mode, pooling=pooling, template=template,
+            data, model, tasks=task, mode=check_choice("--mode", mode, PRAGMEVAL_MODES),
+            pooling=check_choice("--pooling", pooling, POOLINGS), template=template,
             verbalizer=verbalizer, max_train=max_train, cache_dir=cache_dir,
             reference=reference, options=options,
         ),

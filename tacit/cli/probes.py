@@ -28,7 +28,15 @@ from tacit.cli.common import (
     user_errors,
 )
 from tacit.errors import TacitError
-from tacit.options import ABLATIONS, CATEGORIES, ORDERS, RELATIONS, SELECTIONS
+from tacit.options import (
+    ABLATIONS,
+    CATEGORIES,
+    ORDERS,
+    RELATIONS,
+    SELECTIONS,
+    check_choice,
+    check_choices,
+)
 
 app = typer.Typer()
 
@@ -90,8 +98,12 @@ def retrieve(
     run_and_save(
         "retrieve", out, resume,
         lambda checkpointing: run_retrieve(
-            model, norms=norms, max_props=max_props, selection=select, order=order,
-            category=category, ablation=ablation, concepts=parse_concepts(concepts),
+            model, norms=norms, max_props=max_props,
+            selection=check_choice("--select", select, SELECTIONS),
+            order=check_choice("--order", order, ORDERS),
+            category=check_choice("--category", category, CATEGORIES),
+            ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
+            concepts=parse_concepts(concepts),
             options=options, **checkpointing,
         ),
     )  # fmt: skip
@@ -153,7 +165,7 @@ def elicit(
         "elicit", out, resume,
         lambda checkpointing: run_elicit(
             model, norms=norms,
-            relations=relation or RELATIONS,
+            relations=check_choices("--relation", relation, RELATIONS) if relation else RELATIONS,
             prefix="both" if prefix_ablation else not no_prefix,
             concepts=parse_concepts(concepts), options=options, **checkpointing,
         ),

@@ -64,6 +64,8 @@ class ScoredBatch:
 class Scorer(ModelRuntime):
     """A model family's implementation of what the probes ask (see the module docstring)."""
 
+    last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
+
     def unsupported(self, what: str) -> TacitError:
         """The one-line error for a question this family cannot answer."""
         return TacitError(f"{self.name} is a {self.kind} model: it cannot {what}")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
 
@@ -20,6 +22,17 @@ class Batched(Protocol):
     name: str
     device: torch.device
     batch_size: int
+
+
+@contextmanager
+def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
+    """The caller's bar (one that spans several calls), or a new one closed at the end; with
+    `progress=False`, a silent one."""
+    if isinstance(progress, tqdm):
+        yield progress
+        return
+    with tqdm(total=total, desc=desc, unit=unit, disable=not progress) as bar:
+        yield bar
 
 
 def longest_first_batches(

@@ -12,7 +12,7 @@ from transformers import AutoModelForSequenceClassification
 
 from tacit.errors import TacitError
 from tacit.models.base import Scorer
-from tacit.models.batching import longest_first_batches
+from tacit.models.batching import longest_first_batches, progress_bar
 from tacit.models.runtime import compile_errors_explained
 from tacit.pragmatics.labels import LABELS, normalize_label
 
@@ -53,7 +53,9 @@ class NLIClassifier(Scorer):
         self, name_or_path: str, *, label_names: Sequence[str] | None = None, **runtime
     ) -> None:
         super().__init__(name_or_path, **runtime)
-        self.order = label_order(self.model.config.id2label, name_or_path, label_names)
+        labels = self.model.config.id2label or {}
+        self.id2label = {int(i): str(label) for i, label in labels.items()}
+        self.order = label_order(self.id2label, name_or_path, label_names)
 
     def label_probabilities(
         self, premises: Sequence[str], hypotheses: Sequence[str], *, progress: bool | tqdm = True
@@ -68,7 +70,7 @@ class NLIClassifier(Scorer):
         encoded = self.tokenizer(firsts, seconds, return_length=True)
         too_long = np.asarray(encoded["length"], dtype=np.int64) > self.max_tokens
         if too_long.any():
-            encoded = self.tokenizer(
+            encoded = self.tokenizer(  # type: ignore[assignment]
                 firsts, seconds, truncation="only_first", max_length=self.max_tokens,
                 return_length=True,
             )  # fmt: skip
@@ -80,26 +82,21 @@ class NLIClassifier(Scorer):
                 {key: [encoded[key][i] for i in chunk] for key in encoded if key != "length"},
                 return_tensors="pt",
             )
-            batch = {k: v.to(self.device) for k, v in batch.items()}
+            on_device = {k: v.to(self.device) for k, v in batch.items()}
             with compile_errors_explained(self.compiled, self.name, self.device):
-                return self.model(**batch).logits.double()
+                return self.model(**on_device).logits.double()
 
-        owned = not isinstance(progress, tqdm)
-        bar = tqdm(total=len(unique), desc=f"classifying {self.name}", unit="pair",
-                   disable=not progress) if owned else progress  # fmt: skip
-        try:
-            with torch.inference_mode():
-                for chunk, logits in longest_first_batches(encoded["length"], self, classify):
-                    at = torch.as_tensor(chunk, device=self.device)
-                    probs[at] = torch.softmax(logits, -1)[:, columns]
-                    bar.update(len(chunk))
-        finally:
-            if owned:
-                bar.close()
+        with (
+            progress_bar(progress, len(unique), f"classifying {self.name}", "pair") as bar,
+            torch.inference_mode(),
+        ):
+            for chunk, logits in longest_first_batches(encoded["length"], self, classify):
+                probs[torch.as_tensor(chunk, device=self.device)] = torch.softmax(logits, -1)[
+                    :, columns
+                ]
+                bar.update(len(chunk))
         return probs.cpu().numpy()[codes], too_long[codes]
 
     def labels_record(self) -> dict[str, str]:
         """Which of the model's outputs stands for which label, for the manifest."""
-        return {
-            label: self.model.config.id2label.get(i, str(i)) for label, i in zip(LABELS, self.order)
-        }
+        return {label: self.id2label.get(i, str(i)) for label, i in zip(LABELS, self.order)}

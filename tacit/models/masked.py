@@ -20,7 +20,7 @@ from transformers import AutoModelForMaskedLM
 
 from tacit.errors import TacitError
 from tacit.models.base import MASK, ScoredBatch, Scorer
-from tacit.models.batching import group_rows, longest_first_batches, padded
+from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
 from tacit.models.runtime import compile_errors_explained
 from tacit.options import POOLINGS, check_choice
 
@@ -37,7 +37,6 @@ class MaskedLMScorer(Scorer):
     kind = "masked"
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
-    last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
     _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
 
     def check_tokenizer(self) -> None:
@@ -76,7 +75,8 @@ class MaskedLMScorer(Scorer):
             and not getattr(last, "add_cross_attention", False)
         )
         if bert_built and not self.compiled:
-            return last.attention.register_forward_hook(self._keep_mask_rows_of_attention)
+            attention: torch.nn.Module = last.attention  # type: ignore[union-attr,assignment]
+            return attention.register_forward_hook(self._keep_mask_rows_of_attention)
         return self.model.base_model.register_forward_hook(self._keep_mask_rows)
 
     # --- tokenising -------------------------------------------------------------------------
@@ -105,7 +105,7 @@ class MaskedLMScorer(Scorer):
     def _is_lone_space(self, token_id: int) -> bool:
         if token_id in self.tokenizer.all_special_ids:
             return False
-        token = self.tokenizer.convert_ids_to_tokens(token_id)
+        token = str(self.tokenizer.convert_ids_to_tokens(token_id))
         return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
 
     def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> int:
@@ -133,26 +133,20 @@ class MaskedLMScorer(Scorer):
         """Yield (prompt indices, forward(input ids, attention mask)) for batches of similar
         length, on the device, longest first (see longest_first_batches)."""
         pad_id = self.tokenizer.pad_token_id or 0
-        owned = not isinstance(progress, tqdm)  # or the caller's bar, spanning several calls
-        bar = (
-            tqdm(total=len(encoded), desc=f"{desc} {self.name}", unit="text", disable=not progress)
-            if owned
-            else progress
-        )
 
         def run(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, pad_id, self.device)
             with compile_errors_explained(self.compiled, self.name, self.device):
                 return forward(ids, attention)
 
-        try:
-            with torch.inference_mode():
-                for indices, result in longest_first_batches([len(e) for e in encoded], self, run):
-                    yield indices, result
-                    bar.update(len(indices))
-        finally:
-            if owned:
-                bar.close()
+        lengths = [len(e) for e in encoded]
+        with (
+            progress_bar(progress, len(encoded), f"{desc} {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, result in longest_first_batches(lengths, self, run):
+                yield indices, result
+                bar.update(len(indices))
 
     def _logits_at_mask(
         self, encoded: list[list[int]], progress: bool | tqdm

@@ -134,7 +134,7 @@ def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrai
 
 
 def load_with_head(
-    auto_class: type, name_or_path: str, revision: str | None, dtype: torch.dtype, *, head: str
+    auto_class: Any, name_or_path: str, revision: str | None, dtype: torch.dtype, *, head: str
 ) -> PreTrainedModel:
     """`auto_class.from_pretrained`, refusing a checkpoint whose `head` head is missing: it
     would be initialised at random, and so would every prediction."""
@@ -223,9 +223,8 @@ class ModelRuntime:
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
         self.check_tokenizer()
-        self.model = load_with_head(
-            self.auto_class, name_or_path, revision, self.dtype, head=self.head
-        ).to(self.device)
+        model = load_with_head(self.auto_class, name_or_path, revision, self.dtype, head=self.head)
+        self.model: PreTrainedModel = model.to(self.device)  # type: ignore[arg-type]
         self.compiled = compile
         if compile:
             compile_encoder(self.model)

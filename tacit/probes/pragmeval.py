@@ -263,20 +263,16 @@ def cloze_setup(config: Config, template: str | None, verbalizer: str | None) ->
     """The configuration's template and verbalizer: the defaults, or the user's (checked
     against its fields, of which it may leave some out, and its labels)."""
     default_template, default_words = CLOZE_DEFAULTS.get(config.name, (None, None))
-    if (template is None and default_template is None) or (
-        verbalizer is None and default_words is None
-    ):
+    template = template or default_template
+    if template is None or (verbalizer is None and default_words is None):
         raise TacitError(
             f"{config.name}: no default cloze template or verbalizer; give --template and "
             "--verbalizer"
         )
-    chosen = cloze.check_template(template or default_template, config.fields, every_field=False)
-    words = (
-        cloze.parse_verbalizer(verbalizer, list(config.labels))
-        if verbalizer is not None
-        else dict(default_words)
-    )
-    return chosen, words
+    chosen = cloze.check_template(template, config.fields, every_field=False)
+    if verbalizer is not None:
+        return chosen, cloze.parse_verbalizer(verbalizer, list(config.labels))
+    return chosen, dict(default_words or {})
 
 
 def results_table(outcomes: dict[str, ProbeOutcome]) -> pd.DataFrame:

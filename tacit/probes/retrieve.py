@@ -123,8 +123,8 @@ def eligible_concepts(
         unknown = [c for c in requested if c not in known_set]
         if unknown:
             raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
-        refused = [(c, ineligibility(c, vocab)) for c in requested]
-        refused = [f"{c} ({why})" for c, why in refused if why]
+        reasons = [(c, ineligibility(c, vocab)) for c in requested]
+        refused = [f"{c} ({why})" for c, why in reasons if why]
         if refused:
             raise TacitError(f"--concepts: cannot be retrieval targets: {', '.join(refused)}")
         return list(dict.fromkeys(requested)), pd.DataFrame(columns=["concept", "reason"])

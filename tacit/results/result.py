@@ -72,7 +72,9 @@ class ProbeResult:
         """Write the run directory: all of its files (tables, manifest, figures) appear together,
         each whole, or none does."""
         out = prepare_run_dir(out)
-        files = {"vocab.txt": self.vocab.text()} if self.vocab is not None else {}
+        files: dict[str, str | bytes] = {}
+        if self.vocab is not None:
+            files["vocab.txt"] = self.vocab.text()
         files.update({f"{name}.csv": table_text(table) for name, table in self.extra.items()})
         files[self.rows_file] = table_text(self.prompts)
         files["summary.csv"] = table_text(self.summary)

@@ -59,7 +59,8 @@ def _decode_each(ids: list[int], tokenizer: PreTrainedTokenizerBase) -> list[str
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         return backend.decode_batch([[i] for i in ids], skip_special_tokens=False)
-    return [tokenizer.convert_tokens_to_string([tokenizer.convert_ids_to_tokens(i)]) for i in ids]
+    tokens = [str(tokenizer.convert_ids_to_tokens(i)) for i in ids]
+    return [tokenizer.convert_tokens_to_string([token]) for token in tokens]
 
 
 def _encode_words(texts: list[str], tokenizer: PreTrainedTokenizerBase) -> list[list[int]]:

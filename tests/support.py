@@ -1,0 +1,293 @@
+"""What the tests share that is not a fixture: paths to ../shared, the toy norms, builders of
+tiny tokenizers and models (random weights, saved for the real from_pretrained code), and
+assertion helpers. Nothing here is downloaded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import ByteLevelBPETokenizer
+from transformers import (
+    AutoModelForMaskedLM,
+    AutoTokenizer,
+    BertConfig,
+    BertForMaskedLM,
+    BertTokenizerFast,
+    RobertaConfig,
+    RobertaForMaskedLM,
+    RobertaTokenizerFast,
+)
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("TACIT_SHARED_DATA", REPO.parent / "shared" / "data"))
+REAL_NORMS = SHARED_DATA / "cslb" / "norms.dat"
+REAL_BERT_VOCAB = SHARED_DATA / "tokenizers" / "bert-base-cased" / "vocab.txt"
+REAL_ROBERTA_DIR = SHARED_DATA / "tokenizers" / "roberta-base"
+COMMON_VOCAB = SHARED_DATA / "vocab" / "common_vocab_cased.txt"
+
+needs_shared = pytest.mark.skipif(
+    not REAL_NORMS.is_file() or not REAL_BERT_VOCAB.is_file(),
+    reason=f"../shared/data (CSLB norms, real tokenizer files) not found at {SHARED_DATA}",
+)
+
+HEADER = "domain\tfeature type\tconcept\tfeature\tpf\tfeature alternatives\tparticipant list"
+
+# A made-up norms table in CSLB's format: (concept, feature type, feature, pf[, participants]).
+# Participants default to "p 1 2 ... pf"; dog / has a tail occurs twice, as four real pairs do.
+TOY_NORMS = [
+    ("bear", "visual perceptual", "has fur_hair", 20),
+    ("bear", "visual perceptual", "is big_large", 18),
+    ("bear", "visual perceptual", "has claws", 12),
+    ("bear", "encyclopaedic", "does live in forests_woods", 9),
+    ("bear", "functional", "does eat fish", 9),
+    ("bear", "taxonomic", "is an animal", 7),
+    ("cat", "visual perceptual", "has fur_hair", 25),
+    ("cat", "visual perceptual", "has a tail", 15),
+    ("cat", "encyclopaedic", "is a pet", 14),
+    ("cat", "functional", "does purr", 11),
+    ("cat", "functional", "does catch mice", 6),
+    ("dog", "visual perceptual", "has fur_hair", 22),
+    ("dog", "encyclopaedic", "is a pet", 20),
+    ("dog", "functional", "does bark", 19),
+    ("dog", "functional", "does fetch", 8),
+    ("dog", "visual perceptual", "has a tail", 8),
+    ("dog", "encyclopaedic", "has a tail", 3, "p 7 8 / 9"),
+    ("knife", "functional", "does cut", 24),
+    ("knife", "visual perceptual", "made of metal", 20),
+    ("knife", "visual perceptual", "is sharp", 19),
+    ("knife", "visual perceptual", "has a handle", 10),
+    ("apple", "visual perceptual", "is red", 20),
+    ("apple", "functional", "is eaten_edible", 18),
+    ("bat_(animal)", "functional", "does fly", 20),
+    ("coffee_machine", "functional", "does make coffee", 20),
+    ("zebra", "visual perceptual", "has stripes", 25),
+    # more properties, so that bear, cat, dog and knife reach ten (the paper's maximum)
+    ("bear", "visual perceptual", "is brown", 6),
+    ("bear", "functional", "does hibernate", 6),
+    ("bear", "functional", "does climb trees", 5),
+    ("bear", "encyclopaedic", "is dangerous", 5),
+    ("bear", "visual perceptual", "has a nose", 4),
+    ("bear", "functional", "does roar", 3),
+    ("bear", "encyclopaedic", "is wild", 2),
+    ("cat", "visual perceptual", "is small", 5),
+    ("cat", "visual perceptual", "has whiskers", 5),
+    ("cat", "functional", "does sleep", 4),
+    ("cat", "visual perceptual", "has claws", 3),
+    ("cat", "other perceptual", "is soft", 3),
+    ("cat", "visual perceptual", "has paws", 2),
+    ("dog", "encyclopaedic", "is loyal", 7),
+    ("dog", "functional", "does wag its tail", 6),
+    ("dog", "visual perceptual", "has paws", 4),
+    ("dog", "functional", "does run", 3),
+    ("dog", "encyclopaedic", "is friendly", 2),
+    ("knife", "encyclopaedic", "is dangerous", 9),
+    ("knife", "functional", "is used for cooking", 8),
+    ("knife", "visual perceptual", "has a blade", 7),
+    ("knife", "visual perceptual", "is long", 4),
+    ("knife", "visual perceptual", "is shiny", 3),
+    ("knife", "encyclopaedic", "is found in kitchens", 2),
+]
+
+TOY_WORDS = [
+    "bear",
+    "cat",
+    "dog",
+    "knife",
+    "zebra",
+    "apple",
+    "animal",
+    "pet",
+    "fur",
+    "big",
+    "claws",
+    "tail",
+    "handle",
+    "metal",
+    "sharp",
+    "red",
+    "stripes",
+    "fish",
+    "mice",
+    "coffee",
+    "has",
+    "is",
+    "a",
+    "an",
+    "A",
+    "and",
+    "made",
+    "of",
+    "lives",
+    "live",
+    "in",
+    "forests",
+    "eats",
+    "purrs",
+    "catches",
+    "barks",
+    "fetches",
+    "cuts",
+    "eaten",
+    "flies",
+    "makes",
+    "the",
+    "Everyone",
+    "knows",
+    "that",
+    "it",
+    "with",
+]
+
+
+def write_norms(path: Path, rows=TOY_NORMS, line_end: str = "\r\n") -> Path:
+    """Write rows in CSLB's format (tab-separated, CRLF line ends by default)."""
+    lines = [HEADER]
+    for concept, ftype, feature, pf, *who in rows:
+        participants = who[0] if who else "p " + " ".join(str(i) for i in range(1, pf + 1))
+        lines.append("\t".join(["living", ftype, concept, feature, str(pf), feature, participants]))
+    path.write_bytes(line_end.join(lines + [""]).encode("utf-8"))
+    return path
+
+
+def toy_sentences() -> list[str]:
+    """Sentences over TOY_WORDS, used to train the tiny BPE tokenizer."""
+    words = " ".join(TOY_WORDS)
+    return [
+        words,
+        "A bear has fur, is big, and has claws.",
+        "Everyone knows that a cat has a tail.",
+    ] * 3
+
+
+def tiny_bert_tokenizer(directory: Path) -> BertTokenizerFast:
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    pieces = ["##s", "##es", "##ing", ".", ",", "...", "!"]
+    vocab_file = directory / "wordpiece.txt"
+    vocab_file.write_text("\n".join(specials + TOY_WORDS + pieces) + "\n")
+    tokenizer = BertTokenizerFast(vocab=str(vocab_file), do_lower_case=False)
+    assert len(tokenizer) == len(specials) + len(TOY_WORDS) + len(pieces)
+    return tokenizer
+
+
+def tiny_roberta_tokenizer(directory: Path) -> RobertaTokenizerFast:
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        toy_sentences(),
+        vocab_size=400,
+        min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        show_progress=False,
+    )
+    bpe.save_model(str(directory))
+    tokenizer = RobertaTokenizerFast(
+        vocab=str(directory / "vocab.json"), merges=str(directory / "merges.txt")
+    )
+    assert len(tokenizer) > 200
+    return tokenizer
+
+
+def _tiny_config(config_class, tokenizer, **extra):
+    # roberta-base's vocab.json has gaps (50,262 entries, ids up to 50,264): size by largest id
+    return config_class(
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        **extra,
+    )
+
+
+def save_tiny_bert(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A random-weight BERT masked LM with this tokenizer, saved for from_pretrained."""
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(_tiny_config(BertConfig, tokenizer))
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def save_tiny_roberta(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A random-weight RoBERTa masked LM with this tokenizer, saved for from_pretrained."""
+    torch.manual_seed(seed)
+    config = _tiny_config(
+        RobertaConfig,
+        tokenizer,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    config.max_position_embeddings = 130  # RoBERTa's positions start after the padding index
+    model = RobertaForMaskedLM(config)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def real_bert_tokenizer() -> BertTokenizerFast:
+    tokenizer = BertTokenizerFast(vocab=str(REAL_BERT_VOCAB), do_lower_case=False)
+    assert len(tokenizer) == 28996
+    return tokenizer
+
+
+def real_roberta_tokenizer() -> RobertaTokenizerFast:
+    tokenizer = RobertaTokenizerFast(
+        vocab=str(REAL_ROBERTA_DIR / "vocab.json"), merges=str(REAL_ROBERTA_DIR / "merges.txt")
+    )
+    assert len(tokenizer) > 50000
+    return tokenizer
+
+
+def out_of_memory_above(forward, rows: int):
+    """`forward` (bound or not), made to run out of device memory on batches of more than `rows`
+    inputs, as a GPU does on a batch too large: OutOfMemoryError simulated on the CPU."""
+    from tacit.models.batching import OUT_OF_MEMORY
+
+    def wrapped(*args, **kwargs):
+        if kwargs["input_ids"].shape[0] > rows:
+            raise OUT_OF_MEMORY("simulated")
+        return forward(*args, **kwargs)
+
+    return wrapped
+
+
+def fails_cleanly(args, message, out=None):
+    """Run `probe ARGS`: exit status 1, one line on stderr that names the problem (contains
+    `message`), no traceback, and with `out`, no run directory left behind."""
+    from tacit.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 1, (args, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in result.output
+    if out is not None:
+        assert not out.exists()
+    return lines[0]
+
+
+def reference(model_dir, prompts, vocab_ids):
+    """The plain way: whole model, full logits, softmax over the whole vocabulary.
+
+    The mask token is glued to the word before it, so that whatever the tokenizer does with
+    spaces, the mask stands for the space-prefixed word.
+    """
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    probs = []
+    for prompt in prompts:
+        text = prompt.replace(" <mask>", "<mask>").replace("<mask>", tokenizer.mask_token)
+        enc = tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).logits[0]
+        position = (enc["input_ids"][0] == tokenizer.mask_token_id).nonzero().item()
+        probs.append(logits[position].softmax(-1).numpy())
+    probs = np.stack(probs)
+    return probs, probs[:, vocab_ids]
