@@ -26,6 +26,8 @@ NLIMode = Literal["auto", "cloze", "classifier"]
 PragmevalMode = Literal["linear", "cloze"]
 Pooling = Literal["mask", "mean"]
 PlotKind = Literal["auto", "models", "category", "ordering"]
+SpanScoring = Literal["l2r", "independent"]
+Normalize = Literal["sum", "mean", "pmi"]
 
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 SELECTIONS: tuple[Selection, ...] = get_args(Selection)
@@ -38,6 +40,8 @@ NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
 PRAGMEVAL_MODES: tuple[PragmevalMode, ...] = get_args(PragmevalMode)
 POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 PLOT_KINDS: tuple[PlotKind, ...] = get_args(PlotKind)
+SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
+NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
 
 # how `probe nli` asks a masked LM by default (tacit.probes.nli)
 NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"

@@ -6,6 +6,8 @@ A scorer is a ModelRuntime that offers some of:
   vocabulary of one-token words, batch by batch (ScoredBatch);
 - `score_targets(prompts, targets, vocab_ids)`: built on score_vocab, each target's rank and
   probabilities among the shared vocabulary;
+- `score_spans(templates, spans)`: every candidate span in the blank of every template, any
+  number of tokens, scored exactly (SpanScores; DESIGN.md, "Scoring the blank");
 - `encode(texts, pooling=...)`: frozen features.
 
 A family that cannot do something says so in one clear error (`unsupported`).
@@ -61,6 +63,26 @@ class ScoredBatch:
     log_z: torch.Tensor
 
 
+@dataclass(frozen=True)
+class SpanScores:
+    """Candidate spans scored in templates: [templates x spans] arrays, aligned with the
+    templates and spans given.
+
+    span: the sum over the span's tokens (as tokenised in that sentence) of their
+        log-probability: for a masked LM by the chain rule left to right (`l2r`: token i given
+        the tokens before it written and the rest masked) or all masked at once
+        (`independent`); for a causal LM, log P(token | every token before it).
+    n_tokens: how many tokens the span has in that sentence.
+    sentence: causal LMs only (else None): the log-probability of the whole sentence with the
+        span in place (its first token conditioned on BOS). The words around the span are the
+        same for every span, so ranking spans by it ranks them by P(span | the rest).
+    """
+
+    span: np.ndarray
+    n_tokens: np.ndarray
+    sentence: np.ndarray | None = None
+
+
 class Scorer(ModelRuntime):
     """A model family's implementation of what the probes ask (see the module docstring)."""
 
@@ -84,6 +106,19 @@ class Scorer(ModelRuntime):
         for the model are cut around their blank (their number is left in `last_cut`).
         """
         raise self.unsupported("score a <mask> over a vocabulary")
+
+    def score_spans(
+        self,
+        templates: Sequence[str],
+        spans: Sequence[str],
+        *,
+        scoring: str = "l2r",
+        progress: bool | tqdm = True,
+    ) -> SpanScores:
+        """Score every span in place of the `<mask>` of every template (`<mask>` once per
+        template; the span replaces it, with the text around it unchanged). Each distinct
+        (template, span) is scored once; the result does not depend on the batch size."""
+        raise self.unsupported("score candidate spans")
 
     def encode(
         self, texts: Sequence[str], *, pooling: str = "mask", progress: bool | tqdm = True
