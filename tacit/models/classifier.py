@@ -70,7 +70,7 @@ class NLIClassifier(Scorer):
         encoded = self.tokenizer(firsts, seconds, return_length=True)
         too_long = np.asarray(encoded["length"], dtype=np.int64) > self.max_tokens
         if too_long.any():
-            encoded = self.tokenizer(  # type: ignore[assignment]
+            encoded = self.tokenizer(
                 firsts, seconds, truncation="only_first", max_length=self.max_tokens,
                 return_length=True,
             )  # fmt: skip

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
+from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
@@ -205,8 +206,9 @@ def score_elicitation(
         ap_vocab[rows] = average_precision_rows(shared, g, m)
         ap_sens[rows] = average_precision_rows(shared, g, m, among=among[row_relation[rows]])
         gold_prob[rows] = (shared.gather(1, g) - log_z.unsqueeze(1)).exp()
-        values, positions = shared.topk(5, dim=1)
-        top_index[rows], top_prob[rows] = positions, (values - log_z.unsqueeze(1)).exp()
+        top_values, top_positions = shared.topk(5, dim=1)
+        top_index[rows] = top_positions
+        top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp()
     gold_prob_np = gold_prob.cpu().numpy()
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
@@ -224,7 +226,7 @@ def score_elicitation(
     return table[RESULT_COLUMNS]
 
 
-def rank_correlation(pf: Sequence[float], prob: Sequence[float]) -> float:
+def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
     """Spearman's rho between production frequencies and model probabilities.
 
     NaN (undefined) with fewer than 2 answers or when either side has no variance.
@@ -234,7 +236,7 @@ def rank_correlation(pf: Sequence[float], prob: Sequence[float]) -> float:
     """
     from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
 
-    pf, prob = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
-    if len(pf) < 2 or np.ptp(pf) == 0 or np.ptp(prob) == 0:
+    x, y = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
-    return float(spearmanr(pf, prob).statistic)
+    return float(spearmanr(x, y).statistic)
