@@ -4,20 +4,21 @@ directory. Nothing heavy is imported here: `probe --help` must not load torch.""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import shutil
 import signal
+import typing
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from tacit.errors import TacitError
-from tacit.options import DTYPES, RunOptions
-
-if TYPE_CHECKING:
-    from tacit.results.result import ProbeResult
+from tacit.options import DTYPES, RunOptions, check_choice
+from tacit.results.result import ProbeResult
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 
@@ -134,6 +135,72 @@ Resume = Annotated[
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
+# The options every probe command shares, in the order --help lists them after its own:
+# name -> (annotated type, default). `probe_command` adds them to a command.
+SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "vocab_model": (VocabModels, None),
+    "vocab_file": (VocabFile, None),
+    "revision": (Revision, None),
+    "device": (Device, "auto"),
+    "dtype": (DtypeOption, "float32"),
+    "batch_size": (BatchSize, 32),
+    "compile": (Compile, False),
+    "seed": (Seed, 0),
+    "out": (Out, None),
+    "resume": (Resume, False),
+    "quiet": (Quiet, False),
+}
+
+
+def probe_command(
+    probe: str, *, vocab: bool = True, seed: bool = True, resume: bool = True
+) -> Callable[[Callable[..., ProbeResult]], Callable[..., None]]:
+    """Turn `func(own options..., *, options: RunOptions) -> ProbeResult` into a command that
+    also takes the shared options (SHARED_OPTIONS; without the vocabulary options, --seed or
+    --resume where the probe has none), runs into its run directory, prints the result and
+    turns user errors into one line (user_errors)."""
+    names = [
+        name
+        for name in SHARED_OPTIONS
+        if (vocab or not name.startswith("vocab_"))
+        and (seed or name != "seed")
+        and (resume or name != "resume")
+    ]
+
+    def decorate(func: Callable[..., ProbeResult]) -> Callable[..., None]:
+        hints = typing.get_type_hints(func, include_extras=True)
+        own = [
+            parameter.replace(annotation=hints[parameter.name])
+            for parameter in inspect.signature(func).parameters.values()
+            if parameter.name != "options"
+        ]
+        shared = [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for name, (kind, default) in ((n, SHARED_OPTIONS[n]) for n in names)
+        ]
+
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> None:
+            given = {name: kwargs.pop(name) for name in names}
+            out, resume_run = given.pop("out"), given.pop("resume", False)
+            options = run_options(**given)
+            run_and_save(
+                probe, out, resume_run,
+                lambda checkpointing: func(
+                    *args, options=replace(options, **checkpointing), **kwargs
+                ),
+            )  # fmt: skip
+
+        parameters = own + shared
+        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in parameters}
+        return user_errors(command)
+
+    return decorate
+
+
 def run_options(
     *,
     vocab_model: list[str] | None = None,
@@ -148,10 +215,16 @@ def run_options(
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
-        vocab_models=tuple(vocab_model or ()), vocab_file=vocab_file, revision=revision,
-        device=device, dtype=dtype, batch_size=batch_size, compile=compile, seed=seed,  # type: ignore[arg-type]
+        vocab_models=tuple(vocab_model or ()),
+        vocab_file=vocab_file,
+        revision=revision,
+        device=device,
+        dtype=check_choice("--dtype", dtype, DTYPES),
+        batch_size=batch_size,
+        compile=compile,
+        seed=seed,
         progress=not quiet,
-    )  # fmt: skip
+    )
 
 
 def parse_concepts(value: str | None) -> list[str] | None:

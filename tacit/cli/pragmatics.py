@@ -7,22 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import (
-    BatchSize,
-    Compile,
-    Device,
-    DtypeOption,
-    Models,
-    Out,
-    Quiet,
-    Resume,
-    Revision,
-    Seed,
-    choice,
-    run_and_save,
-    run_options,
-    user_errors,
-)
+from tacit.cli.common import Models, choice, probe_command
 from tacit.options import (
     NLI_MODES,
     NLI_TEMPLATE,
@@ -30,14 +15,16 @@ from tacit.options import (
     POOLINGS,
     PRAGMEVAL_MODES,
     SUITES,
+    RunOptions,
     check_choice,
 )
+from tacit.results.result import ProbeResult
 
 app = typer.Typer()
 
 
 @app.command()
-@user_errors
+@probe_command("nli", vocab=False)
 def nli(
     suite: Annotated[str, choice("--suite", choices=SUITES, help="Which suite.")],
     data: Annotated[
@@ -100,16 +87,9 @@ def nli(
         int | None,
         typer.Option("--max-items", help="Score a seeded random sample of this many items."),
     ] = None,
-    revision: Revision = None,
-    device: Device = "auto",
-    dtype: DtypeOption = "float32",
-    batch_size: BatchSize = 32,
-    compile: Compile = False,
-    seed: Seed = 0,
-    out: Out = None,
-    resume: Resume = False,
-    quiet: Quiet = False,
-) -> None:
+    *,
+    options: RunOptions,
+) -> ProbeResult:
     """Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`.
 
     Cloze mode asks a masked LM `{premise}? <mask>, {hypothesis}` and reads Yes / Maybe / No at
@@ -122,23 +102,21 @@ def nli(
     from tacit.probes.nli import ClozeSetup
 
     names = [n.strip() for n in label_names.split(",")] if label_names else None
-    options = run_options(
-        revision=revision, device=device, dtype=dtype, batch_size=batch_size, compile=compile,
-        seed=seed, quiet=quiet,
-    )  # fmt: skip
-    run_and_save(
-        "nli", out, resume,
-        lambda checkpointing: run_nli(
-            suite, data, model or (), predictions=predictions,
-            mode=check_choice("--mode", mode, NLI_MODES),
-            cloze=ClozeSetup(template, verbalizer, calibrate), label_names=names,
-            max_items=max_items, options=options, **checkpointing,
-        ),
-    )  # fmt: skip
+    return run_nli(
+        check_choice("--suite", suite, SUITES),
+        data,
+        model or (),
+        predictions=predictions,
+        mode=check_choice("--mode", mode, NLI_MODES),
+        cloze=ClozeSetup(template, verbalizer, calibrate),
+        label_names=names,
+        max_items=max_items,
+        options=options,
+    )
 
 
 @app.command()
-@user_errors
+@probe_command("pragmeval", vocab=False, resume=False)
 def pragmeval(
     data: Annotated[
         Path, typer.Option("--data", help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.")
@@ -199,15 +177,9 @@ def pragmeval(
             help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
         ),
     ] = None,
-    revision: Revision = None,
-    device: Device = "auto",
-    dtype: DtypeOption = "float32",
-    batch_size: BatchSize = 32,
-    compile: Compile = False,
-    seed: Seed = 0,
-    out: Out = None,
-    quiet: Quiet = False,
-) -> None:
+    *,
+    options: RunOptions,
+) -> ProbeResult:
     """PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze.
 
     Linear mode encodes every text once (cached per model and configuration), fits a logistic
@@ -218,16 +190,16 @@ def pragmeval(
     """
     from tacit.api_pragmeval import pragmeval as run_pragmeval
 
-    options = run_options(
-        revision=revision, device=device, dtype=dtype, batch_size=batch_size, compile=compile,
-        seed=seed, quiet=quiet,
-    )  # fmt: skip
-    run_and_save(
-        "pragmeval", out, False,
-        lambda _: run_pragmeval(
-            data, model, tasks=task, mode=check_choice("--mode", mode, PRAGMEVAL_MODES),
-            pooling=check_choice("--pooling", pooling, POOLINGS), template=template,
-            verbalizer=verbalizer, max_train=max_train, cache_dir=cache_dir,
-            reference=reference, options=options,
-        ),
-    )  # fmt: skip
+    return run_pragmeval(
+        data,
+        model,
+        tasks=task,
+        mode=check_choice("--mode", mode, PRAGMEVAL_MODES),
+        pooling=check_choice("--pooling", pooling, POOLINGS),
+        template=template,
+        verbalizer=verbalizer,
+        max_train=max_train,
+        cache_dir=cache_dir,
+        reference=reference,
+        options=options,
+    )

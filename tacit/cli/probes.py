@@ -1,4 +1,8 @@
-"""`probe retrieve`, `probe elicit` and `probe prince`: the norms-based probes of the paper."""
+"""`probe retrieve`, `probe elicit` and `probe prince`: the norms-based probes of the paper.
+
+Each command takes its own options here; `probe_command` adds the options every probe shares
+(models' loading, the vocabulary, seed, run directory) and runs it into its run directory.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +10,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import (
-    BatchSize,
-    Compile,
-    Concepts,
-    Device,
-    DtypeOption,
-    Models,
-    NormsPath,
-    Out,
-    Quiet,
-    Resume,
-    Revision,
-    Seed,
-    VocabFile,
-    VocabModels,
-    choice,
-    parse_concepts,
-    run_and_save,
-    run_options,
-    user_errors,
-)
+from tacit.cli.common import Concepts, Models, NormsPath, choice, parse_concepts, probe_command
 from tacit.errors import TacitError
 from tacit.options import (
     ABLATIONS,
@@ -34,15 +18,17 @@ from tacit.options import (
     ORDERS,
     RELATIONS,
     SELECTIONS,
+    RunOptions,
     check_choice,
     check_choices,
 )
+from tacit.results.result import ProbeResult
 
 app = typer.Typer()
 
 
 @app.command()
-@user_errors
+@probe_command("retrieve")
 def retrieve(
     model: Models,
     max_props: Annotated[
@@ -68,19 +54,10 @@ def retrieve(
         ),
     ] = None,
     norms: NormsPath = None,
-    vocab_model: VocabModels = None,
-    vocab_file: VocabFile = None,
     concepts: Concepts = None,
-    revision: Revision = None,
-    device: Device = "auto",
-    dtype: DtypeOption = "float32",
-    batch_size: BatchSize = 32,
-    compile: Compile = False,
-    seed: Seed = 0,
-    out: Out = None,
-    resume: Resume = False,
-    quiet: Quiet = False,
-) -> None:
+    *,
+    options: RunOptions,
+) -> ProbeResult:
     """Name the concept from its properties: `A <mask> has fur, is big, and has claws.`
 
     For every concept that is one whole-word token in every model, prompts grow from 1 to
@@ -91,26 +68,21 @@ def retrieve(
     """
     from tacit.api import retrieve as run_retrieve
 
-    options = run_options(
-        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
-        dtype=dtype, batch_size=batch_size, compile=compile, seed=seed, quiet=quiet,
-    )  # fmt: skip
-    run_and_save(
-        "retrieve", out, resume,
-        lambda checkpointing: run_retrieve(
-            model, norms=norms, max_props=max_props,
-            selection=check_choice("--select", select, SELECTIONS),
-            order=check_choice("--order", order, ORDERS),
-            category=check_choice("--category", category, CATEGORIES),
-            ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
-            concepts=parse_concepts(concepts),
-            options=options, **checkpointing,
-        ),
-    )  # fmt: skip
+    return run_retrieve(
+        model,
+        norms=norms,
+        max_props=max_props,
+        selection=check_choice("--select", select, SELECTIONS),
+        order=check_choice("--order", order, ORDERS),
+        category=check_choice("--category", category, CATEGORIES),
+        ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
+        concepts=parse_concepts(concepts),
+        options=options,
+    )
 
 
 @app.command()
-@user_errors
+@probe_command("elicit")
 def elicit(
     model: Models,
     relation: Annotated[
@@ -132,19 +104,10 @@ def elicit(
         ),
     ] = False,
     norms: NormsPath = None,
-    vocab_model: VocabModels = None,
-    vocab_file: VocabFile = None,
     concepts: Concepts = None,
-    revision: Revision = None,
-    device: Device = "auto",
-    dtype: DtypeOption = "float32",
-    batch_size: BatchSize = 32,
-    compile: Compile = False,
-    seed: Seed = 0,
-    out: Out = None,
-    resume: Resume = False,
-    quiet: Quiet = False,
-) -> None:
+    *,
+    options: RunOptions,
+) -> ProbeResult:
     """Ask for a concept's properties: `Everyone knows that a bear has <mask>.`
 
     Each concept with at least one one-word answer for a relation (`has fur_hair` answers
@@ -157,35 +120,19 @@ def elicit(
 
     if no_prefix and prefix_ablation:
         raise TacitError("--no-prefix and --prefix-ablation contradict each other: pick one")
-    options = run_options(
-        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
-        dtype=dtype, batch_size=batch_size, compile=compile, seed=seed, quiet=quiet,
-    )  # fmt: skip
-    run_and_save(
-        "elicit", out, resume,
-        lambda checkpointing: run_elicit(
-            model, norms=norms,
-            relations=check_choices("--relation", relation, RELATIONS) if relation else RELATIONS,
-            prefix="both" if prefix_ablation else not no_prefix,
-            concepts=parse_concepts(concepts), options=options, **checkpointing,
-        ),
-    )  # fmt: skip
+    return run_elicit(
+        model,
+        norms=norms,
+        relations=check_choices("--relation", relation, RELATIONS) if relation else RELATIONS,
+        prefix="both" if prefix_ablation else not no_prefix,
+        concepts=parse_concepts(concepts),
+        options=options,
+    )
 
 
 @app.command()
-@user_errors
-def prince(
-    model: Models,
-    vocab_model: VocabModels = None,
-    vocab_file: VocabFile = None,
-    revision: Revision = None,
-    device: Device = "auto",
-    dtype: DtypeOption = "float32",
-    batch_size: BatchSize = 32,
-    compile: Compile = False,
-    out: Out = None,
-    quiet: Quiet = False,
-) -> None:
+@probe_command("prince", seed=False, resume=False)
+def prince(model: Models, *, options: RunOptions) -> ProbeResult:
     """Prince (1978)'s own examples, both directions (the paper's Figure 4). No norms needed.
 
     Concept direction: is `person` named by `A <mask> has parents, siblings, relatives, a home,
@@ -195,11 +142,4 @@ def prince(
     """
     from tacit.api import prince as run_prince
 
-    options = run_options(
-        vocab_model=vocab_model, vocab_file=vocab_file, revision=revision, device=device,
-        dtype=dtype, batch_size=batch_size, compile=compile, quiet=quiet,
-    )  # fmt: skip
-    run_and_save(
-        "prince", out, False,
-        lambda checkpointing: run_prince(model, options=options, **checkpointing),
-    )  # fmt: skip
+    return run_prince(model, options=options)

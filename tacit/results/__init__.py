@@ -1,11 +1,5 @@
-"""Per-prompt metrics, summaries and the run directory."""
+"""Per-prompt metrics, summaries, reports, figures and the run directory.
 
-from tacit.results.metrics import mean_reciprocal_rank, reciprocal_rank
-from tacit.results.summary import format_retrieval_summary, summarize_retrieval
-
-__all__ = [
-    "format_retrieval_summary",
-    "mean_reciprocal_rank",
-    "reciprocal_rank",
-    "summarize_retrieval",
-]
+Nothing is imported here, so that light modules (the run result, the run directory) can be
+imported without numpy, pandas or torch.
+"""
