@@ -138,7 +138,7 @@ def retrieve(
         >>> result = tacit.retrieve(["roberta-base"], max_props=3)  # doctest: +SKIP
         >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
     """
-    from tacit.probes.retrieve import build_prompts, names_target, score_prompts
+    from tacit.probes.retrieve import build_prompts, score_prompts
 
     run = RunOptions.build(options, run_options)
     check_at_least("--max-props", max_props, 1)
@@ -159,8 +159,6 @@ def retrieve(
         lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
     )  # fmt: skip
     prompt_set = built["set"]
-    dropped, per_model = prompt_set.dropped, prompt_set.prompts
-    naming = [names_target(p, t) for p, t in zip(per_model["prompt"], per_model["target"])]
     manifest["options"] = {
         "max_props": max_props, "selection": selection, "order": order, "category": category,
         "ablation": ablation, "conditions": [asdict(c) for c in conditions],
@@ -168,11 +166,24 @@ def retrieve(
         "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
     }  # fmt: skip
     manifest["norms"] = _norms_record(norm_set)
-    manifest["counts"] = {
+    manifest["counts"] = _retrieval_counts(prompt_set, len(prompts))
+    summary = summarize_retrieval(prompts, seed=run.seed)
+    text, notes = retrieval_report(summary, prompt_set.dropped, manifest)
+    return ProbeResult(prompts, summary, vocab, manifest, {"dropped": prompt_set.dropped},
+                       text=text, notes=notes)  # fmt: skip
+
+
+def _retrieval_counts(prompt_set: Any, prompt_rows: int) -> dict[str, Any]:
+    """What the manifest counts of a retrieval run: prompts, and everything left out and why."""
+    from tacit.probes.retrieve import names_target
+
+    dropped, per_model = prompt_set.dropped, prompt_set.prompts
+    naming = [names_target(p, t) for p, t in zip(per_model["prompt"], per_model["target"])]
+    return {
         "concepts": int(per_model["concept"].nunique()),
         "prompts_per_model": len(per_model),
         "unique_prompt_texts": int(per_model["prompt"].nunique()),
-        "prompt_rows": len(prompts),
+        "prompt_rows": prompt_rows,
         "concepts_dropped": len(dropped),
         "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
         "concepts_with_fewer_properties_than_max_props": prompt_set.short,
@@ -183,10 +194,6 @@ def retrieve(
             "concepts": sorted(set(per_model.loc[naming, "concept"])),
         },
     }
-    summary = summarize_retrieval(prompts, seed=run.seed)
-    text, notes = retrieval_report(summary, dropped, manifest)
-    return ProbeResult(prompts, summary, vocab, manifest, {"dropped": dropped}, text=text,
-                       notes=notes)  # fmt: skip
 
 
 def elicit(

@@ -79,7 +79,6 @@ def nli(
     architecture. With `predictions`, a file or a folder of seed folders is read instead.
     Items are reported in the suite paper's breakdowns, per model, averaged over seeds.
     """
-    from tacit.probes.nli import prediction_runs, read_predictions
     from tacit.results.nli_report import nli_report
 
     check_choice("--suite", suite, SUITES)
@@ -96,13 +95,7 @@ def nli(
         keep = np.random.default_rng(run.seed).choice(loaded, size=max_items, replace=False)
         items = items.iloc[np.sort(keep)].reset_index(drop=True)
     if predictions is not None:
-        tables, records = [], []
-        for seed, files in prediction_runs(predictions, suite):
-            table, record = read_predictions(files, items)
-            tables.append(table.assign(model=str(predictions), seed=seed))
-            records.append({"name": str(predictions), "seed": seed, "mode": "predictions",
-                            **record})  # fmt: skip
-        predicted = pd.concat(tables, ignore_index=True)
+        predicted, records = _released_predictions(predictions, suite, items)
     else:
         if mode != "classifier":
             cloze.check()
@@ -110,19 +103,9 @@ def nli(
         predicted, records = run_models(models, run, work, probe="nli",
                                         plan={"suite": suite, "cloze": cloze})  # fmt: skip
         predicted["seed"] = ""
-    rows = _items_with_predictions(items, predicted)
-    unscored = rows["predicted"].isna()
-    dropped = (
-        rows[unscored].groupby(["model", "seed"], sort=False).size().rename("items").reset_index()
-    )
-    rows = rows[~unscored].reset_index(drop=True)
+    rows, dropped = _items_with_predictions(items, predicted)
     if rows.empty:
         raise TacitError(f"no item of {data_path} got a prediction: nothing to report")
-    binary_gold = rows["gold"] == NON_ENTAILMENT  # IMPLI: neutral and contradiction both right
-    correct = (rows["gold"] == rows["predicted"]) | (
-        binary_gold & (rows["predicted"] != ENTAILMENT)
-    )
-    rows.insert(rows.columns.get_loc("predicted") + 1, "correct", correct)
     summary, by_seed, manifest = _nli_summary(rows, suite, predictions is not None)
     manifest = run_manifest(
         "nli", run, records, started, suite=suite, **manifest,
@@ -143,9 +126,26 @@ def nli(
                        rows_file="items.csv", text=text, notes=notes)  # fmt: skip
 
 
-def _items_with_predictions(items: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
-    """One row per item x model x seed: the item's fields, then its prediction (empty where
-    it has none)."""
+def _released_predictions(
+    predictions: str | Path, suite: str, items: pd.DataFrame
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Released prediction files instead of a model: one table and record per seed."""
+    from tacit.probes.nli import prediction_runs, read_predictions
+
+    tables, records = [], []
+    for seed, files in prediction_runs(predictions, suite):
+        table, record = read_predictions(files, items)
+        tables.append(table.assign(model=str(predictions), seed=seed))
+        records.append({"name": str(predictions), "seed": seed, "mode": "predictions", **record})
+    return pd.concat(tables, ignore_index=True), records
+
+
+def _items_with_predictions(
+    items: pd.DataFrame, predicted: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per item x model x seed with a prediction: the item's fields, then the
+    prediction and whether it is correct; and per model and seed, how many items had none
+    (left out)."""
     columns = ["item_id", "predicted", *PROB_COLUMNS]
     if "prompt" in predicted:
         columns.append("prompt")
@@ -155,7 +155,16 @@ def _items_with_predictions(items: pd.DataFrame, predicted: pd.DataFrame) -> pd.
         merged.insert(0, "seed", seed)
         merged.insert(0, "model", name)
         tables.append(merged)
-    return pd.concat(tables, ignore_index=True)
+    rows = pd.concat(tables, ignore_index=True)
+    unscored = rows["predicted"].isna()
+    dropped = rows[unscored].groupby(["model", "seed"], sort=False).size()
+    rows = rows[~unscored].reset_index(drop=True)
+    binary_gold = rows["gold"] == NON_ENTAILMENT  # IMPLI: neutral and contradiction both right
+    correct = (rows["gold"] == rows["predicted"]) | (
+        binary_gold & (rows["predicted"] != ENTAILMENT)
+    )
+    rows.insert(rows.columns.get_loc("predicted") + 1, "correct", correct)
+    return rows, dropped.rename("items").reset_index()
 
 
 def _nli_summary(

@@ -59,15 +59,7 @@ def pragmeval(
         summarize_pragmeval,
     )
 
-    check_choice("--mode", mode, PRAGMEVAL_MODES)
-    check_choice("--pooling", pooling, POOLINGS)
-    if not models:
-        raise TacitError("no --model given")
-    check_at_least("--max-train", max_train, 2)
-    if verbalizer is not None and mode != "cloze":
-        raise TacitError("--verbalizer is for --mode cloze")
-    run = RunOptions.build(options, run_options)
-    run.refuse("pragmeval", resume="a rerun of the same command reuses every cached feature")
+    run = _checked(models, mode, pooling, verbalizer, max_train, options, run_options)
     started = now()
     ref = read_reference(reference) if reference is not None else None
     configs, skipped = _configs(data, tasks, mode, pooling, template, verbalizer)
@@ -102,6 +94,23 @@ def pragmeval(
         rows_file="configs.csv", text=text, notes=notes,
         figures={"pragmeval.png": lambda: pragmeval_figure(summary)},
     )  # fmt: skip
+
+
+def _checked(
+    models: Sequence[str], mode: str, pooling: str, verbalizer: str | None,
+    max_train: int | None, options: RunOptions | None, run_options: dict[str, Any],
+) -> RunOptions:  # fmt: skip
+    """Check the options before anything is read or loaded; the run's RunOptions."""
+    check_choice("--mode", mode, PRAGMEVAL_MODES)
+    check_choice("--pooling", pooling, POOLINGS)
+    if not models:
+        raise TacitError("no --model given")
+    check_at_least("--max-train", max_train, 2)
+    if verbalizer is not None and mode != "cloze":
+        raise TacitError("--verbalizer is for --mode cloze")
+    run = RunOptions.build(options, run_options)
+    run.refuse("pragmeval", resume="a rerun of the same command reuses every cached feature")
+    return run
 
 
 def _configs(

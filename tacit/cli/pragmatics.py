@@ -22,17 +22,141 @@ from tacit.results.result import ProbeResult
 
 app = typer.Typer()
 
+# Each command's own options (the shared ones come from probe_command).
+NliSuite = Annotated[str, choice("--suite", choices=SUITES, help="Which suite.")]
+
+NliData = Annotated[
+    Path,
+    typer.Option(
+        "--data", help="The suite's files as published: its folder, a part of it, or one file."
+    ),
+]
+
+NliPredictions = Annotated[
+    Path | None,
+    typer.Option(
+        "--predictions",
+        help="Released predictions instead of a model: a .jsonl file (uid + logits in E, N, "
+        "C order, or predicted_label), a folder of them, or a folder of seed folders "
+        "(averaged, with their spread).",
+    ),
+]
+
+NliMode = Annotated[
+    str,
+    choice(
+        "--mode",
+        choices=NLI_MODES,
+        help="auto (from the checkpoint's architecture), cloze or classifier.",
+    ),
+]
+
+NliTemplate = Annotated[
+    str,
+    typer.Option("--template", help="Cloze mode: where premise, hypothesis and `<mask>` go."),
+]
+
+NliVerbalizer = Annotated[
+    str,
+    typer.Option("--verbalizer", help="Cloze mode: one single-token word per label."),
+]
+
+NliCalibrate = Annotated[
+    bool,
+    typer.Option(
+        "--calibrate",
+        help="Cloze mode: divide by the label distribution of content-free inputs "
+        "(Zhao et al. 2021).",
+    ),
+]
+
+NliLabelNames = Annotated[
+    str | None,
+    typer.Option(
+        "--label-names",
+        help="Classifier mode: what its outputs mean, in order (e.g. "
+        "contradiction,neutral,entailment), when its config's id2label does not say.",
+    ),
+]
+
+NliMaxItems = Annotated[
+    int | None,
+    typer.Option("--max-items", help="Score a seeded random sample of this many items."),
+]
+
+PragmevalData = Annotated[
+    Path, typer.Option("--data", help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.")
+]
+
+PragmevalTask = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--task",
+        "-t",
+        help="A task (Persuasiveness: all its configurations) or one configuration "
+        "(EmoBank-Valence). Repeatable; default all.",
+    ),
+]
+
+PragmevalMode = Annotated[
+    str,
+    choice(
+        "--mode",
+        choices=PRAGMEVAL_MODES,
+        help="linear (probe frozen features) or cloze (zero-shot).",
+    ),
+]
+
+PragmevalPooling = Annotated[
+    str,
+    choice(
+        "--pooling",
+        choices=POOLINGS,
+        help="Linear mode: the hidden state at `<mask>`, or mean.",
+    ),
+]
+
+PragmevalTemplate = Annotated[
+    str | None,
+    typer.Option(
+        "--template",
+        help="Linear: the features template (default `{sentence1} <mask> {sentence2}` or "
+        "`{sentence} <mask>`). Cloze: the template, instead of each task's default.",
+    ),
+]
+
+PragmevalVerbalizer = Annotated[
+    str | None,
+    typer.Option("--verbalizer", help="Cloze: label=word,... instead of each task's default."),
+]
+
+PragmevalMaxTrain = Annotated[
+    int | None,
+    typer.Option("--max-train", help="Linear: use a seeded sample of this many train rows."),
+]
+
+PragmevalCacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        help="Where features are cached (default $TACIT_CACHE_DIR, else ~/.cache/tacit).",
+    ),
+]
+
+PragmevalReference = Annotated[
+    Path | None,
+    typer.Option(
+        "--reference",
+        help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
+    ),
+]
+
 
 @app.command()
 @probe_command("nli", vocab=False)
 def nli(
-    suite: Annotated[str, choice("--suite", choices=SUITES, help="Which suite.")],
-    data: Annotated[
-        Path,
-        typer.Option(
-            "--data", help="The suite's files as published: its folder, a part of it, or one file."
-        ),
-    ],
+    suite: NliSuite,
+    data: NliData,
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -42,51 +166,13 @@ def nli(
             "name or local directory. Repeat for several.",
         ),
     ] = None,
-    predictions: Annotated[
-        Path | None,
-        typer.Option(
-            "--predictions",
-            help="Released predictions instead of a model: a .jsonl file (uid + logits in E, N, "
-            "C order, or predicted_label), a folder of them, or a folder of seed folders "
-            "(averaged, with their spread).",
-        ),
-    ] = None,
-    mode: Annotated[
-        str,
-        choice(
-            "--mode",
-            choices=NLI_MODES,
-            help="auto (from the checkpoint's architecture), cloze or classifier.",
-        ),
-    ] = "auto",
-    template: Annotated[
-        str,
-        typer.Option("--template", help="Cloze mode: where premise, hypothesis and `<mask>` go."),
-    ] = NLI_TEMPLATE,
-    verbalizer: Annotated[
-        str,
-        typer.Option("--verbalizer", help="Cloze mode: one single-token word per label."),
-    ] = NLI_VERBALIZER,
-    calibrate: Annotated[
-        bool,
-        typer.Option(
-            "--calibrate",
-            help="Cloze mode: divide by the label distribution of content-free inputs "
-            "(Zhao et al. 2021).",
-        ),
-    ] = False,
-    label_names: Annotated[
-        str | None,
-        typer.Option(
-            "--label-names",
-            help="Classifier mode: what its outputs mean, in order (e.g. "
-            "contradiction,neutral,entailment), when its config's id2label does not say.",
-        ),
-    ] = None,
-    max_items: Annotated[
-        int | None,
-        typer.Option("--max-items", help="Score a seeded random sample of this many items."),
-    ] = None,
+    predictions: NliPredictions = None,
+    mode: NliMode = "auto",
+    template: NliTemplate = NLI_TEMPLATE,
+    verbalizer: NliVerbalizer = NLI_VERBALIZER,
+    calibrate: NliCalibrate = False,
+    label_names: NliLabelNames = None,
+    max_items: NliMaxItems = None,
     *,
     options: RunOptions,
 ) -> ProbeResult:
@@ -118,65 +204,16 @@ def nli(
 @app.command()
 @probe_command("pragmeval", vocab=False, resume=False)
 def pragmeval(
-    data: Annotated[
-        Path, typer.Option("--data", help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.")
-    ],
+    data: PragmevalData,
     model: Models,
-    task: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--task",
-            "-t",
-            help="A task (Persuasiveness: all its configurations) or one configuration "
-            "(EmoBank-Valence). Repeatable; default all.",
-        ),
-    ] = None,
-    mode: Annotated[
-        str,
-        choice(
-            "--mode",
-            choices=PRAGMEVAL_MODES,
-            help="linear (probe frozen features) or cloze (zero-shot).",
-        ),
-    ] = "linear",
-    pooling: Annotated[
-        str,
-        choice(
-            "--pooling",
-            choices=POOLINGS,
-            help="Linear mode: the hidden state at `<mask>`, or mean.",
-        ),
-    ] = "mask",
-    template: Annotated[
-        str | None,
-        typer.Option(
-            "--template",
-            help="Linear: the features template (default `{sentence1} <mask> {sentence2}` or "
-            "`{sentence} <mask>`). Cloze: the template, instead of each task's default.",
-        ),
-    ] = None,
-    verbalizer: Annotated[
-        str | None,
-        typer.Option("--verbalizer", help="Cloze: label=word,... instead of each task's default."),
-    ] = None,
-    max_train: Annotated[
-        int | None,
-        typer.Option("--max-train", help="Linear: use a seeded sample of this many train rows."),
-    ] = None,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache-dir",
-            help="Where features are cached (default $TACIT_CACHE_DIR, else ~/.cache/tacit).",
-        ),
-    ] = None,
-    reference: Annotated[
-        Path | None,
-        typer.Option(
-            "--reference",
-            help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
-        ),
-    ] = None,
+    task: PragmevalTask = None,
+    mode: PragmevalMode = "linear",
+    pooling: PragmevalPooling = "mask",
+    template: PragmevalTemplate = None,
+    verbalizer: PragmevalVerbalizer = None,
+    max_train: PragmevalMaxTrain = None,
+    cache_dir: PragmevalCacheDir = None,
+    reference: PragmevalReference = None,
     *,
     options: RunOptions,
 ) -> ProbeResult:
