@@ -12,3 +12,16 @@ def first_line(err: BaseException) -> str:
     """The first line of an exception's message (or its type): enough for a one-line error."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+def shorten(text: object, limit: int = 60) -> str:
+    """Text quoted in a one-line error, cut to `limit` characters: whitespace runs (newlines
+    included) become one space, and a cut ends in `...`, so an 8 KB line cannot flood the message.
+
+    >>> shorten("has fur")
+    'has fur'
+    >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
+    '[{"concept": "bear", "featu...'
+    """
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 3, 1)] + "..."
