@@ -20,6 +20,7 @@ def test_reads_toy_norms_with_crlf(toy_norms_path):
         "pf": 20,
         "relation": "has",
         "phrase": "has fur",
+        "answer": "fur_hair",
     }
     assert len(norms.sha256) == 64
 

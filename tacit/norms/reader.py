@@ -12,7 +12,7 @@ import pandas as pd
 
 from tacit.errors import TacitError
 from tacit.files import file_sha256
-from tacit.norms.phrasing import feature_to_phrase, relation_of
+from tacit.norms.phrasing import feature_to_phrase, relation_and_answer
 
 # The CSLB header names we need, and the names of our columns.
 _REQUIRED = {"concept": "concept", "feature": "feature", "feature type": "feature_type", "pf": "pf"}
@@ -26,15 +26,30 @@ FEATURE_TYPES = (
     "taxonomic",
 )
 
-NORM_COLUMNS = ["concept", "feature", "feature_type", "pf", "relation", "phrase"]
+NORM_COLUMNS = ["concept", "feature", "feature_type", "pf", "relation", "phrase", "answer"]
 
 
 @dataclass(frozen=True)
 class NormSet:
     """Concept-feature norms, one row per (concept, feature).
 
+    The probes read only these columns, never a file's own syntax:
+
+    - `concept`: the name as in the file (sense labels such as `bat_(animal)` kept).
+    - `feature`: the feature as in the file (`has fur_hair`).
+    - `feature_type`: one of FEATURE_TYPES.
+    - `pf`: production frequency.
+    - `relation`: `is`, `is a`, `has`, `has a`, `made of` (the elicitation relations, read
+      straight off: `is an X` is `is a`, `is a tool` is `is a` and not `is`), else `does` (an
+      action: `does X`) or `other`.
+    - `phrase`: a third-person verb phrase that can follow "A bear ...": `has fur`, `flies`,
+      `is made of metal`.
+    - `answer`: for the five elicitation relations, the text after the relation, in CSLB's
+      notation: words are separated by spaces and `_` joins alternatives of one word (`has
+      fur_hair` -> `fur_hair`: fur or hair). Empty for `does` and `other`.
+
     Attributes:
-        table: columns `concept, feature, feature_type, pf, relation, phrase`, in file order.
+        table: the columns above (NORM_COLUMNS), in file order.
         path: the file read.
         sha256: hex digest of the file's bytes, for the manifest.
         merged: one row per concept-feature pair that occurred more than once in the file
@@ -171,6 +186,8 @@ def read_norms(path: str | Path) -> NormSet:
     rows = rows.drop(columns="participants").reset_index(drop=True)
     rows["pf"] = rows["pf"].astype(int)
     features = rows["feature"].unique()  # a quarter of the rows: phrase each feature once
-    for column, of_feature in (("relation", relation_of), ("phrase", feature_to_phrase)):
-        rows[column] = rows["feature"].map({feature: of_feature(feature) for feature in features})
+    rows["phrase"] = rows["feature"].map({f: feature_to_phrase(f) for f in features})
+    stated = {feature: relation_and_answer(feature) for feature in features}
+    for i, column in enumerate(("relation", "answer")):
+        rows[column] = rows["feature"].map({feature: s[i] for feature, s in stated.items()})
     return NormSet(table=rows[NORM_COLUMNS], path=path, sha256=file_sha256(path), merged=merged)

@@ -78,17 +78,6 @@ def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> s
     return f"{PREFIX} {sentence}" if prefix else sentence[0].upper() + sentence[1:]
 
 
-def _answering_prefix(feature: str, relation: str) -> str | None:
-    """The prefix by which a feature answers a relation; `is a tool` answers `is a`, not `is`."""
-    for longer in ("is a", "is an", "has a", "has an"):
-        if feature.startswith(longer + " ") and longer not in _FEATURE_PREFIXES[relation]:
-            return None
-    for prefix in _FEATURE_PREFIXES[relation]:
-        if feature.startswith(prefix + " "):
-            return prefix
-    return None
-
-
 @dataclass(frozen=True)
 class GoldSet:
     """Gold answers and what was left out.
@@ -103,18 +92,22 @@ class GoldSet:
 
 
 def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) -> GoldSet:
-    """One-word answers per relation and concept, restricted to the shared vocabulary."""
+    """One-word answers per relation and concept, restricted to the shared vocabulary.
+
+    A feature answers the relation in its `relation` column with the text in its `answer`
+    column (tacit.norms.NormSet): the probe reads no format's own syntax.
+    """
     rows = []
     report = []
     table = norms.table
     for relation in relations:
         counts = {"features": 0, "multi_word": 0, "out_of_vocabulary": 0, "alternatives_oov": 0}
-        for concept, feature, pf in zip(table["concept"], table["feature"], table["pf"]):
-            prefix = _answering_prefix(feature, relation)
-            if prefix is None:
-                continue
+        answering = table[table["relation"] == relation]
+        for concept, answer, pf in zip(
+            answering["concept"], answering["answer"], answering["pf"].tolist()
+        ):
             counts["features"] += 1
-            words = one_word_answers(feature[len(prefix) + 1 :])
+            words = one_word_answers(answer)
             if words is None:
                 counts["multi_word"] += 1
                 continue
@@ -122,7 +115,7 @@ def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) ->
             counts["alternatives_oov"] += len(words) - len(kept)
             if not kept:
                 counts["out_of_vocabulary"] += 1
-            rows.extend((relation, concept, word, int(pf)) for word in kept)
+            rows.extend((relation, concept, word, pf) for word in kept)
         counts["kept"] = counts["features"] - counts["multi_word"] - counts["out_of_vocabulary"]
         report.append({"relation": relation, **counts})
     answers = pd.DataFrame(rows, columns=["relation", "concept", "word", "pf"])
