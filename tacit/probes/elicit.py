@@ -151,9 +151,11 @@ def build_elicitation_prompts(
     return pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
 
 
-def parse_gold(gold: str) -> list[tuple[str, int]]:
-    """'fur:20 claws:12' -> [('fur', 20), ('claws', 12)]."""
-    return [(word, int(pf)) for word, _, pf in (item.rpartition(":") for item in gold.split())]
+def parse_gold(gold: str) -> list[tuple[str, int | float]]:
+    """'fur:20 claws:2.5' -> [('fur', 20), ('claws', 2.5)] (a generic table's pf can be any
+    number: whole ones read back as ints, others as the floats they were written from)."""
+    items = (item.rpartition(":") for item in gold.split())
+    return [(word, int(pf) if pf.isdigit() else float(pf)) for word, _, pf in items]
 
 
 def score_elicitation(
