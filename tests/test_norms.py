@@ -105,7 +105,7 @@ def test_missing_and_binary_files(tmp_path):
         read_norms(tmp_path / "nope.dat")
     binary = tmp_path / "norms.xlsx"
     binary.write_bytes(b"PK\x03\x04\xff\xfe\x00garbage")
-    with pytest.raises(TacitError, match="not UTF-8"):
+    with pytest.raises(TacitError, match="not a readable .xlsx workbook"):
         read_norms(binary)
 
 

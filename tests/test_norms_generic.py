@@ -225,7 +225,7 @@ def test_unknown_formats_list_the_known_ones_in_a_short_line(tmp_path):
         read_norms(as_json)
     text = str(err.value)
     assert "not a norms format tacit knows" in text and len(text) < 700, len(text)
-    for known in ("cslb (", "generic (", "format= (--norms-format)"):
+    for known in ("cslb (", "mcrae (", "generic (", "format= (--norms-format)"):
         assert known in text
     assert "\n" not in text
     with pytest.raises(TacitError, match="header lacks column"):

@@ -1,5 +1,5 @@
-"""Concept-property norms: reading CSLB and generic tables into one NormSet, phrasing features
-as verb phrases, remembering the installed file."""
+"""Concept-property norms: reading CSLB, McRae and generic tables into one NormSet, phrasing
+features as verb phrases, remembering the installed file."""
 
 from tacit.norms.generic import parse_columns
 from tacit.norms.phrasing import feature_to_phrase, relation_and_answer, relation_of, third_person

@@ -36,18 +36,20 @@ class NormSet:
     The probes read only these columns, never a format's own syntax:
 
     - `concept`: the name as in the file (sense labels such as `bat_(animal)` kept).
-    - `feature`: the feature as in the file (CSLB `has fur_hair`).
+    - `feature`: the feature as in the file (CSLB `has fur_hair`, McRae `has_4_legs`).
     - `feature_type`: one of FEATURE_TYPES.
-    - `pf`: production frequency: whole numbers for CSLB; a generic table may give
+    - `pf`: production frequency: whole numbers for CSLB and McRae; a generic table may give
       any non-negative numbers (then the column is float unless every value is whole).
     - `relation`: `is`, `is a`, `has`, `has a`, `made of` (the elicitation relations, read
       straight off: `is an X` is `is a`, `is a tool` is `is a` and not `is`), else `does` (an
-      action: `does X`) or `other`.
+      action: CSLB `does X`, McRae behaviours and verbs) or `other`.
     - `phrase`: a third-person verb phrase that can follow "A bear ...": `has fur`, `flies`,
       `is made of metal`.
     - `answer`: for the five elicitation relations, the text after the relation, in one
       notation for every format: words are separated by spaces and `_` joins alternatives of
-      one word, as CSLB writes them (`has fur_hair` -> `fur_hair`: fur or hair). Empty for
+      one word, as CSLB writes them (`has fur_hair` -> `fur_hair`: fur or hair). McRae's own
+      `_` (a space) becomes a space and its `/` (alternatives) becomes `_`: `has_4_legs` ->
+      `4 legs` (two words), `is_furry/fuzzy` -> `furry_fuzzy` (two alternatives). Empty for
       `does` and `other`.
 
     Attributes:
@@ -56,7 +58,7 @@ class NormSet:
         sha256: hex digest of the file's bytes, for the manifest.
         merged: one row per concept-feature pair that occurred more than once in the file
             (`concept, feature, pfs, pf`): what was merged and the production frequency kept.
-        format: `cslb` or `generic`: which reader read the file.
+        format: `cslb`, `mcrae` or `generic`: which reader read the file.
         columns: for a generic table, our column name -> the file's header name.
         feature_types: whether the file gave feature types (a generic table may not; then
             every row has generic.DEFAULT_FEATURE_TYPE).
@@ -86,7 +88,7 @@ class NormSet:
 
 
 def pf_value(cell: object, where: str, column: str, *, whole: bool) -> int | float:
-    """A production frequency from a cell: a whole number >= 1 (`whole`: CSLB counts
+    """A production frequency from a cell: a whole number >= 1 (`whole`: CSLB and McRae count
     participants) or any non-negative number (a generic table); whole values become ints."""
     text = "" if blank(cell) else str(cell).strip()
     if not text:
@@ -129,8 +131,8 @@ def merge_duplicates(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Rule (every format): production frequency is the number of participants who produced the
     feature, so a merged pair's pf is the number of distinct participants over the union of
-    the rows' participant lists, and the largest row pf where there are no lists (generic
-    tables: the participants of the rows may overlap, so their sum could count one
+    the rows' participant lists, and the largest row pf where there are no lists (McRae,
+    generic tables: the participants of the rows may overlap, so their sum could count one
     twice); the feature type is that of the row with the highest pf (the first such row on a
     tie). The merged row takes the place of the pair's first occurrence.
     """

@@ -1,5 +1,5 @@
-"""Read any norms file into a NormSet: CSLB's norms.dat or a generic table. The format is
-recognised from the file, or said with format=."""
+"""Read any norms file into a NormSet: CSLB's norms.dat, McRae's workbook (or a CSV/TSV export of
+its sheet), or a generic table. The format is recognised from the file, or said with format=."""
 
 from __future__ import annotations
 
@@ -7,15 +7,24 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tacit.errors import TacitError, shorten
-from tacit.norms import cslb, generic
+from tacit.norms import cslb, generic, mcrae
 from tacit.norms.normset import FEATURE_TYPES, NORM_COLUMNS, NormSet
-from tacit.norms.tables import check_file, read_lines, split_header
+from tacit.norms.tables import (
+    XLS_MAGIC,
+    XLSX_MAGIC,
+    check_file,
+    file_start,
+    read_lines,
+    split_header,
+)
 
 __all__ = ["FEATURE_TYPES", "FORMATS", "NORM_COLUMNS", "NormSet", "detect_format", "read_norms"]
 
 # Each format, and how a file shows it (for the error that lists them).
 FORMATS = {
     "cslb": "CSLB's norms.dat: tab-separated, columns concept, feature, feature type, pf",
+    "mcrae": "McRae's .xlsx (sheet concepts_features) or a CSV/TSV export of that sheet: "
+    "columns Concept, Feature, BR_Label, Prod_Freq",
     "generic": "CSV/TSV with columns concept, feature, pf[, feature_type]",
 }
 
@@ -36,6 +45,8 @@ def detect_format(path: Path, names: list[str], delimiter: str, columns: Mapping
         return "generic"
     if delimiter == "\t" and folded & set(cslb.SIGNATURE):
         return "cslb"
+    if folded & {name.casefold() for name in mcrae.SIGNATURE}:
+        return "mcrae"
     if folded & {name.casefold() for name in generic.DEFAULT_COLUMNS.values()}:
         return "generic"
     raise _unknown_format(path, names)
@@ -47,7 +58,8 @@ def read_norms(
     """Read and validate a norms file of any known format (FORMATS).
 
     Args:
-        format: `cslb` or `generic`; None recognises it from the file's header.
+        format: `cslb`, `mcrae` or `generic`; None recognises it from the file (an .xlsx is
+            McRae's workbook; a text table by its header).
         columns: for a generic table, our column -> the file's header name, e.g.
             `{"concept": "Word", "feature": "Property", "pf": "Count"}` (see
             generic.parse_columns for the command line's `concept=Word,...`).
@@ -65,9 +77,18 @@ def read_norms(
             f"not to the {format} format"
         )
     check_file(path)
+    start = file_start(path)
+    if start.startswith(XLS_MAGIC):
+        raise TacitError(f"{path}: an Excel 97-2003 (.xls) workbook; save it as .xlsx or CSV")
+    if start.startswith(XLSX_MAGIC) and format in (None, "mcrae"):
+        return mcrae.read_mcrae_xlsx(path)
+    if start.startswith(XLSX_MAGIC) and format == "generic":
+        raise TacitError(f"{path}: an .xlsx workbook; a generic table must be CSV or TSV text")
     lines = read_lines(path)
     delimiter, names = split_header(lines[0])
     format = format or detect_format(path, names, delimiter, columns)
     if format == "cslb":
         return cslb.read_cslb(path, lines)
+    if format == "mcrae":
+        return mcrae.read_mcrae_text(path, lines)
     return generic.read_generic(path, lines, columns)

@@ -1,15 +1,19 @@
 """Reading the files norms come in: text tables (tab-, comma- or semicolon-separated, with a
-header line), with every problem reported as one line naming the place."""
+header line) and .xlsx workbooks, with every problem reported as one line naming the place."""
 
 from __future__ import annotations
 
 import csv
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from tacit.errors import TacitError, shorten
+from tacit.errors import TacitError, first_line, shorten
+from tacit.norms.normset import blank
 
-KNOWN_FORMATS_HINT = "a norms file (CSLB norms.dat, or a CSV/TSV table)"
+XLSX_MAGIC = b"PK\x03\x04"  # an .xlsx workbook is a zip archive
+XLS_MAGIC = b"\xd0\xcf\x11\xe0"  # Excel 97-2003 (.xls): an OLE2 compound file
+KNOWN_FORMATS_HINT = "a norms file (CSLB norms.dat, McRae's .xlsx, or a CSV/TSV table)"
 _DELIMITER_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 
 
@@ -19,6 +23,12 @@ def check_file(path: Path) -> None:
         raise TacitError(f"{path}: is a directory; give the norms file itself")
     if not path.is_file():
         raise TacitError(f"{path}: no such norms file")
+
+
+def file_start(path: Path, size: int = 8) -> bytes:
+    """The first bytes of a file, to tell a workbook from text."""
+    with open(path, "rb") as handle:
+        return handle.read(size)
 
 
 def read_lines(path: Path) -> list[str]:
@@ -85,3 +95,32 @@ def locate_columns(
             f"{expected} (found: {shorten(', '.join(names[:12]))})"
         )
     return positions
+
+
+def xlsx_rows(path: Path, sheet: str) -> tuple[list[str], list[tuple[int, tuple]]]:
+    """The header of a workbook's sheet and (row number, cells) of the rows under it that are
+    not blank, numbered as Excel numbers them (openpyxl's read-only mode)."""
+    try:
+        import openpyxl
+    except ImportError:  # pragma: no cover - a dependency of tacit
+        raise TacitError(f"{path}: reading .xlsx needs openpyxl (pip install openpyxl)") from None
+    with warnings.catch_warnings():  # "Unknown extension is not supported": harmless
+        warnings.simplefilter("ignore")
+        try:
+            book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        except Exception as err:  # zip, XML and openpyxl errors alike: the file is unreadable
+            raise TacitError(
+                f"{path}: not a readable .xlsx workbook ({shorten(first_line(err))})"
+            ) from None
+        try:
+            if sheet not in book.sheetnames:
+                sheets = ", ".join(repr(s) for s in book.sheetnames)
+                raise TacitError(f"{path}: no sheet {sheet!r} (sheets: {shorten(sheets)})")
+            rows = list(book[sheet].iter_rows(values_only=True))
+        finally:
+            book.close()
+    if not rows or all(blank(c) for c in rows[0]):
+        raise TacitError(f"{path}: sheet {sheet!r} is empty; expected a header row")
+    names = ["" if c is None else str(c).strip() for c in rows[0]]
+    body = [(n, cells) for n, cells in enumerate(rows[1:], start=2) if not all(map(blank, cells))]
+    return names, body
