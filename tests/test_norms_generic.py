@@ -59,36 +59,25 @@ def test_toy_cslb_norms_as_a_generic_table_give_the_same_prompts(
     )
 
 
+# A generic table's features, ready phrases or CSLB-style text: (feature, phrase, relation, answer)
+FEATURES = [
+    ("has fur", "has fur", "has", "fur"),
+    ("has fur_hair", "has fur", "has", "fur_hair"),
+    ("flies", "flies", "other", ""),
+    ("does fly", "flies", "does", ""),
+    ("is made of metal", "is made of metal", "made of", "metal"),
+    ("made of metal", "is made of metal", "made of", "metal"),
+    ("is an animal", "is an animal", "is a", "animal"),
+    ("has  a   tail", "has a tail", "has a", "tail"),
+]
+
+
 def test_ready_phrases_and_cslb_text_read_alike(tmp_path):
-    rows = [
-        ("bear", "has fur", 3),
-        ("cat", "has fur_hair", 3),
-        ("bear", "flies", 2),
-        ("cat", "does fly", 2),
-        ("knife", "is made of metal", 4),
-        ("fork", "made of metal", 4),
-        ("cat", "is an animal", 5),
-    ]
+    rows = [("bear", feature, 3) for feature, *_ in FEATURES]
     path = write_table(tmp_path / "t.csv", rows, header=("concept", "feature", "pf"))
-    table = read_norms(path).table.set_index(["concept", "feature"])
-    assert table.loc[("bear", "has fur"), ["phrase", "relation", "answer"]].tolist() == [
-        "has fur",
-        "has",
-        "fur",
-    ]
-    assert table.loc[("cat", "has fur_hair"), ["phrase", "answer"]].tolist() == [
-        "has fur",
-        "fur_hair",
-    ]
-    assert table.loc[("bear", "flies"), ["phrase", "relation"]].tolist() == ["flies", "other"]
-    assert table.loc[("cat", "does fly"), ["phrase", "relation"]].tolist() == ["flies", "does"]
-    for concept, feature in [("knife", "is made of metal"), ("fork", "made of metal")]:
-        assert table.loc[(concept, feature), ["phrase", "relation", "answer"]].tolist() == [
-            "is made of metal",
-            "made of",
-            "metal",
-        ]
-    assert table.loc[("cat", "is an animal"), ["relation", "answer"]].tolist() == ["is a", "animal"]
+    table = read_norms(path).table
+    got = table[["feature", "phrase", "relation", "answer"]].values.tolist()
+    assert got == [[" ".join(feature.split()), *rest] for feature, *rest in FEATURES]
     assert set(table["feature_type"]) == {DEFAULT_FEATURE_TYPE}
 
 
