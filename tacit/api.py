@@ -6,7 +6,7 @@ ProbeResult whose tables, manifest, text and notes are what the command line pri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from tacit.errors import TacitError
-from tacit.norms.reader import NormSet
-from tacit.norms.store import load_norms
+from tacit.norms import NormSet, load_norms, parse_columns
 from tacit.options import (
     ABLATIONS,
+    NORMS_FORMATS,
     RELATIONS,
     Ablation,
     Category,
+    NormsFormat,
     Order,
     Relation,
     RunOptions,
@@ -77,6 +78,9 @@ def _vocab_probe(
 def _norms_record(norms: NormSet) -> dict[str, Any]:
     return {
         "path": str(norms.path),
+        "format": norms.format,
+        "columns": dict(norms.columns) if norms.columns else None,
+        "feature_types": norms.feature_types,
         "sha256": norms.sha256,
         "rows": len(norms.table),
         "concepts": len(norms.concepts),
@@ -84,8 +88,28 @@ def _norms_record(norms: NormSet) -> dict[str, Any]:
     }
 
 
-def _as_norms(norms: NormSet | str | Path | None) -> NormSet:
-    return norms if isinstance(norms, NormSet) else load_norms(norms)
+def _as_norms(
+    norms: NormSet | str | Path | None,
+    norms_format: NormsFormat | None,
+    norms_columns: Mapping[str, str] | str | None,
+) -> NormSet:
+    """A NormSet as given, or read from a path or installed name (tacit.norms.load_norms)."""
+    if isinstance(norms, NormSet):
+        return norms
+    if norms_format is not None:
+        check_choice("--norms-format", norms_format, NORMS_FORMATS)
+    columns = parse_columns(norms_columns) if isinstance(norms_columns, str) else norms_columns
+    return load_norms(norms, format=norms_format, columns=columns)
+
+
+def _check_categories(norms: NormSet, conditions: Sequence[Any]) -> None:
+    """A category condition needs feature types: a generic table without them has none."""
+    typed = [c.category for c in conditions if c.category != "all"]
+    if typed and not norms.feature_types:
+        raise TacitError(
+            f"--category {typed[0]}: {norms.path} gives no feature types (no feature_type "
+            "column): add one, or run without --category / --ablation category"
+        )
 
 
 def retrieval_conditions(
@@ -117,6 +141,8 @@ def retrieve(
     category: Category = "all",
     ablation: Ablation | None = None,
     concepts: Sequence[str] | None = None,
+    norms_format: NormsFormat | None = None,
+    norms_columns: Mapping[str, str] | str | None = None,
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -124,13 +150,17 @@ def retrieve(
 
     Args:
         models: hub names or local directories of masked LMs, scored in turn.
-        norms: a NormSet or a norms file path; None uses the installed norms or $TACIT_NORMS.
+        norms: a NormSet, a norms file (CSLB, McRae or a generic table) or an installed norm
+            set's name; None uses the installed default or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
         selection, order, category: which properties, in which order (see DESIGN.md).
         ablation: `ordering` (top/bottom x decreasing/increasing plus the random baseline) or
             `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
             selection, order and category must then stay at their defaults.
         concepts: restrict to these concepts (each must be eligible).
+        norms_format: `cslb`, `mcrae` or `generic` when the file does not show it.
+        norms_columns: a generic table's column names: {"concept": "Word", ...} or
+            "concept=Word,feature=Property,pf=Count".
         options, run_options: how models are loaded and run (tacit.options.RunOptions), as an
             object or as its fields by keyword.
 
@@ -142,8 +172,9 @@ def retrieve(
 
     run = RunOptions.build(options, run_options)
     check_at_least("--max-props", max_props, 1)
-    norm_set = _as_norms(norms)
+    norm_set = _as_norms(norms, norms_format, norms_columns)
     conditions = retrieval_conditions(selection, order, category, ablation)
+    _check_categories(norm_set, conditions)
     built: dict[str, Any] = {}
 
     def prepare(vocab: Vocabulary) -> pd.DataFrame:
@@ -203,6 +234,8 @@ def elicit(
     relations: Sequence[Relation] = RELATIONS,
     prefix: bool | str = True,
     concepts: Sequence[str] | None = None,
+    norms_format: NormsFormat | None = None,
+    norms_columns: Mapping[str, str] | str | None = None,
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -210,7 +243,7 @@ def elicit(
 
     Args:
         models: hub names or local directories of masked LMs, scored in turn.
-        norms: a NormSet or a norms file path; None uses the installed norms or $TACIT_NORMS.
+        norms, norms_format, norms_columns: as for `retrieve`.
         relations: any of `is`, `is a`, `has`, `has a`, `made of` (default all five).
         prefix: True for "Everyone knows that ...", False without it, "both" for both (the
             paper's Table 2 ablation in one run).
@@ -228,7 +261,7 @@ def elicit(
     relations = check_choices("--relation", list(relations), RELATIONS)
     prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
     check_choice("prefix", prefix, (True, False, "both"))
-    norm_set = _as_norms(norms)
+    norm_set = _as_norms(norms, norms_format, norms_columns)
     built: dict[str, Any] = {}
 
     def prepare(vocab: Vocabulary) -> pd.DataFrame:

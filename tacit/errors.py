@@ -14,12 +14,14 @@ def first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def shorten(text: str, limit: int = 60) -> str:
-    """Text quoted in a message, cut to a readable length (a whole JSON line must not fill the
-    terminal).
+def shorten(text: object, limit: int = 60) -> str:
+    """Text quoted in a one-line error, cut to `limit` characters: whitespace runs (newlines
+    included) become one space, and a cut ends in `...`, so an 8 KB line cannot flood the message.
 
-    >>> shorten("x" * 100, 10)
-    'xxxxxxxxx…'
+    >>> shorten("has fur")
+    'has fur'
+    >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
+    '[{"concept": "bear", "featu...'
     """
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 3, 1)] + "..."

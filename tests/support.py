@@ -35,6 +35,11 @@ needs_shared = pytest.mark.skipif(
     reason=f"../shared/data (CSLB norms, real tokenizer files) not found at {SHARED_DATA}",
 )
 
+REAL_MCRAE = SHARED_DATA / "mcrae" / "CONCS_FEATS_concstats_brm.xlsx"
+needs_mcrae = pytest.mark.skipif(
+    not REAL_MCRAE.is_file(), reason=f"McRae's norms workbook not found at {REAL_MCRAE}"
+)
+
 HEADER = "domain\tfeature type\tconcept\tfeature\tpf\tfeature alternatives\tparticipant list"
 
 # A made-up norms table in CSLB's format: (concept, feature type, feature, pf[, participants]).
@@ -151,6 +156,58 @@ def write_norms(path: Path, rows=TOY_NORMS, line_end: str = "\r\n") -> Path:
         participants = who[0] if who else "p " + " ".join(str(i) for i in range(1, pf + 1))
         lines.append("\t".join(["living", ftype, concept, feature, str(pf), feature, participants]))
     path.write_bytes(line_end.join(lines + [""]).encode("utf-8"))
+    return path
+
+
+# A made-up table in McRae's format: (Concept, Feature, BR_Label, Prod_Freq); pen / used_for_
+# writing occurs twice, as it does in the real file.
+TOY_MCRAE = [
+    ("accordion", "a_musical_instrument", "taxonomic", 28),
+    ("accordion", "has_keys", "visual-form_and_surface", 17),
+    ("accordion", "inbeh_-_produces_music", "sound", 11),
+    ("bat_(animal)", "beh_-_flies", "visual-motion", 20),
+    ("bear", "is_furry/fuzzy", "tactile", 9),
+    ("bear", "an_animal", "taxonomic", 12),
+    ("bear", "is_brown", "visual-colour", 14),
+    ("dog", "has_4_legs", "visual-form_and_surface", 15),
+    ("dog", "has_a_tail", "visual-form_and_surface", 12),
+    ("dog", "beh_-_barks", "sound", 21),
+    ("knife", "made_of_metal", "visual-form_and_surface", 20),
+    ("knife", "used_for_cutting", "function", 25),
+    ("knife", "is_sharp", "tactile", 19),
+    ("lemon", "tastes_sour", "taste", 18),
+    ("lemon", "is_yellow", "visual-colour", 22),
+    ("onion", "smells_bad", "smell", 6),
+    ("pen", "used_for_writing", "function", 16),
+    ("pen", "used_for_writing", "function", 5),
+    ("pen", "lives_in_desks", "encyclopaedic", 5),
+]
+
+
+def mcrae_frame(rows=TOY_MCRAE):
+    """Rows as McRae's sheet has them: its column names, with some of the columns we ignore."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=["Concept", "Feature", "BR_Label", "Prod_Freq"])
+    frame.insert(2, "WB_Label", "made_up")
+    frame["Rank_PF"] = frame.groupby("Concept").cumcount() + 1
+    return frame
+
+
+def write_mcrae(path: Path, rows=TOY_MCRAE, sheet: str = "concepts_features") -> Path:
+    """Write rows as McRae's workbook (.xlsx, with its second sheet), or as a CSV or TSV export
+    of its concepts_features sheet (by the path's suffix)."""
+    import pandas as pd
+
+    frame = mcrae_frame(rows)
+    if path.suffix == ".xlsx":
+        with pd.ExcelWriter(path, engine="openpyxl") as writer:
+            frame.to_excel(writer, sheet_name=sheet, index=False)
+            pd.DataFrame({"Variable": ["Concept"]}).to_excel(
+                writer, sheet_name="variable_explanations", index=False
+            )
+    else:
+        frame.to_csv(path, sep="\t" if path.suffix == ".tsv" else ",", index=False)
     return path
 
 

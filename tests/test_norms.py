@@ -20,7 +20,9 @@ def test_reads_toy_norms_with_crlf(toy_norms_path):
         "pf": 20,
         "relation": "has",
         "phrase": "has fur",
+        "answer": "fur_hair",
     }
+    assert norms.format == "cslb" and norms.feature_types
     assert len(norms.sha256) == 64
 
 
@@ -45,7 +47,7 @@ def test_line_ends_do_not_matter(tmp_path):
     ("content", "message"),
     [
         ("", "empty file"),
-        ("concept,feature,pf\nbear,has fur,3\n", "header lacks column(s)"),
+        ("concept,feature\nbear,has fur\n", "header lacks column(s) 'pf'"),  # a generic table
         ("domain\tfeature type\tconcept\tfeature\n", "header lacks column(s) 'pf'"),
         ("domain\tfeature type\tconcept\tfeature\tpf\n", "header only"),
         (
@@ -79,12 +81,11 @@ def test_bad_files_name_the_line_and_problem(tmp_path, content, message):
 def test_other_formats_and_encodings(tmp_path, toy_norms_path):
     as_json = tmp_path / "norms.json"
     as_json.write_text('[{"concept": "bear", "feature": "has fur", "pf": 3}]')
-    with pytest.raises(TacitError, match=r"norms.json:1: header lacks column\(s\) 'concept'"):
+    with pytest.raises(TacitError, match=r"norms.json:1: not a norms format tacit knows"):
         read_norms(as_json)
-    as_csv = tmp_path / "norms.csv"
+    as_csv = tmp_path / "norms.csv"  # CSLB's columns, comma-separated: a generic table
     as_csv.write_text("concept,feature,feature type,pf\nbear,has fur,visual perceptual,3\n")
-    with pytest.raises(TacitError, match="header lacks"):
-        read_norms(as_csv)
+    assert read_norms(as_csv).format == "generic"
     utf16 = tmp_path / "utf16.dat"
     utf16.write_bytes(toy_norms_path.read_text(encoding="utf-8").encode("utf-16"))
     with pytest.raises(TacitError, match="not UTF-8"):
@@ -104,7 +105,7 @@ def test_missing_and_binary_files(tmp_path):
         read_norms(tmp_path / "nope.dat")
     binary = tmp_path / "norms.xlsx"
     binary.write_bytes(b"PK\x03\x04\xff\xfe\x00garbage")
-    with pytest.raises(TacitError, match="not UTF-8"):
+    with pytest.raises(TacitError, match="not a readable .xlsx workbook"):
         read_norms(binary)
 
 
@@ -126,7 +127,7 @@ def test_install_then_runs_find_it(toy_norms_path, tmp_path, monkeypatch):
 def test_install_refuses_a_bad_file(tmp_path):
     bad = tmp_path / "bad.dat"
     bad.write_text("nothing here\n")
-    with pytest.raises(TacitError, match="header lacks"):
+    with pytest.raises(TacitError, match="not a norms format tacit knows"):
         install_norms(bad)
     with pytest.raises(TacitError, match="no norms file"):
         resolve_norms_path(None)

@@ -17,7 +17,8 @@ from typing import Annotated, Any
 import typer
 
 from tacit.errors import TacitError
-from tacit.options import DTYPES, RunOptions, check_choice
+from tacit.options import DTYPES, NORMS_FORMATS, RunOptions, check_choice
+from tacit.options import NormsFormat as NormsFormatName
 from tacit.results.result import ProbeResult
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
@@ -80,10 +81,28 @@ Models = Annotated[
     ),
 ]  # fmt: skip
 NormsPath = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--norms",
-        help="Norms file. Default: the installed norms (`probe norms install`), else $TACIT_NORMS.",
+        help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own "
+        "CSV/TSV table) or the name of installed norms. Default: the installed default "
+        "(`probe norms install`), else $TACIT_NORMS.",
+    ),
+]
+NormsFormat = Annotated[
+    str | None,
+    choice(
+        "--norms-format",
+        choices=NORMS_FORMATS,
+        help="Say the norms file's format when tacit cannot tell it from the file.",
+    ),
+]
+NormsColumns = Annotated[
+    str | None,
+    typer.Option(
+        "--norms-columns",
+        help="A generic table's column names, e.g. `concept=Word,feature=Property,pf=Count` "
+        "(feature_type optional).",
     ),
 ]
 VocabModels = Annotated[
@@ -225,6 +244,11 @@ def run_options(
         seed=seed,
         progress=not quiet,
     )
+
+
+def norms_format_choice(value: str | None) -> NormsFormatName | None:
+    """--norms-format, checked (None: tell it from the file)."""
+    return None if value is None else check_choice("--norms-format", value, NORMS_FORMATS)
 
 
 def parse_concepts(value: str | None) -> list[str] | None:

@@ -7,34 +7,71 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tacit.cli.common import NormsPath, VocabFile, user_errors
+from tacit.cli.common import (
+    NormsColumns,
+    NormsFormat,
+    NormsPath,
+    VocabFile,
+    norms_format_choice,
+    user_errors,
+)
+from tacit.errors import TacitError
 
 if TYPE_CHECKING:
-    from tacit.norms.reader import NormSet
+    from tacit.norms import NormSet
+    from tacit.vocab.shared import Vocabulary
 
 app = typer.Typer(
-    help="Install and inspect concept-property norms.",
+    help="Install and inspect concept-property norms (CSLB, McRae, or your own table).",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
 
 
 def norms_report(norm_set: NormSet) -> str:
-    """Rows, concepts, sha256, feature types, relations and merged duplicates of a norm set."""
-    from tacit.norms.reader import FEATURE_TYPES
+    """Format, rows, concepts, sha256, feature types, relations and merged duplicates."""
+    from tacit.norms import FEATURE_TYPES
 
     table = norm_set.table
+    types = (
+        ", ".join(f"{t} {int((table['feature_type'] == t).sum())}" for t in FEATURE_TYPES)
+        if norm_set.feature_types
+        else "none given (no feature_type column): --category cannot be used"
+    )
     lines = [
-        f"{norm_set.path}: {len(table)} concept-feature rows, {len(norm_set.concepts)} concepts",
+        f"{norm_set.path} ({norm_set.format}): {len(table)} concept-feature rows, "
+        f"{len(norm_set.concepts)} concepts",
         f"sha256 {norm_set.sha256}",
-        "feature types: "
-        + ", ".join(f"{t} {int((table['feature_type'] == t).sum())}" for t in FEATURE_TYPES),
+        f"feature types: {types}",
         "relations: " + ", ".join(f"{r} {n}" for r, n in table["relation"].value_counts().items()),
     ]
     for row in norm_set.merged.itertuples():
+        lines.append(f"merged duplicate: {row.concept} / {row.feature} (pf {row.pfs} -> {row.pf})")
+    return "\n".join(lines)
+
+
+def probe_counts(norm_set: NormSet, vocab: Vocabulary) -> str:
+    """What the paper's probes keep of these norms with this vocabulary: retrieval's concepts
+    (and why the rest are dropped), elicitation's prompts per relation."""
+    from tacit.options import RELATIONS
+    from tacit.probes.elicit import build_elicitation_prompts, gold_answers
+    from tacit.probes.retrieve import eligible_concepts
+    from tacit.results.reports import describe_drops, listed
+
+    eligible, dropped = eligible_concepts(norm_set, vocab)
+    lines = [f"retrieval: {describe_drops(dropped, len(eligible))}"]
+    for reason, rows in dropped.groupby("reason", sort=False):
+        lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
+    golds = gold_answers(norm_set, vocab, RELATIONS)
+    prompts = build_elicitation_prompts(golds, RELATIONS, [True]).groupby("relation").size()
+    lines.append(
+        "elicitation prompts: " + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)
+    )
+    for row in golds.excluded.itertuples():
         lines.append(
-            f"merged duplicate: {row.concept} / {row.feature} (pf {row.pfs} -> {row.pf}, "
-            "distinct participants)"
+            f"  {row.relation}: {row.features} features answer it, {row.kept} kept; left out "
+            f"{row.multi_word} of more than one word, {row.out_of_vocabulary} out of the "
+            "shared vocabulary"
         )
     return "\n".join(lines)
 
@@ -42,41 +79,78 @@ def norms_report(norm_set: NormSet) -> str:
 @app.command("install")
 @user_errors
 def install(
-    path: Annotated[Path, typer.Argument(help="The norms file (CSLB's norms.dat).")],
+    names_and_path: Annotated[
+        list[str],
+        typer.Argument(
+            help="[NAME] PATH: the norms file, and the name to install it under (default "
+            "`cslb`, `mcrae`, or a generic table's file name).",
+            metavar="[NAME] PATH",
+        ),
+    ],
+    norms_format: NormsFormat = None,
+    norms_columns: NormsColumns = None,
+    default: Annotated[
+        bool, typer.Option("--default", help="Make these the norms runs use without --norms.")
+    ] = False,
 ) -> None:
-    """Validate a norms file once and remember it for later runs."""
-    from tacit.norms.store import install_norms
+    """Validate a norms file once and remember it, under a name, for later runs.
 
-    norm_set = install_norms(path)
+    `probe norms install mcrae PATH` then `probe retrieve --norms mcrae ...`. The first norm
+    set installed is the default (runs without --norms use it); --default makes this one it.
+    """
+    from tacit.norms import install_norms, installed_norms, parse_columns
+
+    if len(names_and_path) not in (1, 2):
+        raise TacitError("probe norms install [NAME] PATH: give a file, optionally after a name")
+    name = names_and_path[0] if len(names_and_path) == 2 else None
+    path = Path(names_and_path[-1])
+    norm_set = install_norms(
+        path,
+        name,
+        format=norms_format_choice(norms_format),
+        columns=parse_columns(norms_columns) if norms_columns else None,
+        default=default,
+    )
     typer.echo(norms_report(norm_set))
-    typer.echo(f"installed: later runs use {path.resolve()} unless --norms is given")
+    installed = next(n for n in installed_norms() if n.path == path.resolve())
+    default_note = " (the default: runs without --norms use it)" if installed.default else ""
+    typer.echo(f"installed as {installed.name!r}{default_note}: later runs take --norms "
+               f"{installed.name}")  # fmt: skip
 
 
 @app.command("show")
 @user_errors
 def show(
     norms: NormsPath = None,
+    norms_format: NormsFormat = None,
+    norms_columns: NormsColumns = None,
     model: Annotated[
         list[str] | None,
         typer.Option(
-            "--model", "-m", help="Also check which concepts are single tokens for these models."
+            "--model",
+            "-m",
+            help="Also count what retrieval and elicitation keep with these models' shared "
+            "vocabulary (only their tokenizers are loaded).",
         ),
     ] = None,
     vocab_file: VocabFile = None,
 ) -> None:
-    """Counts, feature types, relations, and which concepts retrieval keeps or drops and why."""
-    from tacit.norms.store import load_norms
-    from tacit.probes.retrieve import eligible_concepts
-    from tacit.results.reports import describe_drops, listed
+    """The installed norm sets, then one norm set's counts, feature types, relations, and
+    (given models) which concepts retrieval keeps and why the others are dropped."""
+    from tacit.norms import installed_norms, load_norms, parse_columns
     from tacit.vocab.shared import vocabulary_for
 
-    norm_set = load_norms(norms)
+    for entry in installed_norms():
+        mark = "*" if entry.default else " "
+        typer.echo(f"{mark} {entry.name}: {entry.format}, {entry.concepts} concepts, {entry.path}")
+    norm_set = load_norms(
+        norms,
+        format=norms_format_choice(norms_format),
+        columns=parse_columns(norms_columns) if norms_columns else None,
+    )
     typer.echo(norms_report(norm_set))
     if not model:
-        typer.echo("eligible concepts: give --model to check single tokens (needs the tokenizers)")
+        typer.echo("give --model to count what the probes keep (needs the tokenizers)")
         return
-    shared, _ = vocabulary_for(model, vocab_file=vocab_file)
-    eligible, dropped = eligible_concepts(norm_set, shared)
-    typer.echo(describe_drops(dropped, len(eligible)))
-    for reason, rows in dropped.groupby("reason", sort=False):
-        typer.echo(f"  {reason}: {listed(list(rows['concept']), 12)}")
+    vocab, _ = vocabulary_for(model, vocab_file=vocab_file)
+    typer.echo(probe_counts(norm_set, vocab))

@@ -10,7 +10,17 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import Concepts, Models, NormsPath, choice, parse_concepts, probe_command
+from tacit.cli.common import (
+    Concepts,
+    Models,
+    NormsColumns,
+    NormsFormat,
+    NormsPath,
+    choice,
+    norms_format_choice,
+    parse_concepts,
+    probe_command,
+)
 from tacit.errors import TacitError
 from tacit.options import (
     ABLATIONS,
@@ -54,6 +64,8 @@ def retrieve(
         ),
     ] = None,
     norms: NormsPath = None,
+    norms_format: NormsFormat = None,
+    norms_columns: NormsColumns = None,
     concepts: Concepts = None,
     *,
     options: RunOptions,
@@ -77,6 +89,8 @@ def retrieve(
         category=check_choice("--category", category, CATEGORIES),
         ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
         concepts=parse_concepts(concepts),
+        norms_format=norms_format_choice(norms_format),
+        norms_columns=norms_columns,
         options=options,
     )
 
@@ -104,6 +118,8 @@ def elicit(
         ),
     ] = False,
     norms: NormsPath = None,
+    norms_format: NormsFormat = None,
+    norms_columns: NormsColumns = None,
     concepts: Concepts = None,
     *,
     options: RunOptions,
@@ -126,6 +142,8 @@ def elicit(
         relations=check_choices("--relation", relation, RELATIONS) if relation else RELATIONS,
         prefix="both" if prefix_ablation else not no_prefix,
         concepts=parse_concepts(concepts),
+        norms_format=norms_format_choice(norms_format),
+        norms_columns=norms_columns,
         options=options,
     )
 

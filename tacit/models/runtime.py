@@ -67,13 +67,13 @@ def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def check_model_source(name_or_path: str, *, tokenizer: bool = True) -> None:
+def check_model_source(name_or_path: str, *, config: bool = True, tokenizer: bool = True) -> None:
     """Fail with a message a user can act on when `name_or_path` cannot be a model: a path that
-    does not exist (and is not a hub id either), a directory without config.json, or one without
-    tokenizer files. Hub ids pass: from_pretrained reports on them."""
+    does not exist (and is not a hub id either), a directory without the config.json a model
+    needs, or without tokenizer files. Hub ids pass: from_pretrained reports on them."""
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        missing = [] if (path / "config.json").is_file() else ["config.json"]
+        missing = [] if not config or (path / "config.json").is_file() else ["config.json"]
         if tokenizer and not any((path / f).is_file() for f in TOKENIZER_FILES):
             missing.append("tokenizer files (" + ", ".join(TOKENIZER_FILES[:3]) + ", ...)")
         if missing:
@@ -124,8 +124,9 @@ def _not_found(name_or_path: str, err: Exception) -> TacitError:
 
 
 def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
-    """Load a tokenizer the way `from_pretrained` does: hub name or local directory."""
-    check_model_source(name_or_path)
+    """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
+    tokenizer saved on its own, without a model's config.json, will do)."""
+    check_model_source(name_or_path, config=False)
     try:
         with quiet_transformers():
             return AutoTokenizer.from_pretrained(name_or_path, revision=revision)

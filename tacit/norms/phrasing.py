@@ -117,18 +117,45 @@ def feature_to_phrase(feature: str) -> str:
     return phrase
 
 
+# The elicitation relations and the feature prefixes that answer each, longest first, so that
+# `is a tool` answers `is a` (not `is`) and `has an X` answers `has a`. `is made of` is how a
+# ready phrase (McRae, a user's table) says CSLB's `made of`.
+ANSWER_PREFIXES = (
+    ("made of", ("is made of", "made of")),
+    ("is a", ("is an", "is a")),
+    ("has a", ("has an", "has a")),
+    ("is", ("is",)),
+    ("has", ("has",)),
+)
+
+
+def relation_and_answer(feature: str) -> tuple[str, str]:
+    """The relation a feature states and the text after it (its answer, in CSLB's notation).
+
+    The relation is one of elicitation's `is`, `is a`, `has`, `has a`, `made of` (then the
+    answer is the rest of the feature, alternatives still `_`-joined), else `does` (a `does`
+    feature) or `other`, with an empty answer.
+
+    >>> [relation_and_answer(f) for f in ["has fur_hair", "is an animal", "made of metal"]]
+    [('has', 'fur_hair'), ('is a', 'animal'), ('made of', 'metal')]
+    >>> relation_and_answer("does fly"), relation_and_answer("keeps people out")
+    (('does', ''), ('other', ''))
+    """
+    feature = " ".join(feature.split())
+    for relation, prefixes in ANSWER_PREFIXES:
+        for prefix in prefixes:
+            if feature.startswith(prefix + " "):
+                return relation, feature[len(prefix) + 1 :]
+    return ("does" if feature.split(" ")[0] == "does" else "other"), ""
+
+
 def relation_of(feature: str) -> str:
-    """The relation a feature starts with: `is`, `has`, `does`, `made of`, or `other`.
+    """The relation a feature states (see relation_and_answer).
 
     >>> [relation_of(f) for f in ["is big_large", "has a tail", "made of wood", "keeps people out"]]
-    ['is', 'has', 'made of', 'other']
+    ['is', 'has a', 'made of', 'other']
     """
-    words = feature.split()
-    if words[:2] == ["made", "of"]:
-        return "made of"
-    if words and words[0] in ("is", "has", "does"):
-        return words[0]
-    return "other"
+    return relation_and_answer(feature)[0]
 
 
 def one_word_answers(rest: str) -> list[str] | None:

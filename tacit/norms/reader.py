@@ -1,176 +1,94 @@
-"""Read a CSLB concept-property norms file into a NormSet, validating every line."""
+"""Read any norms file into a NormSet: CSLB's norms.dat, McRae's workbook (or a CSV/TSV export of
+its sheet), or a generic table. The format is recognised from the file, or said with format=."""
 
 from __future__ import annotations
 
-import csv
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from tacit.errors import TacitError
-from tacit.files import file_sha256
-from tacit.norms.phrasing import feature_to_phrase, relation_of
-
-# The CSLB header names we need, and the names of our columns.
-_REQUIRED = {"concept": "concept", "feature": "feature", "feature type": "feature_type", "pf": "pf"}
-_PARTICIPANTS = "participant list"
-
-FEATURE_TYPES = (
-    "visual perceptual",
-    "other perceptual",
-    "functional",
-    "encyclopaedic",
-    "taxonomic",
+from tacit.errors import TacitError, shorten
+from tacit.norms import cslb, generic, mcrae
+from tacit.norms.normset import FEATURE_TYPES, NORM_COLUMNS, NormSet
+from tacit.norms.tables import (
+    XLS_MAGIC,
+    XLSX_MAGIC,
+    check_file,
+    file_start,
+    read_lines,
+    split_header,
 )
 
-NORM_COLUMNS = ["concept", "feature", "feature_type", "pf", "relation", "phrase"]
+__all__ = ["FEATURE_TYPES", "FORMATS", "NORM_COLUMNS", "NormSet", "detect_format", "read_norms"]
+
+# Each format, and how a file shows it (for the error that lists them).
+FORMATS = {
+    "cslb": "CSLB's norms.dat: tab-separated, columns concept, feature, feature type, pf",
+    "mcrae": "McRae's .xlsx (sheet concepts_features) or a CSV/TSV export of that sheet: "
+    "columns Concept, Feature, BR_Label, Prod_Freq",
+    "generic": "CSV/TSV with columns concept, feature, pf[, feature_type]",
+}
 
 
-@dataclass(frozen=True)
-class NormSet:
-    """Concept-feature norms, one row per (concept, feature).
-
-    Attributes:
-        table: columns `concept, feature, feature_type, pf, relation, phrase`, in file order.
-        path: the file read.
-        sha256: hex digest of the file's bytes, for the manifest.
-        merged: one row per concept-feature pair that occurred more than once in the file
-            (`concept, feature, pfs, pf`): what was merged and the production frequency kept.
-    """
-
-    table: pd.DataFrame
-    path: Path
-    sha256: str
-    merged: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-    @property
-    def concepts(self) -> list[str]:
-        """Concept names in file order."""
-        return list(dict.fromkeys(self.table["concept"]))
-
-    def features_of(self, concept: str) -> pd.DataFrame:
-        """The rows of one concept (empty for an unknown concept)."""
-        rows = self._rows_by_concept.get(concept)
-        return self.table.iloc[rows] if rows is not None else self.table.iloc[:0]
-
-    @cached_property
-    def _rows_by_concept(self) -> dict[str, np.ndarray]:
-        return {c: rows for c, rows in self.table.groupby("concept", sort=False).indices.items()}
+def _unknown_format(path: Path, names: list[str]) -> TacitError:
+    known = "; ".join(f"{name} ({how})" for name, how in FORMATS.items())
+    return TacitError(
+        f"{path}:1: not a norms format tacit knows (header: {shorten(' | '.join(names))!r}); "
+        f"known formats: {known}; say which with format= (--norms-format), other column names "
+        "with columns= (--norms-columns concept=NAME,feature=NAME,pf=NAME)"
+    )
 
 
-def _participants(cell: str) -> list[str]:
-    """Participant ids from a CSLB participant list such as `p 1 2 3 / 4 9`."""
-    return [tok for tok in cell.replace("/", " ").split() if tok.isdigit()]
+def detect_format(path: Path, names: list[str], delimiter: str, columns: Mapping | None) -> str:
+    """Which reader a text table's header calls for (see FORMATS), else a one-line error."""
+    folded = {name.casefold() for name in names}
+    if columns:
+        return "generic"
+    if delimiter == "\t" and folded & set(cslb.SIGNATURE):
+        return "cslb"
+    if folded & {name.casefold() for name in mcrae.SIGNATURE}:
+        return "mcrae"
+    if folded & {name.casefold() for name in generic.DEFAULT_COLUMNS.values()}:
+        return "generic"
+    raise _unknown_format(path, names)
 
 
-def _merge_duplicates(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Merge rows that repeat a (concept, feature) pair.
+def read_norms(
+    path: str | Path, *, format: str | None = None, columns: Mapping[str, str] | None = None
+) -> NormSet:
+    """Read and validate a norms file of any known format (FORMATS).
 
-    Rule: production frequency is the number of participants who produced the feature, so a
-    merged pair's pf is the number of distinct participants over the union of the rows'
-    participant lists (the largest row pf when the lists are missing); the feature type is
-    that of the row with the highest pf (the first such row on a tie). The merged row takes
-    the place of the pair's first occurrence.
-    """
-    key = ["concept", "feature"]
-    dup_mask = rows.duplicated(key, keep=False)
-    if not dup_mask.any():
-        return rows, pd.DataFrame(columns=["concept", "feature", "pfs", "pf"])
-    report = []
-    keep_index = []
-    replacements: dict[int, dict] = {}
-    for (concept, feature), group in rows[dup_mask].groupby(key, sort=False):
-        ids = set().union(*(_participants(c) for c in group["participants"]))
-        pf = len(ids) if ids else int(group["pf"].max())
-        best = group.loc[group["pf"].idxmax()]
-        first = group.index[0]
-        replacements[first] = {"pf": pf, "feature_type": best["feature_type"]}
-        keep_index.append(first)
-        report.append(
-            {
-                "concept": concept,
-                "feature": feature,
-                "pfs": " ".join(str(p) for p in group["pf"]),
-                "pf": pf,
-            }
-        )
-    out = rows[~dup_mask | rows.index.isin(keep_index)].copy()
-    for index, values in replacements.items():
-        for column, value in values.items():
-            out.at[index, column] = value
-    return out, pd.DataFrame(report)
-
-
-def read_norms(path: str | Path) -> NormSet:
-    """Read and validate a CSLB norms file (tab-separated, header line, any line ends).
+    Args:
+        format: `cslb`, `mcrae` or `generic`; None recognises it from the file (an .xlsx is
+            McRae's workbook; a text table by its header).
+        columns: for a generic table, our column -> the file's header name, e.g.
+            `{"concept": "Word", "feature": "Property", "pf": "Count"}` (see
+            generic.parse_columns for the command line's `concept=Word,...`).
 
     Raises:
-        TacitError: naming the file, the line and the problem, for anything we cannot use.
+        TacitError: one line naming the file, the line (or sheet and row) and column, and the
+            problem, for anything we cannot use.
     """
     path = Path(path)
-    if path.is_dir():
-        raise TacitError(f"{path}: is a directory; give the norms file itself (norms.dat)")
-    if not path.is_file():
-        raise TacitError(f"{path}: no such norms file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
+    if format is not None and format not in FORMATS:
+        raise TacitError(f"norms format {format!r}: expected one of {', '.join(FORMATS)}")
+    if columns and format not in (None, "generic"):
         raise TacitError(
-            f"{path}: not UTF-8 text (byte {err.start}); is this the CSLB norms file?"
-        ) from None
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise TacitError(
-            f"{path}: empty file; expected the CSLB norms (tab-separated, header line)"
+            f"{path}: column names (columns=, --norms-columns) apply to generic tables only, "
+            f"not to the {format} format"
         )
-    header = [name.strip().lower() for name in lines[0].split("\t")]
-    missing = [name for name in _REQUIRED if name not in header]
-    if missing:
-        raise TacitError(
-            f"{path}:1: header lacks column(s) {', '.join(repr(m) for m in missing)}; expected a "
-            f"tab-separated CSLB norms file with columns {', '.join(_REQUIRED)} (found: "
-            f"{', '.join(header[:8])})"
-        )
-    position = {name: header.index(name) for name in _REQUIRED}
-    participants_at = header.index(_PARTICIPANTS) if _PARTICIPANTS in header else None
-    records = []
-    for number, fields in enumerate(csv.reader(lines[1:], delimiter="\t"), start=2):
-        if not any(f.strip() for f in fields):
-            continue
-        if len(fields) < len(header):
-            raise TacitError(
-                f"{path}:{number}: {len(fields)} tab-separated fields, the header has {len(header)}"
-            )
-        record = {ours: fields[position[theirs]].strip() for theirs, ours in _REQUIRED.items()}
-        for column in ("concept", "feature"):
-            if not record[column]:
-                raise TacitError(f"{path}:{number}: column {column!r} is empty")
-        try:
-            record["pf"] = int(record["pf"])
-        except ValueError:
-            raise TacitError(
-                f"{path}:{number}: column 'pf' holds {record['pf']!r}, not a whole number"
-            ) from None
-        if record["pf"] < 1:
-            raise TacitError(f"{path}:{number}: column 'pf' holds {record['pf']}, below 1")
-        if record["feature_type"] not in FEATURE_TYPES:
-            raise TacitError(
-                f"{path}:{number}: column 'feature type' holds an unknown type "
-                f"{record['feature_type']!r}; expected one "
-                f"of {', '.join(FEATURE_TYPES)}"
-            )
-        record["feature"] = " ".join(record["feature"].split())
-        record["participants"] = fields[participants_at] if participants_at is not None else ""
-        records.append(record)
-    if not records:
-        raise TacitError(f"{path}: header only, no norms")
-    rows, merged = _merge_duplicates(pd.DataFrame.from_records(records))
-    rows = rows.drop(columns="participants").reset_index(drop=True)
-    rows["pf"] = rows["pf"].astype(int)
-    features = rows["feature"].unique()  # a quarter of the rows: phrase each feature once
-    for column, of_feature in (("relation", relation_of), ("phrase", feature_to_phrase)):
-        rows[column] = rows["feature"].map({feature: of_feature(feature) for feature in features})
-    return NormSet(table=rows[NORM_COLUMNS], path=path, sha256=file_sha256(path), merged=merged)
+    check_file(path)
+    start = file_start(path)
+    if start.startswith(XLS_MAGIC):
+        raise TacitError(f"{path}: an Excel 97-2003 (.xls) workbook; save it as .xlsx or CSV")
+    if start.startswith(XLSX_MAGIC) and format in (None, "mcrae"):
+        return mcrae.read_mcrae_xlsx(path)
+    if start.startswith(XLSX_MAGIC) and format == "generic":
+        raise TacitError(f"{path}: an .xlsx workbook; a generic table must be CSV or TSV text")
+    lines = read_lines(path)
+    delimiter, names = split_header(lines[0])
+    format = format or detect_format(path, names, delimiter, columns)
+    if format == "cslb":
+        return cslb.read_cslb(path, lines)
+    if format == "mcrae":
+        return mcrae.read_mcrae_text(path, lines)
+    return generic.read_generic(path, lines, columns)

@@ -1,12 +1,23 @@
-"""Remember an installed norms file, and find the norms file a run should use."""
+"""Remember installed norm sets under names, and find the norms a run should use.
+
+The registry is `norms.json` in tacit.paths.config_dir(): for each name the file's absolute
+path, sha256, format, column mapping and counts, and which name is the default. A norm set is
+read again on every run, after checking that its file has not changed since it was installed.
+A registry written before names existed (one CSLB file: `{"path", "sha256"}`) reads as the
+norm set `cslb`, the default; the next install rewrites it in the new form.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tacit.errors import TacitError
+from tacit.errors import TacitError, shorten
 from tacit.files import file_sha256, write_atomic
 from tacit.norms.reader import NormSet, read_norms
 from tacit.paths import config_dir
@@ -16,64 +27,214 @@ NORMS_ENV = "TACIT_NORMS"
 HOW_TO_GET_NORMS = (
     "the CSLB norms are handed out by the Centre for Speech, Language and the Brain (Cambridge) "
     "after registration; download norms.dat, then run `probe norms install PATH/TO/norms.dat` "
-    f"once, or pass --norms PATH, or set {NORMS_ENV}=PATH"
+    f"once, or pass --norms PATH, or set {NORMS_ENV}=PATH (McRae's norms or a CSV/TSV table "
+    "of your own work the same way: `probe norms install [NAME] PATH`)"
 )
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_REINSTALL = "run `probe norms install PATH` again"
+_RECORD_KEYS = ("path", "sha256", "format")
+
+
+@dataclass(frozen=True)
+class InstalledNorms:
+    """One installed norm set, as the registry remembers it (for `probe norms show`)."""
+
+    name: str
+    path: Path
+    format: str
+    sha256: str
+    columns: Mapping[str, str] | None
+    concepts: int | None
+    rows: int | None
+    default: bool
 
 
 def _config_file() -> Path:
     return config_dir() / "norms.json"
 
 
-def install_norms(path: str | Path) -> NormSet:
-    """Validate a norms file and remember its absolute path and sha256 for later runs."""
-    norms = read_norms(path)
+def _read_registry() -> dict[str, Any]:
+    """`{"default": name or None, "norms": {name: record}}`; an old one-file registry reads as
+    the norm set `cslb`."""
+    target = _config_file()
+    if not target.is_file():
+        return {"default": None, "norms": {}}
+    try:
+        registry = json.loads(target.read_text())
+        if "norms" not in registry:  # written before names: one CSLB file
+            old = {"path": registry["path"], "sha256": registry["sha256"], "format": "cslb"}
+            registry = {"default": "cslb", "norms": {"cslb": old}}
+        records = registry["norms"].values()
+        valid = all(isinstance(r[key], str) for r in records for key in _RECORD_KEYS)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        valid = False
+    if not valid:
+        raise TacitError(f"{target}: unreadable; {_REINSTALL}")
+    return registry
+
+
+def _write_registry(registry: dict[str, Any]) -> None:
     target = _config_file()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        record = {"path": str(Path(path).resolve()), "sha256": norms.sha256}
-        write_atomic(target, json.dumps(record, indent=2) + "\n")
+        write_atomic(target, json.dumps(registry, indent=2) + "\n")
     except OSError as err:
+        raise TacitError(f"{target}: cannot remember norms there ({err.strerror})") from None
+
+
+def default_name(norms: NormSet) -> str:
+    """The name a norm set is installed under unless one is given: `cslb`, `mcrae`, or for a
+    generic table the file's stem made a valid name (`my norms.csv` -> `my_norms`)."""
+    if norms.format != "generic":
+        return norms.format
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", norms.path.stem).strip("_.-")
+    return name[:64] or "norms"
+
+
+def install_norms(
+    path: str | Path,
+    name: str | None = None,
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    default: bool = False,
+) -> NormSet:
+    """Validate a norms file and remember it under `name` (default: default_name) with its
+    absolute path, sha256, format and column mapping. Installing under a name already taken
+    replaces that entry. The first norm set installed is the default, unless `default` makes
+    this one the default."""
+    norms = read_norms(path, format=format, columns=columns)
+    name = default_name(norms) if name is None else name
+    if not _NAME.fullmatch(name):
         raise TacitError(
-            f"{target}: cannot remember the norms file there ({err.strerror})"
-        ) from None
+            f"norms name {shorten(name)!r}: use letters, digits, '_', '.' and '-' (up to 64, "
+            "starting with a letter or digit)"
+        )
+    registry = _read_registry()
+    registry["norms"][name] = {
+        "path": str(Path(path).resolve()),
+        "sha256": norms.sha256,
+        "format": norms.format,
+        "columns": dict(norms.columns) if norms.columns else None,
+        "concepts": len(norms.concepts),
+        "rows": len(norms.table),
+    }
+    if default or registry.get("default") not in registry["norms"]:
+        registry["default"] = name
+    _write_registry(registry)
     return norms
 
 
-def installed_norms_path() -> Path | None:
-    """The installed norms file, checked to be unchanged since installation; None if none."""
-    target = _config_file()
-    if not target.is_file():
-        return None
-    try:
-        record = json.loads(target.read_text())
-        path = Path(record["path"])
-        sha = record["sha256"]
-    except (ValueError, KeyError, TypeError):
-        raise TacitError(f"{target}: unreadable; run `probe norms install PATH` again") from None
-    if not path.is_file():
-        raise TacitError(
-            f"the installed norms file {path} is gone; run `probe norms install PATH` again"
+def set_default_norms(name: str) -> None:
+    """Make an installed norm set the one runs use without --norms."""
+    registry = _read_registry()
+    if name not in registry["norms"]:
+        raise TacitError(f"no installed norms named {shorten(name)!r}{_known(registry)}")
+    registry["default"] = name
+    _write_registry(registry)
+
+
+def installed_norms() -> list[InstalledNorms]:
+    """Every installed norm set, in the order they were installed."""
+    registry = _read_registry()
+    return [
+        InstalledNorms(
+            name=name,
+            path=Path(record["path"]),
+            format=record["format"],
+            sha256=record["sha256"],
+            columns=record.get("columns"),
+            concepts=record.get("concepts"),
+            rows=record.get("rows"),
+            default=name == registry.get("default"),
         )
-    if file_sha256(path) != sha:
+        for name, record in registry["norms"].items()
+    ]
+
+
+def _known(registry: dict[str, Any]) -> str:
+    names = ", ".join(registry["norms"])
+    return f" (installed: {names})" if names else " (none installed)"
+
+
+def _checked(name: str, record: dict[str, Any]) -> Path:
+    """An installed norm set's file, checked to be there and unchanged since installation."""
+    path = Path(record["path"])
+    again = f"run `probe norms install {name} PATH` again"
+    if not path.is_file():
+        raise TacitError(f"the installed norms file {path} ({name}) is gone; {again}")
+    if file_sha256(path) != record["sha256"]:
         raise TacitError(
-            f"the installed norms file {path} changed since it was installed; run "
-            "`probe norms install PATH` again to validate it"
+            f"the installed norms file {path} ({name}) changed since it was installed; {again} "
+            "to validate it"
         )
     return path
 
 
-def resolve_norms_path(option: str | Path | None) -> Path:
-    """--norms if given, else the installed norms, else $TACIT_NORMS, else a clear error."""
+@dataclass(frozen=True)
+class NormsSource:
+    """Where a run's norms come from: a file, how to read it, and its installed name if any."""
+
+    path: Path
+    format: str | None = None
+    columns: Mapping[str, str] | None = None
+    name: str | None = None
+
+
+def resolve_norms(option: str | Path | None) -> NormsSource:
+    """--norms, else the installed default, else $TACIT_NORMS, else a clear error.
+
+    --norms and $TACIT_NORMS name an existing file, else an installed norm set: a file of the
+    same name as an installed norm set wins (give another path, e.g. `./NAME`, to say a file).
+    """
+    registry = _read_registry()
     if option:
-        return Path(option)
-    installed = installed_norms_path()
-    if installed is not None:
-        return installed
+        return _source(option, registry)
+    default = registry.get("default")
+    if isinstance(default, str) and default in registry["norms"]:
+        return _installed(default, registry)
     if os.environ.get(NORMS_ENV):
-        return Path(os.environ[NORMS_ENV])
+        return _source(os.environ[NORMS_ENV], registry)
     raise TacitError(f"no norms file: {HOW_TO_GET_NORMS}")
 
 
-def load_norms(option: str | Path | None = None) -> NormSet:
-    """Read the norms a run should use (see resolve_norms_path)."""
-    return read_norms(resolve_norms_path(option))
+def _source(given: str | Path, registry: dict[str, Any]) -> NormsSource:
+    path = Path(given)
+    if not path.exists() and str(given) in registry["norms"]:
+        return _installed(str(given), registry)
+    if not path.exists() and _NAME.fullmatch(str(given)):
+        raise TacitError(
+            f"{given}: no such norms file, nor installed norms of that name{_known(registry)}"
+        )
+    return NormsSource(path)
+
+
+def _installed(name: str, registry: dict[str, Any]) -> NormsSource:
+    record = registry["norms"][name]
+    return NormsSource(_checked(name, record), record["format"], record.get("columns"), name)
+
+
+def resolve_norms_path(option: str | Path | None) -> Path:
+    """The norms file a run should use (see resolve_norms)."""
+    return resolve_norms(option).path
+
+
+def load_norms(
+    option: str | Path | None = None,
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> NormSet:
+    """Read the norms a run should use (see resolve_norms). `format` and `columns` say how to
+    read a file given by path; an installed norm set is read as it was installed."""
+    source = resolve_norms(option)
+    if source.name is None:
+        return read_norms(source.path, format=format, columns=columns)
+    asked = (format or source.format, dict(columns or source.columns or {}))
+    if asked != (source.format, dict(source.columns or {})):
+        raise TacitError(
+            f"--norms {source.name}: installed as {source.format} norms"
+            + (f" with columns {dict(source.columns)}" if source.columns else "")
+            + "; --norms-format and --norms-columns apply to a norms file given by path"
+        )
+    return read_norms(source.path, format=source.format, columns=source.columns)

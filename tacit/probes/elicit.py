@@ -22,14 +22,6 @@ from tacit.norms.reader import NormSet
 from tacit.results.metrics import average_precision_rows
 from tacit.vocab.shared import Vocabulary
 
-# The feature prefixes that answer each relation: "is an animal" answers "is a".
-_FEATURE_PREFIXES = {
-    "is": ("is",),
-    "is a": ("is a", "is an"),
-    "has": ("has",),
-    "has a": ("has a", "has an"),
-    "made of": ("made of",),
-}
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
 PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
 PREFIX = "Everyone knows that"
@@ -78,17 +70,6 @@ def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> s
     return f"{PREFIX} {sentence}" if prefix else sentence[0].upper() + sentence[1:]
 
 
-def _answering_prefix(feature: str, relation: str) -> str | None:
-    """The prefix by which a feature answers a relation; `is a tool` answers `is a`, not `is`."""
-    for longer in ("is a", "is an", "has a", "has an"):
-        if feature.startswith(longer + " ") and longer not in _FEATURE_PREFIXES[relation]:
-            return None
-    for prefix in _FEATURE_PREFIXES[relation]:
-        if feature.startswith(prefix + " "):
-            return prefix
-    return None
-
-
 @dataclass(frozen=True)
 class GoldSet:
     """Gold answers and what was left out.
@@ -103,18 +84,22 @@ class GoldSet:
 
 
 def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) -> GoldSet:
-    """One-word answers per relation and concept, restricted to the shared vocabulary."""
-    rows = []
+    """One-word answers per relation and concept, restricted to the shared vocabulary.
+
+    A feature answers the relation in its `relation` column with the text in its `answer`
+    column (tacit.norms.NormSet): the probe reads no format's own syntax.
+    """
+    rows: list[tuple[str, str, str, float]] = []
     report = []
     table = norms.table
     for relation in relations:
         counts = {"features": 0, "multi_word": 0, "out_of_vocabulary": 0, "alternatives_oov": 0}
-        for concept, feature, pf in zip(table["concept"], table["feature"], table["pf"]):
-            prefix = _answering_prefix(feature, relation)
-            if prefix is None:
-                continue
+        answering = table[table["relation"] == relation]
+        for concept, answer, pf in zip(
+            answering["concept"], answering["answer"], answering["pf"].tolist()
+        ):
             counts["features"] += 1
-            words = one_word_answers(feature[len(prefix) + 1 :])
+            words = one_word_answers(answer)
             if words is None:
                 counts["multi_word"] += 1
                 continue
@@ -122,7 +107,7 @@ def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) ->
             counts["alternatives_oov"] += len(words) - len(kept)
             if not kept:
                 counts["out_of_vocabulary"] += 1
-            rows.extend((relation, concept, word, int(pf)) for word in kept)
+            rows.extend((relation, concept, word, pf) for word in kept)
         counts["kept"] = counts["features"] - counts["multi_word"] - counts["out_of_vocabulary"]
         report.append({"relation": relation, **counts})
     answers = pd.DataFrame(rows, columns=["relation", "concept", "word", "pf"])
@@ -158,9 +143,11 @@ def build_elicitation_prompts(
     return pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
 
 
-def parse_gold(gold: str) -> list[tuple[str, int]]:
-    """'fur:20 claws:12' -> [('fur', 20), ('claws', 12)]."""
-    return [(word, int(pf)) for word, _, pf in (item.rpartition(":") for item in gold.split())]
+def parse_gold(gold: str) -> list[tuple[str, int | float]]:
+    """'fur:20 claws:2.5' -> [('fur', 20), ('claws', 2.5)] (a generic table's pf can be any
+    number: whole ones read back as ints, others as the floats they were written from)."""
+    items = (item.rpartition(":") for item in gold.split())
+    return [(word, int(pf) if pf.isdigit() else float(pf)) for word, _, pf in items]
 
 
 def score_elicitation(

@@ -1,0 +1,132 @@
+"""A generic norms table: CSV or TSV (or semicolon-separated) with a header line, one row per
+concept-feature pair.
+
+Columns: `concept`; `feature`, a phrase that can follow "A bear ..." (`has fur`, `flies`,
+`is made of metal`) or CSLB-style text (`has fur_hair`, `does fly`, `made of metal`): either
+way it goes through CSLB's phrasing rules (tacit.norms.phrasing), which leave a ready phrase as
+it is, so `_` always joins alternatives; `pf`, any non-negative number; and, optionally,
+`feature_type` (or `feature type`), one of FEATURE_TYPES, any case; without that column every
+row is DEFAULT_FEATURE_TYPE. Header names match ignoring case; `columns` maps our names to
+others (`{"concept": "Word", "pf": "Count"}`). A concept-feature pair given twice is merged as
+CSLB's are: the larger pf, and the feature type of that row (normset.merge_duplicates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tacit.errors import TacitError, shorten
+from tacit.norms.cslb import describe
+from tacit.norms.normset import (
+    FEATURE_TYPES,
+    NormSet,
+    build_norm_set,
+    pf_value,
+    required_text,
+)
+from tacit.norms.tables import delimited_rows, locate_columns, split_header
+
+DEFAULT_COLUMNS = {"concept": "concept", "feature": "feature", "pf": "pf"}
+FEATURE_TYPE_NAMES = ("feature_type", "feature type")  # the optional column, by default
+KEYS = (*DEFAULT_COLUMNS, "feature_type")
+# Without a feature-type column: CSLB's type for what is known about a concept rather than
+# perceived or done with it, the widest of the five. Retrieval's --category is then meaningless.
+DEFAULT_FEATURE_TYPE = "encyclopaedic"
+_EXAMPLE = "concept=Word,feature=Property,pf=Count"
+
+
+def check_columns(columns: Mapping[str, str], where: str = "columns") -> dict[str, str]:
+    """A column mapping with known keys, non-empty names, and no name used twice."""
+    unknown = [key for key in columns if key not in KEYS]
+    if unknown:
+        raise TacitError(
+            f"{where}: unknown column key(s) {', '.join(repr(shorten(k)) for k in unknown)}; "
+            f"keys: {', '.join(KEYS)}"
+        )
+    mapping = {key: str(name).strip() for key, name in columns.items()}
+    empty = [key for key, name in mapping.items() if not name]
+    if empty:
+        raise TacitError(f"{where}: no header name for {', '.join(empty)}")
+    names = list(mapping.values())
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise TacitError(f"{where}: header name(s) {', '.join(map(repr, twice))} given twice")
+    return mapping
+
+
+def parse_columns(text: str) -> dict[str, str]:
+    """The command line's `--norms-columns concept=Word,feature=Property,pf=Count`.
+
+    >>> parse_columns("concept=Word, pf=Count")
+    {'concept': 'Word', 'pf': 'Count'}
+    """
+    where = f"--norms-columns {shorten(text)!r}"
+    pairs = [item.partition("=") for item in text.split(",") if item.strip()]
+    if not pairs or any(not sep or not key.strip() for key, sep, _ in pairs):
+        raise TacitError(
+            f"{where}: expected KEY=NAME pairs separated by commas, e.g. {_EXAMPLE} "
+            f"(keys: {', '.join(KEYS)})"
+        )
+    keys = [key.strip() for key, _, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise TacitError(f"{where}: key(s) {', '.join(repeated)} given twice")
+    return check_columns({key: name for key, (_, _, name) in zip(keys, pairs)}, where)
+
+
+def _feature_type(cell: str, where: str, column: str) -> str:
+    value = required_text(cell, where, column).lower()
+    if value not in FEATURE_TYPES:
+        raise TacitError(
+            f"{where}: column {column!r} holds an unknown type {shorten(cell)!r}; expected one "
+            f"of {', '.join(FEATURE_TYPES)}"
+        )
+    return value
+
+
+def _wanted(names: Sequence[str], columns: Mapping[str, str]) -> dict[str, str]:
+    """Our column -> the header name to look for; feature_type only where there is one."""
+    wanted = {**DEFAULT_COLUMNS, **columns}
+    if "feature_type" not in wanted:
+        folded = [name.casefold() for name in names]
+        present = [name for name in FEATURE_TYPE_NAMES if name in folded]
+        if present:
+            wanted["feature_type"] = names[folded.index(present[0])]
+    return wanted
+
+
+def read_generic(
+    path: Path, lines: Sequence[str], columns: Mapping[str, str] | None = None
+) -> NormSet:
+    """Validate every line of a generic table (its text lines, header first)."""
+    columns = check_columns(columns or {})
+    delimiter, names = split_header(lines[0])
+    wanted = _wanted(names, columns)
+    named = [ours if ours == name else f"{ours} (as {name!r})" for ours, name in wanted.items()]
+    expected = f"a CSV/TSV norms table with columns {', '.join(named)}"
+    position = locate_columns(names, wanted, f"{path}:1", expected)
+    records = []
+    for number, fields in delimited_rows(path, lines, delimiter, len(names)):
+        where = f"{path}:{number}"
+        cell = {ours: fields[at] for ours, at in position.items()}
+        records.append(
+            {
+                "concept": required_text(cell["concept"], where, wanted["concept"]),
+                "feature": required_text(cell["feature"], where, wanted["feature"]),
+                "pf": pf_value(cell["pf"], where, wanted["pf"], whole=False),
+                "feature_type": (
+                    _feature_type(cell["feature_type"], where, wanted["feature_type"])
+                    if "feature_type" in cell
+                    else DEFAULT_FEATURE_TYPE
+                ),
+            }
+        )
+    return build_norm_set(
+        records,
+        path,
+        describe,
+        format="generic",
+        columns=columns,
+        feature_types="feature_type" in position,
+    )
