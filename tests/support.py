@@ -184,6 +184,26 @@ TOY_MCRAE = [
 ]
 
 
+# McRae-style features of concepts the tiny test tokenizers hold as one token
+TINY_MCRAE = [
+    ("bear", "has_fur", "visual-form_and_surface", 20),
+    ("bear", "is_big", "visual-form_and_surface", 18),
+    ("bear", "has_claws", "visual-form_and_surface", 12),
+    ("bear", "beh_-_eats_fish", "visual-motion", 9),
+    ("bear", "an_animal", "taxonomic", 7),
+    ("bear", "lives_in_forests", "encyclopaedic", 6),
+    ("cat", "has_fur", "visual-form_and_surface", 25),
+    ("cat", "has_a_tail", "visual-form_and_surface", 15),
+    ("cat", "a_pet", "encyclopaedic", 14),
+    ("cat", "beh_-_purrs", "sound", 11),
+    ("cat", "used_for_catching_mice", "function", 6),
+    ("knife", "used_for_cutting", "function", 24),
+    ("knife", "made_of_metal", "visual-form_and_surface", 20),
+    ("knife", "is_sharp", "tactile", 19),
+    ("knife", "has_a_handle", "visual-form_and_surface", 10),
+]
+
+
 def mcrae_frame(rows=TOY_MCRAE):
     """Rows as McRae's sheet has them: its column names, with some of the columns we ignore."""
     import pandas as pd

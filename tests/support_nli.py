@@ -3,9 +3,11 @@ and tiny NLI models (a masked LM that knows Yes / Maybe / No, and a sequence cla
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 from transformers import (
     BertConfig,
@@ -13,6 +15,8 @@ from transformers import (
     BertForSequenceClassification,
     BertTokenizerFast,
 )
+
+from tacit.probes.pragmeval import CLOZE_DEFAULTS
 
 CONDITIONS = {
     "unembedded": "{s}.",
@@ -215,3 +219,51 @@ def save_nli_classifier(directory: Path, id2label: dict[int, str], seed: int = 0
     BertForSequenceClassification(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return str(directory)
+
+
+# --- PragmEval: every configuration in its published layout, as a separable toy task ---------
+
+PAIR = ["Emergent", "GUM", "PDTB", "STAC", "Sarcasm"] + [
+    f"Persuasiveness-{d}"
+    for d in ("ClaimType", "Eloquence", "PremiseType", "Relevance", "Specificity", "Strength")
+]
+SINGLE = ["MRDA", "SwitchBoard", "Verifiability"] + [
+    f"EmoBank-{d}" for d in ("Arousal", "Dominance", "Valence")
+] + [f"Squinky-{d}" for d in ("Formality", "Implicature", "Informativeness")]  # fmt: skip
+CUES = ["good", "bad", "calm"]  # each label's rows carry one cue word: a separable toy task
+VERBALIZER_WORDS = sorted({w for _, words in CLOZE_DEFAULTS.values() for w in words.values()})
+PRAGMEVAL_WORDS = NLI_WORDS + CUES + VERBALIZER_WORDS + ["This", "claim", "about", "argument", "That",
+                                              "I", "feel", "The", "style", "It", "meant"]  # fmt: skip
+
+
+def labels_of(config: str) -> list[str]:
+    if config in CLOZE_DEFAULTS:
+        return list(CLOZE_DEFAULTS[config][1])
+    return ["Statement", "Hold Before Answer/Agreement", "Reject"]  # spaces and a slash
+
+
+def write_config(root, config, sizes=(40, 20, 20), seed=0):
+    rng = np.random.default_rng(seed)
+    labels = labels_of(config)
+    folder = root / config
+    folder.mkdir(parents=True)
+    (folder / "labels").write_text("\n".join(labels) + "\n")
+    pair = config in PAIR
+    for split, n in zip(("train", "dev", "test"), sizes):
+        with open(folder / f"{split}.tsv", "w", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t")
+            writer.writerow(["sentence1", "sentence2", "label"] if pair else ["sentence", "label"])
+            for i in range(n):
+                k = i % len(labels)
+                noun = rng.choice(["cat", "dog", "idea", "ball"])
+                text = f'the {noun} was {CUES[k]} , "John" said .'
+                writer.writerow([text, f"the {noun} ran ."] + [labels[k]] if pair
+                                else [text, labels[k]])  # fmt: skip
+    return folder
+
+
+def write_pragmeval(root: Path) -> Path:
+    """All 20 PragmEval configurations, small, each label's rows carrying one cue word."""
+    for config in PAIR + SINGLE:
+        write_config(root, config)
+    return root

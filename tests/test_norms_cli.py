@@ -7,30 +7,11 @@ import json
 
 import pandas as pd
 import pytest
-from support import fails_cleanly, write_mcrae
+from support import TINY_MCRAE, fails_cleanly, write_mcrae
 from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
-
-# McRae-style features of concepts the tiny test tokenizers hold as one token
-MCRAE_ROWS = [
-    ("bear", "has_fur", "visual-form_and_surface", 20),
-    ("bear", "is_big", "visual-form_and_surface", 18),
-    ("bear", "has_claws", "visual-form_and_surface", 12),
-    ("bear", "beh_-_eats_fish", "visual-motion", 9),
-    ("bear", "an_animal", "taxonomic", 7),
-    ("bear", "lives_in_forests", "encyclopaedic", 6),
-    ("cat", "has_fur", "visual-form_and_surface", 25),
-    ("cat", "has_a_tail", "visual-form_and_surface", 15),
-    ("cat", "a_pet", "encyclopaedic", 14),
-    ("cat", "beh_-_purrs", "sound", 11),
-    ("cat", "used_for_catching_mice", "function", 6),
-    ("knife", "used_for_cutting", "function", 24),
-    ("knife", "made_of_metal", "visual-form_and_surface", 20),
-    ("knife", "is_sharp", "tactile", 19),
-    ("knife", "has_a_handle", "visual-form_and_surface", 10),
-]
 
 
 def invoke(*args):
@@ -39,7 +20,7 @@ def invoke(*args):
 
 @pytest.fixture
 def mcrae_file(tmp_path):
-    return write_mcrae(tmp_path / "mcrae.xlsx", MCRAE_ROWS)
+    return write_mcrae(tmp_path / "mcrae.xlsx", TINY_MCRAE)
 
 
 @pytest.mark.slow

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 import numpy as np
@@ -10,7 +9,12 @@ import pandas as pd
 import pytest
 import torch
 from support import SHARED_DATA, fails_cleanly, real_bert_tokenizer, real_roberta_tokenizer
-from support_nli import NLI_WORDS, save_nli_masked_lm
+from support_nli import (
+    PRAGMEVAL_WORDS,
+    save_nli_masked_lm,
+    write_config,
+    write_pragmeval,
+)
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 from typer.testing import CliRunner
 
@@ -28,56 +32,16 @@ needs_pragmeval = pytest.mark.skipif(
     not (PRAGMEVAL / "Sarcasm" / "train.tsv").is_file(),
     reason=f"../shared/data/pragmatics/pragmeval not found at {PRAGMEVAL}",
 )
-PAIR = ["Emergent", "GUM", "PDTB", "STAC", "Sarcasm"] + [
-    f"Persuasiveness-{d}"
-    for d in ("ClaimType", "Eloquence", "PremiseType", "Relevance", "Specificity", "Strength")
-]
-SINGLE = ["MRDA", "SwitchBoard", "Verifiability"] + [
-    f"EmoBank-{d}" for d in ("Arousal", "Dominance", "Valence")
-] + [f"Squinky-{d}" for d in ("Formality", "Implicature", "Informativeness")]  # fmt: skip
-CUES = ["good", "bad", "calm"]  # each label's rows carry one cue word: a separable toy task
-VERBALIZER_WORDS = sorted({w for _, words in CLOZE_DEFAULTS.values() for w in words.values()})
-WORDS = NLI_WORDS + CUES + VERBALIZER_WORDS + ["This", "claim", "about", "argument", "That",
-                                              "I", "feel", "The", "style", "It", "meant"]  # fmt: skip
-
-
-def labels_of(config: str) -> list[str]:
-    if config in CLOZE_DEFAULTS:
-        return list(CLOZE_DEFAULTS[config][1])
-    return ["Statement", "Hold Before Answer/Agreement", "Reject"]  # spaces and a slash
-
-
-def write_config(root, config, sizes=(40, 20, 20), seed=0):
-    rng = np.random.default_rng(seed)
-    labels = labels_of(config)
-    folder = root / config
-    folder.mkdir(parents=True)
-    (folder / "labels").write_text("\n".join(labels) + "\n")
-    pair = config in PAIR
-    for split, n in zip(("train", "dev", "test"), sizes):
-        with open(folder / f"{split}.tsv", "w", newline="") as handle:
-            writer = csv.writer(handle, delimiter="\t")
-            writer.writerow(["sentence1", "sentence2", "label"] if pair else ["sentence", "label"])
-            for i in range(n):
-                k = i % len(labels)
-                noun = rng.choice(["cat", "dog", "idea", "ball"])
-                text = f'the {noun} was {CUES[k]} , "John" said .'
-                writer.writerow([text, f"the {noun} ran ."] + [labels[k]] if pair
-                                else [text, labels[k]])  # fmt: skip
-    return folder
 
 
 @pytest.fixture(scope="module")
 def pragmeval_data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pragmeval")
-    for config in PAIR + SINGLE:
-        write_config(root, config)
-    return root
+    return write_pragmeval(tmp_path_factory.mktemp("pragmeval"))
 
 
 @pytest.fixture(scope="module")
 def mlm(tmp_path_factory) -> str:
-    return save_nli_masked_lm(tmp_path_factory.mktemp("pragmeval-mlm"), words=WORDS)
+    return save_nli_masked_lm(tmp_path_factory.mktemp("pragmeval-mlm"), words=PRAGMEVAL_WORDS)
 
 
 # --- the loader ---------------------------------------------------------------------------------
