@@ -8,6 +8,7 @@ A block that needs a real model or the internet says so with a marker on the lin
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -141,7 +142,8 @@ def test_documented_commands_run(page, world, tmp_path, monkeypatch):
     monkeypatch.setenv("TACIT_NORMS", world["data"]["norms.dat"])  # as if installed
     for block in [b for b in CONSOLE if b.page == page]:
         for command in probe_lines(block):
-            args = shlex.split(substituted(command, world))
+            args = [expanded for arg in shlex.split(substituted(command, world))
+                    for expanded in (sorted(glob.glob(arg)) if "*" in arg else [arg]) or [arg]]  # fmt: skip
             _options_exist(args)
             if block.skip:
                 continue

@@ -113,6 +113,12 @@ def plot_summaries(summary: pd.DataFrame, out: str | Path, *, kind: str = "auto"
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
+    return save_figure(retrieval_figure(summary, kind=kind), out)
+
+
+def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto") -> Figure:
+    """The figure of a retrieval summary (one or more runs, a `run` column telling them
+    apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds."""
     if kind not in KINDS:
         raise TacitError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
     if "run" not in summary.columns:
@@ -153,7 +159,7 @@ def plot_summaries(summary: pd.DataFrame, out: str | Path, *, kind: str = "auto"
         "ordering": "Concept retrieval by property selection and order",
     }
     figure.suptitle(headings[kind] + " (bands: 95% bootstrap interval over concepts)")
-    return save_figure(figure, out)
+    return figure
 
 
 def figure_bytes(figure: Figure, file_format: str) -> bytes:
