@@ -23,7 +23,7 @@ Which article a concept takes, as the subject of a generic statement about the c
 Multi-word names are decided by the whole name, else by the head noun: the last word, or the
 word before `of` ("kitchen scales" -> scales, bare; "chest of drawers" -> chest, "a chest of
 drawers"). A sense label can decide it (`tape_(scotch)` reads bare, plain `tape` does not).
-Anything else is an override away (`noun_phrase(concept, articles)`).
+Anything else is one `--articles FILE` line away (`read_articles`).
 
 >>> [sentence_start(noun_phrase(c)) for c in ["bear", "aardvark", "scissors", "rice"]]
 ['A bear', 'An aardvark', 'Scissors', 'Rice']
@@ -31,8 +31,11 @@ Anything else is an override away (`noun_phrase(concept, articles)`).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from tacit.errors import TacitError
 
@@ -214,3 +217,80 @@ def sentence_start(phrase: str) -> str:
     ('A bear', 'Scissors', 'An MRI scanner')
     """
     return phrase[:1].upper() + phrase[1:]
+
+
+_BARE_VALUES = ("", "-", "none")
+
+
+def read_articles(path: str | Path) -> dict[str, str]:
+    """Read an `--articles FILE`: CSV, header `concept,article`, one concept a line.
+
+    `article` is `a`, `an`, or bare: empty, `-` or `none` (any case; all read as `""`), so that
+    a spreadsheet's empty cell and a hand-written `-` both mean "no article". Concepts are
+    written as in the norms (`bat_(animal)`) or as text (`bat`); see `noun_phrase`. Other
+    columns are allowed and ignored (a `reason` column, say); blank lines are skipped. A concept
+    may repeat with the same article, not with another. Every problem is a one-line
+    `TacitError` naming the file and line; the first one found stops the reading.
+    """
+    path = Path(path)
+    rows = csv.reader(io.StringIO(_read_utf8(path), newline=""))
+    articles: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    try:
+        at_concept, at_article = _article_columns(path, next(rows, None))
+        for row in rows:
+            line = rows.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) <= max(at_concept, at_article):
+                raise TacitError(f"{path}: line {line}: expected concept,article, got {row!r}")
+            concept, value = row[at_concept].strip(), row[at_article].strip().lower()
+            if not concept:
+                raise TacitError(f"{path}: line {line}: empty concept")
+            if value not in ("a", "an", *_BARE_VALUES):
+                raise TacitError(
+                    f"{path}: line {line}: unknown article {row[at_article]!r} for {concept!r} "
+                    "(use a, an, or empty, - or none for bare)"
+                )
+            value = "" if value in _BARE_VALUES else value
+            if articles.get(concept, value) != value:
+                raise TacitError(
+                    f"{path}: line {line}: {concept!r} has article {value or 'bare'!r} here "
+                    f"but {articles[concept] or 'bare'!r} on line {first_line[concept]}"
+                )
+            articles[concept] = value
+            first_line.setdefault(concept, line)
+    except csv.Error as err:
+        raise TacitError(f"{path}: line {rows.line_num}: not CSV: {err}") from None
+    return articles
+
+
+def _article_columns(path: Path, header: list[str] | None) -> tuple[int, int]:
+    """Where the concept and article columns are, from the header row."""
+    if header is None:
+        raise TacitError(f"{path}: empty file; expected a CSV with header concept,article")
+    columns = [name.strip().lower() for name in header]
+    missing = [name for name in ("concept", "article") if name not in columns]
+    if missing:
+        raise TacitError(
+            f"{path}: line 1: no {' or '.join(missing)} column; the header must be "
+            f"concept,article (found {','.join(header)!r})"
+        )
+    return columns.index("concept"), columns.index("article")
+
+
+def _read_utf8(path: Path) -> str:
+    """A text file's contents (a UTF-8 byte-order mark allowed), or a one-line TacitError."""
+    if path.is_dir():
+        raise TacitError(f"{path}: is a directory; give the articles file itself")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TacitError(f"{path}: no such articles file") from None
+    except OSError as err:
+        raise TacitError(f"{path}: cannot read the articles file ({err.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise TacitError(f"{path}: line {line}: not UTF-8 text (byte {err.start})") from None

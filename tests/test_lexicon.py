@@ -16,6 +16,7 @@ from tacit.lexicon import (
     concept_text,
     noun_class,
     noun_phrase,
+    read_articles,
     sentence_start,
 )
 from tacit.probes import elicit
@@ -203,6 +204,69 @@ def test_word_sets_are_disjoint_and_lower_case():
         assert all(w == w.lower().strip() and "_" not in w for w in one)
         for other in sets[i + 1 :]:
             assert not one & other
+
+
+def test_read_articles_overrides_through_noun_phrase(tmp_path):
+    path = tmp_path / "articles.csv"
+    path.write_bytes(
+        "\ufeffconcept,article,reason\r\n"  # a byte-order mark, CRLF, an extra column
+        "bat_(animal),,bare\r\n"
+        "herb,an,American\r\n"
+        "milk,A,a serving\r\n"
+        "\r\n"  # blank lines are skipped
+        "bear,-,\r\n"
+        "scissors,None,\r\n"
+        " aardvark , an ,\r\n"  # spaces around cells are ignored
+        "herb,an,the same again\r\n".encode()
+    )
+    articles = read_articles(path)
+    assert articles == {
+        "bat_(animal)": "",
+        "herb": "an",
+        "milk": "a",
+        "bear": "",
+        "scissors": "",
+        "aardvark": "an",
+    }
+    phrases = [noun_phrase(c, articles) for c in ["bat_(animal)", "herb", "milk", "bear", "cat"]]
+    assert phrases == ["bat", "an herb", "a milk", "bear", "a cat"]
+    columns_swapped = tmp_path / "swapped.csv"
+    columns_swapped.write_text("article,concept\nan,herb\n")
+    assert read_articles(columns_swapped) == {"herb": "an"}
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty file; expected a CSV with header concept,article"),
+        (b"concept,art\nbear,a\n", "line 1: no article column"),
+        (b"name,article\nbear,a\n", "line 1: no concept column"),
+        (b"concept,article\nbear,a\nowl\n", "line 3: expected concept,article, got ['owl']"),
+        (b"concept,article\n,a\n", "line 2: empty concept"),
+        (b"concept,article\nbear,the\n", "line 2: unknown article 'the' for 'bear'"),
+        (
+            b"concept,article\nmilk,\nbear,a\nmilk,a\n",
+            "line 4: 'milk' has article 'a' here but 'bare' on line 2",
+        ),
+        (b"concept,article\nbear,a\ncr\xe8me,a\n", "line 3: not UTF-8 text"),
+        (b'concept,article\nbear,"' + b"x" * 200_000 + b'"\n', "line 2: not CSV"),
+    ],
+)
+def test_read_articles_errors(tmp_path, content, message):
+    path = tmp_path / "articles.csv"
+    path.write_bytes(content)
+    with pytest.raises(TacitError) as err:
+        read_articles(path)
+    assert message in str(err.value)
+    assert str(err.value).startswith(f"{path}: ")
+    assert "\n" not in str(err.value)
+
+
+def test_read_articles_missing_file(tmp_path):
+    with pytest.raises(TacitError, match="no such articles file"):
+        read_articles(tmp_path / "absent.csv")
+    with pytest.raises(TacitError, match="is a directory"):
+        read_articles(tmp_path)
 
 
 # Names in the CSLB norms that end in -s but are singular count nouns.
