@@ -269,25 +269,41 @@ def test_read_articles_missing_file(tmp_path):
         read_articles(tmp_path)
 
 
-# Names in the CSLB norms that end in -s but are singular count nouns.
+# Concept names of the CSLB and McRae norms that end in -s but are singular count nouns.
 SINGULAR_IN_S = {"bus", "dress", "eucalyptus", "octopus", "platypus", "walrus"}
+MCRAE = SHARED_DATA / "mcrae" / "CONCS_FEATS_concstats_brm.xlsx"
+
+
+def undecided_in_s(concepts):
+    """Names whose head ends in -s that the lexicon would give "a" without knowing them."""
+    heads = {c: lexicon._head(concept_text(c)) for c in concepts}
+    return {
+        c
+        for c, head in heads.items()
+        if head.endswith("s") and noun_class(c) == "count" and head not in SINGULAR_IN_S
+    }
 
 
 @pytest.mark.skipif(not REAL_NORMS.is_file(), reason=f"CSLB norms not found at {REAL_NORMS}")
 def test_every_cslb_name_in_s_is_decided():
-    """A plural name the lexicon does not know would get "a": every CSLB concept whose head
-    ends in -s is a known plural or mass noun, or a known singular."""
+    """A plural name the lexicon does not know would read "a boots": every CSLB concept whose
+    head ends in -s is a known plural or mass noun, or a known singular."""
     with REAL_NORMS.open(encoding="utf-8", newline="") as f:
         concepts = {row["concept"] for row in csv.DictReader(f, delimiter="\t")}
     assert len(concepts) == 638
-    undecided = {
-        c
-        for c in concepts
-        if lexicon._head(concept_text(c)).endswith("s")
-        and noun_class(c) == "count"
-        and lexicon._head(concept_text(c)) not in SINGULAR_IN_S
-    }
-    assert undecided == set()
+    assert undecided_in_s(concepts) == set()
+
+
+@pytest.mark.skipif(not MCRAE.is_file(), reason=f"McRae norms not found at {MCRAE}")
+@pytest.mark.filterwarnings("ignore:Unknown extension:UserWarning")  # openpyxl, on this file
+def test_every_mcrae_name_in_s_is_decided():
+    pytest.importorskip("openpyxl", reason="reading McRae's .xlsx needs openpyxl")
+    import pandas as pd
+
+    table = pd.read_excel(MCRAE, sheet_name="concepts_features", usecols=["Concept"])
+    concepts = set(table["Concept"])
+    assert len(concepts) == 541
+    assert undecided_in_s(concepts) == set()
 
 
 def test_names_xcslb_made_singular_read_bare_as_cslb_names_them():
