@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
+from tacit.lexicon import article, concept_text
 from tacit.models.base import MASK, Scorer
 from tacit.norms.phrasing import one_word_answers
 from tacit.norms.reader import NormSet
@@ -34,33 +35,6 @@ RESULT_COLUMNS = [
     "spearman",
     "top5",
 ]
-
-# Words whose article does not follow their first letter.
-_AN_BEFORE_CONSONANT = ("hour", "honest", "honour", "heir")
-_A_BEFORE_VOWEL = ("uni", "use", "usu", "ute", "uku", "eu", "ewe", "one", "once")
-
-
-def article(noun: str) -> str:
-    """`a` or `an` by the sound of the noun's start, with a short exception list.
-
-    >>> [article(w) for w in ["bear", "apple", "hour", "unicorn", "umbrella", "ewe"]]
-    ['a', 'an', 'an', 'a', 'an', 'a']
-    """
-    word = noun.lower()
-    if word.startswith(_AN_BEFORE_CONSONANT):
-        return "an"
-    if word.startswith(_A_BEFORE_VOWEL):
-        return "a"
-    return "an" if word[:1] in "aeiou" else "a"
-
-
-def concept_text(concept: str) -> str:
-    """How a CSLB concept reads in a sentence: no sense label, spaces for underscores.
-
-    >>> concept_text("bat_(animal)"), concept_text("coffee_machine")
-    ('bat', 'coffee machine')
-    """
-    return concept.split("_(")[0].replace("_", " ").strip()
 
 
 def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> str:
