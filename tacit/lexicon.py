@@ -147,9 +147,7 @@ def article(noun: str) -> str:
 
 def _number_article(token: str) -> str:
     """`an` before numbers spoken with a vowel first: 8, 80-89, 800..., 11, 18, 11,000, 18,000."""
-    digits = "".join(
-        ch for ch in token[: len(token) - len(token.lstrip("0123456789,"))] if ch != ","
-    )
+    digits = re.sub(r"[^\d,].*", "", token).replace(",", "")  # the leading number, as spoken
     eleven_or_eighteen = digits[:2] in ("11", "18") and len(digits) % 3 == 2
     return "an" if digits.startswith("8") or eleven_or_eighteen else "a"
 
