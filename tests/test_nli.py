@@ -509,3 +509,24 @@ def test_nope_released_predictions_reproduce_the_paper():
     assert len(summary) == 8
     np.testing.assert_allclose(100 * summary["value"], summary["paper"], atol=0.05)
     assert set(summary["n_seeds"]) == {5}
+
+
+def test_nli_figure_draws_every_breakdown_with_the_paper(tmp_path):
+    """nli.png: one panel per breakdown of percent metrics (correlations stay in the table),
+    the paper's numbers drawn where the summary has them; too many groups -> left out, said."""
+    from tacit.results.nli_figure import MAX_BARS, nli_figure, nli_panels
+
+    rows = [
+        ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 78.5),
+        ("accuracy", "split", "adv", "accuracy", 0.56, 0.02, None),
+        ("rho", "split", "main", "spearman_rho", 0.42, 0.01, None),
+    ] + [("paradigms", "paradigm", f"p{i}", "accuracy", 0.5, None, None)
+         for i in range(MAX_BARS + 1)]  # fmt: skip
+    summary = pd.DataFrame(rows, columns=["section", "breakdown", "group", "metric", "value",
+                                          "sd", "paper"]).assign(model="m", n=10, n_seeds=1)  # fmt: skip
+    drawn, left_out = nli_panels(summary)
+    assert [title for title, _ in drawn] == ["accuracy [split]"]
+    assert left_out == ["paradigms [paradigm]"]
+    assert nli_figure(summary).startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="no accuracy"):
+        nli_figure(summary[summary["section"] == "rho"])
