@@ -429,7 +429,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     )
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "items.csv", "manifest.json", "summary.csv", "summary_by_seed.csv"
+        "items.csv", "manifest.json", "nli.png", "summary.csv", "summary_by_seed.csv"
     ]  # fmt: skip
     rows = pd.read_csv(out / "items.csv")
     assert set(rows["model"]) == {nli_mlm, nli_classifier}
