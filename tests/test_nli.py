@@ -505,9 +505,9 @@ def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_b
 def test_nope_released_predictions_reproduce_the_paper():
     runs = PRAGMATICS / "nope" / "reference_predictions" / "RoBERTa-large" / "mnli-snli-anli-fever"
     result = tacit.nli("nope", PRAGMATICS / "nope", predictions=runs, progress=False)
-    summary = result.summary.dropna(subset=["paper"])
+    summary = result.summary.dropna(subset=["paper_value"])
     assert len(summary) == 8
-    np.testing.assert_allclose(100 * summary["value"], summary["paper"], atol=0.05)
+    np.testing.assert_allclose(summary["value"], summary["paper_value"], atol=0.0005)
     assert set(summary["n_seeds"]) == {5}
 
 
@@ -517,13 +517,13 @@ def test_nli_figure_draws_every_breakdown_with_the_paper(tmp_path):
     from tacit.results.nli_figure import MAX_BARS, nli_figure, nli_panels
 
     rows = [
-        ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 78.5),
+        ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 0.785),
         ("accuracy", "split", "adv", "accuracy", 0.56, 0.02, None),
         ("rho", "split", "main", "spearman_rho", 0.42, 0.01, None),
     ] + [("paradigms", "paradigm", f"p{i}", "accuracy", 0.5, None, None)
          for i in range(MAX_BARS + 1)]  # fmt: skip
     summary = pd.DataFrame(rows, columns=["section", "breakdown", "group", "metric", "value",
-                                          "sd", "paper"]).assign(model="m", n=10, n_seeds=1)  # fmt: skip
+                                          "sd", "paper_value"]).assign(model="m", n=10, n_seeds=1)  # fmt: skip
     drawn, left_out = nli_panels(summary)
     assert [title for title, _ in drawn] == ["accuracy [split]"]
     assert left_out == ["paradigms [paradigm]"]

@@ -91,9 +91,10 @@ def _draw_panel(axis, rows: pd.DataFrame, models: list[str], width: float) -> No
         offset = (n - (len(models) - 1) / 2) * width
         axis.barh(positions + offset, value, width, xerr=np.nan_to_num(spread),
                   label=model_label(model), error_kw={"elinewidth": 0.8})  # fmt: skip
-    if "paper" in rows and rows["paper"].notna().any():
-        paper = rows.drop_duplicates(["group", "metric"]).set_index(["group", "metric"])["paper"]
-        values = [paper.get(tuple(k), np.nan) for k in bars.itertuples(index=False)]
+    if "paper_value" in rows and rows["paper_value"].notna().any():
+        paper = rows.drop_duplicates(["group", "metric"]).set_index(["group", "metric"])
+        values = [100 * paper["paper_value"].get(tuple(k), np.nan)
+                  for k in bars.itertuples(index=False)]  # fmt: skip
         axis.scatter(values, positions, marker="D", s=22, facecolor="white", edgecolor="black",
                      zorder=3, label="paper")  # fmt: skip
     axis.set_yticks(positions, labels, fontsize="small")
