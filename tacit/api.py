@@ -112,21 +112,29 @@ def _check_categories(norms: NormSet, conditions: Sequence[Any]) -> None:
         )
 
 
+RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}
+
+
 def retrieval_conditions(
-    selection: str, order: str, category: str, ablation: str | None
+    selection: str | None, order: str | None, category: str | None, ablation: str | None
 ) -> list[Any]:
-    """The conditions of a run: one from --select/--order/--category, or an ablation's grid."""
+    """The conditions of a run: one from --select/--order/--category (None: not given, the
+    default), or an ablation's grid, which overrides all three: giving any of them with an
+    ablation is refused, whatever its value, so that no option is silently ignored."""
     from tacit.probes.retrieve import ABLATION_GRIDS, Condition
 
+    given = {"--select": selection, "--order": order, "--category": category}
     if ablation is None:
-        condition = Condition(selection, order, category)
+        chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
+        condition = Condition(*chosen.values())
         condition.check()
         return [condition]
     check_choice("--ablation", ablation, ABLATIONS)
-    if (selection, order, category) != ("top", "decreasing", "all"):
+    overridden = [name for name, value in given.items() if value is not None]
+    if overridden:
         raise TacitError(
-            f"--ablation {ablation} runs its own grid of conditions: drop --select, --order "
-            "and --category"
+            f"--ablation {ablation} runs its own grid of conditions, which sets "
+            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
         )
     return list(ABLATION_GRIDS[ablation])
 
@@ -136,9 +144,9 @@ def retrieve(
     *,
     norms: NormSet | str | Path | None = None,
     max_props: int = 10,
-    selection: Selection = "top",
-    order: Order = "decreasing",
-    category: Category = "all",
+    selection: Selection | None = None,
+    order: Order | None = None,
+    category: Category | None = None,
     ablation: Ablation | None = None,
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
@@ -153,10 +161,11 @@ def retrieve(
         norms: a NormSet, a norms file (CSLB, McRae or a generic table) or an installed norm
             set's name; None uses the installed default or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
-        selection, order, category: which properties, in which order (see DESIGN.md).
+        selection, order, category: which properties, in which order (see DESIGN.md); None
+            (not given) means `top`, `decreasing`, `all`.
         ablation: `ordering` (top/bottom x decreasing/increasing plus the random baseline) or
             `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
-            selection, order and category must then stay at their defaults.
+            selection, order and category must then not be given.
         concepts: restrict to these concepts (each must be eligible).
         norms_format: `cslb`, `mcrae` or `generic` when the file does not show it.
         norms_columns: a generic table's column names: {"concept": "Word", ...} or
@@ -191,7 +200,8 @@ def retrieve(
     )  # fmt: skip
     prompt_set = built["set"]
     manifest["options"] = {
-        "max_props": max_props, "selection": selection, "order": order, "category": category,
+        "max_props": max_props, "selection": selection or "top", "order": order or "decreasing",
+        "category": category or "all",
         "ablation": ablation, "conditions": [asdict(c) for c in conditions],
         "concepts": list(concepts) if concepts is not None else None,
         "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},

@@ -38,7 +38,7 @@ def test_options_out_of_range_or_contradictory(tiny_bert, toy_norms_path, tmp_pa
     fails_cleanly([*base, "--order", "sideways"], "--order 'sideways'", out)
     fails_cleanly([*base, "--category", "smell"], "--category 'smell'", out)
     fails_cleanly([*base, "--ablation", "size"], "--ablation 'size'", out)
-    fails_cleanly([*base, "--ablation", "category", "--category", "visual"], "drop --select", out)
+    fails_cleanly([*base, "--ablation", "category", "--category", "visual"], "sets --category", out)
     fails_cleanly([*base, "--concepts", ""], "names no concept", out)
     fails_cleanly([*base, "--concepts", f"@{tmp_path / 'none.txt'}"], "cannot read", out)
 

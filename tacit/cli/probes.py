@@ -45,14 +45,17 @@ def retrieve(
         int, typer.Option("--max-props", help="Grow prompts from 1 to this many properties.")
     ] = 10,
     select: Annotated[
-        str, choice("--select", choices=SELECTIONS, help="Which properties, by pf.")
-    ] = "top",
+        str | None,
+        choice("--select", choices=SELECTIONS, help="Which properties, by pf.  [default: top]"),
+    ] = None,
     order: Annotated[
-        str, choice("--order", choices=ORDERS, help="Their order by pf.")
-    ] = "decreasing",
+        str | None,
+        choice("--order", choices=ORDERS, help="Their order by pf.  [default: decreasing]"),
+    ] = None,
     category: Annotated[
-        str, choice("--category", choices=CATEGORIES, help="The feature types used.")
-    ] = "all",
+        str | None,
+        choice("--category", choices=CATEGORIES, help="The feature types used.  [default: all]"),
+    ] = None,
     ablation: Annotated[
         str | None,
         choice(
@@ -84,9 +87,9 @@ def retrieve(
         model,
         norms=norms,
         max_props=max_props,
-        selection=check_choice("--select", select, SELECTIONS),
-        order=check_choice("--order", order, ORDERS),
-        category=check_choice("--category", category, CATEGORIES),
+        selection=None if select is None else check_choice("--select", select, SELECTIONS),
+        order=None if order is None else check_choice("--order", order, ORDERS),
+        category=None if category is None else check_choice("--category", category, CATEGORIES),
         ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
         concepts=parse_concepts(concepts),
         norms_format=norms_format_choice(norms_format),
