@@ -126,7 +126,7 @@ def retrieval_conditions(
     given = {"--select": selection, "--order": order, "--category": category}
     if ablation is None:
         chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
-        condition = Condition(*chosen.values())
+        condition = Condition(chosen["--select"], chosen["--order"], chosen["--category"])
         condition.check()
         return [condition]
     check_choice("--ablation", ablation, ABLATIONS)

@@ -46,15 +46,15 @@ def retrieve(
     ] = 10,
     select: Annotated[
         str | None,
-        choice("--select", choices=SELECTIONS, help="Which properties, by pf.  [default: top]"),
+        choice("--select", choices=SELECTIONS, help="Which properties, by pf.", default="top"),
     ] = None,
     order: Annotated[
         str | None,
-        choice("--order", choices=ORDERS, help="Their order by pf.  [default: decreasing]"),
+        choice("--order", choices=ORDERS, help="Their order by pf.", default="decreasing"),
     ] = None,
     category: Annotated[
         str | None,
-        choice("--category", choices=CATEGORIES, help="The feature types used.  [default: all]"),
+        choice("--category", choices=CATEGORIES, help="The feature types used.", default="all"),
     ] = None,
     ablation: Annotated[
         str | None,

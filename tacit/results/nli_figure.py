@@ -9,6 +9,8 @@ left to the files, and the figure's caption says which.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -22,7 +24,8 @@ def percent_metric(metric: str) -> bool:
 
 def nli_panels(summary: pd.DataFrame) -> tuple[list[tuple[str, pd.DataFrame]], list[str]]:
     """(title, rows) of each breakdown drawn, and the titles of those left out as too large."""
-    drawn, left_out = [], []
+    drawn: list[tuple[str, pd.DataFrame]] = []
+    left_out: list[tuple[str, pd.DataFrame]] = []
     for (section, breakdown), rows in summary.groupby(["section", "breakdown"], sort=False):
         rows = rows[rows["metric"].map(percent_metric)]
         if rows.empty:
@@ -60,7 +63,7 @@ def nli_figure(summary: pd.DataFrame, source: str = "") -> bytes:
             axis = figure.add_subplot(sub[slot, 0])
             _draw_panel(axis, rows, models, width)
             axis.set_title(title, fontsize="medium", loc="left")
-    legend = {}
+    legend: dict[str, Any] = {}
     for axis in figure.axes:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             legend.setdefault(label, handle)

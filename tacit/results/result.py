@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tacit.files import json_text, table_text, write_files
-from tacit.results.checkpoint import PARTIAL
-from tacit.results.rundir import prepare_run_dir
+from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remove_stale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,9 +67,11 @@ class ProbeResult:
         for note in self.notes:
             print(note, file=err or sys.stderr)
 
-    def save(self, out: str | Path) -> Path:
+    def save(self, out: str | Path, *, overwrite: bool = False) -> Path:
         """Write the run directory: all of its files (tables, manifest, figures) appear together,
-        each whole, or none does."""
+        each whole, or none does. A directory that already holds a run (or other files) is
+        refused unless `overwrite`, which replaces the whole directory, stale files included."""
+        check_overwrite(Path(out), overwrite=overwrite, checkpoint_ours=True)
         out = prepare_run_dir(out)
         files: dict[str, str | bytes] = {}
         if self.vocab is not None:
@@ -82,4 +83,6 @@ class ProbeResult:
         files.update({name: draw() for name, draw in self.figures.items()})
         write_files(out, files)
         shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
+        if overwrite:
+            remove_stale(out, set(files))
         return out
