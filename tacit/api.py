@@ -22,11 +22,13 @@ from tacit.options import (
     RELATIONS,
     Ablation,
     Category,
+    Normalize,
     NormsFormat,
     Order,
     Relation,
     RunOptions,
     Selection,
+    SpanScoring,
     check_at_least,
     check_choice,
     check_choices,
@@ -75,7 +77,7 @@ def _vocab_probe(
     return table, vocab, manifest
 
 
-def _norms_record(norms: NormSet) -> dict[str, Any]:
+def norms_record(norms: NormSet) -> dict[str, Any]:
     return {
         "path": str(norms.path),
         "format": norms.format,
@@ -151,6 +153,10 @@ def retrieve(
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
+    candidates: str = "vocab",
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
+    articles: str | Path | Mapping[str, str] | None = None,
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -170,6 +176,12 @@ def retrieve(
         norms_format: `cslb`, `mcrae` or `generic` when the file does not show it.
         norms_columns: a generic table's column names: {"concept": "Word", ...} or
             "concept=Word,feature=Property,pf=Count".
+        candidates: `vocab` (the paper's: one-token concepts among the shared vocabulary),
+            `concepts` (every concept of the norms as a span with its article, "A bear",
+            ranked among all of them) or a file of spans, one a line.
+        span_scoring: `l2r` (exact chain rule) or `independent` (all tokens masked at once).
+        normalize: `sum`, `mean` (per token) or `pmi` (against the property-free "<span>.").
+        articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles.
         options, run_options: how models are loaded and run (tacit.options.RunOptions), as an
             object or as its fields by keyword.
 
@@ -184,34 +196,51 @@ def retrieve(
     norm_set = _as_norms(norms, norms_format, norms_columns)
     conditions = retrieval_conditions(selection, order, category, ablation)
     _check_categories(norm_set, conditions)
-    built: dict[str, Any] = {}
+    if candidates != "vocab":
+        from tacit.api_spans import retrieve_spans
+        from tacit.lexicon import read_articles
 
-    def prepare(vocab: Vocabulary) -> pd.DataFrame:
-        built["set"] = build_prompts(
-            norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=run.seed
-        )
-        if built["set"].prompts.empty:
-            raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-        return built["set"].prompts
+        table = read_articles(articles) if isinstance(articles, (str, Path)) else articles
+        prompts, prompt_set, chosen, manifest = retrieve_spans(
+            models, norm_set, conditions, candidates=candidates, span_scoring=span_scoring,
+            normalize=normalize, articles=table, max_props=max_props, concepts=concepts, run=run,
+        )  # fmt: skip
+        files = {"candidates.txt": chosen.text}
+        vocab = None
+    else:
+        if articles is not None or (span_scoring, normalize) != ("l2r", "sum"):
+            raise TacitError("--articles, --span-scoring and --normalize are for candidate "
+                             "spans: add --candidates concepts (or a FILE)")  # fmt: skip
+        built: dict[str, Any] = {}
 
-    prompts, vocab, manifest = _vocab_probe(
-        "retrieve", models, run, prepare,
-        lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
-    )  # fmt: skip
-    prompt_set = built["set"]
+        def prepare(vocab: Vocabulary) -> pd.DataFrame:
+            built["set"] = build_prompts(
+                norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=run.seed
+            )
+            if built["set"].prompts.empty:
+                raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+            return built["set"].prompts
+
+        prompts, vocab, manifest = _vocab_probe(
+            "retrieve", models, run, prepare,
+            lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
+        )  # fmt: skip
+        prompt_set, files = built["set"], {}
     manifest["options"] = {
         "max_props": max_props, "selection": selection or "top", "order": order or "decreasing",
-        "category": category or "all",
-        "ablation": ablation, "conditions": [asdict(c) for c in conditions],
+        "category": category or "all", "ablation": ablation,
+        "conditions": [asdict(c) for c in conditions],
         "concepts": list(concepts) if concepts is not None else None,
         "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
+        **({"candidates": candidates, "articles": str(articles) if articles else None}
+           if candidates != "vocab" else {}),
     }  # fmt: skip
-    manifest["norms"] = _norms_record(norm_set)
+    manifest["norms"] = norms_record(norm_set)
     manifest["counts"] = _retrieval_counts(prompt_set, len(prompts))
     summary = summarize_retrieval(prompts, seed=run.seed)
     text, notes = retrieval_report(summary, prompt_set.dropped, manifest)
     return ProbeResult(prompts, summary, vocab, manifest, {"dropped": prompt_set.dropped},
-                       text=text, notes=notes)  # fmt: skip
+                       text=text, notes=notes, files=files)  # fmt: skip
 
 
 def _retrieval_counts(prompt_set: Any, prompt_rows: int) -> dict[str, Any]:
@@ -246,6 +275,9 @@ def elicit(
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
+    candidates: str = "vocab",
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -258,7 +290,11 @@ def elicit(
         prefix: True for "Everyone knows that ...", False without it, "both" for both (the
             paper's Table 2 ablation in one run).
         concepts: restrict to these concepts.
-        options, run_options: as for `retrieve`.
+        candidates: `vocab` (the paper's: one-word answers among the shared vocabulary),
+            `answers` (every answer to the relation, of any length, "four legs") or a file of
+            spans, one a line.
+        span_scoring, normalize, options, run_options: as for `retrieve` (`pmi` against the
+            prompt with "it" for the concept).
     """
     from tacit.probes.elicit import (
         PAPER_PROMPTS,
@@ -272,6 +308,12 @@ def elicit(
     prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
     check_choice("prefix", prefix, (True, False, "both"))
     norm_set = _as_norms(norms, norms_format, norms_columns)
+    if candidates != "vocab":
+        from tacit.api_spans import elicit_result
+
+        return elicit_result(models, norm_set, relations, prefix, prefixes, concepts, run,
+                             candidates=candidates, span_scoring=span_scoring,
+                             normalize=normalize)  # fmt: skip
     built: dict[str, Any] = {}
 
     def prepare(vocab: Vocabulary) -> pd.DataFrame:
@@ -301,7 +343,7 @@ def elicit(
         "prefix": prefix,
         "concepts": list(concepts) if concepts is not None else None,
     }
-    manifest["norms"] = _norms_record(norm_set)
+    manifest["norms"] = norms_record(norm_set)
     manifest["counts"] = {
         "prompts_per_model": len(per_model),
         "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},

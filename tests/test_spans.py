@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from transformers import AutoModelForMaskedLM, AutoTokenizer
+from support import plain_span_scores
+from transformers import AutoTokenizer
 
 from tacit.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
@@ -21,35 +21,6 @@ TEMPLATES = [
 SPANS = ["A bear", "An apple", "A cat", "Scissors", "A knife", "the dog and a cat", "metal"]
 
 
-def plain_scores(model_dir: str, templates, spans, scoring: str) -> tuple[np.ndarray, np.ndarray]:
-    """The plain way: for each pair and each of the span's tokens, its own forward pass of the
-    whole model (full logits), log_softmax, the token's value, summed."""
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
-    scores = np.zeros((len(templates), len(spans)))
-    lengths = np.zeros((len(templates), len(spans)), dtype=int)
-    for t, template in enumerate(templates):
-        start = template.index("<mask>")
-        for s, span in enumerate(spans):
-            sentence = template.replace("<mask>", span)
-            encoded = tokenizer(sentence, return_offsets_mapping=True)
-            ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
-            inside = [n for n, (a, b) in enumerate(offsets)
-                      if b > a and b > start and a < start + len(span)]  # fmt: skip
-            first, last = inside[0], inside[-1] + 1
-            lengths[t, s] = last - first
-            steps = range(last - first) if scoring == "l2r" else [0]
-            for i in steps:
-                masked = list(ids)
-                masked[first + i : last] = [tokenizer.mask_token_id] * (last - first - i)
-                with torch.no_grad():
-                    logits = model(input_ids=torch.tensor([masked])).logits[0]
-                log_probs = logits.log_softmax(-1)
-                read = [first + i] if scoring == "l2r" else range(first, last)
-                scores[t, s] += sum(log_probs[p, ids[p]].item() for p in read)
-    return scores, lengths
-
-
 @pytest.fixture(params=["tiny_bert", "tiny_roberta", "real_bert", "real_roberta"])
 def model_dir(request) -> str:
     return request.getfixturevalue(request.param)
@@ -59,7 +30,7 @@ def model_dir(request) -> str:
 def test_span_scores_equal_the_plain_computation(model_dir, scoring):
     scorer = MaskedLMScorer(model_dir, batch_size=64)
     got = scorer.score_spans(TEMPLATES, SPANS, scoring=scoring, progress=False)
-    want, lengths = plain_scores(model_dir, TEMPLATES, SPANS, scoring)
+    want, lengths = plain_span_scores(model_dir, TEMPLATES, SPANS, scoring)
     np.testing.assert_array_equal(got.n_tokens, lengths)
     np.testing.assert_allclose(got.span, want, rtol=1e-5, atol=1e-4)
     assert got.sentence is None

@@ -17,7 +17,14 @@ from typing import Annotated, Any
 import typer
 
 from tacit.errors import TacitError
-from tacit.options import DTYPES, NORMS_FORMATS, RunOptions, check_choice
+from tacit.options import (
+    DTYPES,
+    NORMALIZATIONS,
+    NORMS_FORMATS,
+    SPAN_SCORINGS,
+    RunOptions,
+    check_choice,
+)
 from tacit.options import NormsFormat as NormsFormatName
 from tacit.results.result import ProbeResult
 
@@ -155,6 +162,23 @@ Resume = Annotated[
         "(the same command otherwise; the results equal those of an uninterrupted run).",
     ),
 ]
+SpanScoringOption = Annotated[
+    str,
+    choice(
+        "--span-scoring", choices=SPAN_SCORINGS,
+        help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the "
+        "exact chain rule left to right (one mask per token still to come), or `independent` "
+        "(all masked at once, mLAMA's).",
+    ),
+]  # fmt: skip
+NormalizeOption = Annotated[
+    str,
+    choice(
+        "--normalize", choices=NORMALIZATIONS,
+        help="What candidate spans are ranked by: their log-probability (`sum`), per token "
+        "(`mean`), or against the prompt without its properties (`pmi`).",
+    ),
+]  # fmt: skip
 Overwrite = Annotated[
     bool,
     typer.Option(

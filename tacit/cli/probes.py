@@ -13,9 +13,11 @@ import typer
 from tacit.cli.common import (
     Concepts,
     Models,
+    NormalizeOption,
     NormsColumns,
     NormsFormat,
     NormsPath,
+    SpanScoringOption,
     choice,
     norms_format_choice,
     parse_concepts,
@@ -25,9 +27,11 @@ from tacit.errors import TacitError
 from tacit.options import (
     ABLATIONS,
     CATEGORIES,
+    NORMALIZATIONS,
     ORDERS,
     RELATIONS,
     SELECTIONS,
+    SPAN_SCORINGS,
     RunOptions,
     check_choice,
     check_choices,
@@ -70,6 +74,25 @@ def retrieve(
     norms_format: NormsFormat = None,
     norms_columns: NormsColumns = None,
     concepts: Concepts = None,
+    candidates: Annotated[
+        str,
+        typer.Option(
+            "--candidates",
+            help="What the concept is ranked among: `vocab` (the paper's: one-token concepts "
+            "among the shared vocabulary), `concepts` (every concept of the norms as a span "
+            "with its article, 'A bear', 'An aardvark', 'Scissors') or a FILE of spans, one a "
+            "line.",
+        ),
+    ] = "vocab",
+    span_scoring: SpanScoringOption = "l2r",
+    normalize: NormalizeOption = "sum",
+    articles: Annotated[
+        str | None,
+        typer.Option(
+            "--articles",
+            help="A concept,article CSV overriding the article tacit gives a concept's span.",
+        ),
+    ] = None,
     *,
     options: RunOptions,
 ) -> ProbeResult:
@@ -94,6 +117,10 @@ def retrieve(
         concepts=parse_concepts(concepts),
         norms_format=norms_format_choice(norms_format),
         norms_columns=norms_columns,
+        candidates=candidates,
+        span_scoring=check_choice("--span-scoring", span_scoring, SPAN_SCORINGS),
+        normalize=check_choice("--normalize", normalize, NORMALIZATIONS),
+        articles=articles,
         options=options,
     )
 
@@ -124,6 +151,17 @@ def elicit(
     norms_format: NormsFormat = None,
     norms_columns: NormsColumns = None,
     concepts: Concepts = None,
+    candidates: Annotated[
+        str,
+        typer.Option(
+            "--candidates",
+            help="What answers are ranked among: `vocab` (the paper's: one-word answers among "
+            "the shared vocabulary), `answers` (every answer people gave to the relation, of "
+            "any length: 'fur', 'four legs') or a FILE of spans, one a line.",
+        ),
+    ] = "vocab",
+    span_scoring: SpanScoringOption = "l2r",
+    normalize: NormalizeOption = "sum",
     *,
     options: RunOptions,
 ) -> ProbeResult:
@@ -147,6 +185,9 @@ def elicit(
         concepts=parse_concepts(concepts),
         norms_format=norms_format_choice(norms_format),
         norms_columns=norms_columns,
+        candidates=candidates,
+        span_scoring=check_choice("--span-scoring", span_scoring, SPAN_SCORINGS),
+        normalize=check_choice("--normalize", normalize, NORMALIZATIONS),
         options=options,
     )
 

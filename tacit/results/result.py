@@ -39,6 +39,7 @@ class ProbeResult:
             warnings (the CLI prints them on stderr).
         figures: file name -> a function that draws that figure and returns the file's bytes
             (drawn only when saved: matplotlib is not imported otherwise).
+        files: further text files by name, e.g. `candidates.txt` (the spans a run ranked).
     """
 
     prompts: pd.DataFrame
@@ -50,6 +51,7 @@ class ProbeResult:
     text: str = ""
     notes: list[str] = field(default_factory=list)
     figures: dict[str, FigureBytes] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def dropped(self) -> pd.DataFrame:
@@ -80,6 +82,7 @@ class ProbeResult:
         files[self.rows_file] = table_text(self.prompts)
         files["summary.csv"] = table_text(self.summary)
         files["manifest.json"] = json_text(self.manifest)
+        files.update(self.files)
         files.update({name: draw() for name, draw in self.figures.items()})
         write_files(out, files)
         shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
