@@ -1,0 +1,158 @@
+"""The causal scorer (tacit.models.causal) against a plain computation: start token + the
+sentence, one forward pass, log_softmax, gather, sum (support.causal_reference), on tiny
+random GPT-2- and Llama-shaped models with GPT-2's real byte-level BPE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from support import causal_reference, fails_cleanly
+from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
+
+from tacit.errors import TacitError
+from tacit.models import model_kind
+from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
+
+TEMPLATES = [
+    "Everyone knows that a bear has <mask>.",
+    "<mask> has fur, is big, and has claws.",
+    "A knife is made of <mask>",
+]
+# "s" after "has " merges differently in the sentence than alone; "" is an empty span
+SPANS = ["fur", "claws", "four legs", "a long tail", "s", "teeth", "eyes", "ears", "wings",
+         "A bear", "An aardvark", "metal", "x!"]  # fmt: skip
+
+
+def sentence_of(template: str, span: str) -> tuple[str, int, int]:
+    """The sentence and the characters of the span with its leading space (the reference)."""
+    before, after = template.split("<mask>")
+    prefix = before.rstrip()
+    return prefix + before[len(prefix) :] + span + after, len(prefix), len(before) + len(span)
+
+
+def reference_scores(model_dir: str, templates, spans):
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    sentences = [sentence_of(t, s) for t in templates for s in spans]
+    logprobs = causal_reference(model_dir, [text for text, _, _ in sentences])
+    span, total, n = [], [], []
+    for (text, first, last), lp in zip(sentences, logprobs):
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        inside = [a < last and b > first for a, b in offsets["offset_mapping"]]
+        span.append(lp[inside].sum())
+        total.append(lp.sum())
+        n.append(sum(inside))
+    shape = (len(templates), len(spans))
+    return (np.reshape(span, shape), np.reshape(total, shape), np.reshape(n, shape))
+
+
+@pytest.fixture(params=["tiny_gpt2", "tiny_llama"])
+def causal_model(request) -> str:
+    return request.getfixturevalue(request.param)
+
+
+@pytest.mark.parametrize("batch_size", [1, 64])
+@pytest.mark.parametrize("cache", [True, False])
+def test_spans_match_plain_forward(causal_model, batch_size, cache):
+    scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
+    scores = scorer.score_spans(TEMPLATES, SPANS, progress=False, cache=cache)
+    span, total, n = reference_scores(causal_model, TEMPLATES, SPANS)
+    np.testing.assert_array_equal(scores.n_tokens, n)
+    np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
+    np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
+    assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
+    if cache:
+        assert scorer.last_tokens < scorer.last_naive_tokens / 2
+    else:
+        assert scorer.last_tokens == scorer.last_naive_tokens
+
+
+def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):
+    """A span whose first token merges with the text before the blank (no space before the
+    blank: "bear<mask>" + "s" -> "bears") cannot reuse the prefix's tokens: scored whole."""
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=4)
+    templates = ["Everyone knows that a bear<mask> fur."]
+    spans = ["s", "skin", "'s", " has", " with", " and", " is", " got", " eats"]
+    tokenizer = scorer.tokenizer
+    prefix = tokenizer("Everyone knows that a bear", add_special_tokens=False)["input_ids"]
+    merged = tokenizer("Everyone knows that a bears fur.", add_special_tokens=False)["input_ids"]
+    assert merged[: len(prefix)] != prefix  # the case under test
+    scores = scorer.score_spans(templates, spans, progress=False)
+    span, total, n = reference_scores(tiny_gpt2, templates, spans)
+    np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
+    np.testing.assert_allclose(scores.span, span, atol=2e-4)
+    np.testing.assert_array_equal(scores.n_tokens, n)
+
+
+def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
+    templates = [TEMPLATES[1], TEMPLATES[0], TEMPLATES[1]]
+    spans = SPANS[::-1] + ["fur"]
+    scores = scorer.score_spans(templates, spans, progress=False)
+    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
+
+
+@pytest.mark.parametrize("batch_size", [1, 64])
+def test_vocab_is_the_next_token_softmax(causal_model, batch_size):
+    scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
+    prompts = ["Everyone knows that a bear has <mask>.", "A cat has <mask>", "<mask>!",
+               "Everyone knows that a bear has <mask>."]  # fmt: skip
+    vocab_ids = np.array([4649, 15503, 10, 50260, 7])
+    tokenizer = AutoTokenizer.from_pretrained(causal_model)
+    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
+    start = tokenizer.bos_token_id
+    found = {}
+    for batch in scorer.score_vocab(prompts, vocab_ids, progress=False):
+        for row, at in zip(batch.rows.tolist(), batch.batch_rows.tolist()):
+            found[row] = (batch.shared[at] - batch.log_z[at]).numpy()
+    assert sorted(found) == list(range(len(prompts)))
+    for row, prompt in enumerate(prompts):
+        before = prompt.split("<mask>")[0].rstrip()
+        ids = [start, *tokenizer(before, add_special_tokens=False)["input_ids"]]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
+        expected = torch.log_softmax(logits.double(), -1)[vocab_ids].numpy()
+        np.testing.assert_allclose(found[row], expected, atol=2e-5)
+
+
+def test_vocab_refuses_a_blank_inside_the_sentence(tiny_gpt2):
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu")
+    with pytest.raises(TacitError, match="--candidates concepts"):
+        list(scorer.score_vocab(["A <mask> has fur."], np.array([1]), progress=False))
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean"])
+def test_encode_pools_the_last_hidden_layer(tiny_gpt2, pooling):
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=2)
+    texts = ["A bear has fur.", "Knives are sharp and made of metal.", "Yes"]
+    features, cut = scorer.encode(texts, pooling=pooling, progress=False)
+    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
+    tokenizer = scorer.tokenizer
+    for row, text in enumerate(texts):
+        ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+        with torch.no_grad():
+            hidden = model.base_model(input_ids=torch.tensor([ids])).last_hidden_state[0]
+        expected = hidden[-1] if pooling == "last" else hidden[1:].mean(0)
+        np.testing.assert_allclose(features[row], expected.numpy(), atol=1e-5)
+    assert cut == 0
+    with pytest.raises(TacitError, match="pool at a <mask>"):
+        scorer.encode(texts, pooling="mask")
+
+
+def test_kinds(tiny_gpt2, tiny_llama, tiny_bert, tmp_path):
+    assert model_kind(tiny_gpt2) == "causal" and model_kind(tiny_llama) == "causal"
+    assert model_kind(tiny_bert) == "masked"
+    encoder = tmp_path / "encoder"
+    BertModel(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
+                         num_attention_heads=1, intermediate_size=8)).save_pretrained(encoder)  # fmt: skip
+    with pytest.raises(TacitError, match="BertModel checkpoint is none of the model kinds"):
+        model_kind(str(encoder))
+
+
+def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_path, tmp_path):
+    fails_cleanly(
+        ["retrieve", "-m", tiny_gpt2, "--norms", toy_norms_path, "--max-props", "2",
+         "--out", tmp_path / "run", "--device", "cpu"],
+        "--candidates concepts", out=tmp_path / "run",
+    )  # fmt: skip
