@@ -4,12 +4,17 @@ random GPT-2- and Llama-shaped models with GPT-2's real byte-level BPE."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
-from support import causal_reference, fails_cleanly
+from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
+from typer.testing import CliRunner
 
+from tacit.cli import app
 from tacit.errors import TacitError
 from tacit.models import model_kind
 from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
@@ -156,3 +161,61 @@ def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_pa
          "--out", tmp_path / "run", "--device", "cpu"],
         "--candidates concepts", out=tmp_path / "run",
     )  # fmt: skip
+
+
+def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+    with torch.no_grad():
+        return torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0, -1].double(), -1)
+
+
+def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_path, tmp_path):
+    """One shared vocabulary across kinds; the causal rows are the next-token softmax."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "elicit", "-m", tiny_bert, "-m", tiny_gpt2, "--norms", str(toy_norms_path),
+        "--relation", "has", "--out", str(out), "-q", "--device", "cpu",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [m["kind"] for m in manifest["models"]] == ["masked", "causal"]
+    prompts = pd.read_csv(out / "prompts.csv")
+    assert set(prompts.model) == {tiny_bert, tiny_gpt2}
+    by_model = prompts.groupby("model")
+    assert by_model.size()[tiny_bert] == by_model.size()[tiny_gpt2]
+    vocab = (out / "vocab.txt").read_text().split()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    ids = [tokenizer(" " + w, add_special_tokens=False)["input_ids"][0] for w in vocab]
+    row = prompts[prompts.model == tiny_gpt2].iloc[0]
+    logprobs = _next_token_logprobs(tiny_gpt2, row.prompt.split("<mask>")[0].rstrip())
+    expected = logprobs[ids].exp()
+    top = [item.rpartition(":") for item in row.top5.split()]
+    assert [w for w, _, _ in top] == [vocab[i] for i in expected.topk(5).indices]
+    np.testing.assert_allclose([float(p) for _, _, p in top], expected.topk(5).values, rtol=1e-3)
+
+
+@pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
+def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
+    """The person prompt's blank comes first: a causal model scores each word in place."""
+    out = tmp_path / "prince"
+    words = tmp_path / "words.txt"  # a small vocabulary: every word is a sentence to score
+    words.write_text("\n".join(["person", "man", "woman", "dog", "leader", "land", "history",
+                                 "water", "queen", "bear", "the", "people", "house"]))  # fmt: skip
+    result = CliRunner().invoke(app, [
+        "prince", "-m", real_bert, "-m", tiny_gpt2, "--vocab-file", str(words), "--out",
+        str(out), "-q",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out / "prompts.csv", keep_default_na=False)
+    assert list(table.model) == [real_bert, real_bert, tiny_gpt2, tiny_gpt2]
+    causal = table[table.model == tiny_gpt2].set_index("direction")
+    vocab = (out / "vocab.txt").read_text().split()
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu")
+    person = causal.loc["concept", "prompt"]
+    sentence = scorer.score_spans([person], vocab, progress=False).sentence[0]
+    rank = 1 + (sentence > sentence[vocab.index("person")]).sum()
+    assert causal.loc["concept", "rank"] == rank
+    share = np.exp(sentence[vocab.index("person")] - np.logaddexp.reduce(sentence))
+    assert causal.loc["concept", "target_prob"] == pytest.approx(share, rel=1e-4)

@@ -352,6 +352,32 @@ class CausalLMScorer(Scorer):
                 log_z=torch.logsumexp(logits, dim=-1),
             )
 
+    def blank_ends(self, prompt: str) -> bool:
+        """Does the prompt's blank end its sentence (the next-token question applies)?"""
+        return bool(SENTENCE_END.fullmatch(prompt.partition(MASK)[2]))
+
+    def score_words_in_place(
+        self, prompts: Sequence[str], words: Sequence[str], *, progress: bool | tqdm = True
+    ) -> Iterator[ScoredBatch]:
+        """Each prompt's blank scored over one-token words where the blank does not end the
+        sentence: every word is put in the blank and its sentence scored (score_spans), so a
+        word's score is log P(sentence) and ranks words as P(word | the rest) does. `log_z` is
+        the logsumexp over `words`: probabilities are among these words, not over the model's
+        whole vocabulary (which a blank inside the sentence cannot give without scoring every
+        token). One batch per distinct prompt."""
+        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        rows_of = group_rows(inverse.reshape(-1), len(unique))
+        for i, prompt in enumerate(unique):
+            scores = self.score_spans([prompt], list(words), progress=progress)
+            assert scores.sentence is not None
+            shared = torch.as_tensor(scores.sentence, dtype=torch.float32, device=self.device)
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows_of[i], device=self.device),
+                batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
+                shared=shared,
+                log_z=torch.logsumexp(shared, dim=-1),
+            )
+
     # --- features ---------------------------------------------------------------------------
 
     def encode(
