@@ -219,3 +219,44 @@ def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
     assert causal.loc["concept", "rank"] == rank
     share = np.exp(sentence[vocab.index("person")] - np.logaddexp.reduce(sentence))
     assert causal.loc["concept", "target_prob"] == pytest.approx(share, rel=1e-4)
+
+
+def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
+    """`probe nli` cloze mode with a causal model: each label's word in the blank, the label
+    probabilities the softmax over the sentences' log-probabilities (words of any length)."""
+    from support_nli import write_nope
+
+    data = write_nope(tmp_path / "nope")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "nli", "--suite", "nope", "--data", str(data), "-m", tiny_gpt2, "--mode", "cloze",
+        "--verbalizer", "Yes,Perhaps not,No", "--out", str(out), "-q",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["models"][0]["mode"] == "cloze"
+    assert manifest["models"][0]["kind"] == "causal"
+    items = pd.read_csv(out / "items.csv")
+    prompts = list(items["prompt"])
+    _, total, _ = reference_scores(tiny_gpt2, prompts, ["Yes", "Perhaps not", "No"])
+    expected = np.exp(total - np.logaddexp.reduce(total, axis=1, keepdims=True))
+    got = items[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean"])
+def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
+    from support_nli import write_pragmeval
+
+    data = write_pragmeval(tmp_path / "pragmeval")
+    out = tmp_path / "run"
+    base = ["pragmeval", "--data", str(data), "-m", tiny_gpt2, "--task", "Sarcasm",
+            "--cache-dir", str(tmp_path / "cache"), "-q"]  # fmt: skip
+    result = CliRunner().invoke(app, [*base, "--pooling", pooling, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["pooling"] == pooling and manifest["models"][0]["kind"] == "causal"
+    configs = pd.read_csv(out / "configs.csv")
+    assert configs["test"].between(0, 1).all()
+    if pooling == "last":
+        fails_cleanly([*base, "--pooling", "mask"], "pool at a <mask> (use --pooling last or mean)")

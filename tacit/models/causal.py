@@ -150,6 +150,11 @@ class CausalLMScorer(Scorer):
             for s, span in enumerate(spans):
                 n = t * len(spans) + s
                 ids = encoded["input_ids"][n]
+                if len(ids) + 1 > self.max_tokens:
+                    raise TacitError(
+                        f"{shorten(repr(texts[n]))} is {len(ids) + 1} tokens with the start "
+                        f"token: longer than {self.name} takes ({self.max_tokens})"
+                    )
                 first, last = len(prefix), len(prefix) + len(gap) + len(span)
                 offsets = np.asarray(encoded["offset_mapping"][n], dtype=np.int64).reshape(-1, 2)
                 in_span = (offsets[:, 0] < last) & (offsets[:, 1] > first) & (last > first)

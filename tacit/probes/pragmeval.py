@@ -288,7 +288,7 @@ def results_table(outcomes: dict[str, ProbeOutcome]) -> pd.DataFrame:
 
 def template_for(config: Config, template: str | None, pooling: str = "mask") -> str:
     """The features template of a configuration: the user's, or the default for its fields;
-    mean pooling reads the texts alone, joined by a space."""
-    if pooling == "mean":
+    mean and last-token pooling read the texts alone, joined by a space."""
+    if pooling != "mask":
         return " ".join(f"{{{field}}}" for field in config.fields)
     return template or FEATURE_TEMPLATES[config.fields]
