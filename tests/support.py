@@ -339,6 +339,16 @@ def real_gpt2_tokenizer(*, bos: str | None = None) -> GPT2TokenizerFast:
     return tokenizer
 
 
+def toy_gpt2_tokenizer(directory: Path) -> GPT2TokenizerFast:
+    """A GPT-2 tokenizer on the toy byte-level BPE (needs no ../shared), `<s>` as BOS."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tiny_roberta_tokenizer(directory)  # writes vocab.json and merges.txt there
+    return GPT2TokenizerFast(
+        vocab=str(directory / "vocab.json"), merges=str(directory / "merges.txt"),
+        bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+    )  # fmt: skip
+
+
 def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
     """A random-weight GPT-2 (causal LM) with this tokenizer, saved for from_pretrained."""
     torch.manual_seed(seed)
