@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly
+from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly, out_of_memory_above
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
 from typer.testing import CliRunner
 
@@ -70,6 +70,19 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
         assert scorer.last_tokens < scorer.last_naive_tokens / 2
     else:
         assert scorer.last_tokens == scorer.last_naive_tokens
+
+
+def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=64)
+    scorer.model.forward = out_of_memory_above(scorer.model.forward, 5)
+    scores = scorer.score_spans(TEMPLATES, SPANS, progress=False)
+    assert scorer.batch_size == 4
+    _, total, _ = reference_scores(tiny_gpt2, TEMPLATES, SPANS)
+    np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
+    half = CausalLMScorer(tiny_gpt2, device="cpu", dtype="bfloat16")
+    assert half.model.dtype == torch.bfloat16
+    rough = half.score_spans(TEMPLATES, SPANS, progress=False).sentence
+    np.testing.assert_allclose(rough, total, atol=0.5)  # bfloat16 weights, float32 softmax
 
 
 def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):

@@ -83,7 +83,7 @@ class CausalLMScorer(Scorer):
     @property
     def _cache_keyword(self) -> str:
         """What this transformers calls the forward pass's key/value cache argument."""
-        parameters = signature(self.model.forward).parameters
+        parameters = signature(type(self.model).forward).parameters
         return "cache" if "cache" in parameters else "past_key_values"
 
     def check_tokenizer(self) -> None:
