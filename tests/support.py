@@ -349,6 +349,31 @@ def toy_gpt2_tokenizer(directory: Path) -> GPT2TokenizerFast:
     )  # fmt: skip
 
 
+def sentencepiece_style_tokenizer():
+    """A Llama-2-style tokenizer (`▁` put before the text and for every space, as SentencePiece
+    does; no byte-level pre-tokenizer) on GPT-2's merges with `Ġ` written `▁`."""
+    import json
+
+    from tokenizers import Tokenizer, decoders, models, normalizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = json.loads((REAL_ROBERTA_DIR / "vocab.json").read_text())
+    vocab = {token.replace("Ġ", "▁"): i for token, i in vocab.items()}
+    lines = (REAL_ROBERTA_DIR / "merges.txt").read_text().splitlines()[1:]
+    merges = [tuple(line.replace("Ġ", "▁").split(" ")) for line in lines if line]
+    backend = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>"))
+    backend.normalizer = normalizers.Sequence(
+        [normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")]
+    )
+    backend.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        pad_token="<pad>",
+    )  # fmt: skip
+
+
 def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
     """A random-weight GPT-2 (causal LM) with this tokenizer, saved for from_pretrained."""
     torch.manual_seed(seed)

@@ -273,3 +273,25 @@ def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
     assert configs["test"].between(0, 1).all()
     if pooling == "last":
         fails_cleanly([*base, "--pooling", "mask"], "pool at a <mask> (use --pooling last or mean)")
+
+
+@pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
+def test_sentencepiece_words_and_next_token(tmp_path):
+    """A Llama-2-style tokenizer encodes " bear" as `▁` `▁bear`: the shared vocabulary reads a
+    word inside a sentence ("a bear"), so `bear` is `▁bear`, the token that follows "... has"."""
+    from support import save_tiny_llama, sentencepiece_style_tokenizer
+
+    from tacit.vocab.shared import single_token_words, word_token_id
+
+    tokenizer = sentencepiece_style_tokenizer()
+    assert tokenizer.tokenize(" bear") == ["▁", "▁bear"]
+    words = single_token_words(tokenizer)
+    bear = tokenizer.convert_tokens_to_ids("▁bear")
+    assert words["bear"] == bear and word_token_id(tokenizer, "fur") == words["fur"]
+    model_dir = str(save_tiny_llama(tmp_path / "llama2", tokenizer))
+    scorer = CausalLMScorer(model_dir, device="cpu")
+    prompt = "Everyone knows that a cat has <mask>."
+    (batch,) = scorer.score_vocab([prompt], np.array([bear, words["fur"]]), progress=False)
+    expected = _next_token_logprobs(model_dir, "Everyone knows that a cat has")
+    got = (batch.shared[0] - batch.log_z[0]).numpy()
+    np.testing.assert_allclose(got, expected[[bear, words["fur"]]].numpy(), atol=2e-5)
