@@ -65,8 +65,7 @@ def pragmeval(
     ref = read_reference(reference) if reference is not None else None
     configs, skipped = _configs(data, tasks, mode, pooling, template, verbalizer)
     rows, predictions, records = [], [], []
-    kinds = ("masked", "causal") if mode == "linear" else ("masked",)
-    for _, model in each_model(models, run, probe="pragmeval", kinds=kinds):
+    for _, model in each_model(models, run, probe="pragmeval", kinds=("masked", "causal")):
         table, predicted, record = _run_model(
             model, configs, run, mode=mode, pooling=pooling, template=template,
             verbalizer=verbalizer, max_train=max_train, cache_root=paths.cache_dir(cache_dir),

@@ -273,6 +273,10 @@ def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
     assert configs["test"].between(0, 1).all()
     if pooling == "last":
         fails_cleanly([*base, "--pooling", "mask"], "pool at a <mask> (use --pooling last or mean)")
+        cloze = CliRunner().invoke(app, [*base, "--mode", "cloze", "--out", str(tmp_path / "c")])
+        assert cloze.exit_code == 0, cloze.output
+        record = json.loads((tmp_path / "c" / "manifest.json").read_text())["models"][0]
+        assert record["kind"] == "causal"
 
 
 @pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
