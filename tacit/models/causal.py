@@ -165,17 +165,17 @@ class CausalLMScorer(Scorer):
 
     # --- running ----------------------------------------------------------------------------
 
-    def _token_logprobs(
-        self, ids: torch.Tensor, attention: torch.Tensor, past: Any = None
+    def _target_logprobs(
+        self, ids: torch.Tensor, attention: torch.Tensor, targets: torch.Tensor, past: Any = None
     ) -> torch.Tensor:
-        """[batch x tokens x vocab] float32 log-probabilities of the next token at each
-        position (only the caller's gathers read them)."""
+        """[batch x tokens] float32 log P(targets[:, j] | ids up to j): the target's logit less
+        the logsumexp over the vocabulary (no [batch x tokens x vocab] log-softmax is kept)."""
         cache = {self._cache_keyword: past} if past is not None else {}
         with compile_errors_explained(self.compiled, self.name, self.device):
             logits = self.model(
                 input_ids=ids, attention_mask=attention, use_cache=False, **cache
-            ).logits
-        return torch.log_softmax(logits.float(), dim=-1)
+            ).logits.float()
+        return logits.gather(2, targets.unsqueeze(2)).squeeze(2) - torch.logsumexp(logits, -1)
 
     def _score_whole(
         self, sequences: list[list[int]], bar: tqdm
@@ -185,8 +185,10 @@ class CausalLMScorer(Scorer):
 
         def run(indices: np.ndarray) -> np.ndarray:
             ids, attention = padded(sequences, indices, self.pad_id, self.device)
-            logprobs = self._token_logprobs(ids, attention, None)
-            return logprobs[:, :-1].gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2).cpu().numpy()
+            if ids.shape[1] == 1:  # the start token alone: an empty sentence
+                return np.zeros((len(indices), 0))
+            logprobs = self._target_logprobs(ids[:, :-1], attention[:, :-1], ids[:, 1:])
+            return logprobs.cpu().numpy()
 
         for indices, result in longest_first_batches([len(s) for s in sequences], self, run):
             yield indices, result
@@ -220,8 +222,7 @@ class CausalLMScorer(Scorer):
                 [torch.ones((b, n_prefix), dtype=attention.dtype, device=self.device), attention],
                 dim=1,
             )
-            logprobs = self._token_logprobs(ids[:, :-1], full_attention[:, :-1], past)
-            rest_lp = logprobs.gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+            rest_lp = self._target_logprobs(ids[:, :-1], full_attention[:, :-1], ids[:, 1:], past)
             return torch.cat([first_lp, rest_lp], dim=1).cpu().numpy()
 
         def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
