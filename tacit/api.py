@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 RetrievalResult = ProbeResult  # the name earlier versions exported
 
+# the kinds that score a blank ending its sentence over the shared vocabulary (elicit, prince)
+VOCAB_KINDS = ("masked", "causal")
+
 ScoreRows = Callable[["Scorer", "Vocabulary", pd.DataFrame, Any], pd.DataFrame]
 
 
@@ -54,9 +57,11 @@ def _vocab_probe(
     options: RunOptions,
     prepare: Callable[[Vocabulary], pd.DataFrame],
     score: ScoreRows,
+    kinds: Sequence[str] = ("masked",),
 ) -> tuple[pd.DataFrame, Vocabulary, dict[str, Any]]:
     """Build the shared vocabulary, the prompts (`prepare`, before any model loads, so that bad
-    input fails before the slow part), then score them with each model in turn."""
+    input fails before the slow part), then score them with each model in turn (models of
+    `kinds`; the vocabulary is shared across kinds)."""
     from tacit.vocab.shared import vocabulary_for
 
     if not models:
@@ -66,7 +71,9 @@ def _vocab_probe(
         models, vocab_models=options.vocab_models, vocab_file=options.vocab_file,
         revision=options.revision,
     )  # fmt: skip
-    work = Work(prepare(vocab), "prompt", lambda scorer, rows, bar: score(scorer, vocab, rows, bar))
+    work = Work(
+        prepare(vocab), "prompt", lambda scorer, rows, bar: score(scorer, vocab, rows, bar), kinds
+    )
     table, records = run_models(
         models, options, work, probe=probe, plan={"vocabulary_sha256": vocab.sha256},
         tokenizers=tokenizers,
@@ -335,6 +342,7 @@ def elicit(
         lambda scorer, vocab, rows, bar: score_elicitation(
             rows, scorer, vocab, built["sensible"], progress=bar
         ),
+        VOCAB_KINDS,
     )  # fmt: skip
     per_model, excluded = built["prompts"], built["golds"].excluded
     counts = per_model[per_model.prefix == prefixes[0]].groupby("relation").size()
@@ -368,6 +376,7 @@ def prince(
     prompts, vocab, manifest = _vocab_probe(
         "prince", models, run, prince_prompts,
         lambda scorer, vocab, rows, bar: score_prince(rows, scorer, vocab, progress=bar),
+        VOCAB_KINDS,
     )  # fmt: skip
     summary = prompts[["model", "direction", "rank", "target_prob", "ap_vocab"]]
     text, notes = prince_report(prompts, manifest)

@@ -28,8 +28,12 @@ from tacit.results.nli_figure import nli_figure, nli_panels
 from tacit.results.result import ProbeResult
 from tacit.runner import ModelHandle, Work, run_manifest, run_models
 
-NLI_KINDS = {"auto": ("masked", "classifier"), "cloze": ("masked",), "classifier": ("classifier",)}
-NLI_MODE_OF_KIND = {"masked": "cloze", "classifier": "classifier"}
+NLI_KINDS = {
+    "auto": ("masked", "classifier", "causal"),
+    "cloze": ("masked", "causal"),
+    "classifier": ("classifier",),
+}
+NLI_MODE_OF_KIND = {"masked": "cloze", "causal": "cloze", "classifier": "classifier"}
 
 
 def _nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any) -> Work:

@@ -46,7 +46,8 @@ def pragmeval(
 
     Linear: each text's hidden state at the `<mask>` of `template` (default `{sentence1}
     <mask> {sentence2}` or `{sentence} <mask>`), or the mean over its tokens (`pooling="mean"`),
-    cached under `cache_dir`; a logistic regression with C chosen on dev; test accuracy (macro-F1
+    or, for a causal model, at its last token (`pooling="last"`; or `mean`), cached under
+    `cache_dir`; a logistic regression with C chosen on dev; test accuracy (macro-F1
     for SwitchBoard and MRDA). Cloze: the configuration's template and verbalizer (defaults in
     tacit.probes.pragmeval.CLOZE_DEFAULTS), for configurations with 2 or 3 labels.
     """
@@ -64,7 +65,7 @@ def pragmeval(
     ref = read_reference(reference) if reference is not None else None
     configs, skipped = _configs(data, tasks, mode, pooling, template, verbalizer)
     rows, predictions, records = [], [], []
-    for _, model in each_model(models, run, probe="pragmeval", kinds=("masked",)):
+    for _, model in each_model(models, run, probe="pragmeval", kinds=("masked", "causal")):
         table, predicted, record = _run_model(
             model, configs, run, mode=mode, pooling=pooling, template=template,
             verbalizer=verbalizer, max_train=max_train, cache_root=paths.cache_dir(cache_dir),

@@ -17,8 +17,11 @@ from support import (
     REAL_ROBERTA_DIR,
     SHARED_DATA,
     real_bert_tokenizer,
+    real_gpt2_tokenizer,
     real_roberta_tokenizer,
     save_tiny_bert,
+    save_tiny_gpt2,
+    save_tiny_llama,
     save_tiny_roberta,
     tiny_bert_tokenizer,
     tiny_roberta_tokenizer,
@@ -59,6 +62,24 @@ def real_roberta(tmp_path_factory) -> str:
         pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("real-roberta")
     return str(save_tiny_roberta(directory, real_roberta_tokenizer()))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory) -> str:
+    """A tiny random GPT-2 on GPT-2's real byte-level BPE (roberta-base's files)."""
+    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
+        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
+    directory = tmp_path_factory.mktemp("tiny-gpt2")
+    return str(save_tiny_gpt2(directory, real_gpt2_tokenizer()))
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory) -> str:
+    """A tiny random Llama-shaped model on the same BPE, with `<s>` as its BOS."""
+    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
+        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
+    directory = tmp_path_factory.mktemp("tiny-llama")
+    return str(save_tiny_llama(directory, real_gpt2_tokenizer(bos="<s>")))
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,11 @@ from transformers import (
     BertConfig,
     BertForMaskedLM,
     BertTokenizerFast,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPT2TokenizerFast,
+    LlamaConfig,
+    LlamaForCausalLM,
     RobertaConfig,
     RobertaForMaskedLM,
     RobertaTokenizerFast,
@@ -319,6 +324,98 @@ def real_roberta_tokenizer() -> RobertaTokenizerFast:
     )
     assert len(tokenizer) > 50000
     return tokenizer
+
+
+def real_gpt2_tokenizer(*, bos: str | None = None) -> GPT2TokenizerFast:
+    """GPT-2's byte-level BPE (roberta-base's vocab.json and merges.txt are GPT-2's), with its
+    `<|endoftext|>` as BOS and EOS; with `bos`, another BOS (a Llama-shaped model's `<s>`)."""
+    extra = {"bos_token": bos, "eos_token": "</s>"} if bos else {}
+    tokenizer = GPT2TokenizerFast(
+        vocab=str(REAL_ROBERTA_DIR / "vocab.json"),
+        merges=str(REAL_ROBERTA_DIR / "merges.txt"),
+        **extra,
+    )
+    assert len(tokenizer) == 50262
+    return tokenizer
+
+
+def toy_gpt2_tokenizer(directory: Path) -> GPT2TokenizerFast:
+    """A GPT-2 tokenizer on the toy byte-level BPE (needs no ../shared), `<s>` as BOS."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tiny_roberta_tokenizer(directory)  # writes vocab.json and merges.txt there
+    return GPT2TokenizerFast(
+        vocab=str(directory / "vocab.json"), merges=str(directory / "merges.txt"),
+        bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+    )  # fmt: skip
+
+
+def sentencepiece_style_tokenizer():
+    """A Llama-2-style tokenizer (`▁` put before the text and for every space, as SentencePiece
+    does; no byte-level pre-tokenizer) on GPT-2's merges with `Ġ` written `▁`."""
+    import json
+
+    from tokenizers import Tokenizer, decoders, models, normalizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = json.loads((REAL_ROBERTA_DIR / "vocab.json").read_text())
+    vocab = {token.replace("Ġ", "▁"): i for token, i in vocab.items()}
+    lines = (REAL_ROBERTA_DIR / "merges.txt").read_text().splitlines()[1:]
+    merges = [tuple(line.replace("Ġ", "▁").split(" ")) for line in lines if line]
+    backend = Tokenizer(models.BPE(vocab, merges, unk_token="<unk>"))
+    backend.normalizer = normalizers.Sequence(
+        [normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")]
+    )
+    backend.decoder = decoders.Sequence(
+        [decoders.Replace("▁", " "), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        pad_token="<pad>",
+    )  # fmt: skip
+
+
+def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A random-weight GPT-2 (causal LM) with this tokenizer, saved for from_pretrained."""
+    torch.manual_seed(seed)
+    config = GPT2Config(
+        vocab_size=max(tokenizer.get_vocab().values()) + 1, n_embd=32, n_layer=2, n_head=2,
+        n_positions=128, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    GPT2LMHeadModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A random-weight Llama-shaped causal LM (rotary positions, RMSNorm, gated MLP, grouped
+    key/value heads, untied head) with this tokenizer, saved for from_pretrained."""
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=max(tokenizer.get_vocab().values()) + 1, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False,
+    )  # fmt: skip
+    LlamaForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def causal_reference(model_dir, sentences):
+    """The plain way, one sentence at a time: start token + the sentence's tokens, one forward
+    pass, log_softmax, gather; per-token log-probabilities of the sentence's tokens."""
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    out = []
+    for sentence in sentences:
+        ids = torch.tensor([[start, *tokenizer(sentence, add_special_tokens=False)["input_ids"]]])
+        with torch.no_grad():
+            logprobs = torch.log_softmax(model(input_ids=ids).logits[0].double(), -1)
+        out.append(logprobs[:-1].gather(1, ids[0, 1:].unsqueeze(1)).squeeze(1).numpy())
+    return out
 
 
 def out_of_memory_above(forward, rows: int):

@@ -15,7 +15,14 @@ import shlex
 from dataclasses import dataclass
 
 import pytest
-from support import REPO, TINY_MCRAE, write_mcrae, write_norms
+from support import (
+    REPO,
+    TINY_MCRAE,
+    save_tiny_gpt2,
+    toy_gpt2_tokenizer,
+    write_mcrae,
+    write_norms,
+)
 from support_nli import (
     PRAGMEVAL_WORDS,
     save_nli_classifier,
@@ -92,10 +99,11 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "path/to/pragmeval": str(write_pragmeval(root / "pragmeval")),
         "paper_table.csv": str(reference),
     }
+    gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
     models = {"roberta-large": tiny_roberta, "roberta-base": tiny_roberta,
-              "bert-base-cased": tiny_bert}  # fmt: skip
+              "bert-base-cased": tiny_bert, "gpt2": gpt2}  # fmt: skip
     pragmatics = {"roberta-large-mnli": classifier, "roberta-large": mlm, "roberta-base": mlm,
-                  "bert-base-uncased": mlm}  # fmt: skip
+                  "bert-base-uncased": mlm, "gpt2": gpt2}  # fmt: skip
     return {"data": data, "models": models, "pragmatics": pragmatics}
 
 

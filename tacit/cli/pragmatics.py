@@ -112,7 +112,8 @@ PragmevalPooling = Annotated[
     choice(
         "--pooling",
         choices=POOLINGS,
-        help="Linear mode: the hidden state at `<mask>`, or mean.",
+        help="Linear mode: the hidden state at `<mask>` (masked LMs), at the last token "
+        "(causal LMs), or the mean.",
     ),
 ]
 
@@ -162,8 +163,8 @@ def nli(
         typer.Option(
             "--model",
             "-m",
-            help="A masked LM (cloze mode) or an NLI sequence classifier (classifier mode): hub "
-            "name or local directory. Repeat for several.",
+            help="A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
+            "mode): hub name or local directory. Repeat for several.",
         ),
     ] = None,
     predictions: NliPredictions = None,
@@ -179,10 +180,11 @@ def nli(
     """Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`.
 
     Cloze mode asks a masked LM `{premise}? <mask>, {hypothesis}` and reads Yes / Maybe / No at
-    the mask; classifier mode runs an NLI classifier; `--predictions` reads released prediction
-    files. Writes items.csv (one row per item x model x seed), summary.csv (each paper's
-    breakdowns, mean and sd over seeds), summary_by_seed.csv and manifest.json, and prints the
-    summary (beside the paper's numbers for NOPE predictions).
+    the mask (a causal LM scores the sentence with each word in place); classifier mode runs
+    an NLI classifier; `--predictions` reads released prediction files. Writes items.csv (one
+    row per item x model x seed), summary.csv (each paper's breakdowns, mean and sd over
+    seeds), summary_by_seed.csv and manifest.json, and prints the summary (beside the paper's
+    numbers for NOPE predictions).
     """
     from tacit.api_nli import nli as run_nli
     from tacit.probes.nli import ClozeSetup

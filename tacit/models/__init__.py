@@ -2,8 +2,8 @@
 
 A family is one module with a Scorer subclass, registered in FAMILIES by its kind. Which
 family a checkpoint belongs to is read off its config's architectures (`*ForMaskedLM`,
-`*ForSequenceClassification`), so `--model` takes any checkpoint and the probe says which
-kinds it can use.
+`*ForSequenceClassification`, or any class transformers loads as a causal or masked LM), so
+`--model` takes any checkpoint and the probe says which kinds it can use.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 FAMILIES = {
     "masked": "tacit.models.masked:MaskedLMScorer",
     "classifier": "tacit.models.classifier:NLIClassifier",
+    "causal": "tacit.models.causal:CausalLMScorer",
 }
 # how each kind's checkpoints name their architecture in config.json
 _ARCHITECTURE_SUFFIXES = {
@@ -54,16 +55,42 @@ def model_kind(name_or_path: str, revision: str | None = None) -> str:
         raise _not_found(name_or_path, err) from err
     architectures = getattr(config, "architectures", None) or []
     for architecture in architectures:
-        for suffix, kind in _ARCHITECTURE_SUFFIXES.items():
-            if architecture.endswith(suffix):
-                return kind
+        if kind := _kind_of_architecture(architecture):
+            return kind
     if not architectures:
         return "masked"
     raise TacitError(
         f"{name_or_path}: a {', '.join(architectures)} checkpoint is none of the model kinds "
-        f"tacit can score ({', '.join(FAMILIES)}): give a checkpoint with a masked-LM or an NLI "
-        "classification head"
+        f"tacit can score ({', '.join(FAMILIES)}): give a checkpoint with a masked-LM head, a "
+        "causal-LM head (decoder-only) or an NLI classification head"
     )
+
+
+def _kind_of_architecture(architecture: str) -> str | None:
+    """`masked`, `classifier` or `causal` for an architecture class name; None for others (a
+    bare encoder, a seq2seq model). Causal LMs are named unevenly (`GPT2LMHeadModel`,
+    `LlamaForCausalLM`), so transformers' own causal-LM table decides; BERT-like encoders
+    with a causal head (`BertLMHeadModel`) count as causal too, as that table says."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    for suffix, kind in _ARCHITECTURE_SUFFIXES.items():
+        if architecture.endswith(suffix):
+            return kind
+    if architecture in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values() or architecture.endswith(
+        "ForCausalLM"
+    ):
+        return "causal"
+    return None
+
+
+# what to do instead, where a probe cannot use a kind in the mode asked for
+_HINTS = {
+    ("retrieve", "causal"): (
+        " with vocabulary candidates: retrieval's blank does not end the sentence, so a causal "
+        "model cannot score it over the vocabulary; score the concepts as spans with "
+        "--candidates concepts"
+    ),
+}
 
 
 def load_scorer(
@@ -78,10 +105,13 @@ def load_scorer(
     """Load a model as the run's options say, as the family its checkpoint belongs to, if that
     is one of the `kinds` the probe can use (else a one-line error). `load_options` gives
     each kind's own keyword arguments (the classifier's label names)."""
-    kind = kinds[0] if len(kinds) == 1 else model_kind(name_or_path, options.revision)
+    kind = model_kind(name_or_path, options.revision)
+    if kind == "masked" and kind not in kinds and len(kinds) == 1:
+        kind = kinds[0]  # a config without architectures: let loading check the head
     if kind not in kinds:
+        hint = _HINTS.get((probe, kind), "")
         raise TacitError(
-            f"{name_or_path} is a {kind} model; {probe} takes {' or '.join(kinds)} models"
+            f"{name_or_path} is a {kind} model; {probe} takes {' or '.join(kinds)} models{hint}"
         )
     extra = dict((load_options or {}).get(kind, {}))
     if tokenizer is not None:

@@ -212,6 +212,11 @@ class MaskedLMScorer(Scorer):
         Returns the [texts x hidden] array and the number of texts cut.
         """
         check_choice("--pooling", pooling, POOLINGS)
+        if pooling == "last":
+            raise TacitError(
+                f"--pooling last: {self.name} is a masked LM, which reads both ways; pool at "
+                "the mask or the mean (last is a causal model's)"
+            )
         encoded = (
             self.encode_prompts(texts)
             if pooling == "mask"

@@ -1,6 +1,10 @@
 """Cloze classification, PET-style: a template with `<mask>` and named fields, and a verbalizer
 giving one word per label; a label's score is its word's logit at the mask. Shared by the
-NLI suites and PragmEval's cloze mode."""
+NLI suites and PragmEval's cloze mode.
+
+A causal model reads the blank wherever it is by putting each label's word in it
+(label_probs): a label's score is the log-probability of the sentence with its word in place,
+which ranks the words as P(word | the rest); words of any number of tokens will do."""
 
 from __future__ import annotations
 
@@ -118,3 +122,34 @@ def verbalizer_probs(
         whole = (logits - batch.log_z.double().unsqueeze(1)).exp().sum(dim=1)
         mass[batch.rows] = whole[batch.batch_rows]
     return probs.cpu().numpy(), mass.cpu().numpy()
+
+
+def label_probs(
+    scorer: Scorer,
+    prompts: list[str],
+    words: Mapping[str, str],
+    progress: bool,
+    *,
+    cut_to_fit: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each prompt's probabilities over the labels' `words`, and the words' total probability
+    (see verbalizer_probs). A causal model scores each word in the blank as a span: the label
+    probabilities are the softmax over the sentences' log-probabilities, the words' total is
+    their probability as the text right after the words before the blank."""
+    if scorer.kind != "causal":
+        ids = verbalizer_token_ids(scorer, words)
+        return verbalizer_probs(scorer, prompts, ids, progress, cut_to_fit=cut_to_fit)
+    scores = scorer.score_spans(prompts, list(words.values()), progress=progress)
+    assert scores.sentence is not None
+    sentence = torch.as_tensor(scores.sentence, dtype=torch.float64)
+    probs = torch.softmax(sentence, dim=-1).numpy()
+    return probs, np.exp(scores.span).sum(axis=1)
+
+
+def verbalizer_record(scorer: Scorer, words: Mapping[str, str]) -> dict[str, int | list[int]]:
+    """Each label's word as the model reads it for the manifest: its token id (masked), or the
+    ids of its tokens after a space (causal: any number)."""
+    if scorer.kind != "causal":
+        return dict(zip(words, map(int, verbalizer_token_ids(scorer, words))))
+    encoded = scorer.tokenizer([" " + w for w in words.values()], add_special_tokens=False)
+    return dict(zip(words, encoded["input_ids"]))

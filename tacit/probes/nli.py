@@ -4,6 +4,7 @@
 - cloze: any masked LM, PET-style. A template puts `<mask>` between premise and hypothesis; a
   verbalizer names one word per label (Yes / Maybe / No); the label probabilities are the
   softmax over those words' logits at the mask, optionally calibrated (Zhao et al. 2021).
+  A causal LM puts each word in the blank and scores the sentence (tacit.probes.cloze).
 - classifier: any sequence classifier trained on NLI, labels read from its config's id2label
   (tacit.models.classifier).
 - predictions: released prediction files (uid + logits or a predicted label), one folder per
@@ -84,9 +85,9 @@ def cloze_scores(scorer: Scorer, rows: pd.DataFrame, setup: ClozeSetup, progress
     (uncalibrated: `cloze_finish` calibrates once all of a model's rows are in), the words'
     share of the whole-vocabulary probability, and how many prompts were too long for the model
     (cut to a window around the mask: the premise loses its start)."""
-    vocab_ids = cloze.verbalizer_token_ids(scorer, parse_verbalizer(setup.verbalizer))
+    words = parse_verbalizer(setup.verbalizer)
     prompts = list(rows["prompt"])
-    probs, mass = cloze.verbalizer_probs(scorer, prompts, vocab_ids, progress, cut_to_fit=True)
+    probs, mass = cloze.label_probs(scorer, prompts, words, progress, cut_to_fit=True)
     table = _prediction_table(rows["item_id"], probs, rows.index)
     table["prompt"], table["verbalizer_mass"] = prompts, mass
     table.insert(0, "model", scorer.name)
@@ -100,18 +101,17 @@ def cloze_finish(
     inputs, renormalised) and describe the setup for the manifest: the verbalizer's token ids,
     the content-free distribution, the words' mean share of the probability."""
     words = parse_verbalizer(setup.verbalizer)
-    vocab_ids = cloze.verbalizer_token_ids(scorer, words)
     mass = table.pop("verbalizer_mass")
     record: dict[str, Any] = {
         "template": setup.template,
         "verbalizer": words,
-        "verbalizer_token_ids": dict(zip(LABELS, map(int, vocab_ids))),
+        "verbalizer_token_ids": cloze.verbalizer_record(scorer, words),
         "mean_verbalizer_probability": float(np.mean(mass)) if len(mass) else None,
         "max_tokens": int(scorer.max_tokens),
     }
     if setup.calibrate:
         free = [fill_template(setup.template, text, text) for text in CONTENT_FREE]
-        content_free, _ = cloze.verbalizer_probs(scorer, free, vocab_ids, False)
+        content_free, _ = cloze.label_probs(scorer, free, words, False)
         prior = content_free.mean(axis=0)
         probs = table[list(PROB_COLUMNS)].to_numpy() / prior
         probs = probs / probs.sum(axis=1, keepdims=True)

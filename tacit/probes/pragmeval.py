@@ -232,13 +232,14 @@ def cloze_config(
     verbalizer: dict[str, str],
     progress: bool,
 ) -> ProbeOutcome:
-    """Zero-shot: the label whose verbalizer word scores highest at the mask, on dev and test."""
-    ids = cloze.verbalizer_token_ids(scorer, verbalizer)
+    """Zero-shot: the label whose verbalizer word scores highest at the mask (a causal model:
+    in the blank, see cloze.label_probs), on dev and test."""
+    tokens = cloze.verbalizer_record(scorer, verbalizer)
     labels = np.asarray(list(verbalizer))
     results, cut = {}, 0
     for split in ("dev", "test"):
         rows = texts(config, split, template)
-        probs, mass = cloze.verbalizer_probs(scorer, rows, ids, progress, cut_to_fit=True)
+        probs, mass = cloze.label_probs(scorer, rows, verbalizer, progress, cut_to_fit=True)
         cut += scorer.last_cut
         predicted = labels[probs.argmax(axis=1)]
         gold = config.splits[split]["label"].to_numpy()
@@ -252,7 +253,7 @@ def cloze_config(
         record={
             "template": template,
             "verbalizer": verbalizer,
-            "verbalizer_token_ids": dict(zip(verbalizer, map(int, ids))),
+            "verbalizer_token_ids": tokens,
             "mean_verbalizer_probability": float(np.mean(results["test"][2])),
             "texts_cut_to_fit": cut,
         },
@@ -288,7 +289,7 @@ def results_table(outcomes: dict[str, ProbeOutcome]) -> pd.DataFrame:
 
 def template_for(config: Config, template: str | None, pooling: str = "mask") -> str:
     """The features template of a configuration: the user's, or the default for its fields;
-    mean pooling reads the texts alone, joined by a space."""
-    if pooling == "mean":
+    mean and last-token pooling read the texts alone, joined by a space."""
+    if pooling != "mask":
         return " ".join(f"{{{field}}}" for field in config.fields)
     return template or FEATURE_TEMPLATES[config.fields]

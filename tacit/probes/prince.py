@@ -3,9 +3,16 @@
 The data are written here from the paper's text: the properties Prince lists for a person
 (concept direction: is "person" named?) and for a country (property direction: are her
 properties what the model says a country has?).
+
+A causal model answers the country prompt (its blank ends the sentence) by its next-token
+distribution; the person prompt's blank comes first, so every shared-vocabulary word is put in
+it and its sentence scored: ranks as P(word | the rest), probabilities among the shared
+vocabulary (CausalLMScorer.score_words_in_place).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -13,7 +20,7 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.errors import TacitError
-from tacit.models.base import Scorer
+from tacit.models.base import ScoredBatch, Scorer
 from tacit.results.metrics import average_precision_rows
 from tacit.vocab.shared import Vocabulary
 
@@ -49,6 +56,30 @@ def prince_prompts(vocab: Vocabulary) -> pd.DataFrame:
     )
 
 
+def _scored_prompts(
+    scorer: Scorer, prompts: list[str], vocab: Vocabulary, progress: bool | tqdm
+) -> Iterator[ScoredBatch]:
+    """Each prompt's blank over the shared vocabulary; a causal model's blank that does not
+    end its sentence is scored word by word in place (see the module docstring)."""
+    ids = vocab.token_ids[scorer.name]
+    if scorer.kind != "causal":
+        yield from scorer.score_vocab(prompts, ids, progress=progress)
+        return
+    from tacit.models.causal import CausalLMScorer
+
+    assert isinstance(scorer, CausalLMScorer)
+    ends = np.array([scorer.blank_ends(p) for p in prompts])
+    for which, batches in (
+        (ends, lambda chosen: scorer.score_vocab(chosen, ids, progress=progress)),
+        (~ends, lambda chosen: scorer.score_words_in_place(chosen, vocab.words, progress=progress)),
+    ):
+        positions = np.flatnonzero(which)
+        if len(positions):
+            for batch in batches([prompts[i] for i in positions]):
+                rows = torch.as_tensor(positions, device=batch.rows.device)[batch.rows]
+                yield ScoredBatch(rows, batch.batch_rows, batch.shared, batch.log_z)
+
+
 def score_prince(
     prompts: pd.DataFrame,
     scorer: Scorer,
@@ -59,9 +90,7 @@ def score_prince(
     """Rank and probability of each answer, AP of the answer set, and the top 10 words."""
     words = np.asarray(vocab.words, dtype=object)
     rows = []
-    batches = scorer.score_vocab(
-        list(prompts["prompt"]), vocab.token_ids[scorer.name], progress=progress
-    )
+    batches = _scored_prompts(scorer, list(prompts["prompt"]), vocab, progress)
     by_prompt = {}
     for batch in batches:
         for row, at in zip(batch.rows.tolist(), batch.batch_rows.tolist()):

@@ -23,7 +23,7 @@ from tacit.files import write_atomic
 from tacit.paths import cache_dir
 
 # Bump whenever single_token_words changes what it returns: old entries are then never read.
-RULE_VERSION = 1
+RULE_VERSION = 2  # 2: words read inside a sentence ("a word"), for SentencePiece
 
 
 def tokenizer_key(tokenizer: PreTrainedTokenizerBase) -> str | None:

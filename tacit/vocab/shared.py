@@ -36,7 +36,7 @@ def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
             if (word := decoded.strip()) and not any(ch.isspace() for ch in word)
         }
     )
-    encoded = _encode_words([" " + word for word in candidates], tokenizer)
+    encoded = _in_sentence(candidates, tokenizer)
     single = [
         (word, e[0]) for word, e in zip(candidates, encoded) if len(e) == 1 and e[0] not in special
     ]
@@ -47,10 +47,23 @@ def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
 def word_token_id(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
     """The token id of `word` as a whole word after a space (RoBERTa's `Ġword`), or None when
     the tokenizer does not encode it as one such token."""
-    encoded = _encode_words([" " + word], tokenizer)[0]
+    encoded = _in_sentence([word], tokenizer)[0]
     if len(encoded) != 1 or encoded[0] in tokenizer.all_special_ids:
         return None
     return encoded[0] if _decode_each(encoded, tokenizer)[0].strip() == word else None
+
+
+CONTEXT = "a"  # the word put before each word, so that it is encoded as inside a sentence
+
+
+def _in_sentence(words: list[str], tokenizer: PreTrainedTokenizerBase) -> list[list[int]]:
+    """Each word's tokens as it appears inside a sentence, after a space: `a word` encoded and
+    the tokens of `a` dropped. Encoding ` word` alone is not the same for every tokenizer:
+    SentencePiece tokenizers that put `▁` before a text (Llama 2, Mistral) give it a lone `▁`
+    then. A word whose encoding does not begin with the context's keeps it (never one token)."""
+    context = _encode_words([CONTEXT], tokenizer)[0]
+    encoded = _encode_words([f"{CONTEXT} {word}" for word in words], tokenizer)
+    return [e[len(context) :] if e[: len(context)] == context else e for e in encoded]
 
 
 def _decode_each(ids: list[int], tokenizer: PreTrainedTokenizerBase) -> list[str]:

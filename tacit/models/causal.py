@@ -1,0 +1,425 @@
+"""CausalLMScorer: a decoder-only LM (GPT-2, Pythia, OPT, Llama, ...) on the same probes.
+
+- Span mode: a candidate span in a template's blank is scored by the log-probability of the
+  whole sentence with the span in place, sum over its tokens of log P(token | every token
+  before), the first conditioned on the model's BOS (GPT-2 has none: its `<|endoftext|>`).
+  The words around the span are the same for every span, so this ranks spans as
+  P(span | the rest of the sentence) does (DESIGN.md, "Scoring the blank").
+- Vocabulary mode, only where the blank ends the sentence: the next-token distribution after
+  the text before the blank, over the shared vocabulary (words in leading-space form).
+
+Speed: the text before the blank is the same for every span of a template, so it runs once
+and its key/value cache is reused (expanded over the batch, never copied) for every span; only
+the span's and the suffix's tokens run again, and only their log-probabilities are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from inspect import signature
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForCausalLM, DynamicCache
+
+from tacit.errors import TacitError, shorten
+from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
+from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
+from tacit.models.runtime import compile_errors_explained
+from tacit.options import POOLINGS, SPAN_SCORINGS, check_choice
+
+# What may follow a blank that ends its sentence: nothing, or final punctuation only.
+SENTENCE_END = re.compile(r"\s*[.!?]*\s*")
+CACHE_MIN_SPANS = 8  # a template with fewer spans is scored whole, batched with others
+
+
+@dataclass
+class _Pair:
+    """One (template, span) sentence, tokenised without special tokens."""
+
+    ids: list[int]
+    in_span: np.ndarray  # bool per token: does it overlap the span's characters
+    cacheable: bool  # its tokens begin with its template's prefix's tokens
+    start: int = 0  # tokens taken from the template's cached prefix (0: scored whole)
+
+
+def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(keys, values) of each layer of a DynamicCache (transformers 5 and 4)."""
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache))
+
+
+def _expanded_cache(layers: list[tuple[torch.Tensor, torch.Tensor]], batch: int, config) -> Any:
+    """A DynamicCache holding one prefix's keys and values for each of `batch` rows: views,
+    not copies (the forward pass concatenates onto them, never writes into them)."""
+    data = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in layers]
+    try:
+        return DynamicCache(ddp_cache_data=data, config=config)
+    except TypeError:  # transformers 4
+        return DynamicCache.from_legacy_cache(tuple(data))  # type: ignore[attr-defined]
+
+
+class CausalLMScorer(Scorer):
+    """A decoder-only LM with its tokenizer on a device (see the module docstring).
+
+    Example:
+        >>> scorer = CausalLMScorer("gpt2")  # doctest: +SKIP
+        >>> spans = ["A bear", "A knife"]
+        >>> scores = scorer.score_spans(["<mask> has fur."], spans)  # doctest: +SKIP
+        >>> scores.sentence  # doctest: +SKIP
+    """
+
+    kind = "causal"
+    auto_class = AutoModelForCausalLM
+    head = "causal-LM"
+    last_tokens = 0  # tokens the last score_spans ran through the model
+    last_naive_tokens = 0  # ... and how many scoring each sentence whole would have run
+
+    @property
+    def _cache_keyword(self) -> str:
+        """What this transformers calls the forward pass's key/value cache argument."""
+        parameters = signature(type(self.model).forward).parameters
+        return "cache" if "cache" in parameters else "past_key_values"
+
+    def check_tokenizer(self) -> None:
+        if self.start_id is None:
+            raise TacitError(
+                f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token: a causal "
+                "model needs one to condition a sentence's first token on"
+            )
+
+    @property
+    def start_id(self) -> int | None:
+        """The token every sentence starts from: BOS, else EOS (GPT-2's `<|endoftext|>`)."""
+        tok = self.tokenizer
+        return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+
+    @property
+    def _start(self) -> int:
+        start = self.start_id
+        assert start is not None  # check_tokenizer saw to it
+        return start
+
+    @property
+    def pad_id(self) -> int:
+        tok = self.tokenizer
+        return next(i for i in (tok.pad_token_id, tok.eos_token_id, 0) if i is not None)
+
+    # --- tokenising -------------------------------------------------------------------------
+
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids without special tokens (the start token is added where it is needed)."""
+        if not texts:
+            return []
+        return self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+
+    def split_at_blank(self, template: str, *, at_end: bool = False) -> tuple[str, str, str]:
+        """(text before the blank, the whitespace before it, text after it). The whitespace
+        belongs to the word in the blank (leading-space form). With `at_end`, the blank must
+        end the sentence: only final punctuation (`.`, `!`, `?`) may follow it."""
+        if template.count(MASK) != 1:
+            raise TacitError(f"prompt {template!r} must contain {MASK} exactly once")
+        before, after = template.split(MASK)
+        prefix = before.rstrip()
+        if at_end and not SENTENCE_END.fullmatch(after):
+            raise TacitError(
+                f"{self.name} is a causal model: it scores a blank over the vocabulary only "
+                f"where the blank ends the sentence (followed by nothing or by . ! ?), not in "
+                f"{shorten(repr(template))}; score candidate spans instead (e.g. "
+                "`probe retrieve --candidates concepts`)"
+            )
+        return prefix, before[len(prefix) :], after
+
+    def _pairs(
+        self, templates: Sequence[str], spans: Sequence[str], cache: bool
+    ) -> tuple[list[list[int]], list[list[_Pair]]]:
+        """Each template's prefix ids and each (template, span) pair tokenised. A pair whose
+        tokens do not begin with its prefix's (BPE merges across the blank) is scored whole."""
+        split = [self.split_at_blank(t) for t in templates]
+        prefixes = self._encode([p for p, _, _ in split])
+        texts = [p + gap + span + after for p, gap, after in split for span in spans]
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        pairs: list[list[_Pair]] = []
+        for t, (prefix, gap, _) in enumerate(split):
+            row = []
+            for s, span in enumerate(spans):
+                n = t * len(spans) + s
+                ids = encoded["input_ids"][n]
+                if len(ids) + 1 > self.max_tokens:
+                    raise TacitError(
+                        f"{shorten(repr(texts[n]))} is {len(ids) + 1} tokens with the start "
+                        f"token: longer than {self.name} takes ({self.max_tokens})"
+                    )
+                first, last = len(prefix), len(prefix) + len(gap) + len(span)
+                offsets = np.asarray(encoded["offset_mapping"][n], dtype=np.int64).reshape(-1, 2)
+                in_span = (offsets[:, 0] < last) & (offsets[:, 1] > first) & (last > first)
+                shared = cache and ids[: len(prefixes[t])] == prefixes[t]
+                row.append(_Pair(ids, in_span, shared and len(ids) > len(prefixes[t])))
+            pairs.append(row)
+        return prefixes, pairs
+
+    # --- running ----------------------------------------------------------------------------
+
+    def _target_logprobs(
+        self, ids: torch.Tensor, attention: torch.Tensor, targets: torch.Tensor, past: Any = None
+    ) -> torch.Tensor:
+        """[batch x tokens] float32 log P(targets[:, j] | ids up to j): the target's logit less
+        the logsumexp over the vocabulary (no [batch x tokens x vocab] log-softmax is kept)."""
+        cache = {self._cache_keyword: past} if past is not None else {}
+        with compile_errors_explained(self.compiled, self.name, self.device):
+            logits = self.model(
+                input_ids=ids, attention_mask=attention, use_cache=False, **cache
+            ).logits.float()
+        return logits.gather(2, targets.unsqueeze(2)).squeeze(2) - torch.logsumexp(logits, -1)
+
+    def _score_whole(
+        self, sequences: list[list[int]], bar: tqdm
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(indices, [batch x longest-1] log P(token j+1 | tokens <= j)) of start+ids sequences,
+        batched longest first, for sequences of at least two tokens."""
+
+        def run(indices: np.ndarray) -> np.ndarray:
+            ids, attention = padded(sequences, indices, self.pad_id, self.device)
+            if ids.shape[1] == 1:  # the start token alone: an empty sentence
+                return np.zeros((len(indices), 0))
+            logprobs = self._target_logprobs(ids[:, :-1], attention[:, :-1], ids[:, 1:])
+            return logprobs.cpu().numpy()
+
+        for indices, result in longest_first_batches([len(s) for s in sequences], self, run):
+            yield indices, result
+            bar.update(len(indices))
+
+    def _score_after_prefix(
+        self, prefix: list[int], rests: list[list[int]], bar: tqdm
+    ) -> tuple[float, Iterator[tuple[np.ndarray, np.ndarray]]]:
+        """The prefix's own log-probability (start token + prefix, run once), and for batches of
+        the rests: (indices, [batch x longest] log P(rest token j | prefix, rest tokens < j)),
+        every batch reusing the prefix's key/value cache."""
+        sequence = torch.tensor([[self._start, *prefix]], device=self.device)
+        with compile_errors_explained(self.compiled, self.name, self.device):
+            out = self.model(input_ids=sequence, use_cache=True)
+        logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
+        prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).sum().item()
+        following = logprobs[-1]  # the first rest token's distribution
+        cache = out.get("cache")  # transformers 5; 4 calls it past_key_values
+        kv = _cache_layers(cache if cache is not None else out.past_key_values)
+        n_prefix = sequence.shape[1]
+
+        def run(indices: np.ndarray) -> np.ndarray:
+            b = len(indices)
+            first = torch.tensor([rests[i][0] for i in indices], device=self.device)
+            first_lp = following[first].unsqueeze(1)
+            if max(len(rests[i]) for i in indices) == 1:
+                return first_lp.cpu().numpy()
+            ids, attention = padded(rests, indices, self.pad_id, self.device)
+            past = _expanded_cache(kv, b, self.model.config)
+            full_attention = torch.cat(
+                [torch.ones((b, n_prefix), dtype=attention.dtype, device=self.device), attention],
+                dim=1,
+            )
+            rest_lp = self._target_logprobs(ids[:, :-1], full_attention[:, :-1], ids[:, 1:], past)
+            return torch.cat([first_lp, rest_lp], dim=1).cpu().numpy()
+
+        def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for indices, result in longest_first_batches([len(r) for r in rests], self, run):
+                yield indices, result
+                bar.update(len(indices))
+
+        return prefix_lp, batches()
+
+    def score_spans(
+        self,
+        templates: Sequence[str],
+        spans: Sequence[str],
+        *,
+        scoring: str = "l2r",
+        progress: bool | tqdm = True,
+        cache: bool = True,
+    ) -> SpanScores:
+        """Every span in place of every template's `<mask>`, scored as the module docstring
+        says (`span`, `n_tokens`, `sentence`). A causal LM reads left to right whatever the
+        `scoring` (both choices give the same scores). `cache=False` scores every sentence
+        whole (the plain way, for comparison); the scores are the same."""
+        check_choice("--span-scoring", scoring, SPAN_SCORINGS)
+        unique_t, t_of = np.unique(np.asarray(templates, dtype=object), return_inverse=True)
+        unique_s, s_of = np.unique(np.asarray(spans, dtype=object), return_inverse=True)
+        prefixes, pairs = self._pairs(list(unique_t), list(unique_s), cache)
+        n_t, n_s = len(unique_t), len(unique_s)
+        span = np.zeros((n_t, n_s))
+        sentence = np.zeros((n_t, n_s))
+        n_tokens = np.array([[p.in_span.sum() for p in row] for row in pairs], dtype=np.int64)
+
+        def add(t: int, s: int, logprobs: np.ndarray, base: float = 0.0) -> None:
+            pair = pairs[t][s]
+            lp = logprobs[: len(pair.ids) - pair.start].astype(np.float64)
+            sentence[t, s] = base + lp.sum()
+            span[t, s] = lp[pair.in_span[pair.start :]].sum()
+
+        cached = [[s for s, p in enumerate(row) if p.cacheable] for row in pairs]
+        cached = [c if len(c) >= CACHE_MIN_SPANS else [] for c in cached]
+        for t, row in enumerate(cached):
+            for s in row:
+                pairs[t][s].start = len(prefixes[t])
+        in_cache = [set(row) for row in cached]
+        whole = [(t, s) for t in range(n_t) for s in range(n_s) if s not in in_cache[t]]
+        sequences = [[self._start, *pairs[t][s].ids] for t, s in whole]
+        self.last_naive_tokens = sum(len(p.ids) + 1 for row in pairs for p in row)
+        self.last_tokens = sum(len(q) for q in sequences)
+        with (
+            progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
+            torch.inference_mode(),
+        ):
+            for t, row in enumerate(cached):
+                if not row:
+                    continue
+                rests = [pairs[t][s].ids[len(prefixes[t]) :] for s in row]
+                self.last_tokens += 1 + len(prefixes[t]) + sum(len(r) - 1 for r in rests)
+                prefix_lp, batches = self._score_after_prefix(prefixes[t], rests, bar)
+                for indices, result in batches:
+                    for at, i in enumerate(indices):
+                        add(t, row[i], result[at], prefix_lp)
+            for indices, result in self._score_whole(sequences, bar):
+                for at, i in enumerate(indices):
+                    add(whole[i][0], whole[i][1], result[at])
+        return SpanScores(
+            span=span[t_of][:, s_of].reshape(len(templates), len(spans)),
+            n_tokens=n_tokens[t_of][:, s_of].reshape(len(templates), len(spans)),
+            sentence=sentence[t_of][:, s_of].reshape(len(templates), len(spans)),
+        )
+
+    # --- vocabulary mode --------------------------------------------------------------------
+
+    def _next_token_logits(
+        self, encoded: list[list[int]], progress: bool | tqdm, desc: str
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """(indices, float32 logits over the whole vocabulary after each sequence's last
+        token), batches right-padded and longest first."""
+        lengths = torch.tensor([len(e) for e in encoded], device=self.device)
+
+        def run(indices: np.ndarray) -> torch.Tensor:
+            ids, attention = padded(encoded, indices, self.pad_id, self.device)
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                logits = self.model(input_ids=ids, attention_mask=attention).logits
+            last = lengths[torch.as_tensor(indices, device=self.device)] - 1
+            return logits[torch.arange(len(indices), device=self.device), last].float()
+
+        with (
+            progress_bar(progress, len(encoded), f"{desc} {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, result in longest_first_batches([len(e) for e in encoded], self, run):
+                yield indices, result
+                bar.update(len(indices))
+
+    def _with_start(self, texts: Sequence[str], cut_to_fit: bool) -> tuple[list[list[int]], int]:
+        """Start token + each text's tokens; too long ones keep their end (with cut_to_fit) or
+        are an error. Returns the token lists and how many were cut."""
+        encoded = [[self._start, *ids] for ids in self._encode(texts)]
+        cut = 0
+        for n, ids in enumerate(encoded):
+            if len(ids) > self.max_tokens:
+                if not cut_to_fit:
+                    raise TacitError(
+                        f"{shorten(repr(texts[n]))} is {len(ids)} tokens: longer than "
+                        f"{self.name} takes ({self.max_tokens})"
+                    )
+                encoded[n], cut = [ids[0], *ids[len(ids) - self.max_tokens + 1 :]], cut + 1
+        return encoded, cut
+
+    def score_vocab(
+        self,
+        prompts: Sequence[str],
+        vocab_ids: np.ndarray,
+        *,
+        progress: bool | tqdm = True,
+        cut_to_fit: bool = False,
+    ) -> Iterator[ScoredBatch]:
+        """The next-token distribution after the text before each prompt's blank, which must
+        end the sentence (see split_at_blank); cut to fit, a prompt keeps its end."""
+        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        rows_of = group_rows(inverse.reshape(-1), len(unique))
+        before = [self.split_at_blank(p, at_end=True)[0] for p in unique]
+        encoded, self.last_cut = self._with_start(before, cut_to_fit)
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        for indices, logits in self._next_token_logits(encoded, progress, "scoring"):
+            rows = np.concatenate([rows_of[i] for i in indices])
+            batch_rows = np.concatenate(
+                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+            )
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows, device=self.device),
+                batch_rows=torch.as_tensor(batch_rows, device=self.device),
+                shared=logits[:, vocab_t],
+                log_z=torch.logsumexp(logits, dim=-1),
+            )
+
+    def blank_ends(self, prompt: str) -> bool:
+        """Does the prompt's blank end its sentence (the next-token question applies)?"""
+        return bool(SENTENCE_END.fullmatch(prompt.partition(MASK)[2]))
+
+    def score_words_in_place(
+        self, prompts: Sequence[str], words: Sequence[str], *, progress: bool | tqdm = True
+    ) -> Iterator[ScoredBatch]:
+        """Each prompt's blank scored over one-token words where the blank does not end the
+        sentence: every word is put in the blank and its sentence scored (score_spans), so a
+        word's score is log P(sentence) and ranks words as P(word | the rest) does. `log_z` is
+        the logsumexp over `words`: probabilities are among these words, not over the model's
+        whole vocabulary (which a blank inside the sentence cannot give without scoring every
+        token). One batch per distinct prompt."""
+        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
+        rows_of = group_rows(inverse.reshape(-1), len(unique))
+        for i, prompt in enumerate(unique):
+            scores = self.score_spans([prompt], list(words), progress=progress)
+            assert scores.sentence is not None
+            shared = torch.as_tensor(scores.sentence, dtype=torch.float32, device=self.device)
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows_of[i], device=self.device),
+                batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
+                shared=shared,
+                log_z=torch.logsumexp(shared, dim=-1),
+            )
+
+    # --- features ---------------------------------------------------------------------------
+
+    def encode(
+        self, texts: Sequence[str], *, pooling: str = "last", progress: bool | tqdm = True
+    ) -> tuple[np.ndarray, int]:
+        """The last hidden layer, float32: at the text's last token (`last`, the one that has
+        read the whole text) or averaged over the text's tokens (`mean`; the start token, which
+        every text shares, left out). Texts too long keep their end. `<mask>`-pooling is a
+        masked LM's; a causal model refuses it."""
+        check_choice("--pooling", pooling, POOLINGS)
+        if pooling == "mask":
+            raise self.unsupported("pool at a <mask> (use --pooling last or mean)")
+        encoded, cut = self._with_start(texts, cut_to_fit=True)
+        lengths = torch.tensor([len(e) for e in encoded], device=self.device)
+
+        def forward(indices: np.ndarray) -> torch.Tensor:
+            ids, attention = padded(encoded, indices, self.pad_id, self.device)
+            with compile_errors_explained(self.compiled, self.name, self.device):
+                hidden = self.model.base_model(input_ids=ids, attention_mask=attention)
+            states = hidden.last_hidden_state.float()
+            if pooling == "last":
+                last = lengths[torch.as_tensor(indices, device=self.device)] - 1
+                return states[torch.arange(len(indices), device=self.device), last]
+            weights = attention.unsqueeze(-1).float()
+            weights[:, 0] = 0  # the start token
+            return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+        out = torch.empty(
+            (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
+        )
+        run: Callable[[np.ndarray], torch.Tensor] = forward
+        with (
+            progress_bar(progress, len(encoded), f"encoding {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, states in longest_first_batches([len(e) for e in encoded], self, run):
+                out[torch.as_tensor(indices, device=self.device)] = states
+                bar.update(len(indices))
+        return out.cpu().numpy(), cut
