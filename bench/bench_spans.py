@@ -141,7 +141,7 @@ def main() -> int:
     best = {name: min(t) for name, t in times.items()}
     record.update(
         timed_prompts=len(templates), shape=args.shape, batch_size=args.batch_size,
-        tacit_rows=scorer.span_rows, naive_rows=naive_rows,
+        tacit_rows=scorer.span_work["span_rows"], naive_rows=naive_rows,
         tacit_prompts_per_s=round(len(templates) / best["tacit"], 3),
         naive_prompts_per_s=round(len(templates) / best["naive"], 3),
         speedup=round(best["naive"] / best["tacit"], 2),

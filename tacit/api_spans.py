@@ -27,7 +27,7 @@ from tacit.results.result import ProbeResult
 from tacit.results.summary import summarize_elicitation
 from tacit.runner import Scored, Work, run_manifest, run_models
 
-SPAN_KINDS = ("masked",)  # the model families whose scorers implement score_spans
+SPAN_KINDS = ("masked", "causal")  # the model families whose scorers implement score_spans
 
 
 def span_record(
@@ -38,10 +38,12 @@ def span_record(
         "candidates": {name: s.record() for name, s in sets.items()},
         "span_scoring": scoring,
         "normalize": normalize,
-        # forward rows run, against one pass per span token per (prompt, candidate) pair
-        "forward_rows": {
-            "used": sum(r.get("span_rows", 0) for r in records),
-            "naive": sum(r.get("span_rows_naive", 0) for r in records),
+        # masked LMs' forward rows against one per span token per (prompt, candidate) pair;
+        # causal LMs' tokens against each sentence whole (Scorer.span_work), over all models
+        "span_work": {
+            key: sum(r.get(key, 0) for r in records)
+            for key in ("span_rows", "span_rows_naive", "span_tokens", "span_tokens_naive")
+            if any(key in r for r in records)
         },
     }
 

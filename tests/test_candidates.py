@@ -54,11 +54,11 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
     assert manifest["candidates"]["all"]["source"] == "concepts"
     assert manifest["candidates"]["all"]["size"] == len(spans)
     assert manifest["span_scoring"] == "l2r" and manifest["normalize"] == "sum"
-    rows = manifest["forward_rows"]
-    assert 0 < rows["used"] < rows["naive"]
+    work = manifest["span_work"]
+    assert 0 < work["span_rows"] < work["span_rows_naive"]
     summary = pd.read_csv(out / "summary.csv")
     assert summary["mrr"].between(0, 1).all() and summary["n_prompts"].sum() == len(prompts)
-    assert "candidates: " in result.stdout and "forward rows" in result.stdout
+    assert "candidates: " in result.stdout and "rows: " in result.stdout
 
 
 @pytest.mark.parametrize("normalize", ["sum", "mean", "pmi"])
@@ -140,3 +140,37 @@ def test_articles_file_overrides_the_lexicon(tiny_bert, toy_norms_path, tmp_path
                             candidates="concepts", articles=articles, progress=False)  # fmt: skip
     assert "A apple" in result.files["candidates.txt"].splitlines()
     assert result.manifest["options"]["articles"] == str(articles)
+
+
+def test_masked_and_causal_models_rank_the_same_candidates(
+    tiny_bert, tiny_gpt2, toy_norms_path, tmp_path
+):
+    """`-m bert -m gpt2` in one run (issue 19): the causal model ranks spans by the whole
+    sentence's log-probability (score_spans' `sentence`, itself checked against a plain forward
+    pass in test_causal), over the same candidates and prompts."""
+    from tacit.models.causal import CausalLMScorer
+
+    out = tmp_path / "run"
+    args = ["retrieve", "-m", tiny_bert, "-m", tiny_gpt2, "--norms", str(toy_norms_path),
+            "--candidates", "concepts", "--max-props", "2", "--out", str(out), "-q"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    prompts = pd.read_csv(out / "prompts.csv")
+    spans = (out / "candidates.txt").read_text().splitlines()
+    causal = prompts[prompts["model"] == tiny_gpt2]
+    assert len(causal) == len(prompts) / 2
+    plain = (
+        CausalLMScorer(tiny_gpt2, batch_size=1)
+        .score_spans(list(causal["prompt"]), spans, cache=False, progress=False)
+        .sentence
+    )
+    targets = [spans.index(s) for s in causal["target_span"]]
+    np.testing.assert_array_equal(causal["rank"], ranks_of(plain, targets))
+    assert causal["target_prob"].isna().all()  # a sentence's probability is not the span's
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [m["kind"] for m in manifest["models"]] == ["masked", "causal"]
+    assert {"span_rows", "span_tokens"} <= set(manifest["span_work"])
+
+
+def test_a_causal_model_needs_candidates_for_retrieval(tiny_gpt2, toy_norms_path):
+    fails_cleanly(["retrieve", "-m", tiny_gpt2, "--norms", toy_norms_path], "--candidates concepts")

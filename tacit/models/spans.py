@@ -133,8 +133,8 @@ def score_spans(
     unique_t, t_of = np.unique(np.asarray(templates, dtype=object), return_inverse=True)
     unique_s, s_of = np.unique(np.asarray(spans, dtype=object), return_inverse=True)
     plan = plan_spans(scorer, list(unique_t), list(unique_s), scoring)
-    scorer.span_rows = len(plan.rows)
-    scorer.span_rows_naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
+    naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
+    scorer.span_work = {"span_rows": len(plan.rows), "span_rows_naive": naive}
     sums = _run_plan(scorer, plan, progress)
     n_tokens = np.asarray(plan.n_tokens).reshape(len(unique_t), len(unique_s))
     sums = sums.reshape(len(unique_t), len(unique_s))

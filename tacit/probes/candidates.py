@@ -129,7 +129,7 @@ class SpanRanker:
         self.candidates, self.scoring, self.normalize = candidates, scoring, normalize
         self.baseline_of = baseline_of  # template -> its property-free form
         self._baselines: dict[tuple[str, str], np.ndarray] = {}
-        self.rows = self.rows_naive = 0
+        self.work: dict[str, int] = {}
 
     def scores(self, scorer: Scorer, templates: Sequence[str], bar: tqdm | bool) -> np.ndarray:
         """[templates x candidates] scores to rank by (see the module docstring)."""
@@ -154,13 +154,12 @@ class SpanRanker:
         return base - np.stack([self._baselines[(scorer.name, f)] for f in free])
 
     def _count(self, scorer: Scorer) -> None:
-        self.rows += scorer.span_rows
-        self.rows_naive += scorer.span_rows_naive
+        for key, value in scorer.span_work.items():
+            self.work[key] = self.work.get(key, 0) + value
 
     def take_counts(self) -> dict[str, int]:
-        """Forward rows run since the last call, and the naive count, for the model's record."""
-        counts = {"span_rows": self.rows, "span_rows_naive": self.rows_naive}
-        self.rows = self.rows_naive = 0
+        """The work run since the last call (Scorer.span_work), for the model's record."""
+        counts, self.work = self.work, {}
         return counts
 
 

@@ -36,17 +36,18 @@ def run_notes(manifest: dict[str, Any]) -> list[str]:
 
 def ranked_among(manifest: dict[str, Any]) -> str:
     """What targets were ranked among: the shared vocabulary, or candidate spans (with the
-    forward rows their scoring took against the naive count)."""
+    work their scoring took against the naive count)."""
     if "candidates" not in manifest:
         return f"shared vocabulary: {manifest['vocabulary']['size']} words"
-    sets = manifest["candidates"]
-    rows = manifest["forward_rows"]
-    saved = f", {rows['naive'] / rows['used']:.1f}x fewer" if rows["used"] else ""
     sizes = ", ".join(f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
-                      for name, s in sets.items())  # fmt: skip
-    return (f"candidates: {sizes}, scored "
-            f"{manifest['span_scoring']}, normalised {manifest['normalize']}; forward rows: "
-            f"{rows['used']:,} (one per token per pair: {rows['naive']:,}{saved})")  # fmt: skip
+                      for name, s in manifest["candidates"].items())  # fmt: skip
+    work = manifest["span_work"]
+    done = [f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
+            for what in ("rows", "tokens") if f"span_{what}" in work]  # fmt: skip
+    return (
+        f"candidates: {sizes}, scored {manifest['span_scoring']}, normalised "
+        f"{manifest['normalize']}; " + "; ".join(done)
+    )
 
 
 def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
