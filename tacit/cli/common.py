@@ -188,6 +188,13 @@ Overwrite = Annotated[
     ),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", help="Print the full breakdown (every condition or section), not the "
+        "compact summary; the files hold all of it either way.",
+    ),
+]  # fmt: skip
 
 
 # The options every probe command shares, in the order --help lists them after its own:
@@ -205,6 +212,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "resume": (Resume, False),
     "overwrite": (Overwrite, False),
     "quiet": (Quiet, False),
+    "verbose": (Verbose, False),
 }
 
 
@@ -241,10 +249,10 @@ def probe_command(
         def command(*args: Any, **kwargs: Any) -> None:
             given = {name: kwargs.pop(name) for name in names}
             out, resume_run = given.pop("out"), given.pop("resume", False)
-            overwrite = given.pop("overwrite")
+            overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
             options = run_options(**given)
             run_and_save(
-                probe, out, resume_run, overwrite,
+                probe, out, resume_run, overwrite, verbose,
                 lambda checkpointing: func(
                     *args, options=replace(options, **checkpointing), **kwargs
                 ),
@@ -323,6 +331,7 @@ def run_and_save(
     out: Path | None,
     resume: bool,
     overwrite: bool,
+    verbose: bool,
     run: Callable[[dict[str, Any]], ProbeResult],
 ) -> ProbeResult:
     """Run a probe into its run directory (default results/<probe>/<timestamp>), save it, and
@@ -352,6 +361,11 @@ def run_and_save(
             if not resume:
                 shutil.rmtree(out_dir / PARTIAL, ignore_errors=True)
             raise
+    from tacit.results.reports import verbose_summary
+
+    full = verbose_summary(probe, result.summary, result.manifest) if verbose else None
+    if full is not None:
+        typer.echo(f"full breakdown (summary.csv):\n{full}\n")
     typer.echo(result.text)
     for note in result.notes:
         typer.echo(note, err=True)

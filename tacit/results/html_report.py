@@ -173,7 +173,8 @@ def _retrieval_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
 def _elicitation_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
     from matplotlib.figure import Figure
 
-    from tacit.results.plots import figure_bytes, model_label
+    from tacit.results.labels import model_label
+    from tacit.results.plots import figure_bytes
 
     summary = pd.concat([run.summary.assign(run=run.path.name) for run in runs])
     figure = Figure(figsize=(8, 3.6), layout="constrained")

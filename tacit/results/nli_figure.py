@@ -79,7 +79,7 @@ def nli_figure(summary: pd.DataFrame, source: str = "") -> bytes:
 
 def _draw_panel(axis, rows: pd.DataFrame, models: list[str], width: float) -> None:
     """Horizontal bars, first group on top; x from 0 to 100."""
-    from tacit.results.plots import model_label
+    from tacit.results.labels import model_label
 
     bars = rows.drop_duplicates(["group", "metric"])[["group", "metric"]]
     several_metrics = bars["metric"].nunique() > 1

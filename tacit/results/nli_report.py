@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tacit.results.labels import short_labels
+
 KEY = ["section", "breakdown", "group", "metric"]
 
 
@@ -43,14 +45,27 @@ def summarize_nli(
     return summary, by_seed_table
 
 
-def format_nli_summary(summary: pd.DataFrame, paper_label: str | None = None) -> str:
-    """The summary as text, one block per model and section, values in percent."""
+COMPACT_ROWS = 12  # breakdowns longer than this are printed only with --verbose
+
+
+def format_nli_summary(
+    summary: pd.DataFrame, paper_label: str | None = None, *, verbose: bool = False
+) -> str:
+    """The summary as text, one block per model and section, values in percent; breakdowns of
+    more than COMPACT_ROWS rows (IMPPRES' paradigms) only when `verbose` (they are all in
+    summary.csv)."""
     lines = []
     with_paper = "paper_value" in summary and summary["paper_value"].notna().any()
+    labels = short_labels(summary["model"])
+    left_out = 0
     for model, per_model in summary.groupby("model", sort=False):
         seeds = int(per_model["n_seeds"].max())
-        lines.append(f"== {model}" + (f" (mean ± sd over {seeds} seeds)" if seeds > 1 else ""))
+        lines.append(f"== {labels[model]}"
+                     + (f" (mean ± sd over {seeds} seeds)" if seeds > 1 else ""))  # fmt: skip
         for (section, breakdown), rows in per_model.groupby(["section", "breakdown"], sort=False):
+            if len(rows) > COMPACT_ROWS and not verbose:
+                left_out += 1
+                continue
             lines.append(f"-- {section} [{breakdown}]")
             for row in rows.itertuples(index=False):
                 value = "   n/a" if pd.isna(row.value) else f"{_percent(row.metric, row.value)}"
@@ -62,6 +77,9 @@ def format_nli_summary(summary: pd.DataFrame, paper_label: str | None = None) ->
                     f"  {row.group:<48} {row.metric:<30} {value}{spread}  n={row.n}{paper}"
                 )
         lines.append("")
+    if left_out:
+        lines.append(f"({left_out} breakdown(s) of more than {COMPACT_ROWS} rows are in "
+                     "summary.csv; --verbose prints them)")  # fmt: skip
     if with_paper and paper_label:
         lines.append(f"(paper: {paper_label})")
     return "\n".join(lines).rstrip()

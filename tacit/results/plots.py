@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from tacit.errors import TacitError, first_line
 from tacit.files import write_atomic
+from tacit.results.labels import model_label
 
 KINDS = ("auto", "models", "category", "ordering")
 FORMATS = (".png", ".svg", ".pdf")
@@ -58,12 +59,6 @@ def read_summary(
         raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
     summary["run"] = Path(run).name
     return summary
-
-
-def model_label(name: str) -> str:
-    """A model as named in a legend: hub names as given, local paths by their last part."""
-    path = Path(name)
-    return path.name if path.is_absolute() or name.startswith(".") else name
 
 
 def figure_kind(summary: pd.DataFrame) -> str:

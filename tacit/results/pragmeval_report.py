@@ -112,7 +112,8 @@ def pragmeval_figure(summary: pd.DataFrame) -> bytes:
     PNG bytes."""
     from matplotlib.figure import Figure
 
-    from tacit.results.plots import figure_bytes, model_label
+    from tacit.results.labels import model_label
+    from tacit.results.plots import figure_bytes
 
     tasks = list(dict.fromkeys(summary["task"]))
     models = list(dict.fromkeys(summary["model"]))

@@ -20,9 +20,26 @@ def listed(names: Sequence[str], limit: int = 8) -> str:
     return ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
 
 
+def verbose_summary(probe: str, summary: pd.DataFrame, manifest: dict[str, Any]) -> str | None:
+    """The full breakdown a compact printed summary leaves to summary.csv (`--verbose`), or
+    None where the printed summary is already all of it."""
+    if probe == "retrieve":
+        return format_retrieval_summary(summary, verbose=True)
+    if probe == "nli":
+        from tacit.results.nli_report import format_nli_summary
+
+        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+    return None
+
+
 def run_notes(manifest: dict[str, Any]) -> list[str]:
-    """Notes every probe shares: vocabulary warnings and batches halved on out of memory."""
+    """Notes every probe shares: vocabulary warnings, batches halved on out of memory, and
+    --revision given for a local directory (where it has no effect)."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
+    for record in manifest.get("models", []):
+        if record.get("local_path") and record.get("revision"):
+            notes.append(f"warning: {record['name']}: --revision {record['revision']} has no "
+                         "effect on a local directory (it was loaded as it is)")  # fmt: skip
     asked = manifest.get("batch_size")
     for record in manifest.get("models", []):
         used = record.get("batch_size_used")

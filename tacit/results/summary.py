@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from tacit.results.labels import short_labels
 from tacit.results.metrics import bootstrap_mean_ci
 
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
@@ -80,18 +81,33 @@ def summarize_retrieval(
     return summary.reset_index(drop=True)
 
 
-def format_retrieval_summary(summary: pd.DataFrame) -> str:
-    """MRR and mean target probability by number of properties, one column pair per model."""
+def format_retrieval_summary(summary: pd.DataFrame, *, verbose: bool = False) -> str:
+    """MRR and mean target probability by number of properties, one column pair per model (by
+    its short label). Several conditions (an ablation): one compact table of MRR, a column per
+    condition and model, unless `verbose` (a table per condition, as summary.csv has it)."""
+    labels = short_labels(summary["model"])
+    summary = summary.assign(model=summary["model"].map(labels))
     models = list(dict.fromkeys(summary["model"]))
     conditions = summary.groupby(["selection", "order", "category"], sort=False)
+    if conditions.ngroups > 1 and not verbose:
+        names = summary[["selection", "order", "category"]].astype(str).agg("/".join, axis=1)
+        table = summary.assign(column=names + " " + summary["model"]).pivot(
+            index="n_props", columns="column", values="mrr"
+        )
+        table = table[list(dict.fromkeys(names + " " + summary["model"]))]
+        return ("MRR by condition (selection/order/category) and model; mean target "
+                "probabilities in summary.csv (--verbose prints them)\n"
+                + table.to_string(float_format=lambda x: f"{x:.4g}"))  # fmt: skip
     blocks = []
     for (selection, order, category), rows in conditions:
         table = rows.pivot(index="n_props", columns="model", values=["mrr", "mean_target_prob"])
         table = table.reindex(
             columns=pd.MultiIndex.from_product([["mrr", "mean_target_prob"], models])
         )
-        table.columns = [f"{metric} {model}" for metric, model in table.columns]
-        title = f"selection={selection} order={order} category={category}"
+        short = {"mrr": "mrr", "mean_target_prob": "prob"}
+        table.columns = [f"{short[metric]} {model}" for metric, model in table.columns]
+        title = (f"selection={selection} order={order} category={category} "
+                 "(prob: mean target probability)")  # fmt: skip
         samples = int(rows["n_samples"].max())
         if samples > 1:
             title += f" ({samples} random samples per concept)"
@@ -131,6 +147,7 @@ def summarize_elicitation(prompts: pd.DataFrame) -> pd.DataFrame:
 def format_elicitation_table(summary: pd.DataFrame, paper_counts: dict[str, int]) -> str:
     """The paper's Table 1 layout: relations x models, mAP_VOCAB / mAP_SENS / rho, and our
     prompt counts beside the paper's; with and without the prefix, the Table 2 deltas."""
+    summary = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     blocks = []
     for prefix, rows in summary.groupby("prefix", sort=False):
         table = rows.pivot(

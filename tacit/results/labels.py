@@ -1,0 +1,31 @@
+"""Short names for models in printed tables and legends (files keep the full names)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def model_label(name: str) -> str:
+    """A model as a reader names it: hub ids as given, local paths by their last part."""
+    path = Path(name)
+    return path.name if path.is_absolute() or name.startswith((".", "~")) else name
+
+
+def short_labels(names: Iterable[str]) -> dict[str, str]:
+    """Each name's label (model_label), made unique: where two names would read the same,
+    they keep as many of their last path parts as tell them apart."""
+    names = list(dict.fromkeys(names))
+    labels = {name: model_label(name) for name in names}
+    for name in names:
+        clashing = [other for other in names if labels[other] == labels[name]]
+        if len(clashing) < 2:
+            continue
+        for depth in range(2, 1 + max(len(Path(c).parts) for c in clashing)):
+            tails = {c: "/".join(Path(c).parts[-depth:]) for c in clashing}
+            if len(set(tails.values())) == len(clashing):
+                labels.update(tails)
+                break
+        else:
+            labels.update({c: c for c in clashing})
+    return labels
