@@ -35,6 +35,7 @@ _EXPORTS = {
     "build_vocabulary": "tacit.vocab",
     "vocabulary_for": "tacit.vocab",
     "plot": "tacit.results.plots",
+    "list_runs": "tacit.results.runs",
 }
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from tacit.probes.nli import ClozeSetup
     from tacit.results.plots import plot
     from tacit.results.result import ProbeResult
+    from tacit.results.runs import list_runs
     from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 
 __all__ = sorted(_EXPORTS)

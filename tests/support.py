@@ -496,3 +496,21 @@ def plain_span_scores(
                 read = [first + i] if scoring == "l2r" else range(first, last)
                 scores[t, s] += sum(log_probs[p, ids[p]].item() for p in read)
     return scores, lengths
+
+
+def interrupt_after_one_chunk(patch) -> None:
+    """Score the first chunk (of 4 texts), then Ctrl-C: a run with something to resume."""
+    import tacit.runner
+    from tacit.models.masked import MaskedLMScorer
+
+    score = MaskedLMScorer.score_targets
+    calls = []
+
+    def interrupted_second_time(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return score(*args, **kwargs)
+
+    patch.setattr(tacit.runner, "CHUNK_TEXTS", 4)
+    patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from support import fails_cleanly
+from support import fails_cleanly, interrupt_after_one_chunk
 from transformers import (
     AutoTokenizer,
     BertForSequenceClassification,
@@ -87,7 +87,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(classifier)
-    fails_cleanly([*base, "-m", classifier], "no trained masked-LM head")
+    fails_cleanly([*base, "-m", classifier], "is a classifier model; retrieve takes masked")
     # a causal LM with a tokenizer that has a mask token: not a masked LM at all
     causal = tmp_path / "causal"
     torch.manual_seed(0)
@@ -96,7 +96,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
         GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
     ).save_pretrained(causal)
     tokenizer.save_pretrained(causal)
-    fails_cleanly([*base, "-m", causal], "cannot load")
+    fails_cleanly([*base, "-m", causal], "score the concepts as spans with --candidates concepts")
     # a tokenizer without a mask token
     no_mask = tmp_path / "no-mask"
     no_mask.mkdir()
@@ -144,24 +144,6 @@ def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monk
     # nothing was scored: no "--resume" hint (issue 22, item 8), and no directory left behind
     assert "before any scored chunk was saved: nothing to resume" in result.stderr
     assert "--resume" not in result.stderr and not out.exists()
-
-
-def interrupt_after_one_chunk(patch) -> None:
-    """Score the first chunk (of 4 texts), then Ctrl-C: a run with something to resume."""
-    import tacit.runner
-    from tacit.models.masked import MaskedLMScorer
-
-    score = MaskedLMScorer.score_targets
-    calls = []
-
-    def interrupted_second_time(*args, **kwargs):
-        calls.append(1)
-        if len(calls) > 1:
-            raise KeyboardInterrupt
-        return score(*args, **kwargs)
-
-    patch.setattr(tacit.runner, "CHUNK_TEXTS", 4)
-    patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)
 
 
 def test_ctrl_c_after_a_saved_chunk_says_what_was_saved(

@@ -1,4 +1,5 @@
-"""Commands on finished runs and on vocabularies: `probe table`, `probe plot`, `probe vocab`."""
+"""Commands on runs and on vocabularies: `probe runs`, `probe table`, `probe plot`,
+`probe vocab`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,24 @@ from tacit.errors import TacitError
 from tacit.options import PLOT_KINDS
 
 app = typer.Typer()
+
+
+@app.command()
+@user_errors
+def runs(
+    folder: Annotated[
+        Path, typer.Argument(help="Where to look (default: results/, where runs go).")
+    ] = Path("results"),
+) -> None:
+    """List the run directories under a folder: probe, models, norms, when it started, size,
+    and whether it is complete or interrupted (then `--resume --out RUN` goes on with it)."""
+    from tacit.results.runs import list_runs
+
+    found = list_runs(folder)
+    if found.empty:
+        typer.echo(f"no runs under {folder}")
+        return
+    typer.echo(found.to_string(index=False))
 
 
 @app.command()

@@ -1,0 +1,65 @@
+"""Past runs at a glance: every run directory under a folder, with what it is and its state.
+
+A directory is a run when it holds manifest.json (complete) or a checkpoint without one
+(.partial/plan.json: interrupted, resumable with --resume). Anything else is not listed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from tacit.errors import TacitError
+from tacit.results.labels import short_labels
+from tacit.results.rundir import PARTIAL
+
+RUN_COLUMNS = ["run", "probe", "models", "norms", "started", "size", "state"]
+
+
+def _size(path: Path) -> str:
+    total = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    for unit in ("B", "KB", "MB", "GB"):
+        if total < 1024 or unit == "GB":
+            return f"{total:.0f} {unit}" if unit == "B" else f"{total:.1f} {unit}"
+        total /= 1024
+    return ""
+
+
+def _describe(path: Path, root: Path) -> dict[str, str] | None:
+    manifest_file, plan_file = path / "manifest.json", path / PARTIAL / "plan.json"
+    if manifest_file.is_file():
+        source, state = manifest_file, "complete"
+    elif plan_file.is_file():
+        source, state = plan_file, "interrupted (--resume)"
+    else:
+        return None
+    try:
+        record = json.loads(source.read_text())
+    except (OSError, ValueError):
+        record, state = {}, f"{state}, unreadable {source.name}"
+    models = record.get("models", [])
+    names = [m.get("name", "?") if isinstance(m, dict) else str(m) for m in models]
+    labels = short_labels(names)
+    norms = record.get("norms") or {}
+    return {
+        "run": str(path.relative_to(root)) if path != root else path.name,
+        "probe": record.get("probe", ""),
+        "models": ", ".join(labels[n] for n in names),
+        "norms": Path(norms["path"]).name if isinstance(norms, dict) and norms.get("path") else "",
+        "started": str(record.get("started", ""))[:19],
+        "size": _size(path),
+        "state": state,
+    }
+
+
+def list_runs(root: str | Path = "results") -> pd.DataFrame:
+    """The runs under `root` (itself included), oldest first: RUN_COLUMNS."""
+    root = Path(root)
+    if not root.is_dir():
+        raise TacitError(f"{root}: no such directory (runs go to results/ by default)")
+    found = [_describe(path, root) for path in [root, *sorted(root.rglob("*"))]
+             if path.is_dir() and path.name != PARTIAL]  # fmt: skip
+    runs = pd.DataFrame([f for f in found if f is not None], columns=RUN_COLUMNS)
+    return runs.sort_values(["started", "run"], kind="stable").reset_index(drop=True)
