@@ -19,7 +19,7 @@ RUN_COLUMNS = ["run", "probe", "models", "norms", "started", "size", "state"]
 
 
 def _size(path: Path) -> str:
-    total = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    total = float(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()))
     for unit in ("B", "KB", "MB", "GB"):
         if total < 1024 or unit == "GB":
             return f"{total:.0f} {unit}" if unit == "B" else f"{total:.1f} {unit}"
