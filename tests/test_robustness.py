@@ -297,7 +297,7 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
     fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "not a readable CSV table")
     (run / "summary.csv").write_text("model,relation\nm,has\n")
     fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "no category, mrr")
-    fails_cleanly(["table", run], "no map_vocab, prefix")
+    fails_cleanly(["table", run], "neither an elicitation nor a retrieval run")
 
 
 def test_resume_gives_the_results_of_an_uninterrupted_run(

@@ -35,3 +35,32 @@ def test_runs_lists_complete_and_interrupted_runs(tiny_bert, toy_norms_path, tmp
 def test_runs_of_a_missing_folder_is_one_line(tmp_path):
     result = runner.invoke(app, ["runs", str(tmp_path / "nothing")])
     assert result.exit_code == 1 and "no such directory" in result.stderr
+
+
+def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, tmp_path):
+    """A run and its prefix ablation hold the same model, relation and prefix: the table
+    names each by its run (it ended in a 61-line pandas traceback)."""
+    base = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--relation", "has"]
+    assert runner.invoke(app, [*base, "--out", str(tmp_path / "plain")]).exit_code == 0
+    ablation = [*base, "--prefix-ablation", "--out", str(tmp_path / "both")]
+    assert runner.invoke(app, ablation).exit_code == 0
+    result = runner.invoke(app, ["table", str(tmp_path / "plain"), str(tmp_path / "both")])
+    assert result.exit_code == 0, result.output
+    assert "tiny-bert0 (plain)" in result.stdout and "tiny-bert0 (both)" in result.stdout
+
+
+def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    for name, model in (("a", tiny_bert), ("b", tiny_roberta)):
+        args = ["retrieve", "-m", model, "--norms", str(toy_norms_path), "-q",
+                "--out", str(tmp_path / name)]  # fmt: skip
+        assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"),
+                                 "--n-props", "1,3"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "MRR@1" in result.stdout and "MRR@3" in result.stdout
+    assert "tiny-bert0" in result.stdout and "tiny-roberta0" in result.stdout
+    elicit = tmp_path / "e"
+    args = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(elicit)]
+    assert runner.invoke(app, args).exit_code == 0
+    mixed = runner.invoke(app, ["table", str(tmp_path / "a"), str(elicit)])
+    assert mixed.exit_code == 1 and "mix elicitation and retrieval" in mixed.stderr

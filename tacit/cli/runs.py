@@ -36,23 +36,24 @@ def runs(
 @app.command()
 @user_errors
 def table(
-    runs: Annotated[list[Path], typer.Argument(help="Elicitation run directories.")],
+    runs: Annotated[list[Path], typer.Argument(help="Elicitation or retrieval run directories.")],
+    n_props: Annotated[
+        str,
+        typer.Option(
+            "--n-props", help="Retrieval: the numbers of properties to show, e.g. 1,5,10."
+        ),
+    ] = "1,5,10",
 ) -> None:
-    """Print the paper's Table 1 (and Table 2's changes) from elicitation runs.
+    """One table across runs and models.
 
-    Runs with and without the prefix, of the same models, give the changes when it is dropped.
+    Elicitation runs: the paper's Table 1 (and Table 2's changes, for runs with and without
+    the prefix of the same models). Retrieval runs: MRR at the chosen numbers of properties,
+    a row per run, model and condition. Runs holding the same model are told apart by their
+    directory.
     """
-    import pandas as pd
+    from tacit.results.tables import runs_table
 
-    from tacit.probes.elicit import PAPER_PROMPTS
-    from tacit.results.plots import read_summary
-    from tacit.results.summary import format_elicitation_table
-
-    frames = []
-    for run in runs:
-        frame = read_summary(run, required={"model", "relation", "prefix", "map_vocab"})
-        frames.append(frame.drop(columns="run"))
-    typer.echo(format_elicitation_table(pd.concat(frames, ignore_index=True), PAPER_PROMPTS))
+    typer.echo(runs_table(runs, n_props))
 
 
 @app.command()
