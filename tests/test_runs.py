@@ -64,3 +64,27 @@ def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_pa
     assert runner.invoke(app, args).exit_code == 0
     mixed = runner.invoke(app, ["table", str(tmp_path / "a"), str(elicit)])
     assert mixed.exit_code == 1 and "mix elicitation and retrieval" in mixed.stderr
+
+
+def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_norms_path, tmp_path):
+    """An ordering run beside a category run drew one garbled panel; runs over different
+    vocabularies looked like a fair comparison (issue 22, items 3 and 4)."""
+    import stat
+
+    base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
+    for name, extra in (("ordering", ["--ablation", "ordering"]),
+                        ("category", ["--ablation", "category"]),
+                        ("all", []), ("few", ["--concepts", "bear,cat"])):  # fmt: skip
+        assert runner.invoke(app, [*base, *extra, "--out", str(tmp_path / name)]).exit_code == 0
+    mixed = runner.invoke(app, ["plot", str(tmp_path / "ordering"), str(tmp_path / "category"),
+                                "--out", str(tmp_path / "mixed.png")])  # fmt: skip
+    assert mixed.exit_code == 1 and "draw different figures" in mixed.stderr
+    figure = tmp_path / "differ.png"
+    differ = runner.invoke(app, ["plot", str(tmp_path / "all"), str(tmp_path / "few"),
+                                 "--out", str(figure)])  # fmt: skip
+    assert differ.exit_code == 0, differ.output
+    assert "warning: the runs differ in concepts (all: all; few: bear,cat)" in differ.stderr
+    assert "differ in vocabulary" not in differ.stderr  # the same models: the same vocabulary
+    assert stat.S_IMODE(figure.stat().st_mode) == stat.S_IMODE(
+        (tmp_path / "all" / "summary.csv").stat().st_mode
+    )  # figures follow the umask like the tables

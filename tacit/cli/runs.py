@@ -74,11 +74,19 @@ def plot(
 
     One line per model (the paper's Figure 2), per property category (Figure 3a), or per
     selection x order with the random baseline (Figure 3b), chosen from what the runs
-    contain; bands are 95% bootstrap intervals over concepts.
+    contain; bands are 95% bootstrap intervals over concepts. Runs that draw different
+    figures are refused; runs that scored different things (vocabulary or candidates, norms,
+    concepts) are drawn with a warning, printed and in the figure.
     """
+    import warnings
+
     from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
 
-    written = plot_runs(runs, out, kind=kind)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = plot_runs(runs, out, kind=kind)
+    for warning in caught:
+        typer.echo(f"warning: {warning.message} (said in the figure too)", err=True)
     typer.echo(f"written to {written}")
 
 

@@ -10,6 +10,7 @@ bootstrap intervals of summary.csv.
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -103,15 +104,17 @@ def _category_rank(category: str) -> int:
     return _CATEGORY_ORDER.index(category) if category in _CATEGORY_ORDER else len(_CATEGORY_ORDER)
 
 
-def plot_summaries(summary: pd.DataFrame, out: str | Path, *, kind: str = "auto") -> Path:
+def plot_summaries(
+    summary: pd.DataFrame, out: str | Path, *, kind: str = "auto", caption: str = ""
+) -> Path:
     """Draw the figure for a retrieval summary (one or more runs) and save it whole."""
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
-    return save_figure(retrieval_figure(summary, kind=kind), out)
+    return save_figure(retrieval_figure(summary, kind=kind, caption=caption), out)
 
 
-def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto") -> Figure:
+def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str = "") -> Figure:
     """The figure of a retrieval summary (one or more runs, a `run` column telling them
     apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds."""
     if kind not in KINDS:
@@ -153,7 +156,10 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto") -> Figure:
         "category": "Concept retrieval by property category",
         "ordering": "Concept retrieval by property selection and order",
     }
-    figure.suptitle(headings[kind] + " (bands: 95% bootstrap interval over concepts)")
+    figure.suptitle(headings[kind] + "\n(bands: 95% bootstrap interval over concepts)",
+                    fontsize="medium")  # fmt: skip
+    if caption:
+        figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
     return figure
 
 
@@ -180,6 +186,8 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
     Example:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
+    from tacit.results.compare import check_kinds, differences
+
     if not runs:
         raise TacitError("no run directory given")
     frames = []
@@ -188,4 +196,9 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
             frames.append(run.assign(run=run["run"] if "run" in run else f"run{index + 1}"))
         else:
             frames.append(read_summary(run))
-    return plot_summaries(pd.concat(frames, ignore_index=True), out, kind=kind)
+    check_kinds(frames, figure_kind)
+    notes = differences([r for r in runs if not isinstance(r, pd.DataFrame)])
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
+    caption = "not like for like: " + "; ".join(notes) if notes else ""
+    return plot_summaries(pd.concat(frames, ignore_index=True), out, kind=kind, caption=caption)
