@@ -107,7 +107,7 @@ def main() -> int:
                     templates, spans, progress=False, cache=method == "cache"
                 )
                 best[method] = min(best[method], time.perf_counter() - start)
-                tokens[method] = scorer.last_tokens
+                tokens[method] = scorer.span_work["span_tokens"]
     cache, whole = scores["cache"], scores["whole"]
     assert cache.sentence is not None and whole.sentence is not None
     difference = float(np.abs(cache.sentence - whole.sentence).max())

@@ -27,6 +27,7 @@ pipeline's, prints prompts/s, ratios and peak memory, and writes a JSON record. 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import multiprocessing
 import os
@@ -293,6 +294,7 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
         "ranks_equal_lama": int((rank_gap == 0).sum()),
         "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
         "ranks_equal_pipeline": bool((tacit_ranks[:n_pipe] == runs["pipeline"][0]).all()),
+        "pipeline_prompts": n_pipe,
     }
     ok = record["ranks_differing_beyond_float_ties"] == 0 and record["ranks_equal_pipeline"]
     if "tacit_compiled" in runs:
@@ -348,6 +350,39 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
     return record, not beyond_ties.any(), probe_ranks
 
 
+def table(record: dict) -> list[list[str]]:
+    """The rows the performance page shows (docs/hooks.py renders them): prompts/s, time and
+    peak memory of each method against tacit, on the same prompts."""
+    rows = [["method (same prompts)", "prompts/s", "time vs tacit", "peak memory"]]
+    tacit = record.get("tacit_prompts_per_s")
+    names = {
+        "tacit": "**tacit** `MaskedLMScorer` (LM head at mask rows only)",
+        "encoder_only": "encoder forward pass alone (no LM head: the floor)",
+        "lama": "LAMA-style (full logits, log_softmax, select)",
+        "pipeline": f'`pipeline("fill-mask")` ({record.get("pipeline_prompts")} prompts)',
+    }
+    for name, label in names.items():
+        rate = record.get(f"{name}_prompts_per_s")
+        if rate is None or tacit is None:
+            continue
+        memory = record.get(f"{name}_peak_rss_mb")
+        rows.append([
+            label, f"{rate:,.2f}", f"{tacit / rate:.2f}x",
+            f"{memory:,} MB" if memory is not None else "(same process)",
+        ])  # fmt: skip
+    if "probe_retrieve_end_to_end_s" in record:
+        cli, lama = record["probe_retrieve_end_to_end_s"], record["lama_end_to_end_s"]
+        rows.append([
+            "`probe retrieve`, end to end (start-up included)", "",
+            f"{cli:.1f} s", f"{record['probe_retrieve_peak_rss_mb']:,} MB",
+        ])  # fmt: skip
+        rows.append([
+            "`bench/lama_style.py`, end to end", "",
+            f"{lama:.1f} s ({lama / cli:.2f}x)", f"{record['lama_end_to_end_peak_rss_mb']:,} MB",
+        ])  # fmt: skip
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=520, help="retrieval prompts to score")
@@ -369,7 +404,7 @@ def main() -> int:
         "--no-compile", action="store_true", help="leave out the tacit --compile row"
     )
     parser.add_argument("--quick", action="store_true", help="tiny model, 40 prompts: a smoke run")
-    parser.add_argument("--json", type=Path, default=BENCH / "results.json")
+    parser.add_argument("--json", type=Path, default=BENCH / "results" / "retrieve.json")
     args = parser.parse_args()
     if args.quick:
         args.shape, args.prompts, args.pipeline_prompts = "tiny", 40, 2
@@ -404,6 +439,11 @@ def main() -> int:
             ok = ok and record["probe_retrieve_ranks_equal_scorer"]
     for key, value in record.items():
         print(f"{key:>42}: {value}")
+    record.update(
+        date=datetime.date.today().isoformat(),
+        command="python bench/bench_retrieve.py " + " ".join(sys.argv[1:]),
+        table=table(record),
+    )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(record, indent=2) + "\n")
     return 0 if ok else 1

@@ -2,8 +2,8 @@
 (bench/results/*.json), so the numbers on the site are the numbers a benchmark measured.
 
 A page asks for one with `{{ bench_table("retrieve") }}`; the benchmark's JSON carries a
-`table` (rows of `[what, value, ...]` with a header row first), the machine, the date and the
-command that produced it.
+`table` (rows of `[what, value, ...]` with a header row first, or rows as objects whose keys
+are the header), the machine, the date and the command that produced it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ def bench_table(name: str) -> str:
     if not path.is_file():
         return f"*(no committed results for `{name}`: run the benchmark and commit {path.name})*"
     record = json.loads(path.read_text())
-    header, *rows = record["table"]
+    table = record["table"]
+    if table and isinstance(table[0], dict):
+        header = list(table[0])
+        rows = [[row.get(key, "") for key in header] for row in table]
+    else:
+        header, *rows = table
     lines = [
         "| " + " | ".join(header) + " |",
         "| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |",

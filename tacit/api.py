@@ -22,11 +22,13 @@ from tacit.options import (
     RELATIONS,
     Ablation,
     Category,
+    Normalize,
     NormsFormat,
     Order,
     Relation,
     RunOptions,
     Selection,
+    SpanScoring,
     check_at_least,
     check_choice,
     check_choices,
@@ -82,7 +84,7 @@ def _vocab_probe(
     return table, vocab, manifest
 
 
-def _norms_record(norms: NormSet) -> dict[str, Any]:
+def norms_record(norms: NormSet) -> dict[str, Any]:
     return {
         "path": str(norms.path),
         "format": norms.format,
@@ -119,21 +121,29 @@ def _check_categories(norms: NormSet, conditions: Sequence[Any]) -> None:
         )
 
 
+RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}
+
+
 def retrieval_conditions(
-    selection: str, order: str, category: str, ablation: str | None
+    selection: str | None, order: str | None, category: str | None, ablation: str | None
 ) -> list[Any]:
-    """The conditions of a run: one from --select/--order/--category, or an ablation's grid."""
+    """The conditions of a run: one from --select/--order/--category (None: not given, the
+    default), or an ablation's grid, which overrides all three: giving any of them with an
+    ablation is refused, whatever its value, so that no option is silently ignored."""
     from tacit.probes.retrieve import ABLATION_GRIDS, Condition
 
+    given = {"--select": selection, "--order": order, "--category": category}
     if ablation is None:
-        condition = Condition(selection, order, category)
+        chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
+        condition = Condition(chosen["--select"], chosen["--order"], chosen["--category"])
         condition.check()
         return [condition]
     check_choice("--ablation", ablation, ABLATIONS)
-    if (selection, order, category) != ("top", "decreasing", "all"):
+    overridden = [name for name, value in given.items() if value is not None]
+    if overridden:
         raise TacitError(
-            f"--ablation {ablation} runs its own grid of conditions: drop --select, --order "
-            "and --category"
+            f"--ablation {ablation} runs its own grid of conditions, which sets "
+            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
         )
     return list(ABLATION_GRIDS[ablation])
 
@@ -143,13 +153,17 @@ def retrieve(
     *,
     norms: NormSet | str | Path | None = None,
     max_props: int = 10,
-    selection: Selection = "top",
-    order: Order = "decreasing",
-    category: Category = "all",
+    selection: Selection | None = None,
+    order: Order | None = None,
+    category: Category | None = None,
     ablation: Ablation | None = None,
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
+    candidates: str = "vocab",
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
+    articles: str | Path | Mapping[str, str] | None = None,
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -160,14 +174,21 @@ def retrieve(
         norms: a NormSet, a norms file (CSLB, McRae or a generic table) or an installed norm
             set's name; None uses the installed default or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
-        selection, order, category: which properties, in which order (see DESIGN.md).
+        selection, order, category: which properties, in which order (see DESIGN.md); None
+            (not given) means `top`, `decreasing`, `all`.
         ablation: `ordering` (top/bottom x decreasing/increasing plus the random baseline) or
             `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
-            selection, order and category must then stay at their defaults.
+            selection, order and category must then not be given.
         concepts: restrict to these concepts (each must be eligible).
         norms_format: `cslb`, `mcrae` or `generic` when the file does not show it.
         norms_columns: a generic table's column names: {"concept": "Word", ...} or
             "concept=Word,feature=Property,pf=Count".
+        candidates: `vocab` (the paper's: one-token concepts among the shared vocabulary),
+            `concepts` (every concept of the norms as a span with its article, "A bear",
+            ranked among all of them) or a file of spans, one a line.
+        span_scoring: `l2r` (exact chain rule) or `independent` (all tokens masked at once).
+        normalize: `sum`, `mean` (per token) or `pmi` (against the property-free "<span>.").
+        articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles.
         options, run_options: how models are loaded and run (tacit.options.RunOptions), as an
             object or as its fields by keyword.
 
@@ -182,33 +203,51 @@ def retrieve(
     norm_set = _as_norms(norms, norms_format, norms_columns)
     conditions = retrieval_conditions(selection, order, category, ablation)
     _check_categories(norm_set, conditions)
-    built: dict[str, Any] = {}
+    if candidates != "vocab":
+        from tacit.api_spans import retrieve_spans
+        from tacit.lexicon import read_articles
 
-    def prepare(vocab: Vocabulary) -> pd.DataFrame:
-        built["set"] = build_prompts(
-            norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=run.seed
-        )
-        if built["set"].prompts.empty:
-            raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-        return built["set"].prompts
+        table = read_articles(articles) if isinstance(articles, (str, Path)) else articles
+        prompts, prompt_set, chosen, manifest = retrieve_spans(
+            models, norm_set, conditions, candidates=candidates, span_scoring=span_scoring,
+            normalize=normalize, articles=table, max_props=max_props, concepts=concepts, run=run,
+        )  # fmt: skip
+        files = {"candidates.txt": chosen.text}
+        vocab = None
+    else:
+        if articles is not None or (span_scoring, normalize) != ("l2r", "sum"):
+            raise TacitError("--articles, --span-scoring and --normalize are for candidate "
+                             "spans: add --candidates concepts (or a FILE)")  # fmt: skip
+        built: dict[str, Any] = {}
 
-    prompts, vocab, manifest = _vocab_probe(
-        "retrieve", models, run, prepare,
-        lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
-    )  # fmt: skip
-    prompt_set = built["set"]
+        def prepare(vocab: Vocabulary) -> pd.DataFrame:
+            built["set"] = build_prompts(
+                norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=run.seed
+            )
+            if built["set"].prompts.empty:
+                raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+            return built["set"].prompts
+
+        prompts, vocab, manifest = _vocab_probe(
+            "retrieve", models, run, prepare,
+            lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
+        )  # fmt: skip
+        prompt_set, files = built["set"], {}
     manifest["options"] = {
-        "max_props": max_props, "selection": selection, "order": order, "category": category,
-        "ablation": ablation, "conditions": [asdict(c) for c in conditions],
+        "max_props": max_props, "selection": selection or "top", "order": order or "decreasing",
+        "category": category or "all", "ablation": ablation,
+        "conditions": [asdict(c) for c in conditions],
         "concepts": list(concepts) if concepts is not None else None,
         "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
+        **({"candidates": candidates, "articles": str(articles) if articles else None}
+           if candidates != "vocab" else {}),
     }  # fmt: skip
-    manifest["norms"] = _norms_record(norm_set)
+    manifest["norms"] = norms_record(norm_set)
     manifest["counts"] = _retrieval_counts(prompt_set, len(prompts))
     summary = summarize_retrieval(prompts, seed=run.seed)
     text, notes = retrieval_report(summary, prompt_set.dropped, manifest)
     return ProbeResult(prompts, summary, vocab, manifest, {"dropped": prompt_set.dropped},
-                       text=text, notes=notes)  # fmt: skip
+                       text=text, notes=notes, files=files)  # fmt: skip
 
 
 def _retrieval_counts(prompt_set: Any, prompt_rows: int) -> dict[str, Any]:
@@ -243,6 +282,9 @@ def elicit(
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
+    candidates: str = "vocab",
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -255,7 +297,11 @@ def elicit(
         prefix: True for "Everyone knows that ...", False without it, "both" for both (the
             paper's Table 2 ablation in one run).
         concepts: restrict to these concepts.
-        options, run_options: as for `retrieve`.
+        candidates: `vocab` (the paper's: one-word answers among the shared vocabulary),
+            `answers` (every answer to the relation, of any length, "four legs") or a file of
+            spans, one a line.
+        span_scoring, normalize, options, run_options: as for `retrieve` (`pmi` against the
+            prompt with "it" for the concept).
     """
     from tacit.probes.elicit import (
         PAPER_PROMPTS,
@@ -269,6 +315,12 @@ def elicit(
     prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
     check_choice("prefix", prefix, (True, False, "both"))
     norm_set = _as_norms(norms, norms_format, norms_columns)
+    if candidates != "vocab":
+        from tacit.api_spans import elicit_result
+
+        return elicit_result(models, norm_set, relations, prefix, prefixes, concepts, run,
+                             candidates=candidates, span_scoring=span_scoring,
+                             normalize=normalize)  # fmt: skip
     built: dict[str, Any] = {}
 
     def prepare(vocab: Vocabulary) -> pd.DataFrame:
@@ -299,7 +351,7 @@ def elicit(
         "prefix": prefix,
         "concepts": list(concepts) if concepts is not None else None,
     }
-    manifest["norms"] = _norms_record(norm_set)
+    manifest["norms"] = norms_record(norm_set)
     manifest["counts"] = {
         "prompts_per_model": len(per_model),
         "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},

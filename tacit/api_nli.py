@@ -24,6 +24,7 @@ from tacit.pragmatics import SUITES
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, PROB_COLUMNS
 from tacit.probes.nli import ClozeSetup
 from tacit.results.manifest import now
+from tacit.results.nli_figure import nli_figure, nli_panels
 from tacit.results.result import ProbeResult
 from tacit.runner import ModelHandle, Work, run_manifest, run_models
 
@@ -126,8 +127,11 @@ def nli(
                  "without_prediction": dropped.to_dict("records")},
     )  # fmt: skip
     text, notes = nli_report(summary, manifest)
+    paper = manifest["paper_column"]
+    source = f"diamonds: the paper ({paper})" if paper else ""
+    figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
     return ProbeResult(rows, summary, None, manifest, extra={"summary_by_seed": by_seed},
-                       rows_file="items.csv", text=text, notes=notes)  # fmt: skip
+                       rows_file="items.csv", text=text, notes=notes, figures=figures)  # fmt: skip
 
 
 def _released_predictions(

@@ -27,7 +27,10 @@ from tacit.results.manifest import command_line, now, software
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
 
-CHUNK_TEXTS = 2048  # distinct texts per checkpointed chunk
+# Distinct texts per checkpointed chunk: small enough that an interrupted run loses little (256
+# prompts: under a minute of roberta-large on a 2-core CPU, seconds on a GPU), large enough
+# that writing the chunks costs nothing next to scoring them.
+CHUNK_TEXTS = 256
 
 
 @dataclass(frozen=True)

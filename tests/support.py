@@ -465,3 +465,34 @@ def reference(model_dir, prompts, vocab_ids):
         probs.append(logits[position].softmax(-1).numpy())
     probs = np.stack(probs)
     return probs, probs[:, vocab_ids]
+
+
+def plain_span_scores(
+    model_dir: str, templates, spans, scoring: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The plain way: for each pair and each of the span's tokens, its own forward pass of the
+    whole model (full logits), log_softmax, the token's value, summed."""
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
+    scores = np.zeros((len(templates), len(spans)))
+    lengths = np.zeros((len(templates), len(spans)), dtype=int)
+    for t, template in enumerate(templates):
+        start = template.index("<mask>")
+        for s, span in enumerate(spans):
+            sentence = template.replace("<mask>", span)
+            encoded = tokenizer(sentence, return_offsets_mapping=True)
+            ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
+            inside = [n for n, (a, b) in enumerate(offsets)
+                      if b > a and b > start and a < start + len(span)]  # fmt: skip
+            first, last = inside[0], inside[-1] + 1
+            lengths[t, s] = last - first
+            steps = range(last - first) if scoring == "l2r" else [0]
+            for i in steps:
+                masked = list(ids)
+                masked[first + i : last] = [tokenizer.mask_token_id] * (last - first - i)
+                with torch.no_grad():
+                    logits = model(input_ids=torch.tensor([masked])).logits[0]
+                log_probs = logits.log_softmax(-1)
+                read = [first + i] if scoring == "l2r" else range(first, last)
+                scores[t, s] += sum(log_probs[p, ids[p]].item() for p in read)
+    return scores, lengths

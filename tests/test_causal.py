@@ -66,10 +66,11 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
+    work = scorer.span_work
     if cache:
-        assert scorer.last_tokens < scorer.last_naive_tokens / 2
+        assert work["span_tokens"] < work["span_tokens_naive"] / 2
     else:
-        assert scorer.last_tokens == scorer.last_naive_tokens
+        assert work["span_tokens"] == work["span_tokens_naive"]
 
 
 def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from support import (
     REAL_NORMS,
     TOY_NORMS,
@@ -360,21 +361,20 @@ def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_pat
     assert bad.exit_code == 1 and "extension" in bad.stderr
 
 
-def test_ablation_refuses_contradictory_options(tiny_bert, toy_norms_path, tmp_path):
-    result = runner.invoke(
-        app,
-        [
-            "retrieve",
-            "-m",
-            tiny_bert,
-            "--norms",
-            str(toy_norms_path),
-            "--ablation",
-            "ordering",
-            "--select",
-            "bottom",
-            "--out",
-            str(tmp_path / "o"),
-        ],
-    )
-    assert result.exit_code == 1 and "drop --select" in result.stderr
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (["--select", "bottom"], "sets --select: drop it"),
+        # the default value, given explicitly, is refused too (issue 22, item 5: it was accepted)
+        (["--select", "top"], "sets --select: drop it"),
+        (["--order", "decreasing", "--category", "all"], "sets --order and --category: drop them"),
+    ],
+)
+def test_ablation_refuses_any_option_it_overrides(
+    tiny_bert, toy_norms_path, tmp_path, given, named
+):
+    out = tmp_path / "o"
+    base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out)]
+    result = runner.invoke(app, [*base, "--ablation", "ordering", *given])
+    assert result.exit_code == 1 and named in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()

@@ -228,3 +228,20 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
         assert prompt.ap_sens == pytest.approx(
             average_precision_score(relevant[among], scores[row, among]), abs=1e-6
         )
+
+
+@pytest.mark.parametrize(
+    ("relation", "with_prefix", "without_prefix"),
+    [
+        ("is", "Everyone knows that a bear is <mask>.", "A bear is <mask>."),
+        ("is a", "Everyone knows that a bear is a <mask>.", "A bear is a <mask>."),
+        ("has", "Everyone knows that a bear has <mask>.", "A bear has <mask>."),
+        ("has a", "Everyone knows that a bear has a <mask>.", "A bear has a <mask>."),
+        ("made of", "Everyone knows that a bear is made of <mask>.", "A bear is made of <mask>."),
+    ],
+)
+def test_every_relation_reads_as_the_paper_words_it(relation, with_prefix, without_prefix):
+    """The paper's templates are {is, has, is a, has a, is made of}: `made of` once read
+    "a bear made of <mask>" (issue 22, item 0)."""
+    assert elicitation_prompt("bear", relation) == with_prefix
+    assert elicitation_prompt("bear", relation, prefix=False) == without_prefix

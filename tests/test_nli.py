@@ -429,7 +429,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     )
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "items.csv", "manifest.json", "summary.csv", "summary_by_seed.csv"
+        "items.csv", "manifest.json", "nli.png", "summary.csv", "summary_by_seed.csv"
     ]  # fmt: skip
     rows = pd.read_csv(out / "items.csv")
     assert set(rows["model"]) == {nli_mlm, nli_classifier}
@@ -505,7 +505,28 @@ def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_b
 def test_nope_released_predictions_reproduce_the_paper():
     runs = PRAGMATICS / "nope" / "reference_predictions" / "RoBERTa-large" / "mnli-snli-anli-fever"
     result = tacit.nli("nope", PRAGMATICS / "nope", predictions=runs, progress=False)
-    summary = result.summary.dropna(subset=["paper"])
+    summary = result.summary.dropna(subset=["paper_value"])
     assert len(summary) == 8
-    np.testing.assert_allclose(100 * summary["value"], summary["paper"], atol=0.05)
+    np.testing.assert_allclose(summary["value"], summary["paper_value"], atol=0.0005)
     assert set(summary["n_seeds"]) == {5}
+
+
+def test_nli_figure_draws_every_breakdown_with_the_paper(tmp_path):
+    """nli.png: one panel per breakdown of percent metrics (correlations stay in the table),
+    the paper's numbers drawn where the summary has them; too many groups -> left out, said."""
+    from tacit.results.nli_figure import MAX_BARS, nli_figure, nli_panels
+
+    rows = [
+        ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 0.785),
+        ("accuracy", "split", "adv", "accuracy", 0.56, 0.02, None),
+        ("rho", "split", "main", "spearman_rho", 0.42, 0.01, None),
+    ] + [("paradigms", "paradigm", f"p{i}", "accuracy", 0.5, None, None)
+         for i in range(MAX_BARS + 1)]  # fmt: skip
+    summary = pd.DataFrame(rows, columns=["section", "breakdown", "group", "metric", "value",
+                                          "sd", "paper_value"]).assign(model="m", n=10, n_seeds=1)  # fmt: skip
+    drawn, left_out = nli_panels(summary)
+    assert [title for title, _ in drawn] == ["accuracy [split]"]
+    assert left_out == ["paradigms [paradigm]"]
+    assert nli_figure(summary).startswith(b"\x89PNG")
+    with pytest.raises(ValueError, match="no accuracy"):
+        nli_figure(summary[summary["section"] == "rho"])

@@ -92,8 +92,7 @@ def test_one_run(runs, tmp_path, name):
     parsed = parse(out)
     summary = [rows for css, rows in parsed.tables if css == "summary"]
     assert summary == [csv_rows(runs / name / "summary.csv")]
-    if name in ("retrieve", "ordering", "elicit"):
-        assert parsed.images, "the run's figure is missing"
+    assert parsed.images, "the run's figure is missing"
     for source in parsed.images:
         assert source.startswith("data:image/png;base64,")
         assert base64.b64decode(source.split(",", 1)[1]).startswith(PNG)

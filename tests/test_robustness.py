@@ -38,7 +38,7 @@ def test_options_out_of_range_or_contradictory(tiny_bert, toy_norms_path, tmp_pa
     fails_cleanly([*base, "--order", "sideways"], "--order 'sideways'", out)
     fails_cleanly([*base, "--category", "smell"], "--category 'smell'", out)
     fails_cleanly([*base, "--ablation", "size"], "--ablation 'size'", out)
-    fails_cleanly([*base, "--ablation", "category", "--category", "visual"], "drop --select", out)
+    fails_cleanly([*base, "--ablation", "category", "--category", "visual"], "sets --category", out)
     fails_cleanly([*base, "--concepts", ""], "names no concept", out)
     fails_cleanly([*base, "--concepts", f"@{tmp_path / 'none.txt'}"], "cannot read", out)
 
@@ -141,8 +141,44 @@ def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monk
     )
     assert result.exit_code == 130
     assert "interrupted by Ctrl-C: no result files were written" in result.stderr
-    assert "--resume --out" in result.stderr
+    # nothing was scored: no "--resume" hint (issue 22, item 8), and no directory left behind
+    assert "before any scored chunk was saved: nothing to resume" in result.stderr
+    assert "--resume" not in result.stderr and not out.exists()
+
+
+def interrupt_after_one_chunk(patch) -> None:
+    """Score the first chunk (of 4 texts), then Ctrl-C: a run with something to resume."""
+    import tacit.runner
+    from tacit.models.masked import MaskedLMScorer
+
+    score = MaskedLMScorer.score_targets
+    calls = []
+
+    def interrupted_second_time(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return score(*args, **kwargs)
+
+    patch.setattr(tacit.runner, "CHUNK_TEXTS", 4)
+    patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)
+
+
+def test_ctrl_c_after_a_saved_chunk_says_what_was_saved(
+    tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    out = tmp_path / "run"
+    args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
+    with monkeypatch.context() as patch:
+        interrupt_after_one_chunk(patch)
+        result = runner.invoke(app, args)
+    assert result.exit_code == 130
+    assert "interrupted: 1 scored chunk(s) saved in" in result.stderr
+    assert f"the same command with --resume --out {out}" in result.stderr
     assert [p.name for p in out.iterdir()] == [".partial"]  # only what --resume needs
+    refused = runner.invoke(app, args)  # neither --resume nor --overwrite: refused
+    assert refused.exit_code == 1 and "holds an interrupted run: --resume" in refused.stderr
+    assert runner.invoke(app, [*args, "--resume"]).exit_code == 0
 
 
 def test_interruption_while_writing_leaves_no_result_file(
@@ -196,7 +232,7 @@ def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
     assert process.returncode == 143
     assert "interrupted by SIGTERM: no result files were written" in stderr
     assert "Traceback" not in stderr
-    assert [p.name for p in out.iterdir()] == [".partial"]
+    assert "nothing to resume" in stderr and not out.exists()  # nothing was scored
 
 
 def test_model_order_does_not_change_results(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
@@ -330,15 +366,10 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
 
 
 def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
-    from tacit.models.masked import MaskedLMScorer
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
     out = tmp_path / "run"
     base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", out, "-q"]
     with monkeypatch.context() as patch:
-        patch.setattr(MaskedLMScorer, "score_targets", interrupted)
+        interrupt_after_one_chunk(patch)
         assert runner.invoke(app, [str(a) for a in base]).exit_code == 130
     fails_cleanly([*base, "--resume", "--max-props", 4], "was started with other models, options")
     fails_cleanly([*base[:-3], "--resume"], "--resume needs --out")

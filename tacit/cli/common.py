@@ -17,7 +17,14 @@ from typing import Annotated, Any
 import typer
 
 from tacit.errors import TacitError
-from tacit.options import DTYPES, NORMS_FORMATS, RunOptions, check_choice
+from tacit.options import (
+    DTYPES,
+    NORMALIZATIONS,
+    NORMS_FORMATS,
+    SPAN_SCORINGS,
+    RunOptions,
+    check_choice,
+)
 from tacit.options import NormsFormat as NormsFormatName
 from tacit.results.result import ProbeResult
 
@@ -64,11 +71,15 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def choice(*names: str, choices: Sequence[str], help: str) -> Any:
+def choice(*names: str, choices: Sequence[str], help: str, default: str | None = None) -> Any:
     """An option with a fixed set of values (declared once, in tacit.options): listed in the
-    help and completed by the shell; a wrong value gets the API's one-line error."""
+    help and completed by the shell; a wrong value gets the API's one-line error. `default`:
+    the value used when the option is not given, for an option whose Python default is None
+    so that "not given" can be told apart from "given the default"."""
+    shown = f"  [default: {default}]" if default is not None else ""
     return typer.Option(
-        *names, help=f"{help} One of: {', '.join(choices)}.", autocompletion=lambda: list(choices),
+        *names, help=f"{help} One of: {', '.join(choices)}.{shown}",
+        autocompletion=lambda: list(choices),
     )  # fmt: skip
 
 
@@ -151,6 +162,31 @@ Resume = Annotated[
         "(the same command otherwise; the results equal those of an uninterrupted run).",
     ),
 ]
+SpanScoringOption = Annotated[
+    str,
+    choice(
+        "--span-scoring", choices=SPAN_SCORINGS,
+        help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the "
+        "exact chain rule left to right (one mask per token still to come), or `independent` "
+        "(all masked at once, mLAMA's).",
+    ),
+]  # fmt: skip
+NormalizeOption = Annotated[
+    str,
+    choice(
+        "--normalize", choices=NORMALIZATIONS,
+        help="What candidate spans are ranked by: their log-probability (`sum`), per token "
+        "(`mean`), or against the prompt without its properties (`pmi`).",
+    ),
+]  # fmt: skip
+Overwrite = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace what --out DIR holds (a run, an interrupted run, any files) with this "
+        "run, the whole directory: without it, such a directory is refused.",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
@@ -167,6 +203,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "seed": (Seed, 0),
     "out": (Out, None),
     "resume": (Resume, False),
+    "overwrite": (Overwrite, False),
     "quiet": (Quiet, False),
 }
 
@@ -204,9 +241,10 @@ def probe_command(
         def command(*args: Any, **kwargs: Any) -> None:
             given = {name: kwargs.pop(name) for name in names}
             out, resume_run = given.pop("out"), given.pop("resume", False)
+            overwrite = given.pop("overwrite")
             options = run_options(**given)
             run_and_save(
-                probe, out, resume_run,
+                probe, out, resume_run, overwrite,
                 lambda checkpointing: func(
                     *args, options=replace(options, **checkpointing), **kwargs
                 ),
@@ -218,6 +256,17 @@ def probe_command(
         return user_errors(command)
 
     return decorate
+
+
+def interrupted_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str:
+    """After Ctrl-C: what was saved, and how to go on. With nothing saved, the checkpoint goes
+    (and the run directory with it, where the run made it), so that a rerun starts clean."""
+    chunks = len(list(checkpoint.glob("*.pkl"))) if checkpoint.is_dir() else 0
+    if not chunks and not resumed:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        return "interrupted before any scored chunk was saved: nothing to resume"
+    return (f"interrupted: {chunks} scored chunk(s) saved in {checkpoint}; to continue where "
+            f"it stopped: the same command with --resume --out {out_dir}")  # fmt: skip
 
 
 def run_options(
@@ -270,29 +319,34 @@ def parse_concepts(value: str | None) -> list[str] | None:
 
 
 def run_and_save(
-    probe: str, out: Path | None, resume: bool, run: Callable[[dict[str, Any]], ProbeResult]
+    probe: str,
+    out: Path | None,
+    resume: bool,
+    overwrite: bool,
+    run: Callable[[dict[str, Any]], ProbeResult],
 ) -> ProbeResult:
     """Run a probe into its run directory (default results/<probe>/<timestamp>), save it, and
     print its summary (stdout), its notes (stderr) and where it went.
 
     `run` gets the checkpoint keywords (`checkpoint`, `resume`) to pass on as run options.
     Scored chunks are kept in RUN_DIR/.partial while the run goes: interrupted, the run can go
-    on with --resume; failed otherwise, it leaves no directory behind.
+    on with --resume; failed otherwise, it leaves no directory behind. An --out that holds a
+    run is refused before anything is scored, unless --resume or --overwrite.
     """
-    from tacit.results.checkpoint import PARTIAL
-    from tacit.results.rundir import default_run_dir, run_dir
+    from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
 
     if resume and out is None:
         raise TacitError("--resume needs --out DIR: the run directory to continue")
-    with run_dir(out or default_run_dir(probe)) as out_dir:
+    if resume and overwrite:
+        raise TacitError("--resume and --overwrite contradict each other: pick one")
+    if out is not None:
+        check_overwrite(out, resume=resume, overwrite=overwrite)
+    with run_dir(out or fresh_run_dir(probe), created=out is None) as out_dir:
         try:
             result = run({"checkpoint": out_dir / PARTIAL, "resume": resume})
-            result.save(out_dir)
+            result.save(out_dir, overwrite=True)  # checked above, before the work
         except KeyboardInterrupt:
-            typer.echo(
-                f"to continue where it stopped: the same command with --resume --out {out_dir}",
-                err=True,
-            )
+            typer.echo(interrupted_hint(out_dir / PARTIAL, out_dir, resume), err=True)
             raise
         except BaseException:
             if not resume:

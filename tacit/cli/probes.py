@@ -13,9 +13,11 @@ import typer
 from tacit.cli.common import (
     Concepts,
     Models,
+    NormalizeOption,
     NormsColumns,
     NormsFormat,
     NormsPath,
+    SpanScoringOption,
     choice,
     norms_format_choice,
     parse_concepts,
@@ -25,9 +27,11 @@ from tacit.errors import TacitError
 from tacit.options import (
     ABLATIONS,
     CATEGORIES,
+    NORMALIZATIONS,
     ORDERS,
     RELATIONS,
     SELECTIONS,
+    SPAN_SCORINGS,
     RunOptions,
     check_choice,
     check_choices,
@@ -45,14 +49,17 @@ def retrieve(
         int, typer.Option("--max-props", help="Grow prompts from 1 to this many properties.")
     ] = 10,
     select: Annotated[
-        str, choice("--select", choices=SELECTIONS, help="Which properties, by pf.")
-    ] = "top",
+        str | None,
+        choice("--select", choices=SELECTIONS, help="Which properties, by pf.", default="top"),
+    ] = None,
     order: Annotated[
-        str, choice("--order", choices=ORDERS, help="Their order by pf.")
-    ] = "decreasing",
+        str | None,
+        choice("--order", choices=ORDERS, help="Their order by pf.", default="decreasing"),
+    ] = None,
     category: Annotated[
-        str, choice("--category", choices=CATEGORIES, help="The feature types used.")
-    ] = "all",
+        str | None,
+        choice("--category", choices=CATEGORIES, help="The feature types used.", default="all"),
+    ] = None,
     ablation: Annotated[
         str | None,
         choice(
@@ -67,6 +74,25 @@ def retrieve(
     norms_format: NormsFormat = None,
     norms_columns: NormsColumns = None,
     concepts: Concepts = None,
+    candidates: Annotated[
+        str,
+        typer.Option(
+            "--candidates",
+            help="What the concept is ranked among: `vocab` (the paper's: one-token concepts "
+            "among the shared vocabulary), `concepts` (every concept of the norms as a span "
+            "with its article, 'A bear', 'An aardvark', 'Scissors') or a FILE of spans, one a "
+            "line.",
+        ),
+    ] = "vocab",
+    span_scoring: SpanScoringOption = "l2r",
+    normalize: NormalizeOption = "sum",
+    articles: Annotated[
+        str | None,
+        typer.Option(
+            "--articles",
+            help="A concept,article CSV overriding the article tacit gives a concept's span.",
+        ),
+    ] = None,
     *,
     options: RunOptions,
 ) -> ProbeResult:
@@ -84,13 +110,17 @@ def retrieve(
         model,
         norms=norms,
         max_props=max_props,
-        selection=check_choice("--select", select, SELECTIONS),
-        order=check_choice("--order", order, ORDERS),
-        category=check_choice("--category", category, CATEGORIES),
+        selection=None if select is None else check_choice("--select", select, SELECTIONS),
+        order=None if order is None else check_choice("--order", order, ORDERS),
+        category=None if category is None else check_choice("--category", category, CATEGORIES),
         ablation=None if ablation is None else check_choice("--ablation", ablation, ABLATIONS),
         concepts=parse_concepts(concepts),
         norms_format=norms_format_choice(norms_format),
         norms_columns=norms_columns,
+        candidates=candidates,
+        span_scoring=check_choice("--span-scoring", span_scoring, SPAN_SCORINGS),
+        normalize=check_choice("--normalize", normalize, NORMALIZATIONS),
+        articles=articles,
         options=options,
     )
 
@@ -121,6 +151,17 @@ def elicit(
     norms_format: NormsFormat = None,
     norms_columns: NormsColumns = None,
     concepts: Concepts = None,
+    candidates: Annotated[
+        str,
+        typer.Option(
+            "--candidates",
+            help="What answers are ranked among: `vocab` (the paper's: one-word answers among "
+            "the shared vocabulary), `answers` (every answer people gave to the relation, of "
+            "any length: 'fur', 'four legs') or a FILE of spans, one a line.",
+        ),
+    ] = "vocab",
+    span_scoring: SpanScoringOption = "l2r",
+    normalize: NormalizeOption = "sum",
     *,
     options: RunOptions,
 ) -> ProbeResult:
@@ -144,6 +185,9 @@ def elicit(
         concepts=parse_concepts(concepts),
         norms_format=norms_format_choice(norms_format),
         norms_columns=norms_columns,
+        candidates=candidates,
+        span_scoring=check_choice("--span-scoring", span_scoring, SPAN_SCORINGS),
+        normalize=check_choice("--normalize", normalize, NORMALIZATIONS),
         options=options,
     )
 

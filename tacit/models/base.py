@@ -87,6 +87,10 @@ class Scorer(ModelRuntime):
     """A model family's implementation of what the probes ask (see the module docstring)."""
 
     last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
+    # what the last score_spans ran against the naive count, for the manifest: a masked LM's
+    # forward rows ({"span_rows", "span_rows_naive"}: one per span token per pair), a causal
+    # LM's tokens ({"span_tokens", "span_tokens_naive"}: each sentence whole)
+    span_work: dict[str, int] = {}
 
     def unsupported(self, what: str) -> TacitError:
         """The one-line error for a question this family cannot answer."""

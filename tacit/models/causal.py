@@ -77,8 +77,6 @@ class CausalLMScorer(Scorer):
     kind = "causal"
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
-    last_tokens = 0  # tokens the last score_spans ran through the model
-    last_naive_tokens = 0  # ... and how many scoring each sentence whole would have run
 
     @property
     def _cache_keyword(self) -> str:
@@ -268,8 +266,8 @@ class CausalLMScorer(Scorer):
         in_cache = [set(row) for row in cached]
         whole = [(t, s) for t in range(n_t) for s in range(n_s) if s not in in_cache[t]]
         sequences = [[self._start, *pairs[t][s].ids] for t, s in whole]
-        self.last_naive_tokens = sum(len(p.ids) + 1 for row in pairs for p in row)
-        self.last_tokens = sum(len(q) for q in sequences)
+        naive_tokens = sum(len(p.ids) + 1 for row in pairs for p in row)
+        tokens = sum(len(q) for q in sequences)
         with (
             progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
             torch.inference_mode(),
@@ -278,7 +276,7 @@ class CausalLMScorer(Scorer):
                 if not row:
                     continue
                 rests = [pairs[t][s].ids[len(prefixes[t]) :] for s in row]
-                self.last_tokens += 1 + len(prefixes[t]) + sum(len(r) - 1 for r in rests)
+                tokens += 1 + len(prefixes[t]) + sum(len(r) - 1 for r in rests)
                 prefix_lp, batches = self._score_after_prefix(prefixes[t], rests, bar)
                 for indices, result in batches:
                     for at, i in enumerate(indices):
@@ -286,6 +284,7 @@ class CausalLMScorer(Scorer):
             for indices, result in self._score_whole(sequences, bar):
                 for at, i in enumerate(indices):
                     add(whole[i][0], whole[i][1], result[at])
+        self.span_work = {"span_tokens": tokens, "span_tokens_naive": naive_tokens}
         return SpanScores(
             span=span[t_of][:, s_of].reshape(len(templates), len(spans)),
             n_tokens=n_tokens[t_of][:, s_of].reshape(len(templates), len(spans)),

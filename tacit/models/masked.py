@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForMaskedLM
 
 from tacit.errors import TacitError
-from tacit.models.base import MASK, ScoredBatch, Scorer
+from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
 from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
 from tacit.models.runtime import compile_errors_explained
 from tacit.options import POOLINGS, check_choice
@@ -188,6 +188,18 @@ class MaskedLMScorer(Scorer):
                 shared=logits[:, vocab_t],
                 log_z=torch.logsumexp(logits, dim=-1),
             )
+
+    def score_spans(
+        self,
+        templates: Sequence[str],
+        spans: Sequence[str],
+        *,
+        scoring: str = "l2r",
+        progress: bool | tqdm = True,
+    ) -> SpanScores:
+        from tacit.models.spans import score_spans
+
+        return score_spans(self, templates, spans, scoring=scoring, progress=progress)
 
     def encode(
         self, texts: Sequence[str], *, pooling: str = "mask", progress: bool | tqdm = True

@@ -73,6 +73,17 @@ def _alternatives(word: str) -> tuple[list[str], bool]:
     return alternatives, False
 
 
+def answer_spans(answer: str) -> list[str]:
+    """The candidate spans an answer gives, of any length: each alternative of a one-word
+    answer, else the phrase with the first of each set of alternatives (rule 2).
+
+    >>> answer_spans("fur_hair"), answer_spans("sharp teeth"), answer_spans("four legs_feet")
+    (['fur', 'hair'], ['sharp teeth'], ['four legs'])
+    """
+    words = one_word_answers(answer)
+    return words if words is not None else [first_alternatives(answer)]
+
+
 def first_alternatives(feature: str) -> str:
     """Keep the first of each set of `_`-joined alternatives (rule 2).
 

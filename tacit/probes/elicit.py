@@ -26,6 +26,10 @@ from tacit.vocab.shared import Vocabulary
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
 PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
 PREFIX = "Everyone knows that"
+# How each relation reads in the prompt: the paper's {is, has, is a, has a, is made of}. The
+# relation keeps CSLB's name `made of` (its answers are the `made of X` features).
+RELATION_WORDS = {"is": "is", "is a": "is a", "has": "has", "has a": "has a",
+                  "made of": "is made of"}  # fmt: skip
 PROMPT_COLUMNS = ["relation", "prefix", "concept", "prompt", "gold", "n_gold"]
 RESULT_COLUMNS = [
     "model",
@@ -40,7 +44,7 @@ RESULT_COLUMNS = [
 def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> str:
     """'Everyone knows that a bear has <mask>.' (or 'A bear has <mask>.' without the prefix)."""
     noun = concept_text(concept)
-    sentence = f"{article(noun)} {noun} {relation} {MASK}."
+    sentence = f"{article(noun)} {noun} {RELATION_WORDS[relation]} {MASK}."
     return f"{PREFIX} {sentence}" if prefix else sentence[0].upper() + sentence[1:]
 
 

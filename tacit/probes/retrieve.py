@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -93,6 +93,22 @@ def retrieval_prompt(phrases: Sequence[str]) -> str:
     return f"A {MASK} {english_list(phrases)}."
 
 
+def span_prompt(phrases: Sequence[str]) -> str:
+    """'<mask> has fur, is big, and has claws.': the candidate span brings its article."""
+    return f"{MASK} {english_list(phrases)}."
+
+
+def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
+    """Every concept of the norms, or those asked for (an unknown one is an error)."""
+    if requested is None:
+        return list(norms.concepts)
+    known = set(norms.concepts)
+    unknown = [c for c in requested if c not in known]
+    if unknown:
+        raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
+    return list(dict.fromkeys(requested))
+
+
 def ineligibility(concept: str, vocab: Vocabulary) -> str | None:
     """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md)."""
     if "(" in concept:
@@ -117,17 +133,13 @@ def eligible_concepts(
     With `requested`, only those concepts are considered; naming an unknown or an ineligible
     concept is an error (the user asked for it explicitly).
     """
-    known = norms.concepts
+    known = requested_concepts(norms, requested)
     if requested is not None:
-        known_set = set(known)
-        unknown = [c for c in requested if c not in known_set]
-        if unknown:
-            raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
-        reasons = [(c, ineligibility(c, vocab)) for c in requested]
+        reasons = [(c, ineligibility(c, vocab)) for c in known]
         refused = [f"{c} ({why})" for c, why in reasons if why]
         if refused:
             raise TacitError(f"--concepts: cannot be retrieval targets: {', '.join(refused)}")
-        return list(dict.fromkeys(requested)), pd.DataFrame(columns=["concept", "reason"])
+        return known, pd.DataFrame(columns=["concept", "reason"])
     reasons = [(c, ineligibility(c, vocab)) for c in known]
     eligible = [c for c, why in reasons if why is None]
     dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
@@ -239,19 +251,29 @@ class PromptSet:
 
 def build_prompts(
     norms: NormSet,
-    vocab: Vocabulary,
+    vocab: Vocabulary | None,
     conditions: Sequence[Condition] = (Condition(),),
     *,
     max_props: int = 10,
     concepts: Sequence[str] | None = None,
     seed: int = 0,
+    template: Callable[[Sequence[str]], str] = retrieval_prompt,
 ) -> PromptSet:
-    """Prompts for each eligible concept, condition, sample and number of properties."""
+    """Prompts for each eligible concept, condition, sample and number of properties.
+
+    With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target and
+    `template` writes the prompt (`<mask> has fur.`: the span brings its own article)."""
     if max_props < 1:
         raise TacitError(f"--max-props {max_props}: must be at least 1")
     for condition in conditions:
         condition.check()
-    eligible, dropped = eligible_concepts(norms, vocab, concepts)
+    if vocab is None:
+        eligible, dropped = (
+            requested_concepts(norms, concepts),
+            pd.DataFrame(columns=["concept", "reason"]),
+        )
+    else:
+        eligible, dropped = eligible_concepts(norms, vocab, concepts)
     records = []
     short: dict[str, list[str]] = {}
     duplicates = 0
@@ -284,7 +306,7 @@ def build_prompts(
                             condition.order,
                             condition.category,
                             sample,
-                            retrieval_prompt(phrases[:n]),
+                            template(phrases[:n]),
                             concept,
                         )
                     )

@@ -18,8 +18,6 @@ from typing import Any
 from tacit.errors import TacitError
 from tacit.files import write_atomic
 
-PARTIAL = ".partial"
-
 
 class Checkpoint:
     """Chunk store of one run; with `directory=None`, a no-op (nothing kept)."""

@@ -156,6 +156,7 @@ def run_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
         "retrieve": _retrieval_figures,
         "elicit": _elicitation_figures,
         "pragmeval": _pragmeval_figures,
+        "nli": _nli_figures,
     }
     return drawers[probe](runs) if probe in drawers else []
 
@@ -191,6 +192,13 @@ def _pragmeval_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
     from tacit.results.pragmeval_report import pragmeval_figure
 
     return [(f"PragmEval: {run.path.name}", pragmeval_figure(run.summary)) for run in runs]
+
+
+def _nli_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
+    from tacit.results.nli_figure import nli_figure, nli_panels
+
+    return [(f"NLI ({run.manifest.get('suite')}): {run.path.name}", nli_figure(run.summary))
+            for run in runs if nli_panels(run.summary)[0]]  # fmt: skip
 
 
 def _figure_html(caption: str, png: bytes) -> str:

@@ -17,8 +17,9 @@ def summarize_nli(
     paper: Mapping[tuple[str, str, str], float] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, by_seed): the suite's report rows for each model and seed, and their mean and
-    sample standard deviation over seeds (sd is empty with one seed). `paper` adds a column of
-    the paper's numbers (in percent) beside the rows it reports."""
+    sample standard deviation over seeds (sd is empty with one seed). `paper` (the paper's
+    numbers, in percent as printed there) adds a column `paper_value` beside the rows it
+    reports, in the unit of `value`: a fraction for accuracies and shares."""
     by_seed = []
     for (model, seed), group in items.groupby(["model", "seed"], sort=False):
         rows = pd.DataFrame(summarize(group.reset_index(drop=True)))
@@ -35,8 +36,8 @@ def summarize_nli(
         .reset_index()
     )
     if paper is not None:
-        summary["paper"] = [
-            paper.get((s, g, m), np.nan)
+        summary["paper_value"] = [
+            paper.get((s, g, m), np.nan) / 100
             for s, g, m in summary[["section", "group", "metric"]].itertuples(index=False)
         ]
     return summary, by_seed_table
@@ -45,7 +46,7 @@ def summarize_nli(
 def format_nli_summary(summary: pd.DataFrame, paper_label: str | None = None) -> str:
     """The summary as text, one block per model and section, values in percent."""
     lines = []
-    with_paper = "paper" in summary and summary["paper"].notna().any()
+    with_paper = "paper_value" in summary and summary["paper_value"].notna().any()
     for model, per_model in summary.groupby("model", sort=False):
         seeds = int(per_model["n_seeds"].max())
         lines.append(f"== {model}" + (f" (mean ± sd over {seeds} seeds)" if seeds > 1 else ""))
@@ -55,8 +56,8 @@ def format_nli_summary(summary: pd.DataFrame, paper_label: str | None = None) ->
                 value = "   n/a" if pd.isna(row.value) else f"{_percent(row.metric, row.value)}"
                 spread = "" if pd.isna(row.sd) else f" ± {_percent(row.metric, row.sd).strip()}"
                 paper = ""
-                if with_paper and not pd.isna(row.paper):
-                    paper = f"   (paper {row.paper:.1f})"
+                if with_paper and not pd.isna(row.paper_value):
+                    paper = f"   (paper {_percent(row.metric, row.paper_value).strip()})"
                 lines.append(
                     f"  {row.group:<48} {row.metric:<30} {value}{spread}  n={row.n}{paper}"
                 )

@@ -34,6 +34,22 @@ def run_notes(manifest: dict[str, Any]) -> list[str]:
     return notes
 
 
+def ranked_among(manifest: dict[str, Any]) -> str:
+    """What targets were ranked among: the shared vocabulary, or candidate spans (with the
+    work their scoring took against the naive count)."""
+    if "candidates" not in manifest:
+        return f"shared vocabulary: {manifest['vocabulary']['size']} words"
+    sizes = ", ".join(f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
+                      for name, s in manifest["candidates"].items())  # fmt: skip
+    work = manifest["span_work"]
+    done = [f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
+            for what in ("rows", "tokens") if f"span_{what}" in work]  # fmt: skip
+    return (
+        f"candidates: {sizes}, scored {manifest['span_scoring']}, normalised "
+        f"{manifest['normalize']}; " + "; ".join(done)
+    )
+
+
 def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
     """'concepts: 5 kept, 3 dropped (reason: n, ...)'."""
     counts = dropped["reason"].value_counts()
@@ -52,8 +68,7 @@ def retrieval_report(
         "",
         describe_drops(dropped, counts["concepts"]),
         f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "
-        f"distinct texts) x {len(manifest['models'])} model(s); "
-        f"shared vocabulary: {manifest['vocabulary']['size']} words",
+        f"distinct texts) x {len(manifest['models'])} model(s); " + ranked_among(manifest),
     ])  # fmt: skip
     notes = run_notes(manifest)
     naming = counts["prompts_naming_their_target"]
@@ -83,6 +98,23 @@ def elicitation_report(
             f"{row.multi_word} of more than one word and {row.out_of_vocabulary} out of the "
             f"shared vocabulary ({row.alternatives_oov} alternative words out of it)"
         )
+    undefined = manifest["counts"]["spearman_undefined"]
+    lines.append(
+        f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
+    )
+    return "\n".join(lines), run_notes(manifest)
+
+
+def elicitation_span_report(
+    summary: pd.DataFrame, left_out: pd.DataFrame, manifest: dict[str, Any],
+    paper_counts: dict[str, int],
+) -> tuple[str, list[str]]:  # fmt: skip
+    """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
+    lines = [format_elicitation_table(summary, paper_counts), ""]
+    for row in left_out.itertuples():
+        lines.append(f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
+                     f"the candidates, {row.not_candidates} not")  # fmt: skip
+    lines.append(ranked_among(manifest))
     undefined = manifest["counts"]["spearman_undefined"]
     lines.append(
         f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"

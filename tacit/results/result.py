@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tacit.files import json_text, table_text, write_files
-from tacit.results.checkpoint import PARTIAL
-from tacit.results.rundir import prepare_run_dir
+from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remove_stale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +39,7 @@ class ProbeResult:
             warnings (the CLI prints them on stderr).
         figures: file name -> a function that draws that figure and returns the file's bytes
             (drawn only when saved: matplotlib is not imported otherwise).
+        files: further text files by name, e.g. `candidates.txt` (the spans a run ranked).
     """
 
     prompts: pd.DataFrame
@@ -51,6 +51,7 @@ class ProbeResult:
     text: str = ""
     notes: list[str] = field(default_factory=list)
     figures: dict[str, FigureBytes] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def dropped(self) -> pd.DataFrame:
@@ -68,9 +69,11 @@ class ProbeResult:
         for note in self.notes:
             print(note, file=err or sys.stderr)
 
-    def save(self, out: str | Path) -> Path:
+    def save(self, out: str | Path, *, overwrite: bool = False) -> Path:
         """Write the run directory: all of its files (tables, manifest, figures) appear together,
-        each whole, or none does."""
+        each whole, or none does. A directory that already holds a run (or other files) is
+        refused unless `overwrite`, which replaces the whole directory, stale files included."""
+        check_overwrite(Path(out), overwrite=overwrite, checkpoint_ours=True)
         out = prepare_run_dir(out)
         files: dict[str, str | bytes] = {}
         if self.vocab is not None:
@@ -79,7 +82,10 @@ class ProbeResult:
         files[self.rows_file] = table_text(self.prompts)
         files["summary.csv"] = table_text(self.summary)
         files["manifest.json"] = json_text(self.manifest)
+        files.update(self.files)
         files.update({name: draw() for name, draw in self.figures.items()})
         write_files(out, files)
         shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
+        if overwrite:
+            remove_stale(out, set(files))
         return out

@@ -1,8 +1,9 @@
-"""The run directory: where it goes, and making sure it can be written (see tacit.files for how
-its files are written)."""
+"""The run directory: where it goes, that it can be written, and that no run is overwritten
+unasked (see tacit.files for how its files are written)."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -11,11 +12,65 @@ from pathlib import Path
 
 from tacit.errors import TacitError
 
+PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.results.checkpoint)
+WRITE_TEST = ".write-test-"
 
-def default_run_dir(probe: str, now: datetime | None = None) -> Path:
-    """results/<probe>/<timestamp>, relative to the working directory."""
+
+def fresh_run_dir(probe: str, now: datetime | None = None) -> Path:
+    """Create and return results/<probe>/<timestamp> (relative to the working directory), a
+    new directory even when another run started in the same second (`-2`, `-3`, ... then)."""
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    return Path("results") / probe / stamp
+    parent = Path("results") / probe
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TacitError(f"{parent}: cannot write there ({err.strerror})") from None
+    for n in range(1, 1000):
+        path = parent / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as err:
+            raise TacitError(f"{path}: cannot write there ({err.strerror})") from None
+        return path
+    raise TacitError(f"{parent}: a thousand runs started in {stamp}'s second; give --out")
+
+
+def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
+    """What the directory holds that a new run would overwrite, in words; None if nothing.
+    `checkpoint_ours`: the checkpoint there is the saving run's own (it resumed from it)."""
+    if not out.is_dir():
+        return None
+    entries = sorted(
+        p.name
+        for p in out.iterdir()
+        if not p.name.startswith(WRITE_TEST) and not (checkpoint_ours and p.name == PARTIAL)
+    )
+    if not entries:
+        return None
+    if "manifest.json" in entries:
+        return "a run"
+    if entries == [PARTIAL]:
+        return "an interrupted run"
+    shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+    return f"{len(entries)} other file(s) ({shown})"
+
+
+def check_overwrite(
+    out: Path, *, resume: bool = False, overwrite: bool = False, checkpoint_ours: bool = False
+) -> None:
+    """Refuse to write a run into a directory that holds one, unless asked: `resume` goes on
+    with an interrupted run (or reruns a finished one from its checkpoint), `overwrite`
+    replaces the whole directory."""
+    held = held_run(out, checkpoint_ours=checkpoint_ours)
+    if held is None or overwrite or (resume and held in ("a run", "an interrupted run")):
+        return
+    if held == "an interrupted run":
+        ask = "--resume to continue it, or --overwrite to replace it"
+    else:
+        ask = "--overwrite to replace the whole directory, or another --out"
+    raise TacitError(f"--out {out}: already holds {held}: {ask}")
 
 
 def prepare_run_dir(out: str | Path) -> Path:
@@ -25,24 +80,37 @@ def prepare_run_dir(out: str | Path) -> Path:
         raise TacitError(f"--out {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+        with tempfile.NamedTemporaryFile(dir=out, prefix=WRITE_TEST):
             pass
     except OSError as err:
         raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
     return out
 
 
+def remove_stale(out: Path, keep: set[str]) -> None:
+    """After an --overwrite run is saved: remove what the old run left that this one did not
+    write, so the directory holds one run only."""
+    for path in out.iterdir():
+        if path.name in keep:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with suppress(OSError):
+                path.unlink()
+
+
 @contextmanager
-def run_dir(out: str | Path) -> Iterator[Path]:
-    """Prepare the run directory; if the run fails, remove it again when we made it and it
-    is still empty, so a failed run leaves nothing behind."""
+def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
+    """Prepare the run directory; if the run fails, remove it again when we made it (or
+    `created` says so) and it is still empty, so a failed run leaves nothing behind."""
     out = Path(out)
-    existed = out.exists()
+    ours = created or not out.exists()
     path = prepare_run_dir(out)
     try:
         yield path
     except BaseException:
-        if not existed:
+        if ours:
             with suppress(OSError):
                 path.rmdir()  # only succeeds while empty
         raise

@@ -139,7 +139,7 @@ def format_elicitation_table(summary: pd.DataFrame, paper_counts: dict[str, int]
         table.columns = [f"{metric} {model}" for metric, model in table.columns]
         counts = rows.groupby("relation")["n_prompts"].first()
         table.insert(0, "n_prompts", counts)
-        table.insert(1, "paper", [paper_counts.get(r) for r in table.index])
+        table.insert(1, "paper_n_prompts", [paper_counts.get(r) for r in table.index])
         title = "with prefix 'Everyone knows that'" if prefix else "without prefix"
         blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.3f}"))
     if summary["prefix"].nunique() == 2:

@@ -1,0 +1,180 @@
+"""Masked-LM scoring of candidate spans of any length in a template's blank, exactly.
+
+A span's tokens t1..tk are those it has in the full sentence (the template with the span in
+place; found by character offsets, so RoBERTa's leading-space forms and a sentence-initial
+capital come out as the model reads them). Its score:
+
+- `l2r`: sum_i log P(t_i | the sentence with t1..t(i-1) written and t_i..t_k masked), the chain
+  rule from left to right, one mask per token still to come;
+- `independent` (mLAMA's): all k masked at once, sum_i log P(t_i) read from that one pass.
+
+Exact and affordable: the candidates of one template whose tokens around the span agree and
+which have k tokens share the forward row that predicts token i+1 after a shared prefix
+t1..ti; so each node of a prefix tree of their tokens is one row (`independent`: one row per
+template and k). Rows of all templates are batched longest first, the LM head runs only at the
+positions read, and the sums are taken on the device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from tacit.errors import TacitError, shorten
+from tacit.models.base import MASK, SpanScores
+from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.options import SPAN_SCORINGS, check_choice
+
+if TYPE_CHECKING:
+    from tacit.models.masked import MaskedLMScorer
+
+
+@dataclass
+class SpanPlan:
+    """The forward rows that score every (template, span) pair, and what each row's reads add
+    to which pair.
+
+    rows: token ids of each row; reads: the positions read in each row (its masks scored).
+    row, read, token, pair: one entry per (pair, span token): the log-probability of `token`
+        at the `read`-th position read in `row` is added to pair `pair` (template-major).
+    n_tokens: each pair's number of span tokens.
+    """
+
+    rows: list[list[int]] = field(default_factory=list)
+    reads: list[list[int]] = field(default_factory=list)
+    row: list[int] = field(default_factory=list)
+    read: list[int] = field(default_factory=list)
+    token: list[int] = field(default_factory=list)
+    pair: list[int] = field(default_factory=list)
+    n_tokens: list[int] = field(default_factory=list)
+
+    def add_row(self, ids: list[int], reads: list[int]) -> int:
+        self.rows.append(ids)
+        self.reads.append(reads)
+        return len(self.rows) - 1
+
+
+def span_tokens_in_context(
+    tokenizer, template: str, spans: Sequence[str]
+) -> list[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """(left ids, span ids, right ids) of each span in the template's sentence: the tokens of
+    the whole sentence, cut where the span's characters begin and end (a token overlapping the
+    span belongs to it)."""
+    if template.count(MASK) != 1:
+        raise TacitError(f"template {shorten(template)!r} must contain {MASK} exactly once")
+    start = template.index(MASK)
+    before, after = template[:start], template[start + len(MASK) :]
+    sentences = [before + span + after for span in spans]
+    encoded = tokenizer(sentences, return_offsets_mapping=True)
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}  # an unknown word counts
+    cut = []
+    for span, ids, offsets in zip(spans, encoded["input_ids"], encoded["offset_mapping"]):
+        end = start + len(span)
+        inside = [
+            n for n, ((a, b), token) in enumerate(zip(offsets, ids))
+            if token not in special and b > start and a < end and b > a
+        ]  # fmt: skip
+        if not inside:
+            raise TacitError(f"candidate {shorten(span)!r} has no tokens in {shorten(template)!r}")
+        first, last = inside[0], inside[-1] + 1
+        cut.append((tuple(ids[:first]), tuple(ids[first:last]), tuple(ids[last:])))
+    return cut
+
+
+def plan_spans(
+    scorer: MaskedLMScorer, templates: Sequence[str], spans: Sequence[str], scoring: str
+) -> SpanPlan:
+    """The rows for every (template, span) pair (pair = template index x len(spans) + span)."""
+    mask_id = scorer.tokenizer.mask_token_id
+    plan = SpanPlan()
+    for t, template in enumerate(templates):
+        nodes: dict[tuple, int] = {}  # (left, right, k, prefix) -> row
+        for s, (left, ids, right) in enumerate(
+            span_tokens_in_context(scorer.tokenizer, template, spans)
+        ):
+            k, pair = len(ids), t * len(spans) + s
+            if len(left) + k + len(right) > scorer.max_tokens:
+                raise TacitError(
+                    f"{shorten(template)!r} with {shorten(spans[s])!r} is longer than "
+                    f"{scorer.name} allows ({scorer.max_tokens} tokens)"
+                )
+            plan.n_tokens.append(k)
+            for i, token in enumerate(ids):
+                prefix = ids[:i] if scoring == "l2r" else ()
+                key = (left, right, k, prefix)
+                if key not in nodes:
+                    masked = [*left, *prefix, *[mask_id] * (k - len(prefix)), *right]
+                    positions = (
+                        [len(left) + i] if scoring == "l2r" else [len(left) + j for j in range(k)]
+                    )
+                    nodes[key] = plan.add_row(masked, positions)
+                plan.row.append(nodes[key])
+                plan.read.append(0 if scoring == "l2r" else i)
+                plan.token.append(token)
+                plan.pair.append(pair)
+    return plan
+
+
+def score_spans(
+    scorer: MaskedLMScorer,
+    templates: Sequence[str],
+    spans: Sequence[str],
+    *,
+    scoring: str = "l2r",
+    progress: bool | tqdm = True,
+) -> SpanScores:
+    """Every span in the blank of every template ([templates x spans]; see the module)."""
+    check_choice("--span-scoring", scoring, SPAN_SCORINGS)
+    unique_t, t_of = np.unique(np.asarray(templates, dtype=object), return_inverse=True)
+    unique_s, s_of = np.unique(np.asarray(spans, dtype=object), return_inverse=True)
+    plan = plan_spans(scorer, list(unique_t), list(unique_s), scoring)
+    naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
+    scorer.span_work = {"span_rows": len(plan.rows), "span_rows_naive": naive}
+    sums = _run_plan(scorer, plan, progress)
+    n_tokens = np.asarray(plan.n_tokens).reshape(len(unique_t), len(unique_s))
+    sums = sums.reshape(len(unique_t), len(unique_s))
+    pick = np.ix_(t_of.reshape(-1), s_of.reshape(-1))
+    return SpanScores(span=sums[pick], n_tokens=n_tokens[pick])
+
+
+def _run_plan(scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm) -> np.ndarray:
+    """Run the plan's rows in batches; the pairs' summed log-probabilities, float64."""
+    device = scorer.device
+    order = np.argsort(plan.row, kind="stable")  # each row's entries together
+    entry_row = np.asarray(plan.row)[order]
+    bounds = np.searchsorted(entry_row, np.arange(len(plan.rows) + 1))
+    read, token = np.asarray(plan.read)[order], np.asarray(plan.token)[order]
+    pair = np.asarray(plan.pair)[order]
+    sums = torch.zeros(len(plan.n_tokens), dtype=torch.float64, device=device)
+    pad_id = scorer.tokenizer.pad_token_id or 0
+
+    def run(indices: np.ndarray) -> None:
+        ids, attention = padded(plan.rows, indices, pad_id, device)
+        reads = [(b, p) for b, r in enumerate(indices) for p in plan.reads[r]]
+        scorer._rows = torch.as_tensor(reads, device=device)
+        log_probs = scorer.model(input_ids=ids, attention_mask=attention).logits[0]
+        log_probs = log_probs.float().log_softmax(dim=-1)
+        first_read = np.cumsum([0] + [len(plan.reads[r]) for r in indices])
+        entries = [np.arange(bounds[r], bounds[r + 1]) for r in indices]
+        at = np.concatenate([first_read[b] + read[e] for b, e in enumerate(entries)])
+        chosen = np.concatenate(entries)
+        values = log_probs[torch.as_tensor(at, device=device),
+                           torch.as_tensor(token[chosen], device=device)]  # fmt: skip
+        sums.index_add_(0, torch.as_tensor(pair[chosen], device=device), values.double())
+
+    hook = scorer._mask_rows_hook()
+    try:
+        with (
+            progress_bar(progress, len(plan.rows), f"spans {scorer.name}", "row") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, _ in longest_first_batches([len(r) for r in plan.rows], scorer, run):
+                bar.update(len(indices))
+    finally:
+        hook.remove()
+    return sums.cpu().numpy()

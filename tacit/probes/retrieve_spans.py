@@ -1,0 +1,77 @@
+"""Concept retrieval over candidate spans: "<mask> has fur, is big, and has claws." with every
+concept of the norms, article and all ("A bear", "An aardvark", "Scissors"), as a candidate.
+
+Every concept is a target (no single-token or vowel rule: the span brings its own article).
+prompts.csv keeps retrieval's columns (rank, reciprocal_rank, target_prob, target_prob_shared,
+top5), so summaries and `probe plot` read it unchanged, and adds the target's span, its score
+and the candidate count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from tacit.models.base import MASK
+from tacit.probes.candidates import SpanRanker, rank_targets, shares, top_spans
+from tacit.probes.retrieve import PROMPT_COLUMNS
+from tacit.results.metrics import reciprocal_rank
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from tacit.models.base import Scorer
+
+SPAN_RESULT_COLUMNS = [
+    "model",
+    *PROMPT_COLUMNS,
+    "target_span",
+    "rank",
+    "reciprocal_rank",
+    "target_score",
+    "target_prob",
+    "target_prob_shared",
+    "n_candidates",
+    "top5",
+]
+
+
+def property_free(template: str) -> str:
+    """The template without its properties, for `--normalize pmi`: '<mask>.'"""
+    return f"{MASK}."
+
+
+def score_span_prompts(
+    rows: pd.DataFrame,
+    scorer: Scorer,
+    ranker: SpanRanker,
+    span_of: dict[str, str],
+    progress: tqdm | bool,
+) -> pd.DataFrame:
+    """Rank each prompt's target span among the candidates, with one model.
+
+    target_prob: the span's probability (exp of its log-probability) where the score is one
+    (`--normalize sum` with a masked LM), else empty; target_prob_shared: the target's share of
+    the candidate set (softmax of the scores over the candidates).
+    """
+    templates = list(dict.fromkeys(rows["prompt"]))
+    scores = ranker.scores(scorer, templates, progress)
+    row_of = {t: n for n, t in enumerate(templates)}
+    per_row = scores[[row_of[p] for p in rows["prompt"]]]
+    index = ranker.candidates.index()
+    targets = np.array([index[span_of[c]] for c in rows["target"]])
+    rank, target_score = rank_targets(per_row, targets)
+    table = rows.copy()
+    table.insert(0, "model", scorer.name)
+    table["target_span"] = [span_of[c] for c in rows["target"]]
+    table["rank"] = rank
+    table["reciprocal_rank"] = reciprocal_rank(rank)
+    table["target_score"] = target_score.astype(float)
+    is_probability = ranker.normalize == "sum" and scorer.kind == "masked"
+    table["target_prob"] = np.exp(target_score) if is_probability else np.nan
+    table["target_prob_shared"] = shares(per_row)[np.arange(len(targets)), targets]
+    table["n_candidates"] = len(ranker.candidates.spans)
+    table["top5"] = top_spans(per_row, ranker.candidates.spans)
+    return table[SPAN_RESULT_COLUMNS]
