@@ -83,12 +83,17 @@ def main() -> int:
     parser.add_argument("--answers", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--threads", type=int, default=1,
+        help="CPU threads (default 1: on a shared machine a method's time then measures its "
+        "work, not how the scheduler treats two threads fighting for busy cores)",
+    )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny model, 2 x 32: a smoke run")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "causal.json")
     args = parser.parse_args()
     if args.quick:
         args.shape, args.concepts, args.answers, args.repeats = "tiny", 2, 32, 1
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    torch.set_num_threads(args.threads)
     templates, spans = candidates(args.norms, args.concepts, args.answers)
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp) / "model")
@@ -117,7 +122,8 @@ def main() -> int:
             f"{best['whole'] / best[method]:.2f}x",
         ])  # fmt: skip
     record = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
+        f"torch {torch.__version__}",
         "date": date.today().isoformat(),
         "command": "python bench/bench_causal.py" + (" --quick" if args.quick else ""),
         "shape": args.shape,
@@ -125,6 +131,7 @@ def main() -> int:
         "answers": len(spans),
         "sentences": sentences,
         "batch_size": args.batch_size,
+        "threads": args.threads,
         "repeats": args.repeats,
         "max_abs_difference": difference,
         "speedup": speedup,

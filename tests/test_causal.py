@@ -300,3 +300,46 @@ def test_sentencepiece_words_and_next_token(tmp_path):
     expected = _next_token_logprobs(model_dir, "Everyone knows that a cat has")
     got = (batch.shared[0] - batch.log_z[0]).numpy()
     np.testing.assert_allclose(got, expected[[bear, words["fur"]]].numpy(), atol=2e-5)
+
+
+def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
+    tiny_gpt2, toy_norms_path, tmp_path
+):
+    """`probe retrieve --candidates concepts -m gpt2`: each concept's rank is its sentence's
+    among all concepts' sentences, computed the plain way (support.causal_reference)."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "retrieve", "-m", tiny_gpt2, "--norms", str(toy_norms_path), "--candidates",
+        "concepts", "--max-props", "2", "--out", str(out), "-q",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    prompts = pd.read_csv(out / "prompts.csv")
+    spans = (out / "candidates.txt").read_text().splitlines()
+    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    targets = [spans.index(s) for s in prompts["target_span"]]
+    target = total[np.arange(len(targets)), targets]
+    expected = 1 + (total > target[:, None] + 1e-6).sum(axis=1)
+    near = (np.abs(total - target[:, None]) <= 1e-6).sum(axis=1) > 1  # ties within float error
+    np.testing.assert_array_equal(prompts["rank"][~near], expected[~near])
+
+
+def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
+    from support import TOY_NORMS, write_norms
+
+    from tacit.results.metrics import average_precision
+
+    norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
+                        ("bear", "visual perceptual", "has four legs", 9)])  # fmt: skip
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, [
+        "elicit", "-m", tiny_gpt2, "--norms", str(norms), "--relation", "has",
+        "--candidates", "answers", "--out", str(out), "-q",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    prompts = pd.read_csv(out / "prompts.csv")
+    spans = (out / "candidates-has.txt").read_text().splitlines()
+    assert "four legs" in spans
+    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    for row, gold, ap in zip(total, prompts["gold"], prompts["ap_vocab"]):
+        relevant = np.isin(spans, [item.rpartition(":")[0] for item in gold.split(" | ")])
+        assert ap == pytest.approx(average_precision(row, relevant), abs=1e-4)

@@ -83,12 +83,12 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     folder = tmp_path / "models"
     (folder / "one").mkdir(parents=True)
     fails_cleanly([*base, "-m", folder], "not a model directory: no tokenizer files")
-    # a sequence classifier: the masked-LM head would be random weights
+    # a sequence classifier: not a model retrieval can use (its config says so)
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(classifier)
     fails_cleanly([*base, "-m", classifier], "is a classifier model; retrieve takes masked")
-    # a causal LM with a tokenizer that has a mask token: not a masked LM at all
+    # a causal LM (even with a tokenizer that has a mask token): pointed to span candidates
     causal = tmp_path / "causal"
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(tiny_roberta)
@@ -96,7 +96,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
         GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
     ).save_pretrained(causal)
     tokenizer.save_pretrained(causal)
-    fails_cleanly([*base, "-m", causal], "score the concepts as spans with --candidates concepts")
+    fails_cleanly([*base, "-m", causal], "is a causal model; retrieve takes masked models with")
     # a tokenizer without a mask token
     no_mask = tmp_path / "no-mask"
     no_mask.mkdir()

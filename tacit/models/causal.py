@@ -17,51 +17,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from inspect import signature
 from typing import Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
-from transformers import AutoModelForCausalLM, DynamicCache
+from transformers import AutoModelForCausalLM
 
 from tacit.errors import TacitError, shorten
 from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
 from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
+from tacit.models.causal_cache import Pair, cache_layers, expanded_cache, tokenised_pairs
 from tacit.models.runtime import compile_errors_explained
 from tacit.options import POOLINGS, SPAN_SCORINGS, check_choice
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")
 CACHE_MIN_SPANS = 8  # a template with fewer spans is scored whole, batched with others
-
-
-@dataclass
-class _Pair:
-    """One (template, span) sentence, tokenised without special tokens."""
-
-    ids: list[int]
-    in_span: np.ndarray  # bool per token: does it overlap the span's characters
-    cacheable: bool  # its tokens begin with its template's prefix's tokens
-    start: int = 0  # tokens taken from the template's cached prefix (0: scored whole)
-
-
-def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """(keys, values) of each layer of a DynamicCache (transformers 5 and 4)."""
-    if hasattr(cache, "layers"):
-        return [(layer.keys, layer.values) for layer in cache.layers]
-    return list(zip(cache.key_cache, cache.value_cache))
-
-
-def _expanded_cache(layers: list[tuple[torch.Tensor, torch.Tensor]], batch: int, config) -> Any:
-    """A DynamicCache holding one prefix's keys and values for each of `batch` rows: views,
-    not copies (the forward pass concatenates onto them, never writes into them)."""
-    data = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in layers]
-    try:
-        return DynamicCache(ddp_cache_data=data, config=config)
-    except TypeError:  # transformers 4
-        return DynamicCache.from_legacy_cache(tuple(data))  # type: ignore[attr-defined]
 
 
 class CausalLMScorer(Scorer):
@@ -135,31 +108,11 @@ class CausalLMScorer(Scorer):
 
     def _pairs(
         self, templates: Sequence[str], spans: Sequence[str], cache: bool
-    ) -> tuple[list[list[int]], list[list[_Pair]]]:
-        """Each template's prefix ids and each (template, span) pair tokenised. A pair whose
-        tokens do not begin with its prefix's (BPE merges across the blank) is scored whole."""
+    ) -> tuple[list[list[int]], list[list[Pair]]]:
+        """Each template's prefix ids and each (template, span) pair tokenised (see
+        tacit.models.causal_cache.tokenised_pairs)."""
         split = [self.split_at_blank(t) for t in templates]
-        prefixes = self._encode([p for p, _, _ in split])
-        texts = [p + gap + span + after for p, gap, after in split for span in spans]
-        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
-        pairs: list[list[_Pair]] = []
-        for t, (prefix, gap, _) in enumerate(split):
-            row = []
-            for s, span in enumerate(spans):
-                n = t * len(spans) + s
-                ids = encoded["input_ids"][n]
-                if len(ids) + 1 > self.max_tokens:
-                    raise TacitError(
-                        f"{shorten(repr(texts[n]))} is {len(ids) + 1} tokens with the start "
-                        f"token: longer than {self.name} takes ({self.max_tokens})"
-                    )
-                first, last = len(prefix), len(prefix) + len(gap) + len(span)
-                offsets = np.asarray(encoded["offset_mapping"][n], dtype=np.int64).reshape(-1, 2)
-                in_span = (offsets[:, 0] < last) & (offsets[:, 1] > first) & (last > first)
-                shared = cache and ids[: len(prefixes[t])] == prefixes[t]
-                row.append(_Pair(ids, in_span, shared and len(ids) > len(prefixes[t])))
-            pairs.append(row)
-        return prefixes, pairs
+        return tokenised_pairs(self, split, spans, cache=cache)
 
     # --- running ----------------------------------------------------------------------------
 
@@ -205,7 +158,7 @@ class CausalLMScorer(Scorer):
         prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).sum().item()
         following = logprobs[-1]  # the first rest token's distribution
         cache = out.get("cache")  # transformers 5; 4 calls it past_key_values
-        kv = _cache_layers(cache if cache is not None else out.past_key_values)
+        kv = cache_layers(cache if cache is not None else out.past_key_values)
         n_prefix = sequence.shape[1]
 
         def run(indices: np.ndarray) -> np.ndarray:
@@ -215,7 +168,7 @@ class CausalLMScorer(Scorer):
             if max(len(rests[i]) for i in indices) == 1:
                 return first_lp.cpu().numpy()
             ids, attention = padded(rests, indices, self.pad_id, self.device)
-            past = _expanded_cache(kv, b, self.model.config)
+            past = expanded_cache(kv, b, self.model.config)
             full_attention = torch.cat(
                 [torch.ones((b, n_prefix), dtype=attention.dtype, device=self.device), attention],
                 dim=1,
