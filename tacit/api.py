@@ -326,7 +326,7 @@ def elicit(
     def prepare(vocab: Vocabulary) -> pd.DataFrame:
         golds = gold_answers(norm_set, vocab, relations)
         built["golds"] = golds
-        built["prompts"] = build_elicitation_prompts(golds, relations, prefixes, concepts)
+        built["prompts"] = build_elicitation_prompts(golds.answers, relations, prefixes, concepts)
         if built["prompts"].empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
         answers = golds.answers

@@ -70,12 +70,12 @@ def test_gold_answers_one_word_split_alternatives(toy):
 def test_prompt_table(toy):
     norms, vocab = toy
     golds = gold_answers(norms, vocab, ["has"])
-    prompts = build_elicitation_prompts(golds, ["has"], [True, False])
+    prompts = build_elicitation_prompts(golds.answers, ["has"], [True, False])
     bear = prompts[prompts.concept == "bear"]
     assert list(bear.prompt) == ["Everyone knows that a bear has <mask>.", "A bear has <mask>."]
     assert parse_gold(bear.gold.iloc[0]) == [("fur", 20), ("claws", 12)]
     with pytest.raises(TacitError, match="no gold answer"):
-        build_elicitation_prompts(golds, ["has"], [True], concepts=["unicorn"])
+        build_elicitation_prompts(golds.answers, ["has"], [True], concepts=["unicorn"])
 
 
 def test_average_precision_matches_sklearn():

@@ -55,8 +55,8 @@ def test_toy_cslb_norms_as_a_generic_table_give_the_same_prompts(
     pd.testing.assert_frame_equal(golds.answers, want_golds.answers)
     pd.testing.assert_frame_equal(golds.excluded, want_golds.excluded)
     pd.testing.assert_frame_equal(
-        build_elicitation_prompts(golds, RELATIONS, [True]),
-        build_elicitation_prompts(want_golds, RELATIONS, [True]),
+        build_elicitation_prompts(golds.answers, RELATIONS, [True]),
+        build_elicitation_prompts(want_golds.answers, RELATIONS, [True]),
     )
 
 
@@ -113,7 +113,7 @@ def test_fractional_pf_round_trips_through_the_gold_string(vocab, tmp_path):
     rows = [("bear", "has fur", 2.5), ("bear", "has claws", 20), ("cat", "has fur", 0)]
     norms = read_norms(write_table(tmp_path / "f.csv", rows, header=("concept", "feature", "pf")))
     golds = gold_answers(norms, vocab, ["has"])
-    prompts = build_elicitation_prompts(golds, ["has"], [True])
+    prompts = build_elicitation_prompts(golds.answers, ["has"], [True])
     gold = dict(zip(prompts.concept, prompts.gold))
     assert gold["bear"] == "claws:20.0 fur:2.5"
     assert parse_gold(gold["bear"]) == [("claws", 20.0), ("fur", 2.5)]

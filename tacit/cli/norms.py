@@ -63,7 +63,7 @@ def probe_counts(norm_set: NormSet, vocab: Vocabulary) -> str:
     for reason, rows in dropped.groupby("reason", sort=False):
         lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
     golds = gold_answers(norm_set, vocab, RELATIONS)
-    prompts = build_elicitation_prompts(golds, RELATIONS, [True]).groupby("relation").size()
+    prompts = build_elicitation_prompts(golds.answers, RELATIONS, [True]).groupby("relation").size()
     lines.append(
         "elicitation prompts: " + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)
     )

@@ -111,6 +111,27 @@ class Scorer(ModelRuntime):
         """
         raise self.unsupported("score a <mask> over a vocabulary")
 
+    def _scored_batches(
+        self,
+        rows_of: list[np.ndarray],
+        batches: Iterator[tuple[np.ndarray, torch.Tensor]],
+        vocab_ids: np.ndarray,
+    ) -> Iterator[ScoredBatch]:
+        """ScoredBatch for each (distinct-text indices, [texts x vocabulary] logits) batch:
+        `rows_of[i]` are the positions of the prompts whose text is distinct text i."""
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        for indices, logits in batches:
+            rows = np.concatenate([rows_of[i] for i in indices])
+            batch_rows = np.concatenate(
+                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+            )
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows, device=self.device),
+                batch_rows=torch.as_tensor(batch_rows, device=self.device),
+                shared=logits[:, vocab_t],
+                log_z=torch.logsumexp(logits, dim=-1),
+            )
+
     def score_spans(
         self,
         templates: Sequence[str],

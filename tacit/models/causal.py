@@ -297,18 +297,8 @@ class CausalLMScorer(Scorer):
         rows_of = group_rows(inverse.reshape(-1), len(unique))
         before = [self.split_at_blank(p, at_end=True)[0] for p in unique]
         encoded, self.last_cut = self._with_start(before, cut_to_fit)
-        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
-        for indices, logits in self._next_token_logits(encoded, progress, "scoring"):
-            rows = np.concatenate([rows_of[i] for i in indices])
-            batch_rows = np.concatenate(
-                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
-            )
-            yield ScoredBatch(
-                rows=torch.as_tensor(rows, device=self.device),
-                batch_rows=torch.as_tensor(batch_rows, device=self.device),
-                shared=logits[:, vocab_t],
-                log_z=torch.logsumexp(logits, dim=-1),
-            )
+        batches = self._next_token_logits(encoded, progress, "scoring")
+        yield from self._scored_batches(rows_of, batches, vocab_ids)
 
     def blank_ends(self, prompt: str) -> bool:
         """Does the prompt's blank end its sentence (the next-token question applies)?"""

@@ -174,20 +174,9 @@ class MaskedLMScorer(Scorer):
     ) -> Iterator[ScoredBatch]:
         unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
         rows_of = group_rows(inverse.reshape(-1), len(unique))
-        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
         encoded = self.encode_prompts(list(unique))
         self.last_cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else 0
-        for indices, logits in self._logits_at_mask(encoded, progress):
-            rows = np.concatenate([rows_of[i] for i in indices])
-            batch_rows = np.concatenate(
-                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
-            )
-            yield ScoredBatch(
-                rows=torch.as_tensor(rows, device=self.device),
-                batch_rows=torch.as_tensor(batch_rows, device=self.device),
-                shared=logits[:, vocab_t],
-                log_z=torch.logsumexp(logits, dim=-1),
-            )
+        yield from self._scored_batches(rows_of, self._logits_at_mask(encoded, progress), vocab_ids)
 
     def score_spans(
         self,

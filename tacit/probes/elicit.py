@@ -99,13 +99,16 @@ def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) ->
 
 
 def build_elicitation_prompts(
-    golds: GoldSet,
+    answers: pd.DataFrame,
     relations: Sequence[str],
     prefixes: Sequence[bool],
     concepts: Sequence[str] | None = None,
+    *,
+    column: str = "word",
+    separator: str = " ",
 ) -> pd.DataFrame:
-    """One prompt per relation x prefix x concept with at least one gold answer."""
-    answers = golds.answers
+    """One prompt per relation x prefix x concept with at least one gold answer; `gold` lists
+    the concept's answers (`answers[column]`, in the table's order) as `answer:pf`."""
     if concepts is not None:
         unknown = sorted(set(concepts) - set(answers["concept"]))
         if unknown:
@@ -114,7 +117,7 @@ def build_elicitation_prompts(
     records = []
     for relation in relations:
         for concept, rows in answers[answers["relation"] == relation].groupby("concept"):
-            gold = " ".join(f"{w}:{p}" for w, p in zip(rows["word"], rows["pf"]))
+            gold = separator.join(f"{w}:{p}" for w, p in zip(rows[column], rows["pf"]))
             for prefix in prefixes:
                 prompt = elicitation_prompt(concept, relation, prefix=prefix)
                 records.append((relation, prefix, concept, prompt, gold, len(rows)))

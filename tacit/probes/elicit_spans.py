@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
 from tacit.probes.candidates import CandidateSet, SpanRanker, relation_answers, top_spans
 from tacit.probes.elicit import (
     PREFIX,
     PROMPT_COLUMNS,
     RELATION_WORDS,
-    elicitation_prompt,
+    build_elicitation_prompts,
     rank_correlation,
 )
 from tacit.results.metrics import average_precision
@@ -74,21 +73,12 @@ def build_span_prompts(
     prefixes: Sequence[bool],
     concepts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """One prompt per relation x prefix x concept with at least one gold span."""
-    if concepts is not None:
-        unknown = sorted(set(concepts) - set(gold["concept"]))
-        if unknown:
-            raise TacitError(f"--concepts: no gold answer for any relation: {', '.join(unknown)}")
-        gold = gold[gold["concept"].isin(concepts)]
-    records = []
-    for relation in relations:
-        for concept, rows in gold[gold["relation"] == relation].groupby("concept"):
-            rows = rows.sort_values(["pf", "span"], ascending=[False, True])
-            text = GOLD_SEPARATOR.join(f"{s}:{p}" for s, p in zip(rows["span"], rows["pf"]))
-            for prefix in prefixes:
-                prompt = elicitation_prompt(concept, relation, prefix=prefix)
-                records.append((relation, prefix, concept, prompt, text, len(rows)))
-    return pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
+    """One prompt per relation x prefix x concept with at least one gold span (`gold` lists
+    them by pf, highest first, as `span:pf` separated by ` | `)."""
+    ordered = gold.sort_values(["relation", "concept", "pf", "span"],
+                               ascending=[True, True, False, True])  # fmt: skip
+    return build_elicitation_prompts(ordered, relations, prefixes, concepts, column="span",
+                                     separator=GOLD_SEPARATOR)  # fmt: skip
 
 
 def parse_span_gold(gold: str) -> list[tuple[str, float]]:
