@@ -59,10 +59,19 @@ def same_files(one: Path, two: Path) -> None:
             assert path.read_bytes() == (two / path.name).read_bytes(), path.name
 
 
-@pytest.mark.parametrize("probe", ["retrieve", "elicit"])
+@pytest.mark.parametrize("probe", ["retrieve", "elicit", "retrieve --candidates concepts"])
 def test_two_processes_write_the_files_of_one(probe, tiny_bert, tiny_roberta, toy_norms_path,
                                               tmp_path):  # fmt: skip
-    args = [probe, "-m", tiny_bert, "-m", tiny_roberta, "--norms", str(toy_norms_path), "-q"]
+    args = [
+        *probe.split(),
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_roberta,
+        "--norms",
+        str(toy_norms_path),
+        "-q",
+    ]
     one = single([*args, "--out", str(tmp_path / "one")], tmp_path / "cache1")
     assert one.returncode == 0, one.stderr
     two = torchrun([*args, "--out", str(tmp_path / "two")], 2, tmp_path / "cache2")
