@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from tacit import distributed
 from tacit.errors import TacitError
 from tacit.files import sha256_bytes, table_text
 from tacit.options import RunOptions
@@ -139,7 +140,10 @@ def each_model(
 
 def checkpoint_for(probe: str, models: Sequence[str], options: RunOptions, work: Work,
                    plan: Mapping[str, Any]) -> Checkpoint:  # fmt: skip
-    """The run's chunk store; a resumed run must have the same plan (models, rows, options)."""
+    """The run's chunk store; a resumed run must have the same plan (models, rows, options).
+    Only the main process of a data-parallel run keeps one (it gets every chunk whole)."""
+    if not distributed.is_main():
+        return Checkpoint(None, {}, resume=False)
     return Checkpoint(
         options.checkpoint,
         {
@@ -168,6 +172,7 @@ def run_models(
     Rows are scored in chunks of CHUNK_TEXTS distinct keys (the same chunks in every run), each
     kept in the checkpoint; `plan` adds what else must match for a resume (vocabulary, ...).
     """
+    here = distributed.world()
     checkpoint = checkpoint_for(probe, models, options, work, plan or {})
     chunk_of_row = pd.factorize(work.rows[work.key])[0] // CHUNK_TEXTS
     chunks = [work.rows[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
@@ -177,15 +182,16 @@ def run_models(
                                     tokenizers=tokenizers,
                                     load_options=work.load_options):  # fmt: skip
         scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
+        if here.distributed:
+            scored = distributed.broadcast(scored)  # the main process's resumed chunks
         if any(s is None for s in scored):
             scorer = model.scorer  # loaded before the bar opens: a loading error stays one line
             done = sum(chunks[c][work.key].nunique() for c, s in enumerate(scored) if s is not None)
             with tqdm(total=n_keys, initial=done, desc=f"scoring {model.name}", unit=work.unit,
-                      disable=not options.progress) as bar:  # fmt: skip
+                      disable=not (options.progress and here.main)) as bar:  # fmt: skip
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
-                        result = work.score(scorer, chunk, bar)
-                        scored[c] = result if isinstance(result, Scored) else Scored(result)
+                        scored[c] = score_chunk(work, scorer, chunk, bar)
                         checkpoint.save(f"{number}-{c}", scored[c])
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
@@ -198,6 +204,29 @@ def run_models(
         records.append({**record, **dict(counts), **extras})
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
+
+
+def score_chunk(work: Work, scorer: Scorer, chunk: pd.DataFrame, bar: tqdm) -> Scored:
+    """One chunk's result; in a data-parallel run, each process scores its shard of the chunk's
+    distinct keys and every process gets the whole chunk back (same rows as one process)."""
+    here = distributed.world()
+    if not here.distributed:
+        result = work.score(scorer, chunk, bar)
+        return result if isinstance(result, Scored) else Scored(result)
+    keys = list(dict.fromkeys(chunk[work.key]))
+    mine = chunk[chunk[work.key].isin(distributed.shard(keys))]
+    part: Scored | None = None
+    if len(mine):
+        with tqdm(disable=True) as quiet:  # the main bar counts whole chunks, below
+            result = work.score(scorer, mine, quiet)
+        part = result if isinstance(result, Scored) else Scored(result)
+    distributed.test_exit()
+    parts = [p for p in distributed.gather(part) if p is not None]
+    bar.update(len(keys))
+    return Scored(
+        pd.concat([p.table for p in parts]).sort_index(),
+        dict(sum((Counter(p.counts) for p in parts), Counter())),
+    )
 
 
 def run_manifest(
@@ -217,6 +246,7 @@ def run_manifest(
         "compile": options.compile,
         "seed": options.seed,
         "resumed": options.resume,
+        **({"processes": distributed.world().size} if distributed.world().distributed else {}),
         **extra,
         "started": started,
         "finished": now(),

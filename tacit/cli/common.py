@@ -342,12 +342,19 @@ def run_and_save(
     on with --resume; failed otherwise, it leaves no directory behind. An --out that holds a
     run is refused before anything is scored, unless --resume or --overwrite.
     """
+    from tacit.distributed import finish as distributed_finish
+    from tacit.distributed import is_main
     from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
 
     if resume and out is None:
         raise TacitError("--resume needs --out DIR: the run directory to continue")
     if resume and overwrite:
         raise TacitError("--resume and --overwrite contradict each other: pick one")
+    if not is_main():  # a data-parallel run: the main process checks and writes, alone
+        try:
+            return run({"checkpoint": None, "resume": False})
+        finally:
+            distributed_finish()
     if out is not None:
         check_overwrite(out, resume=resume, overwrite=overwrite)
     with run_dir(out or fresh_run_dir(probe), created=out is None) as out_dir:
@@ -370,4 +377,5 @@ def run_and_save(
     for note in result.notes:
         typer.echo(note, err=True)
     typer.echo(f"written to {out_dir}")
+    distributed_finish()
     return result
