@@ -104,6 +104,10 @@ class RunOptions:
         progress: show progress bars.
         checkpoint: where scored chunks are kept while a run goes (the CLI: RUN_DIR/.partial).
         resume: reuse the chunks an interrupted run left in `checkpoint`.
+        device_map: `auto` (or another accelerate device map name): spread a model larger than
+            one device over the GPUs, the CPU and disk (transformers' big-model loading).
+        max_memory: with device_map, the memory each device may take: "0=20GiB,cpu=60GiB".
+        offload_folder: with device_map, where layers that fit nowhere else are kept on disk.
     """
 
     vocab_models: Sequence[str] = ()
@@ -117,6 +121,9 @@ class RunOptions:
     progress: bool = True
     checkpoint: Path | None = None
     resume: bool = False
+    device_map: str | None = None
+    max_memory: str | None = None
+    offload_folder: str | Path | None = None
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
@@ -129,6 +136,10 @@ class RunOptions:
             resolve_device(self.device)
         if self.resume and self.checkpoint is None:
             raise TacitError("--resume needs --out DIR: the run directory to continue")
+        if self.device_map is None and (self.max_memory or self.offload_folder):
+            raise TacitError("--max-memory and --offload-folder need --device-map auto")
+        if self.max_memory is not None:
+            parse_max_memory(self.max_memory)
         object.__setattr__(self, "vocab_models", tuple(dict.fromkeys(self.vocab_models)))
 
     @classmethod
@@ -161,4 +172,22 @@ class RunOptions:
             "batch_size": self.batch_size,
             "compile": self.compile,
             "seed": self.seed,
-        }
+            **({"device_map": self.device_map, "max_memory": self.max_memory,
+                "offload_folder": str(self.offload_folder) if self.offload_folder else None}
+               if self.device_map is not None else {}),
+        }  # fmt: skip
+
+
+def parse_max_memory(text: str) -> dict[int | str, int | str]:
+    """'0=20GiB,cpu=60GiB' -> {0: '20GiB', 'cpu': '60GiB'} (accelerate's max_memory)."""
+    memory: dict[int | str, int | str] = {}
+    for item in text.split(","):
+        device, equals, amount = item.strip().partition("=")
+        if not equals or not device or not amount:
+            raise TacitError(
+                f"--max-memory {text!r}: expected DEVICE=AMOUNT pairs, e.g. 0=20GiB,cpu=60GiB"
+            )
+        memory[int(device) if device.isdigit() else device] = (
+            int(amount) if amount.isdigit() else amount  # plain bytes, or '20GiB'
+        )
+    return memory

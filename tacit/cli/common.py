@@ -135,6 +135,21 @@ Revision = Annotated[
 Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
 DtypeOption = Annotated[str, choice("--dtype", choices=DTYPES, help="Weights' precision.")]
 BatchSize = Annotated[int, typer.Option("--batch-size", help="Texts per forward pass.")]
+DeviceMap = Annotated[
+    str | None,
+    typer.Option("--device-map", help="`auto`: spread a model too large for one device over "
+                 "the GPUs, the CPU and disk (needs accelerate; see docs/scaling.md)."),
+]  # fmt: skip
+MaxMemory = Annotated[
+    str | None,
+    typer.Option("--max-memory", help="With --device-map: each device's share, e.g. "
+                 "0=20GiB,1=20GiB,cpu=60GiB."),
+]  # fmt: skip
+OffloadFolder = Annotated[
+    Path | None,
+    typer.Option("--offload-folder", help="With --device-map: where layers that fit on no "
+                 "device are kept."),
+]  # fmt: skip
 Compile = Annotated[
     bool,
     typer.Option(
@@ -207,6 +222,9 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "dtype": (DtypeOption, "float32"),
     "batch_size": (BatchSize, 32),
     "compile": (Compile, False),
+    "device_map": (DeviceMap, None),
+    "max_memory": (MaxMemory, None),
+    "offload_folder": (OffloadFolder, None),
     "seed": (Seed, 0),
     "out": (Out, None),
     "resume": (Resume, False),
@@ -288,6 +306,9 @@ def run_options(
     compile: bool,
     seed: int = 0,
     quiet: bool,
+    device_map: str | None = None,
+    max_memory: str | None = None,
+    offload_folder: Path | None = None,
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
@@ -300,6 +321,9 @@ def run_options(
         compile=compile,
         seed=seed,
         progress=not quiet,
+        device_map=device_map,
+        max_memory=max_memory,
+        offload_folder=offload_folder,
     )
 
 

@@ -135,7 +135,13 @@ def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrai
 
 
 def load_with_head(
-    auto_class: Any, name_or_path: str, revision: str | None, dtype: torch.dtype, *, head: str
+    auto_class: Any,
+    name_or_path: str,
+    revision: str | None,
+    dtype: torch.dtype,
+    *,
+    head: str,
+    **placement: Any,
 ) -> PreTrainedModel:
     """`auto_class.from_pretrained`, refusing a checkpoint whose `head` head is missing: it
     would be initialised at random, and so would every prediction."""
@@ -143,8 +149,9 @@ def load_with_head(
     try:
         with quiet_transformers():
             model, info = auto_class.from_pretrained(
-                name_or_path, revision=revision, dtype=dtype, output_loading_info=True
-            )
+                name_or_path, revision=revision, dtype=dtype, output_loading_info=True,
+                **placement,
+            )  # fmt: skip
     except (OSError, ValueError) as err:
         raise _not_found(name_or_path, err) from err
     prefix = model.base_model_prefix + "."
@@ -155,6 +162,44 @@ def load_with_head(
             f"{', ...' if len(head_missing) > 3 else ''}): its predictions would be random"
         )
     return model.eval()
+
+
+def load_spread(
+    runtime: Any,
+    name_or_path: str,
+    device_map: str,
+    max_memory: str | None,
+    offload_folder: str | Path | None,
+) -> PreTrainedModel:
+    """A model spread over devices by accelerate's big-model loading; inputs then go to the
+    device of its first part (runtime.device), and accelerate's hooks move activations on."""
+    from tacit.options import parse_max_memory
+
+    try:
+        import accelerate  # noqa: F401  (transformers needs it for a device map)
+    except ImportError:
+        raise TacitError(
+            "--device-map needs accelerate: pip install 'tacit[dist]' (or accelerate)"
+        ) from None
+    model = load_with_head(
+        runtime.auto_class, name_or_path, runtime.revision, runtime.dtype, head=runtime.head,
+        device_map=device_map, max_memory=parse_max_memory(max_memory) if max_memory else None,
+        offload_folder=str(offload_folder) if offload_folder else None,
+    )  # fmt: skip
+    placed: dict[str, Any] = model.hf_device_map  # type: ignore[assignment]
+    first = next(iter(placed.values()))
+    runtime.device = torch.device(
+        f"cuda:{first}" if isinstance(first, int) else "cpu" if first == "disk" else first
+    )
+    return model
+
+
+def _placed(device_map: dict[str, Any]) -> dict[str, int]:
+    """How many of a spread model's modules went to each device (the manifest's summary)."""
+    counts: dict[str, int] = {}
+    for device in device_map.values():
+        counts[str(device)] = counts.get(str(device), 0) + 1
+    return counts
 
 
 def compile_encoder(model: PreTrainedModel) -> None:
@@ -214,6 +259,9 @@ class ModelRuntime:
         batch_size: int = 32,
         tokenizer: PreTrainedTokenizerBase | None = None,
         compile: bool = False,
+        device_map: str | None = None,
+        max_memory: str | None = None,
+        offload_folder: str | Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise TacitError(f"--batch-size {batch_size}: must be at least 1")
@@ -224,8 +272,13 @@ class ModelRuntime:
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
         self.check_tokenizer()
-        model = load_with_head(self.auto_class, name_or_path, revision, self.dtype, head=self.head)
-        self.model: PreTrainedModel = model.to(self.device)  # type: ignore[arg-type]
+        self.device_map = device_map
+        if device_map is None:
+            model = load_with_head(self.auto_class, name_or_path, revision, self.dtype,
+                                   head=self.head)  # fmt: skip
+            self.model: PreTrainedModel = model.to(self.device)  # type: ignore[arg-type]
+        else:
+            self.model = load_spread(self, name_or_path, device_map, max_memory, offload_folder)
         self.compiled = compile
         if compile:
             compile_encoder(self.model)
@@ -233,10 +286,13 @@ class ModelRuntime:
 
     @classmethod
     def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> ModelRuntime:
-        """Load as the run's options say (revision, device, dtype, batch size, compile)."""
+        """Load as the run's options say (revision, device, dtype, batch size, compile, device
+        map)."""
         return cls(
             name_or_path, revision=options.revision, device=options.device, dtype=options.dtype,
-            batch_size=options.batch_size, compile=options.compile, **extra,
+            batch_size=options.batch_size, compile=options.compile,
+            device_map=options.device_map, max_memory=options.max_memory,
+            offload_folder=options.offload_folder, **extra,
         )  # fmt: skip
 
     def check_tokenizer(self) -> None:
@@ -260,4 +316,9 @@ class ModelRuntime:
             "resolved_revision": self.resolved_revision,
             "mask_token": self.tokenizer.mask_token,
             "device": str(self.device),
+            **(
+                {"device_map": _placed(self.model.hf_device_map)}  # type: ignore[arg-type]
+                if self.device_map
+                else {}
+            ),
         }
