@@ -36,6 +36,8 @@ _EXPORTS = {
     "vocabulary_for": "tacit.vocab",
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
+    "run_sweep": "tacit.sweep",
+    "leaderboard": "tacit.sweep",
 }
 
 if TYPE_CHECKING:
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from tacit.results.plots import plot
     from tacit.results.result import ProbeResult
     from tacit.results.runs import list_runs
+    from tacit.sweep import leaderboard, run_sweep
     from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 
 __all__ = sorted(_EXPORTS)

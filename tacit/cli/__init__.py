@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli import norms, pragmatics, probes, report, runs
+from tacit.cli import norms, pragmatics, probes, report, runs, sweep
 from tacit.cli.common import DEBUG
 
 app = typer.Typer(
@@ -20,7 +20,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-for group in (probes, pragmatics, runs, report):
+for group in (probes, pragmatics, runs, report, sweep):
     app.registered_commands.extend(group.app.registered_commands)
 app.add_typer(norms.app, name="norms")
 
