@@ -136,6 +136,27 @@ def run_cell(cell: Cell, directory: Path, run: dict[str, Any]) -> None:
     result.save(directory, overwrite=True)
 
 
+def estimated_prompts(cell: Cell, norms_cache: dict[str, Any]) -> int | None:
+    """At most how many prompts the cell scores (before the vocabulary's eligibility rules):
+    retrieval, each concept's properties up to max_props; elicitation, each concept with an
+    answer to a relation, per prefix. None where the sweep cannot tell without the models."""
+    if cell.probe not in ("retrieve", "elicit") or cell.options.get("ablation"):
+        return None
+    from tacit.norms import load_norms
+
+    key = str(cell.norms)
+    if key not in norms_cache:
+        norms_cache[key] = load_norms(cell.norms).table
+    table = norms_cache[key]
+    if cell.probe == "retrieve":
+        per_concept = table.drop_duplicates(["concept", "phrase"]).groupby("concept").size()
+        return int(per_concept.clip(upper=int(cell.options.get("max_props", 10))).sum())
+    relations = cell.options.get("relations", ["is", "is a", "has", "has a", "made of"])
+    relations = relations if isinstance(relations, list) else [relations]
+    pairs = table[table["relation"].isin(relations)].drop_duplicates(["concept", "relation"])
+    return len(pairs) * (2 if cell.options.get("prefix") == "both" else 1)
+
+
 def run_sweep(path: str | Path, out: str | Path, *, dry_run: bool = False) -> pd.DataFrame:
     """Run every cell not yet complete (see the module docstring); a table of the cells with
     their directory and state before this call."""
@@ -146,6 +167,8 @@ def run_sweep(path: str | Path, out: str | Path, *, dry_run: bool = False) -> pd
             for cell in sweep.cells]  # fmt: skip
     table = pd.DataFrame(rows)
     if dry_run:
+        cache: dict[str, Any] = {}
+        table["prompts_at_most"] = [estimated_prompts(cell, cache) for cell in sweep.cells]
         return table
     for cell, row in zip(sweep.cells, rows):
         if row["state"] != "complete":

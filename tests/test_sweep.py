@@ -32,6 +32,7 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     dry = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out), "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "8 cell(s), 0 complete, 8 to run" in dry.stdout and not out.exists()
+    assert "prompts_at_most" in dry.stdout
 
     real_elicit, calls = tacit.elicit, []
 
