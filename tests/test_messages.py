@@ -59,3 +59,14 @@ def test_revision_on_a_local_directory_is_a_warning():
     notes = run_notes(manifest)
     assert notes == ["warning: ./m: --revision v1 has no effect on a local directory (it was "
                      "loaded as it is)"]  # fmt: skip
+
+
+def test_a_long_first_line_is_cut_in_the_error(tiny_bert, tmp_path):
+    """A JSON file given as norms echoed its whole 8 KB first line into the error."""
+    from support import fails_cleanly
+
+    as_json = tmp_path / "norms.json"
+    as_json.write_text("[" + ", ".join(['{"concept": "bear", "pf": 3}'] * 300) + "]\n")
+    line = fails_cleanly(["retrieve", "-m", tiny_bert, "--norms", as_json], "not a norms format")
+    assert len(as_json.read_text()) > 8000 and '{"concept": "bear"' in line
+    assert line.count("bear") < 5 and len(line) < 1000
