@@ -1,5 +1,6 @@
-"""What every command shares: its options, one-line errors, and running a probe into its run
-directory. Nothing heavy is imported here: `probe --help` must not load torch."""
+"""What every command shares: its options, one-line errors, and the decorator that makes a
+probe a command (tacit.cli.saving runs it into its run directory). Nothing heavy is imported
+here: `probe --help` must not load torch."""
 
 from __future__ import annotations
 
