@@ -174,8 +174,12 @@ def retrieve(
         norms: a NormSet, a norms file (CSLB, McRae or a generic table) or an installed norm
             set's name; None uses the installed default or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
-        selection, order, category: which properties, in which order (see DESIGN.md); None
-            (not given) means `top`, `decreasing`, `all`.
+        selection: which properties, `top` (the most often named), `bottom` or `random`;
+            None (not given) means `top`.
+        order: the order they are listed in, `decreasing` or `increasing` production
+            frequency, or `random`; None means `decreasing`.
+        category: the feature type the properties come from: `all`, `visual`, `functional`
+            or `encyclopaedic`; None means `all`.
         ablation: `ordering` (top/bottom x decreasing/increasing plus the random baseline) or
             `category` (all, visual, functional, encyclopaedic): the paper's grids in one run;
             selection, order and category must then not be given.
@@ -189,8 +193,9 @@ def retrieve(
         span_scoring: `l2r` (exact chain rule) or `independent` (all tokens masked at once).
         normalize: `sum`, `mean` (per token) or `pmi` (against the property-free "<span>.").
         articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles.
-        options, run_options: how models are loaded and run (tacit.options.RunOptions), as an
-            object or as its fields by keyword.
+        options: how models are loaded and run (tacit.options.RunOptions), as an object.
+        **run_options: the same, as RunOptions' fields by keyword (`device="cuda"`,
+            `batch_size=64`, ...).
 
     Example:
         >>> result = tacit.retrieve(["roberta-base"], max_props=3)  # doctest: +SKIP
@@ -292,7 +297,7 @@ def elicit(
 
     Args:
         models: hub names or local directories of masked LMs, scored in turn.
-        norms, norms_format, norms_columns: as for `retrieve`.
+        norms: a NormSet, a norms file or an installed norm set's name, as for `retrieve`.
         relations: any of `is`, `is a`, `has`, `has a`, `made of` (default all five).
         prefix: True for "Everyone knows that ...", False without it, "both" for both (the
             paper's Table 2 ablation in one run).
@@ -300,8 +305,12 @@ def elicit(
         candidates: `vocab` (the paper's: one-word answers among the shared vocabulary),
             `answers` (every answer to the relation, of any length, "four legs") or a file of
             spans, one a line.
-        span_scoring, normalize, options, run_options: as for `retrieve` (`pmi` against the
-            prompt with "it" for the concept).
+        norms_format: as for `retrieve`.
+        norms_columns: as for `retrieve`.
+        span_scoring: as for `retrieve`.
+        normalize: as for `retrieve` (`pmi` against the prompt with "it" for the concept).
+        options: as for `retrieve`.
+        **run_options: as for `retrieve`.
     """
     from tacit.probes.elicit import (
         PAPER_PROMPTS,
