@@ -14,6 +14,15 @@ def run() -> None:
         from tacit.cli.common import interrupted
 
         raise SystemExit(interrupted(stop).exit_code) from None
+    except SystemExit as done:
+        # typer turns a Ctrl-C that comes while it parses the command line (before a command's
+        # own handler runs) into a silent exit 130: say it here, once
+        if done.code == 130:
+            from tacit.cli.common import INTERRUPTION, interrupted
+
+            if not INTERRUPTION["said"]:
+                interrupted(KeyboardInterrupt())
+        raise
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from tacit.options import NormsFormat as NormsFormatName
 from tacit.results.result import ProbeResult
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
+INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
 
 
 class Terminated(KeyboardInterrupt):
@@ -43,6 +44,7 @@ def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
     """Say what stopped the run, in one line; exit 130 for Ctrl-C, 143 for SIGTERM."""
     name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
     typer.echo(f"interrupted by {name}: no result files were written", err=True)
+    INTERRUPTION["said"] = True
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 
 
