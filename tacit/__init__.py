@@ -18,9 +18,9 @@ _EXPORTS = {
     "nli": "tacit.api_nli",
     "pragmeval": "tacit.api_pragmeval",
     "ProbeResult": "tacit.results.result",
-    "RunOptions": "tacit.options",
+    "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli",
-    "TacitError": "tacit.errors",
+    "TacitError": "tacit.core.errors",
     "NormSet": "tacit.norms",
     "feature_to_phrase": "tacit.norms",
     "install_norms": "tacit.norms",
@@ -44,13 +44,13 @@ if TYPE_CHECKING:
     from tacit.api import RetrievalResult, elicit, prince, retrieve
     from tacit.api_nli import nli
     from tacit.api_pragmeval import pragmeval
-    from tacit.errors import TacitError
+    from tacit.core.errors import TacitError
+    from tacit.core.options import RunOptions
     from tacit.models import load_scorer
     from tacit.models.base import MASK, Scorer
     from tacit.models.classifier import NLIClassifier
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
-    from tacit.options import RunOptions
     from tacit.probes.nli import ClozeSetup
     from tacit.results.plots import plot
     from tacit.results.result import ProbeResult

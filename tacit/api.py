@@ -1,6 +1,6 @@
 """The Python API of the norms-based probes: retrieve, elicit and Prince's examples.
 
-Each function builds its prompts, hands them to the runner (tacit.runner) and returns a
+Each function builds its prompts, hands them to the runner (tacit.engine.runner) and returns a
 ProbeResult whose tables, manifest, text and notes are what the command line prints and saves.
 """
 
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
-from tacit.norms import NormSet, load_norms, parse_columns
-from tacit.options import (
+from tacit.core.errors import TacitError
+from tacit.core.manifest import now
+from tacit.core.options import (
     ABLATIONS,
     NORMS_FORMATS,
     RELATIONS,
@@ -33,11 +33,11 @@ from tacit.options import (
     check_choice,
     check_choices,
 )
-from tacit.results.manifest import now
+from tacit.engine.runner import Work, run_manifest, run_models
+from tacit.norms import NormSet, load_norms, parse_columns
 from tacit.results.reports import elicitation_report, prince_report, retrieval_report
 from tacit.results.result import ProbeResult
 from tacit.results.summary import summarize_elicitation, summarize_retrieval
-from tacit.runner import Work, run_manifest, run_models
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
@@ -193,7 +193,7 @@ def retrieve(
         span_scoring: `l2r` (exact chain rule) or `independent` (all tokens masked at once).
         normalize: `sum`, `mean` (per token) or `pmi` (against the property-free "<span>.").
         articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles.
-        options: how models are loaded and run (tacit.options.RunOptions), as an object.
+        options: how models are loaded and run (tacit.core.options.RunOptions), as an object.
         **run_options: the same, as RunOptions' fields by keyword (`device="cuda"`,
             `batch_size=64`, ...).
 

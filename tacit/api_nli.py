@@ -11,22 +11,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
-from tacit.files import file_sha256
-from tacit.options import (
+from tacit.core.errors import TacitError
+from tacit.core.files import file_sha256
+from tacit.core.manifest import now
+from tacit.core.options import (
     NLI_MODES,
     NLIMode,
     RunOptions,
     check_at_least,
     check_choice,
 )
+from tacit.engine.runner import ModelHandle, Work, run_manifest, run_models
 from tacit.pragmatics import SUITES
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, PROB_COLUMNS
 from tacit.probes.nli import ClozeSetup
-from tacit.results.manifest import now
 from tacit.results.nli_figure import nli_figure, nli_panels
 from tacit.results.result import ProbeResult
-from tacit.runner import ModelHandle, Work, run_manifest, run_models
 
 NLI_KINDS = {
     "auto": ("masked", "classifier", "causal"),

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tacit import paths
-from tacit.errors import TacitError
-from tacit.files import file_sha256
-from tacit.options import (
+from tacit.core import paths
+from tacit.core.errors import TacitError
+from tacit.core.files import file_sha256
+from tacit.core.manifest import now
+from tacit.core.options import (
     POOLINGS,
     PRAGMEVAL_MODES,
     Pooling,
@@ -22,9 +23,8 @@ from tacit.options import (
     check_at_least,
     check_choice,
 )
-from tacit.results.manifest import now
+from tacit.engine.runner import ModelHandle, each_model, run_manifest
 from tacit.results.result import ProbeResult
-from tacit.runner import ModelHandle, each_model, run_manifest
 
 
 def pragmeval(

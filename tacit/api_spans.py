@@ -11,9 +11,11 @@ from typing import Any
 
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.manifest import now
+from tacit.core.options import RunOptions
+from tacit.engine.runner import Scored, Work, run_manifest, run_models
 from tacit.norms.reader import NormSet
-from tacit.options import RunOptions
 from tacit.probes.candidates import (
     CandidateSet,
     SpanRanker,
@@ -21,11 +23,9 @@ from tacit.probes.candidates import (
     concept_candidates,
     read_candidates,
 )
-from tacit.results.manifest import now
 from tacit.results.reports import elicitation_span_report
 from tacit.results.result import ProbeResult
 from tacit.results.summary import summarize_elicitation
-from tacit.runner import Scored, Work, run_manifest, run_models
 
 SPAN_KINDS = ("masked", "causal")  # the model families whose scorers implement score_spans
 

@@ -37,7 +37,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 
 def _words(text: str) -> frozenset[str]:

@@ -33,8 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from tacit.errors import TacitError
-from tacit.options import RunOptions
+from tacit.core.errors import TacitError
+from tacit.core.options import RunOptions
 from tacit.results.labels import model_label
 from tacit.results.rundir import PARTIAL
 

@@ -500,7 +500,7 @@ def plain_span_scores(
 
 def interrupt_after_one_chunk(patch) -> None:
     """Score the first chunk (of 4 texts), then Ctrl-C: a run with something to resume."""
-    import tacit.runner
+    import tacit.engine.runner
     from tacit.models.masked import MaskedLMScorer
 
     score = MaskedLMScorer.score_targets
@@ -512,5 +512,5 @@ def interrupt_after_one_chunk(patch) -> None:
             raise KeyboardInterrupt
         return score(*args, **kwargs)
 
-    patch.setattr(tacit.runner, "CHUNK_TEXTS", 4)
+    patch.setattr(tacit.engine.runner, "CHUNK_TEXTS", 4)
     patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)

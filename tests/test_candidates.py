@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
+from tacit.core.metrics import average_precision
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
-from tacit.results.metrics import average_precision
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertMo
 from typer.testing import CliRunner
 
 from tacit.cli import app
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models import model_kind
 from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
 
@@ -326,7 +326,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
 def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
     from support import TOY_NORMS, write_norms
 
-    from tacit.results.metrics import average_precision
+    from tacit.core.metrics import average_precision
 
     norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
                         ("bear", "visual perceptual", "has four legs", 9)])  # fmt: skip

@@ -9,11 +9,12 @@ from support import REAL_NORMS, fails_cleanly, needs_shared
 from typer.testing import CliRunner
 
 from tacit.cli import app
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.metrics import average_precision, average_precision_rows
+from tacit.core.options import RELATIONS
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.runtime import load_tokenizer
 from tacit.norms import read_norms
-from tacit.options import RELATIONS
 from tacit.probes.elicit import (
     PAPER_PROMPTS,
     article,
@@ -24,7 +25,6 @@ from tacit.probes.elicit import (
     rank_correlation,
 )
 from tacit.probes.prince import COUNTRY_PROPERTIES
-from tacit.results.metrics import average_precision, average_precision_rows
 from tacit.vocab import build_vocabulary
 
 runner = CliRunner()

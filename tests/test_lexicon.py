@@ -7,7 +7,7 @@ import pytest
 from support import REAL_NORMS, SHARED_DATA
 
 from tacit import lexicon
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.lexicon import (
     MASS_NOUNS,
     PLURAL_NAMES,

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.classifier import label_order
 from tacit.pragmatics import SUITES, impli, imppres, nope
 from tacit.probes.nli import fill_template, parse_verbalizer

@@ -3,7 +3,7 @@
 import pytest
 from support import REAL_NORMS, TOY_NORMS, needs_shared, write_norms
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.norms import install_norms, load_norms, read_norms, resolve_norms_path
 from tacit.norms.reader import NORM_COLUMNS
 

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from support import TOY_NORMS
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.options import RELATIONS
 from tacit.models.runtime import load_tokenizer
 from tacit.norms import parse_columns, read_norms
 from tacit.norms.generic import DEFAULT_FEATURE_TYPE
-from tacit.options import RELATIONS
 from tacit.probes.elicit import (
     build_elicitation_prompts,
     gold_answers,

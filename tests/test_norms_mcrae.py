@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from support import REAL_MCRAE, TOY_MCRAE, mcrae_frame, needs_mcrae, write_mcrae
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.norms import read_norms
 from tacit.norms.mcrae import BR_LABELS
 from tacit.norms.mcrae_phrasing import RULES, describe, rule_counts, rule_of

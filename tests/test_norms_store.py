@@ -5,7 +5,8 @@ import json
 import pytest
 from support import write_mcrae, write_norms
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.paths import config_dir
 from tacit.norms import (
     install_norms,
     installed_norms,
@@ -15,7 +16,6 @@ from tacit.norms import (
     resolve_norms_path,
     set_default_norms,
 )
-from tacit.paths import config_dir
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tacit.paths import cache_dir, config_dir
+from tacit.core.paths import cache_dir, config_dir
 
 
 def test_user_dirs_follow_tacit_then_xdg_then_home(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.pragmatics.pragmeval import configs_in, load_config, select_configs, task_of
 from tacit.probes.pragmeval import CLOZE_DEFAULTS

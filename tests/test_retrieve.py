@@ -11,7 +11,7 @@ from support import (
     write_norms,
 )
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.runtime import load_tokenizer
 from tacit.norms import read_norms
 from tacit.probes.retrieve import (

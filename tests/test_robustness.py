@@ -22,7 +22,7 @@ from transformers import (
 from typer.testing import CliRunner
 
 from tacit.cli import app
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.vocab.shared import Vocabulary
 
 runner = CliRunner()
@@ -166,11 +166,11 @@ def test_ctrl_c_after_a_saved_chunk_says_what_was_saved(
 def test_interruption_while_writing_leaves_no_result_file(
     tiny_bert, toy_norms_path, tmp_path, monkeypatch
 ):
-    import tacit.files
+    import tacit.core.files
 
     out = tmp_path / "run"
     staged = []
-    real_stage = tacit.files._stage
+    real_stage = tacit.core.files._stage
 
     def failing_stage(path, data):
         if path.parent == out:  # the run's own files, not the checkpoint's
@@ -179,7 +179,7 @@ def test_interruption_while_writing_leaves_no_result_file(
                 raise KeyboardInterrupt
         return real_stage(path, data)
 
-    monkeypatch.setattr(tacit.files, "_stage", failing_stage)
+    monkeypatch.setattr(tacit.core.files, "_stage", failing_stage)
     out.mkdir()
     result = runner.invoke(
         app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
@@ -303,10 +303,12 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
 def test_resume_gives_the_results_of_an_uninterrupted_run(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
+    import tacit.engine.runner
     import tacit.probes.retrieve
-    import tacit.runner
 
-    monkeypatch.setattr(tacit.runner, "CHUNK_TEXTS", 5)  # 11 distinct texts: 3 chunks per model
+    monkeypatch.setattr(
+        tacit.engine.runner, "CHUNK_TEXTS", 5
+    )  # 11 distinct texts: 3 chunks per model
     base = [
         "retrieve",
         "-m",

@@ -52,7 +52,7 @@ def test_the_api_refuses_to_save_over_a_run(tiny_bert, toy_norms_path, tmp_path)
     import pytest
 
     import tacit
-    from tacit.errors import TacitError
+    from tacit.core.errors import TacitError
 
     result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
     result.save(tmp_path / "run")

@@ -5,7 +5,7 @@ import pytest
 from support import out_of_memory_above, reference
 from transformers import AutoTokenizer
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.vocab import build_vocabulary, vocabulary_for
 

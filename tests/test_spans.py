@@ -9,7 +9,7 @@ import pytest
 from support import plain_span_scores
 from transformers import AutoTokenizer
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.spans import span_tokens_in_context
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from support import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.runtime import load_tokenizer
 from tacit.vocab import build_vocabulary, read_vocab_file, single_token_words
 from tacit.vocab.cache import cached_words, tokenizer_key

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.errors import TacitError
-from tacit.options import (
+from tacit.core.errors import TacitError
+from tacit.core.options import (
     DTYPES,
     NORMALIZATIONS,
     NORMS_FORMATS,
@@ -25,7 +25,7 @@ from tacit.options import (
     RunOptions,
     check_choice,
 )
-from tacit.options import NormsFormat as NormsFormatName
+from tacit.core.options import NormsFormat as NormsFormatName
 from tacit.results.result import ProbeResult
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
@@ -52,7 +52,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug).
 
     Ctrl-C and SIGTERM stop the run at once; run files are written together at the very end
-    (tacit.files.write_files), so an interrupted run leaves none of them.
+    (tacit.core.files.write_files), so an interrupted run leaves none of them.
     """
 
     @functools.wraps(command)
@@ -74,7 +74,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def choice(*names: str, choices: Sequence[str], help: str, default: str | None = None) -> Any:
-    """An option with a fixed set of values (declared once, in tacit.options): listed in the
+    """An option with a fixed set of values (declared once, in tacit.core.options): listed in the
     help and completed by the shell; a wrong value gets the API's one-line error. `default`:
     the value used when the option is not given, for an option whose Python default is None
     so that "not given" can be told apart from "given the default"."""

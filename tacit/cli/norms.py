@@ -15,7 +15,7 @@ from tacit.cli.common import (
     norms_format_choice,
     user_errors,
 )
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -53,7 +53,7 @@ def norms_report(norm_set: NormSet) -> str:
 def probe_counts(norm_set: NormSet, vocab: Vocabulary) -> str:
     """What the paper's probes keep of these norms with this vocabulary: retrieval's concepts
     (and why the rest are dropped), elicitation's prompts per relation."""
-    from tacit.options import RELATIONS
+    from tacit.core.options import RELATIONS
     from tacit.probes.elicit import build_elicitation_prompts, gold_answers
     from tacit.probes.retrieve import eligible_concepts
     from tacit.results.reports import describe_drops, listed

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from tacit.cli.common import Models, choice, probe_command
-from tacit.options import (
+from tacit.core.options import (
     NLI_MODES,
     NLI_TEMPLATE,
     NLI_VERBALIZER,

@@ -23,8 +23,8 @@ from tacit.cli.common import (
     parse_concepts,
     probe_command,
 )
-from tacit.errors import TacitError
-from tacit.options import (
+from tacit.core.errors import TacitError
+from tacit.core.options import (
     ABLATIONS,
     CATEGORIES,
     NORMALIZATIONS,

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from tacit.cli.common import Models, Revision, VocabFile, choice, user_errors
-from tacit.errors import TacitError
-from tacit.options import PLOT_KINDS
+from tacit.core.errors import TacitError
+from tacit.core.options import PLOT_KINDS
 
 app = typer.Typer()
 
@@ -104,7 +104,7 @@ def vocab(
     (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
     --vocab-file, when the file lists it.
     """
-    from tacit.files import write_atomic
+    from tacit.core.files import write_atomic
     from tacit.vocab.shared import vocabulary_for
 
     shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision)

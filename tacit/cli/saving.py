@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.results.result import ProbeResult
 
 
@@ -41,8 +41,8 @@ def run_and_save(
     on with --resume; failed otherwise, it leaves no directory behind. An --out that holds a
     run is refused before anything is scored, unless --resume or --overwrite.
     """
-    from tacit.distributed import finish as distributed_finish
-    from tacit.distributed import is_main
+    from tacit.engine.distributed import finish as distributed_finish
+    from tacit.engine.distributed import is_main
     from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
 
     if resume and out is None:

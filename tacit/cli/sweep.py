@@ -52,8 +52,8 @@ def leaderboard(
 ) -> None:
     """One table across the runs of a folder: a row per model, a column per probe and cell
     settings (retrieval MRR, elicitation mAP); written as leaderboard.csv and leaderboard.md."""
-    from tacit.errors import TacitError
-    from tacit.files import table_text, write_files
+    from tacit.core.errors import TacitError
+    from tacit.core.files import table_text, write_files
     from tacit.sweep import leaderboard as build
     from tacit.sweep import markdown
 

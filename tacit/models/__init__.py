@@ -12,11 +12,11 @@ import importlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 if TYPE_CHECKING:
+    from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
-    from tacit.options import RunOptions
 
 # kind -> "module:class"; imported only when a model of that kind is loaded
 FAMILIES = {

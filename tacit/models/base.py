@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.runtime import ModelRuntime
 
 MASK = "<mask>"

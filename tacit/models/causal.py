@@ -25,12 +25,12 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
+from tacit.core.options import POOLINGS, SPAN_SCORINGS, check_choice
 from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
 from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import Pair, cache_layers, expanded_cache, tokenised_pairs
 from tacit.models.runtime import compile_errors_explained
-from tacit.options import POOLINGS, SPAN_SCORINGS, check_choice
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 
 if TYPE_CHECKING:
     from tacit.models.causal import CausalLMScorer

@@ -10,7 +10,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.base import Scorer
 from tacit.models.batching import longest_first_batches, progress_bar
 from tacit.models.runtime import compile_errors_explained

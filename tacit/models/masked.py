@@ -18,11 +18,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForMaskedLM
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.options import POOLINGS, check_choice
 from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
 from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
 from tacit.models.runtime import compile_errors_explained
-from tacit.options import POOLINGS, check_choice
 
 
 class MaskedLMScorer(Scorer):

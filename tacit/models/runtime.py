@@ -19,11 +19,11 @@ import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
-from tacit.errors import TacitError, first_line
-from tacit.options import DTYPES, check_choice, check_device
+from tacit.core.errors import TacitError, first_line
+from tacit.core.options import DTYPES, check_choice, check_device
 
 if TYPE_CHECKING:
-    from tacit.options import RunOptions
+    from tacit.core.options import RunOptions
 
 TORCH_DTYPES = dict(zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16)))
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
@@ -173,7 +173,7 @@ def load_spread(
 ) -> PreTrainedModel:
     """A model spread over devices by accelerate's big-model loading; inputs then go to the
     device of its first part (runtime.device), and accelerate's hooks move activations on."""
-    from tacit.options import parse_max_memory
+    from tacit.core.options import parse_max_memory
 
     try:
         import accelerate  # noqa: F401  (transformers needs it for a device map)

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
+from tacit.core.options import SPAN_SCORINGS, check_choice
 from tacit.models.base import MASK, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
-from tacit.options import SPAN_SCORINGS, check_choice
 
 if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer

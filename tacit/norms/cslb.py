@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 from tacit.norms.normset import (
     FEATURE_TYPES,
     NormSet,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 from tacit.norms.cslb import describe
 from tacit.norms.normset import (
     FEATURE_TYPES,

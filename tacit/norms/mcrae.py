@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 from tacit.norms.mcrae_phrasing import describe
 from tacit.norms.normset import NormSet, build_norm_set, pf_value, required_text
 from tacit.norms.tables import delimited_rows, locate_columns, split_header, xlsx_rows

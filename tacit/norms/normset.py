@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError, shorten
-from tacit.files import file_sha256
+from tacit.core.errors import TacitError, shorten
+from tacit.core.files import file_sha256
 
 FEATURE_TYPES = (
     "visual perceptual",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 from tacit.norms import cslb, generic, mcrae
 from tacit.norms.normset import FEATURE_TYPES, NORM_COLUMNS, NormSet
 from tacit.norms.tables import (

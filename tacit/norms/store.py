@@ -1,6 +1,6 @@
 """Remember installed norm sets under names, and find the norms a run should use.
 
-The registry is `norms.json` in tacit.paths.config_dir(): for each name the file's absolute
+The registry is `norms.json` in tacit.core.paths.config_dir(): for each name the file's absolute
 path, sha256, format, column mapping and counts, and which name is the default. A norm set is
 read again on every run, after checking that its file has not changed since it was installed.
 A registry written before names existed (one CSLB file: `{"path", "sha256"}`) reads as the
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tacit.errors import TacitError, shorten
-from tacit.files import file_sha256, write_atomic
+from tacit.core.errors import TacitError, shorten
+from tacit.core.files import file_sha256, write_atomic
+from tacit.core.paths import config_dir
 from tacit.norms.reader import NormSet, read_norms
-from tacit.paths import config_dir
 
 NORMS_ENV = "TACIT_NORMS"
 

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from tacit.errors import TacitError, first_line, shorten
+from tacit.core.errors import TacitError, first_line, shorten
 from tacit.norms.normset import blank
 
 XLSX_MAGIC = b"PK\x03\x04"  # an .xlsx workbook is a zip archive

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 
 def data_files(path: str | Path, pattern: str, *, what: str) -> list[Path]:

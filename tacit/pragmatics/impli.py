@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.pragmatics import report
 from tacit.pragmatics.files import data_files, read_lines, relative_name
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, binary

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)  # the order of p_* columns and of logits

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.pragmatics.files import read_lines, read_text
 
 SPLITS = ("train", "dev", "test")

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError, shorten
-from tacit.files import sha256_bytes
+from tacit.core.errors import TacitError, shorten
+from tacit.core.files import sha256_bytes
+from tacit.core.options import NORMALIZATIONS, SPAN_SCORINGS, check_choice
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.norms.phrasing import answer_spans
-from tacit.options import NORMALIZATIONS, SPAN_SCORINGS, check_choice
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm

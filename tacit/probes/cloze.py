@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import torch
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.models.base import MASK, Scorer
 from tacit.vocab.shared import word_token_id
 

@@ -15,12 +15,12 @@ import torch
 from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.metrics import average_precision_rows
 from tacit.lexicon import article, concept_text
 from tacit.models.base import MASK, Scorer
 from tacit.norms.phrasing import one_word_answers
 from tacit.norms.reader import NormSet
-from tacit.results.metrics import average_precision_rows
 from tacit.vocab.shared import Vocabulary
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from tacit.core.metrics import average_precision
 from tacit.probes.candidates import CandidateSet, SpanRanker, relation_answers, top_spans
 from tacit.probes.elicit import (
     PREFIX,
@@ -24,7 +25,6 @@ from tacit.probes.elicit import (
     build_elicitation_prompts,
     rank_correlation,
 )
-from tacit.results.metrics import average_precision
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm

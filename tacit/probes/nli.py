@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
-from tacit.options import NLI_TEMPLATE, NLI_VERBALIZER
+from tacit.core.errors import TacitError
+from tacit.core.options import NLI_TEMPLATE, NLI_VERBALIZER
+from tacit.engine.runner import Scored
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
 from tacit.probes import cloze
-from tacit.runner import Scored
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer

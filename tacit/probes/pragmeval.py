@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError
-from tacit.files import sha256_bytes, write_atomic
+from tacit.core.errors import TacitError
+from tacit.core.files import sha256_bytes, write_atomic
+from tacit.engine.runner import ModelHandle
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
-from tacit.runner import ModelHandle
 
 FEATURE_TEMPLATES = {
     ("sentence1", "sentence2"): "{sentence1} <mask> {sentence2}",

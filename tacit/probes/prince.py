@@ -19,9 +19,9 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.metrics import average_precision_rows
 from tacit.models.base import ScoredBatch, Scorer
-from tacit.results.metrics import average_precision_rows
 from tacit.vocab.shared import Vocabulary
 
 PERSON_PROMPT = (

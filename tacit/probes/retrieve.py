@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
+from tacit.core.metrics import reciprocal_rank
+from tacit.core.options import CATEGORIES, ORDERS, SELECTIONS, check_choice
 from tacit.models.base import MASK
 from tacit.norms.reader import NormSet
-from tacit.options import CATEGORIES, ORDERS, SELECTIONS, check_choice
-from tacit.results.metrics import reciprocal_rank
 from tacit.vocab.shared import Vocabulary
 
 if TYPE_CHECKING:

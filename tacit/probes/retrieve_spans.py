@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from tacit.core.metrics import reciprocal_rank
 from tacit.models.base import MASK
 from tacit.probes.candidates import SpanRanker, rank_targets, shares, top_spans
 from tacit.probes.retrieve import PROMPT_COLUMNS
-from tacit.results.metrics import reciprocal_rank
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 
 def check_kinds(frames: Sequence[pd.DataFrame], kind_of: Callable[[pd.DataFrame], str]) -> None:

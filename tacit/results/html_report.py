@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from tacit.errors import TacitError, first_line
+from tacit.core.errors import TacitError, first_line
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
@@ -252,7 +252,7 @@ def render(runs: Sequence[Run]) -> str:
 
 def write_report(runs: Sequence[str | Path], out: str | Path) -> Path:
     """Read the run directories and write the report to `out` (whole or not at all)."""
-    from tacit.files import write_atomic
+    from tacit.core.files import write_atomic
 
     out = Path(out)
     if out.suffix.lower() not in (".html", ".htm"):

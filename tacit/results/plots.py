@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tacit.errors import TacitError, first_line
-from tacit.files import write_atomic
+from tacit.core.errors import TacitError, first_line
+from tacit.core.files import write_atomic
 from tacit.results.labels import model_label
 
 KINDS = ("auto", "models", "category", "ordering")
@@ -171,7 +171,7 @@ def figure_bytes(figure: Figure, file_format: str) -> bytes:
 
 
 def save_figure(figure: Figure, out: Path) -> Path:
-    """Save whole or not at all (tacit.files), with the permissions the umask gives."""
+    """Save whole or not at all (tacit.core.files), with the permissions the umask gives."""
     data = figure_bytes(figure, out.suffix.lstrip(".").lower())
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE, task_of
 
 AVERAGE = "average"

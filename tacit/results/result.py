@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tacit.files import json_text, table_text, write_files
+from tacit.core.files import json_text, table_text, write_files
 from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remove_stale
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """The run directory: where it goes, that it can be written, and that no run is overwritten
-unasked (see tacit.files for how its files are written)."""
+unasked (see tacit.core.files for how its files are written)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
-PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.results.checkpoint)
+PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
 WRITE_TEST = ".write-test-"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.results.labels import short_labels
 from tacit.results.rundir import PARTIAL
 

@@ -7,8 +7,8 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from tacit.core.metrics import bootstrap_mean_ci
 from tacit.results.labels import short_labels
-from tacit.results.metrics import bootstrap_mean_ci
 
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
 RETRIEVAL_SUMMARY_COLUMNS = [

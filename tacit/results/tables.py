@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 from tacit.results.labels import short_labels
 from tacit.results.plots import read_summary
 

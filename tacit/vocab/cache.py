@@ -19,8 +19,8 @@ from pathlib import Path
 import tokenizers
 from transformers import PreTrainedTokenizerBase
 
-from tacit.files import write_atomic
-from tacit.paths import cache_dir
+from tacit.core.files import write_atomic
+from tacit.core.paths import cache_dir
 
 # Bump whenever single_token_words changes what it returns: old entries are then never read.
 RULE_VERSION = 2  # 2: words read inside a sentence ("a word"), for SentencePiece

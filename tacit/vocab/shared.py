@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedTokenizerBase
 
-from tacit.errors import TacitError
-from tacit.files import sha256_bytes
+from tacit.core.errors import TacitError
+from tacit.core.files import sha256_bytes
 from tacit.models.runtime import load_tokenizer
 from tacit.vocab.cache import cached_words
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from tacit.errors import TacitError, shorten
+from tacit.core.errors import TacitError, shorten
 
 Dtype = Literal["float32", "float16", "bfloat16"]
 Selection = Literal["top", "bottom", "random"]

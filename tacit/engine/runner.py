@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from tacit import distributed
-from tacit.errors import TacitError
-from tacit.files import sha256_bytes, table_text
-from tacit.options import RunOptions
-from tacit.results.checkpoint import Checkpoint
-from tacit.results.manifest import command_line, now, software
+from tacit.core.errors import TacitError
+from tacit.core.files import sha256_bytes, table_text
+from tacit.core.manifest import command_line, now, software
+from tacit.core.options import RunOptions
+from tacit.engine import distributed
+from tacit.engine.checkpoint import Checkpoint
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer

@@ -3,9 +3,10 @@
 Those launchers start N copies of the command with WORLD_SIZE, RANK and LOCAL_RANK (and
 MASTER_ADDR/PORT) in the environment; we run on them rather than on a scheduler of our own.
 Each process scores a deterministic shard of the distinct work keys of every chunk
-(tacit.runner); the shards are gathered to every process, and only the main one (rank 0) writes
-the run directory. The process group starts lazily (gloo on CPU, nccl on CUDA) with a timeout,
-so that a process that dies makes the others fail with one line instead of waiting forever.
+(tacit.engine.runner); the shards are gathered to every process, and only the main one (rank 0)
+writes the run directory. The process group starts lazily (gloo on CPU, nccl on CUDA) with a
+timeout, so that a process that dies makes the others fail with one line instead of waiting
+forever.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from tacit.errors import TacitError
+from tacit.core.errors import TacitError
 
 TIMEOUT_ENV = "TACIT_DIST_TIMEOUT"  # seconds a process waits for the others (default 1800)
 EXIT_ENV = "TACIT_DIST_TEST_EXIT_RANK"  # tests: this rank exits abruptly at its first gather

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tacit.errors import TacitError
-from tacit.files import write_atomic
+from tacit.core.errors import TacitError
+from tacit.core.files import write_atomic
 
 
 class Checkpoint:
