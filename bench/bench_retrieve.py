@@ -178,15 +178,17 @@ def run_lama(model_dir, prompts, targets, vocab_ids, batch_size):
 
 def timed_command(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run a command as a user would, in a fresh interpreter: (wall s, its peak RSS MB)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed: {process.stderr.read().decode()[-2000:]}")
+    with tempfile.TemporaryFile() as errors:  # a pipe could fill up and stall the child
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=errors, env={**os.environ, **(env or {})}
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{' '.join(argv)} failed: {errors.read().decode()[-2000:]}")
     return seconds, usage.ru_maxrss / 1024
 
 

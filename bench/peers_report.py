@@ -1,0 +1,71 @@
+"""bench_peers.py's checks and table: the peers' scores against tacit's, and one row per tool
+and grid point (whole process, scoring, peak memory, each over tacit's, each over tacit's
+floor)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import spearmanr
+
+HEADER = [
+    "job", "prompts x candidates", "tool (quantity)", "whole process s", "scoring s", "peak MB",
+    "whole process / tacit's", "scoring / tacit's floor", "scoring ms / sentence",
+    "scores against tacit's",
+]  # fmt: skip
+QUANTITY = {
+    ("causal", "tacit"): "log P(sentence), prefix cache",
+    ("masked", "tacit"): "span l2r",
+    ("masked", "tacit independent"): "span independent",
+    ("causal", "minicons"): "sequence_score, bos_token",
+    ("masked", "minicons"): "sentence PLL",
+    ("causal", "lm-eval"): "loglikelihood_rolling",
+    ("causal", "lm-pub-quiz"): "causal evaluator",
+    ("masked", "lm-pub-quiz"): "sentence PLL within_word_l2r",
+}
+
+
+def check(point: dict, tolerance: float) -> bool:
+    """Put each peer's agreement with tacit into its run: causal, the largest difference in
+    nats (which must stay within `tolerance`); masked, Spearman's rho with tacit's l2r over each
+    prompt's candidates, averaged (different quantities: reported, not required)."""
+    runs, ok = point["runs"], True
+    ours = np.asarray(runs["tacit"]["scores"]).reshape(point["prompts"], -1)
+    for name, run in runs.items():
+        theirs = np.asarray(run["scores"]).reshape(ours.shape)
+        if name == "tacit":
+            continue
+        if point["kind"] == "causal":
+            run["max_abs_diff"] = float(np.abs(theirs - ours).max())
+            ok &= run["max_abs_diff"] <= tolerance
+            run["agrees"] = f"max diff {run['max_abs_diff']:.1e} nats"
+        else:
+            rho = np.mean([spearmanr(a, b).statistic for a, b in zip(ours, theirs)])
+            run["spearman"] = float(rho)
+            run["agrees"] = f"rho {rho:.2f} (ranks)"
+    return ok
+
+
+def table(points: list[dict]) -> list[list[str]]:
+    """One row per grid point and tool, tacit's floor after tacit (see HEADER)."""
+    rows = [HEADER]
+    for point in points:
+        runs = point["runs"]
+        tacit = runs["tacit"]
+        sentences = point["prompts"] * point["candidates"]
+        size = f"{point['prompts']} x {point['candidates']}"
+        for name, run in runs.items():
+            floor = run.get("floor_s", tacit["floor_s"])  # tacit's own runs: their own floor
+            rows.append([
+                point["kind"], size, f"{name} ({QUANTITY[point['kind'], name]})",
+                f"{run['wall_s']:.1f}", f"{run['score_s']:.2f}", f"{run['peak_mb']:,.0f}",
+                f"{run['wall_s'] / tacit['wall_s']:.2f}x",
+                f"{run['score_s'] / floor:.2f}x",
+                f"{1000 * run['score_s'] / sentences:.1f}", run.get("agrees", ""),
+            ])  # fmt: skip
+            if "floor_s" in run:
+                rows.append([
+                    point["kind"], size, f"{name}'s floor (its forward passes, bare)", "",
+                    f"{run['floor_s']:.2f}", "", "", "1.00x",
+                    f"{1000 * run['floor_s'] / sentences:.1f}", "",
+                ])  # fmt: skip
+    return rows
