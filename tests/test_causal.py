@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly, out_of_memory_above
+from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
 from typer.testing import CliRunner
 
@@ -66,11 +67,43 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
-    work = scorer.span_work
-    if cache:
-        assert work["span_tokens"] < work["span_tokens_naive"] / 2
-    else:
-        assert work["span_tokens"] == work["span_tokens_naive"]
+    assert scorer.span_work == tokens_run(scorer.tokenizer, TEMPLATES, SPANS, cache)
+
+
+def tokens_run(tokenizer, templates, spans, cache):
+    """The work, counted from its definition: a whole-sentence loop runs the start token and
+    every token of the sentence but its last (one per token); the cache runs each distinct
+    prefix once (start + prefix) and, for each sentence that begins with its prefix's tokens,
+    the rest but its last token."""
+    naive = saved = 0
+    runs = {}  # distinct prefix -> sentences that reuse it
+    for template in templates:
+        prefix = tokenizer(template.split("<mask>")[0].rstrip(), add_special_tokens=False)
+        prefix = tuple(prefix["input_ids"])
+        for span in spans:
+            ids = tokenizer(sentence_of(template, span)[0], add_special_tokens=False)["input_ids"]
+            naive += len(ids)
+            if cache and tuple(ids[: len(prefix)]) == prefix and len(ids) > len(prefix):
+                runs[prefix] = runs.get(prefix, 0) + 1
+    for prefix, sentences in runs.items():
+        saved += sentences * (len(prefix) + 1) - (len(prefix) + 1)
+    return {"span_tokens": naive - saved, "span_tokens_naive": naive}
+
+
+def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
+    """Retrieval's prompts all begin with the blank: one run of the start token serves every
+    sentence of every template, batched across templates; scores as the plain computation."""
+    templates = ["<mask> has fur.", "<mask> is big and has claws.", "<mask> flies."]
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=16)
+    calls = []
+    forward = scorer.model.forward
+    scorer.model.forward = lambda **kw: calls.append(kw["input_ids"].shape) or forward(**kw)
+    scores = scorer.score_spans(templates, SPANS, progress=False)
+    _, total, _ = reference_scores(tiny_gpt2, templates, SPANS)
+    np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
+    assert calls[0] == (1, 1)  # the start token, once
+    assert len(calls) == 1 + -(-len(templates) * len(SPANS) // 16)  # full batches across templates
+    assert scorer.span_work == tokens_run(scorer.tokenizer, templates, SPANS, True)
 
 
 def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
@@ -208,6 +241,30 @@ def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_pat
     top = [item.rpartition(":") for item in row.top5.split()]
     assert [w for w, _, _ in top] == [vocab[i] for i in expected.topk(5).indices]
     np.testing.assert_allclose([float(p) for _, _, p in top], expected.topk(5).values, rtol=1e-3)
+
+
+def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
+    """Every prompt's words are scored in one score_spans pass (prompts that begin alike share
+    their prefix's run); its own bar counts sentences with a total, and a caller's bar, which
+    counts prompts, advances by the prompts."""
+    prompts = ["A <mask> has a car.", "A <mask> has a job.", "A <mask> has a car."]
+    words = ["person", "dog", "man", "woman", "house", "bear", "land", "queen", "water"]
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=4)
+    calls = []
+    forward = scorer.model.forward
+    scorer.model.forward = lambda **kw: calls.append(kw["input_ids"].shape) or forward(**kw)
+    with tqdm(total=2, unit="prompt", disable=False) as caller:
+        batches = list(scorer.score_words_in_place(prompts, words, progress=caller))
+        assert caller.n == 2
+    assert calls[0] == (1, 2)  # start + "A", once for both prompts
+    printed = capsys.readouterr().err
+    assert "/18" in printed and "sentence" in printed  # 2 distinct prompts x 9 words
+    _, total, _ = reference_scores(tiny_gpt2, prompts[:2], words)
+    for batch in batches:
+        for row in batch.rows.tolist():
+            expected = total[0 if prompts[row].endswith("car.") else 1]
+            np.testing.assert_allclose(batch.shared[0].numpy(), expected, atol=2e-4)
+            assert batch.log_z[0].item() == pytest.approx(np.logaddexp.reduce(expected), abs=2e-4)
 
 
 @pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")

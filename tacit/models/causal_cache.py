@@ -1,6 +1,7 @@
 """The key/value-cache bookkeeping of CausalLMScorer.score_spans: each (template, span)
-sentence tokenised whole, whether it may reuse its template's prefix, and the prefix's cache
-expanded over a batch (tacit.models.causal says what is scored and why)."""
+sentence tokenised whole, whether it may reuse its template's prefix, which sentences share a
+prefix, and the prefix's cache expanded over a batch (tacit.models.causal says what is scored
+and why)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,31 @@ def tokenised_pairs(
             row.append(Pair(ids, in_span, shared and len(ids) > len(prefixes[t])))
         pairs.append(row)
     return prefixes, pairs
+
+
+def shared_prefixes(
+    prefixes: Sequence[Sequence[int]], pairs: Sequence[Sequence[Pair]], at_least: int
+) -> dict[tuple[int, ...], list[tuple[int, int]]]:
+    """The (template, span) pairs that will reuse a cached prefix, by the prefix's tokens:
+    templates that begin with the same words share one prefix run (retrieval's prompts all
+    begin with the blank: one empty prefix for all). A prefix shared by fewer than `at_least`
+    cacheable sentences is not worth its own run: those are left out (scored whole). Each pair
+    kept has its `start` set to the prefix's length.
+
+    >>> pair = lambda ids: Pair(ids, np.ones(len(ids), bool), cacheable=True)
+    >>> rows = [[pair([5, 1])], [pair([5, 2])], [pair([7, 3])]]
+    >>> shared_prefixes([[5], [5], [7]], rows, 2)
+    {(5,): [(0, 0), (1, 0)]}
+    >>> [row[0].start for row in rows]
+    [1, 1, 0]
+    """
+    groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+    for t, row in enumerate(pairs):
+        for s, pair in enumerate(row):
+            if pair.cacheable:
+                groups.setdefault(tuple(prefixes[t]), []).append((t, s))
+    groups = {prefix: members for prefix, members in groups.items() if len(members) >= at_least}
+    for prefix, members in groups.items():
+        for t, s in members:
+            pairs[t][s].start = len(prefix)
+    return groups
