@@ -67,43 +67,69 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
-    assert scorer.span_work == tokens_run(scorer.tokenizer, TEMPLATES, SPANS, cache)
 
 
-def tokens_run(tokenizer, templates, spans, cache):
-    """The work, counted from its definition: a whole-sentence loop runs the start token and
-    every token of the sentence but its last (one per token); the cache runs each distinct
-    prefix once (start + prefix) and, for each sentence that begins with its prefix's tokens,
-    the rest but its last token."""
-    naive = saved = 0
-    runs = {}  # distinct prefix -> sentences that reuse it
-    for template in templates:
-        prefix = tokenizer(template.split("<mask>")[0].rstrip(), add_special_tokens=False)
-        prefix = tuple(prefix["input_ids"])
-        for span in spans:
-            ids = tokenizer(sentence_of(template, span)[0], add_special_tokens=False)["input_ids"]
-            naive += len(ids)
-            if cache and tuple(ids[: len(prefix)]) == prefix and len(ids) > len(prefix):
-                runs[prefix] = runs.get(prefix, 0) + 1
-    for prefix, sentences in runs.items():
-        saved += sentences * (len(prefix) + 1) - (len(prefix) + 1)
-    return {"span_tokens": naive - saved, "span_tokens_naive": naive}
+@pytest.mark.parametrize("cache", [True, False])
+def test_the_work_counted_is_the_tokens_fed(causal_model, cache):
+    """`span_tokens` is what the model was fed (counted one row at a time, where no row has
+    padding), `span_tokens_naive` what a whole-sentence loop feeds it."""
+    scorer = CausalLMScorer(causal_model, device="cpu", batch_size=1)
+    _, fed = counting_calls(scorer)
+    scorer.score_spans(TEMPLATES, SPANS, progress=False, cache=cache)
+    naive = naive_tokens(scorer.tokenizer, TEMPLATES, SPANS)
+    assert scorer.span_work == {"span_tokens": fed[0], "span_tokens_naive": naive}
+    assert (fed[0] < naive * 0.6) if cache else (fed[0] == naive)
+
+
+def naive_tokens(tokenizer, templates, spans):
+    """A whole-sentence loop's work: the start token and every token of each sentence but
+    its last, one per token of the sentence."""
+    sentences = [sentence_of(t, s)[0] for t in templates for s in spans]
+    return sum(len(ids) for ids in tokenizer(sentences, add_special_tokens=False)["input_ids"])
+
+
+def counting_calls(scorer):
+    """Wrap the scorer's model: each call's input shape, and the tokens it was fed where no
+    row is padded (batch size 1: pads would follow a row's tokens, and a padded row's last
+    token is fed but not read). A start token begins each prefix run and each row scored
+    whole, where it may be the pad token too."""
+    calls, fed = [], [0]
+    forward = scorer.model.forward
+
+    def counting(**kw):
+        ids = kw["input_ids"]
+        calls.append(tuple(ids.shape))
+        if kw.get("use_cache"):
+            fed[0] += ids.numel()
+        else:
+            fed[0] += int((ids != scorer.pad_id).sum())
+            cached = any(kw.get(k) is not None for k in ("cache", "past_key_values"))
+            if not cached and scorer.start_id == scorer.pad_id:
+                fed[0] += ids.shape[0]
+        return forward(**kw)
+
+    scorer.model.forward = counting
+    return calls, fed
 
 
 def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
-    """Retrieval's prompts all begin with the blank: one run of the start token serves every
-    sentence of every template, batched across templates; scores as the plain computation."""
+    """Retrieval's prompts all begin with the blank: one run of the start token and the
+    spans' shared first token ("A") serves every sentence that begins so, in every template,
+    batched across templates; scores as the plain computation."""
     templates = ["<mask> has fur.", "<mask> is big and has claws.", "<mask> flies."]
-    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=16)
-    calls = []
-    forward = scorer.model.forward
-    scorer.model.forward = lambda **kw: calls.append(kw["input_ids"].shape) or forward(**kw)
-    scores = scorer.score_spans(templates, SPANS, progress=False)
-    _, total, _ = reference_scores(tiny_gpt2, templates, SPANS)
+    spans = ["A bear", "A cat", "A dog", "A bee", "An ant", "An owl", "Scissors", "Mice"]
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
+    calls, _ = counting_calls(scorer)
+    scores = scorer.score_spans(templates, spans, progress=False)
+    span, total, _ = reference_scores(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
-    assert calls[0] == (1, 1)  # the start token, once
-    assert len(calls) == 1 + -(-len(templates) * len(SPANS) // 16)  # full batches across templates
-    assert scorer.span_work == tokens_run(scorer.tokenizer, templates, SPANS, True)
+    np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
+    # start + "A" (12 sentences), start alone ("An", "Scissors", "Mice": 12), each run once
+    assert calls.count((1, 1)) == calls.count((1, 2)) == 1
+    assert sum(rows for rows, _ in calls) == 2 + 24
+    naive = naive_tokens(scorer.tokenizer, templates, spans)
+    work = {"span_tokens": naive - (12 * 2 - 2) - (12 - 1), "span_tokens_naive": naive}
+    assert scorer.span_work == work  # the loop runs start + "A" 12 times, start alone 12 times
 
 
 def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
@@ -250,9 +276,7 @@ def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
     prompts = ["A <mask> has a car.", "A <mask> has a job.", "A <mask> has a car."]
     words = ["person", "dog", "man", "woman", "house", "bear", "land", "queen", "water"]
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=4)
-    calls = []
-    forward = scorer.model.forward
-    scorer.model.forward = lambda **kw: calls.append(kw["input_ids"].shape) or forward(**kw)
+    calls, _ = counting_calls(scorer)
     with tqdm(total=2, unit="prompt", disable=False) as caller:
         batches = list(scorer.score_words_in_place(prompts, words, progress=caller))
         assert caller.n == 2

@@ -37,6 +37,7 @@ from tacit.models.causal_cache import (
     Pair,
     cache_layers,
     expanded_cache,
+    length_bands,
     shared_prefixes,
     tokenised_pairs,
 )
@@ -45,6 +46,7 @@ from tacit.models.runtime import compile_errors_explained
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")
 CACHE_MIN_SPANS = 8  # a prefix shared by fewer sentences is scored whole, batched with others
+NONE = np.zeros(0)  # no tokens before
 LSE_ROWS = 64  # logits rows per logsumexp: a chunk stays in the CPU's cache (2-3x faster)
 
 
@@ -140,6 +142,23 @@ class CausalLMScorer(Scorer):
         picked = rows.gather(1, targets.reshape(-1, 1)).squeeze(1).float()
         return (picked - logsumexp_rows(rows)).reshape(targets.shape)
 
+    def _banded_batches(
+        self, lengths: list[int], run: Callable[[np.ndarray], np.ndarray]
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """longest_first_batches, on a CPU within bands of similar length (length_bands): there
+        a batch costs its rows x its width whether full or not, so a batch cut short where the
+        rows get much shorter saves their padding (on a GPU, full batches)."""
+        if self.device.type != "cpu":
+            yield from longest_first_batches(lengths, self, run)
+            return
+        for band in length_bands(lengths):
+
+            def in_band(chosen: np.ndarray, band: np.ndarray = band) -> np.ndarray:
+                return run(band[chosen])
+
+            for indices, result in longest_first_batches([lengths[i] for i in band], self, in_band):
+                yield band[indices], result
+
     def _score_whole(
         self, sequences: list[list[int]], bar: tqdm
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -152,21 +171,21 @@ class CausalLMScorer(Scorer):
                 return np.zeros((len(indices), 0))
             return self._target_logprobs(ids[:, :-1], ids[:, 1:]).cpu().numpy()
 
-        for indices, result in longest_first_batches([len(s) for s in sequences], self, run):
+        for indices, result in self._banded_batches([len(s) for s in sequences], run):
             yield indices, result
             bar.update(len(indices))
 
     def _score_after_prefix(
         self, prefix: list[int], rests: list[list[int]], bar: tqdm
-    ) -> tuple[float, Iterator[tuple[np.ndarray, np.ndarray]]]:
-        """The prefix's own log-probability (start token + prefix, run once), and for batches of
-        the rests: (indices, [batch x longest] log P(rest token j | prefix, rest tokens < j)),
-        every batch reusing the prefix's key/value cache."""
+    ) -> tuple[np.ndarray, Iterator[tuple[np.ndarray, np.ndarray]]]:
+        """The log-probability of each of the prefix's tokens (start token + prefix, run once),
+        and for batches of the rests: (indices, [batch x longest] log P(rest token j | prefix,
+        rest tokens < j)), every batch reusing the prefix's key/value cache."""
         sequence = torch.tensor([[self._start, *prefix]], device=self.device)
         with compile_errors_explained(self.compiled, self.name, self.device):
             out = self.model(input_ids=sequence, use_cache=True)
         logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
-        prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).sum().item()
+        prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).squeeze(1)
         following = logprobs[-1]  # the first rest token's distribution
         cache = out.get("cache")  # transformers 5; 4 calls it past_key_values
         kv = cache_layers(cache if cache is not None else out.past_key_values)
@@ -182,11 +201,11 @@ class CausalLMScorer(Scorer):
             return torch.cat([first_lp, rest_lp], dim=1).cpu().numpy()
 
         def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-            for indices, result in longest_first_batches([len(r) for r in rests], self, run):
+            for indices, result in self._banded_batches([len(r) for r in rests], run):
                 yield indices, result
                 bar.update(len(indices))
 
-        return prefix_lp, batches()
+        return prefix_lp.double().cpu().numpy(), batches()
 
     def score_spans(
         self,
@@ -210,12 +229,14 @@ class CausalLMScorer(Scorer):
         sentence = np.zeros((n_t, n_s))
         n_tokens = np.array([[p.in_span.sum() for p in row] for row in pairs], dtype=np.int64)
 
-        def add(key: tuple[int, int], logprobs: np.ndarray, base: float = 0.0) -> None:
+        def add(key: tuple[int, int], logprobs: np.ndarray, before: np.ndarray = NONE) -> None:
+            """A sentence's scores from its tokens' log-probabilities (the cached prefix's,
+            `before`, then the rest's: `logprobs`, padded)."""
             t, s = key
             pair = pairs[t][s]
-            lp = logprobs[: len(pair.ids) - pair.start].astype(np.float64)
-            sentence[t, s] = base + lp.sum()
-            span[t, s] = lp[pair.in_span[pair.start :]].sum()
+            lp = np.concatenate([before, logprobs[: len(pair.ids) - pair.start]])
+            sentence[t, s] = lp.sum()
+            span[t, s] = lp[pair.in_span].sum()
 
         groups = shared_prefixes(prefixes, pairs, CACHE_MIN_SPANS)
         in_cache = {member for members in groups.values() for member in members}

@@ -5,6 +5,7 @@ and why)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,9 @@ from tacit.core.errors import TacitError, shorten
 if TYPE_CHECKING:
     from tacit.models.causal import CausalLMScorer
 
+SHARE_DEEPER = 2  # tokens after a template's prefix that its sentences may share in one run
+BAND_SLACK = 0.125  # a row in a band is padded by at most this share of the band's width
+
 
 @dataclass
 class Pair:
@@ -26,7 +30,7 @@ class Pair:
     ids: list[int]
     in_span: np.ndarray  # bool per token: does it overlap the span's characters
     cacheable: bool  # its tokens begin with its template's prefix's tokens
-    start: int = 0  # tokens taken from the template's cached prefix (0: scored whole)
+    start: int = 0  # tokens taken from a cached prefix (0: scored whole)
 
 
 def cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -81,28 +85,65 @@ def tokenised_pairs(
 
 
 def shared_prefixes(
-    prefixes: Sequence[Sequence[int]], pairs: Sequence[Sequence[Pair]], at_least: int
+    prefixes: Sequence[Sequence[int]],
+    pairs: Sequence[Sequence[Pair]],
+    at_least: int,
+    deeper: int = SHARE_DEEPER,
 ) -> dict[tuple[int, ...], list[tuple[int, int]]]:
-    """The (template, span) pairs that will reuse a cached prefix, by the prefix's tokens:
-    templates that begin with the same words share one prefix run (retrieval's prompts all
-    begin with the blank: one empty prefix for all). A prefix shared by fewer than `at_least`
-    cacheable sentences is not worth its own run: those are left out (scored whole). Each pair
-    kept has its `start` set to the prefix's length.
+    """The (template, span) pairs that will reuse a cached prefix, by the prefix's tokens.
+
+    A sentence's prefix is its template's text before the blank and up to `deeper` tokens
+    after it: the longest such beginning that at least `at_least` cacheable sentences share and
+    that leaves a token to score. Templates that begin alike share one run (retrieval's prompts
+    all begin with the blank: "A bear has fur." and "A cat is big, ..." share the run of start
+    + "A"). Sentences whose prefix is shared by fewer than `at_least` are left out (scored
+    whole: not worth a run of their own). Each pair kept has its `start` set to its prefix's
+    length; which tokens are shared never changes a score, only the work.
 
     >>> pair = lambda ids: Pair(ids, np.ones(len(ids), bool), cacheable=True)
-    >>> rows = [[pair([5, 1])], [pair([5, 2])], [pair([7, 3])]]
+    >>> rows = [[pair([5, 1, 2]), pair([5, 1, 3])], [pair([5, 4])], [pair([7, 3])]]
     >>> shared_prefixes([[5], [5], [7]], rows, 2)
-    {(5,): [(0, 0), (1, 0)]}
-    >>> [row[0].start for row in rows]
-    [1, 1, 0]
+    {(5, 1): [(0, 0), (0, 1)]}
+    >>> [p.start for row in rows for p in row]
+    [2, 2, 0, 0]
     """
+    counts: Counter[tuple[int, ...]] = Counter()
+    for t, row in enumerate(pairs):
+        for pair in (p for p in row if p.cacheable):
+            n = len(prefixes[t])
+            counts.update(
+                tuple(pair.ids[: n + d]) for d in range(min(deeper, len(pair.ids) - n - 1) + 1)
+            )
     groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     for t, row in enumerate(pairs):
         for s, pair in enumerate(row):
             if pair.cacheable:
-                groups.setdefault(tuple(prefixes[t]), []).append((t, s))
+                n = len(prefixes[t])
+                keys = (
+                    tuple(pair.ids[: n + d])
+                    for d in range(min(deeper, len(pair.ids) - n - 1), -1, -1)
+                )
+                key = next((k for k in keys if counts[k] >= at_least), tuple(prefixes[t]))
+                groups.setdefault(key, []).append((t, s))
     groups = {prefix: members for prefix, members in groups.items() if len(members) >= at_least}
     for prefix, members in groups.items():
         for t, s in members:
             pairs[t][s].start = len(prefix)
     return groups
+
+
+def length_bands(lengths: Sequence[int], slack: float = BAND_SLACK) -> list[np.ndarray]:
+    """Item indices, longest first, cut into bands of similar length: a band ends where the
+    next item is shorter than (1 - slack) x the band's longest, so that batched within a band no
+    row is padded by more than `slack` of its batch's width.
+
+    >>> [band.tolist() for band in length_bands([10, 50, 48, 9, 22, 20])]
+    [[1, 2], [4, 5], [0, 3]]
+    """
+    order = np.argsort([-n for n in lengths], kind="stable")
+    bands, first = [], 0
+    for at in range(1, len(order) + 1):
+        if at == len(order) or lengths[order[at]] < (1 - slack) * lengths[order[first]]:
+            bands.append(order[first:at])
+            first = at
+    return bands
