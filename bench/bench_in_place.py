@@ -56,8 +56,11 @@ def measure(model_dir: str, words: list[str], batch_size: int) -> dict:
 
 
 def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return done.stdout.strip()
+    """The checkout's commit, with `+` where tacit/ has changes not committed."""
+    git = ["git", "-C", str(BENCH)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    changed = subprocess.run([*git, "diff", "--quiet", "HEAD", "--", "../tacit"]).returncode
+    return head.stdout.strip() + ("+" if changed else "")
 
 
 def main() -> int:
@@ -74,6 +77,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=2, help="fastest of these runs counts")
     parser.add_argument("--before", type=Path, help="an earlier run's JSON, shown beside")
+    parser.add_argument("--commit", default=commit(), help="the code measured (default: HEAD)")
     parser.add_argument("--quick", action="store_true", help="tiny model, 200 words")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "in_place.json")
     args = parser.parse_args()
@@ -107,7 +111,7 @@ def main() -> int:
         f"torch {torch.__version__}",
         "date": date.today().isoformat(),
         "command": "python bench/bench_in_place.py " + " ".join(sys.argv[1:]),
-        "commit": commit(),
+        "commit": args.commit,
         "prompt": PERSON_PROMPT,
         "batch_size": args.batch_size,
         "runs": runs,

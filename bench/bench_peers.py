@@ -2,10 +2,10 @@
 and lm-pub-quiz on the same sentences, each a whole process, with tacit's floor.
 
 The job is CSLB concept retrieval over candidate spans: a retrieval prompt's blank filled with
-every concept ("An accordion has keys, is a musical instrument, and makes music."), for P
-distinct prompts (spread over the prompts' lengths) x S candidates (spread over the 636 CSLB
-concepts). Models have random weights and the real shapes (GPT-2 small, roberta-base) on the
-real roberta-base/GPT-2 byte-level BPE; the compute is the real models'.
+every concept ("An accordion has keys, is a musical instrument, and makes music."), for the
+first P prompts (the first concept's, with 1 to P properties) x S candidates (spread over the
+636 CSLB concepts). Models have random weights and the real shapes (GPT-2 small,
+roberta-base) on the real roberta-base/GPT-2 byte-level BPE; the compute is the real models'.
 
 - causal (GPT-2-small-shaped): every tool computes log P(sentence) with the first token after
   `<|endoftext|>` (tacit `CausalLMScorer.score_spans`, minicons `sequence_score(bos_token=True)`,
@@ -52,12 +52,14 @@ from tacit.probes.retrieve import build_prompts, span_prompt
 
 BENCH = Path(__file__).resolve().parent
 PEERS = BENCH.parents[1] / "peers"
-# (prompts, candidates, rounds): rounds 0 means --repeats
+# "PxS:R[:tacit]": P prompts x S candidates, R rounds (0: --repeats), tacit only where the peers
+# would take too long for one run (docs/performance.md says how long and why)
 GRID = {
-    "causal": [(1, 50, 0), (1, 636, 0), (3, 50, 0), (3, 200, 0), (3, 636, 0), (9, 50, 0),
-               (9, 636, 1)],
-    "masked": [(1, 50, 0), (1, 200, 0), (1, 636, 0), (3, 50, 0), (9, 50, 0), (9, 636, 1)],
+    "causal": ["1x50:0", "1x200:1", "1x636:1", "3x50:0", "3x200:1", "3x636:1", "9x50:1",
+               "9x636:1:tacit"],
+    "masked": ["1x50:0", "1x200:1", "1x636:1", "3x50:1", "9x50:1:tacit", "9x636:1:tacit"],
 }  # fmt: skip
+TACIT = ("tacit", "tacit independent")
 
 
 @dataclass
@@ -101,15 +103,13 @@ def tools(args: argparse.Namespace) -> list[Tool]:
 
 
 def job_texts(norms: Path, prompts: int, spans: int) -> tuple[list[str], list[str]]:
-    """`prompts` distinct retrieval prompts spread over the prompts' lengths, and `spans` of the
-    636 concept candidates spread over the alphabet."""
+    """The first `prompts` retrieval prompts as a run has them (the first concept's, with 1, 2,
+    ... properties), and `spans` of the 636 concept candidates spread over the alphabet."""
     norm_set = read_norms(norms)
     table = build_prompts(norm_set, None, max_props=10, template=span_prompt).prompts
     candidates, _ = concept_candidates(norm_set, list(table["concept"]))
-    distinct = sorted(dict.fromkeys(table["prompt"]), key=len)
-    pick = np.linspace(0, len(distinct) - 1, prompts).round().astype(int)
     take = np.linspace(0, len(candidates.spans) - 1, spans).round().astype(int)
-    return [distinct[i] for i in pick], [candidates.spans[i] for i in take]
+    return list(dict.fromkeys(table["prompt"]))[:prompts], [candidates.spans[i] for i in take]
 
 
 def run_point(
@@ -132,8 +132,8 @@ def run_point(
             result["wall_s"] = seconds - result.get("floor_s", 0.0)
             result["peak_mb"] = peak_mb
             runs[tool.name].append(result)
-            print(f"  {kind} {len(templates)}x{len(spans)} {tool.name}: {result['wall_s']:.1f} s "
-                  f"(scoring {result['score_s']:.2f} s), {peak_mb:.0f} MB", flush=True)  # fmt: skip
+            done = f"{result['wall_s']:.1f} s (scoring {result['score_s']:.2f} s), {peak_mb:.0f} MB"
+            print(f"  {kind} {len(templates)}x{len(spans)} {tool.name}: {done}", file=sys.stderr)
     return {name: summarize(results) for name, results in runs.items()}
 
 
@@ -153,9 +153,10 @@ def main() -> int:
     for name in ("minicons", "lm-eval", "lm-pub-quiz"):
         parser.add_argument(f"--{name}-python", help=f"the Python of {name}'s environment")
     parser.add_argument("--kinds", nargs="+", default=["causal", "masked"])
+    parser.add_argument("--tools", nargs="+", help="only these tools (default: every one found)")
     parser.add_argument(
-        "--points", nargs="+", metavar="KIND:PxS[:R]",
-        help="grid points instead of the default grid (e.g. causal:3x636 masked:9x636:1)",
+        "--points", nargs="+", metavar="KIND:PxS[:R[:tacit]]",
+        help="grid points instead of the default grid (e.g. causal:3x636 masked:9x636:1:tacit)",
     )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3, help="rounds per grid point")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -167,20 +168,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="tiny models, 2 x 8: a smoke run")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "peers.json")
     args = parser.parse_args()
-    grid = {kind: GRID[kind] for kind in args.kinds}
-    if args.points:
-        grid = {}
-        for point in args.points:
-            kind, size, *rounds = point.split(":")
-            prompts, spans = map(int, size.split("x"))
-            grid.setdefault(kind, []).append((prompts, spans, int(rounds[0]) if rounds else 0))
+    points = args.points or [f"{kind}:{cell}" for kind in args.kinds for cell in GRID[kind]]
     if args.quick:
-        grid, args.repeats = {kind: [(2, 8, 1)] for kind in args.kinds}, 1
-    found = tools(args)
+        points, args.repeats = [f"{kind}:2x8:1" for kind in args.kinds], 1
+    found = [t for t in tools(args) if not args.tools or t.name in args.tools]
     for tool in found:
         if tool.skipped:
             print(f"skipping {tool.name}: {tool.skipped}")
-    points, agree = [], True
+    done, agree = [], True
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         shape = "tiny" if args.quick else None
@@ -188,33 +183,42 @@ def main() -> int:
             "causal": build_causal(args.tokenizer_dir, shape or "gpt2", tmp / "causal"),
             "masked": build_masked(args.tokenizer_dir, shape or "roberta-base", tmp / "masked"),
         }
-        for kind, cells in grid.items():
-            chosen = [t for t in found if kind in t.kinds and not t.skipped]
-            for prompts, spans, rounds in cells:
-                texts = job_texts(args.norms, prompts, spans)
-                runs = run_point(kind, models[kind], texts, chosen, rounds or args.repeats,
-                                 args, tmp)  # fmt: skip
-                point = {"kind": kind, "prompts": prompts, "candidates": spans, "runs": runs}
-                agree &= check(point, args.tolerance)
-                points.append(point)
-    versions = {name: run["version"] for p in points for name, run in p["runs"].items()}
+        for spec in points:
+            kind, size, *rest = spec.split(":")
+            prompts, spans = map(int, size.split("x"))
+            rounds = int(rest[0]) if rest and int(rest[0]) else args.repeats
+            only = rest[1:] == ["tacit"]
+            chosen = [t for t in found if kind in t.kinds and not t.skipped
+                      and (not only or t.name in TACIT)]  # fmt: skip
+            texts = job_texts(args.norms, prompts, spans)
+            runs = run_point(kind, models[kind], texts, chosen, rounds, args, tmp)
+            point = {"kind": kind, "prompts": prompts, "candidates": spans, "runs": runs,
+                     "tacit_only": only}  # fmt: skip
+            agree &= check(point, args.tolerance)
+            done.append(point)
+            save(args, found, done, complete=len(done) == len(points))
+    for row in table(done):
+        print(" | ".join(str(cell) for cell in row))
+    return 0 if agree else 1
+
+
+def save(args: argparse.Namespace, found: list[Tool], points: list[dict], complete: bool):
+    """The results so far (each grid point as it is done: a stopped run keeps what it did)."""
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread per "
         f"process), torch {torch.__version__}",
         "date": date.today().isoformat(),
-        "command": "python bench/bench_peers.py" + (" --quick" if args.quick else ""),
-        "versions": versions,
+        "command": " ".join(["python", "bench/bench_peers.py", *sys.argv[1:]]),
+        "complete": complete,
+        "versions": {name: run["version"] for p in points for name, run in p["runs"].items()},
         "skipped": {t.name: t.skipped for t in found if t.skipped},
         "batch_size": args.batch_size,
         "repeats": args.repeats,
         "points": [{**p, "runs": {n: trimmed(r) for n, r in p["runs"].items()}} for p in points],
         "table": table(points),
     }
-    for row in record["table"]:
-        print(" | ".join(str(cell) for cell in row))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(record, indent=1) + "\n")
-    return 0 if agree else 1
 
 
 def trimmed(run: dict) -> dict:
