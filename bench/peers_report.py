@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 HEADER = [
     "job", "prompts x candidates", "tool (quantity)", "whole process s", "scoring s", "peak MB",
     "whole process / tacit's", "scoring / tacit's floor", "scoring ms / sentence",
-    "scores against tacit's",
+    "work run (a plain loop's)", "scores against tacit's",
 ]  # fmt: skip
 QUANTITY = {
     ("causal", "tacit"): "log P(sentence), prefix cache",
@@ -60,12 +60,23 @@ def table(points: list[dict]) -> list[list[str]]:
                 f"{run['wall_s']:.1f}", f"{run['score_s']:.2f}", f"{run['peak_mb']:,.0f}",
                 f"{run['wall_s'] / tacit['wall_s']:.2f}x",
                 f"{run['score_s'] / floor:.2f}x",
-                f"{1000 * run['score_s'] / sentences:.1f}", run.get("agrees", ""),
+                f"{1000 * run['score_s'] / sentences:.1f}", work(run), run.get("agrees", ""),
             ])  # fmt: skip
             if "floor_s" in run:
                 rows.append([
                     point["kind"], size, f"{name}'s floor (its forward passes, bare)", "",
                     f"{run['floor_s']:.2f}", "", "", "1.00x",
-                    f"{1000 * run['floor_s'] / sentences:.1f}", "",
+                    f"{1000 * run['floor_s'] / sentences:.1f}", "", "",
                 ])  # fmt: skip
     return rows
+
+
+def work(run: dict) -> str:
+    """tacit's work against a plain loop's: a causal LM's input tokens against a whole-sentence
+    loop's (start + every token but the last), a masked LM's forward rows against one per span
+    token per sentence."""
+    counts = run.get("work") or {}
+    for what in ("tokens", "rows"):
+        if f"span_{what}" in counts:
+            return f"{counts[f'span_{what}']:,} {what} ({counts[f'span_{what}_naive']:,})"
+    return ""

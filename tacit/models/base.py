@@ -89,7 +89,8 @@ class Scorer(ModelRuntime):
     last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
     # what the last score_spans ran against the naive count, for the manifest: a masked LM's
     # forward rows ({"span_rows", "span_rows_naive"}: one per span token per pair), a causal
-    # LM's tokens ({"span_tokens", "span_tokens_naive"}: each sentence whole)
+    # LM's input tokens ({"span_tokens", "span_tokens_naive"}: a whole-sentence loop's, the
+    # start token and every token of the sentence but its last)
     span_work: dict[str, int] = {}
 
     def unsupported(self, what: str) -> TacitError:
