@@ -66,7 +66,7 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
-    work = scorer.span_work
+    work = scores.work
     if cache:
         assert work["span_tokens"] < work["span_tokens_naive"] / 2
     else:

@@ -9,23 +9,24 @@ from support import REAL_NORMS, fails_cleanly, needs_shared
 from typer.testing import CliRunner
 
 from tacit.cli import app
+from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
-from tacit.core.metrics import average_precision, average_precision_rows
-from tacit.core.options import RELATIONS
+from tacit.core.metrics import average_precision
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.runtime import load_tokenizer
+from tacit.models.reduce import average_precision_rows
 from tacit.norms import read_norms
-from tacit.probes.elicit import (
+from tacit.probes.elicit.prompts import (
     PAPER_PROMPTS,
     article,
     build_elicitation_prompts,
     elicitation_prompt,
     gold_answers,
     parse_gold,
-    rank_correlation,
 )
-from tacit.probes.prince import COUNTRY_PROPERTIES
+from tacit.probes.elicit.scoring import rank_correlation
+from tacit.probes.prince.scoring import COUNTRY_PROPERTIES
 from tacit.vocab import build_vocabulary
+from tacit.vocab.tokenizers import load_tokenizer
 
 runner = CliRunner()
 

@@ -19,7 +19,7 @@ from tacit.lexicon import (
     read_articles,
     sentence_start,
 )
-from tacit.probes import elicit
+from tacit.probes.elicit import prompts as elicit
 
 
 def test_elicitation_uses_the_lexicon():

@@ -7,9 +7,9 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from tacit.cli import app
-from tacit.results.labels import short_labels
-from tacit.results.nli_report import COMPACT_ROWS, format_nli_summary
-from tacit.results.reports import run_notes
+from tacit.core.labels import short_labels
+from tacit.probes.nli.report import COMPACT_ROWS, format_nli_summary
+from tacit.probes.notes import run_notes
 
 runner = CliRunner()
 

@@ -25,7 +25,7 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.models.classifier import label_order
 from tacit.pragmatics import SUITES, impli, imppres, nope
-from tacit.probes.nli import fill_template, parse_verbalizer
+from tacit.probes.nli.predict import fill_template, parse_verbalizer
 
 PRAGMATICS = SHARED_DATA / "pragmatics"
 needs_pragmatics = pytest.mark.skipif(
@@ -170,7 +170,7 @@ def test_cloze_probabilities_equal_a_plain_forward_pass(data, nli_mlm):
 
 
 def test_calibration_divides_by_the_content_free_distribution(data, nli_mlm):
-    from tacit.probes.nli import ClozeSetup
+    from tacit.probes.nli.predict import ClozeSetup
 
     plain = tacit.nli("impli", data["impli"], [nli_mlm], progress=False)
     calibrated = tacit.nli(
@@ -514,7 +514,7 @@ def test_nope_released_predictions_reproduce_the_paper():
 def test_nli_figure_draws_every_breakdown_with_the_paper(tmp_path):
     """nli.png: one panel per breakdown of percent metrics (correlations stay in the table),
     the paper's numbers drawn where the summary has them; too many groups -> left out, said."""
-    from tacit.results.nli_figure import MAX_BARS, nli_figure, nli_panels
+    from tacit.probes.nli.figures import MAX_BARS, nli_figure, nli_panels
 
     rows = [
         ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 0.785),

@@ -116,7 +116,7 @@ def test_bad_norms_options_are_one_line(tiny_bert, toy_norms_path, tmp_path):
 
 
 def test_norms_formats_are_declared_once():
-    from tacit.core.options import NORMS_FORMATS
+    from tacit.core.choices import NORMS_FORMATS
     from tacit.norms import FORMATS
 
     assert tuple(FORMATS) == NORMS_FORMATS

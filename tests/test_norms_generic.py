@@ -7,18 +7,18 @@ import pandas as pd
 import pytest
 from support import TOY_NORMS
 
+from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
-from tacit.core.options import RELATIONS
-from tacit.models.runtime import load_tokenizer
 from tacit.norms import parse_columns, read_norms
 from tacit.norms.generic import DEFAULT_FEATURE_TYPE
-from tacit.probes.elicit import (
+from tacit.probes.elicit.prompts import (
     build_elicitation_prompts,
     gold_answers,
     parse_gold,
 )
-from tacit.probes.retrieve import ABLATION_GRIDS, build_prompts
+from tacit.probes.retrieve.prompts import ABLATION_GRIDS, build_prompts
 from tacit.vocab import build_vocabulary
+from tacit.vocab.tokenizers import load_tokenizer
 
 
 @pytest.fixture(scope="module")

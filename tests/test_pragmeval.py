@@ -23,8 +23,8 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.pragmatics.pragmeval import configs_in, load_config, select_configs, task_of
-from tacit.probes.pragmeval import CLOZE_DEFAULTS
-from tacit.results.pragmeval_report import read_reference, summarize_pragmeval
+from tacit.probes.pragmeval.frozen import CLOZE_DEFAULTS
+from tacit.probes.pragmeval.report import read_reference, summarize_pragmeval
 from tacit.vocab.shared import word_token_id
 
 PRAGMEVAL = SHARED_DATA / "pragmatics" / "pragmeval"

@@ -111,7 +111,8 @@ def test_runs_side_by_side(runs, tmp_path):
     parsed = parse(out)
     summaries = [rows for css, rows in parsed.tables if css == "summary"]
     assert summaries == [csv_rows(runs / n / "summary.csv") for n in ("retrieve", "ordering")]
-    assert len(parsed.images) == 3  # one per run, and the two side by side
+    # one per run, and side by side one per figure the runs call for (by model; by ordering)
+    assert len(parsed.images) == 4
     assert '<section class="comparison">' in out.read_text()
 
 

@@ -12,9 +12,8 @@ from support import (
 )
 
 from tacit.core.errors import TacitError
-from tacit.models.runtime import load_tokenizer
 from tacit.norms import read_norms
-from tacit.probes.retrieve import (
+from tacit.probes.retrieve.prompts import (
     ABLATION_GRIDS,
     RANDOM_BASELINE,
     Condition,
@@ -27,6 +26,7 @@ from tacit.probes.retrieve import (
     select_properties,
 )
 from tacit.vocab import build_vocabulary
+from tacit.vocab.tokenizers import load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +197,7 @@ def test_prompts_naming_their_target_are_counted(tiny_bert, toy_norms_path, tmp_
 def test_intervals_depend_on_the_condition_not_on_the_models_path():
     import pandas as pd
 
-    from tacit.results.summary import summarize_retrieval
+    from tacit.probes.retrieve.summary import summarize_retrieval
 
     rng = np.random.default_rng(0)
     rows = pd.DataFrame(

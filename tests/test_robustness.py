@@ -296,15 +296,15 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
     (run / "summary.csv").write_bytes(b"\xff\xfe\x00garbage\x00")
     fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "not a readable CSV table")
     (run / "summary.csv").write_text("model,relation\nm,has\n")
-    fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "no category, mrr")
-    fails_cleanly(["table", run], "neither an elicitation nor a retrieval run")
+    fails_cleanly(["plot", run, "--out", tmp_path / "fig.png"], "not the summary of any probe")
+    fails_cleanly(["table", run], "not a finished run directory (no manifest.json)")
 
 
 def test_resume_gives_the_results_of_an_uninterrupted_run(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
     import tacit.engine.runner
-    import tacit.probes.retrieve
+    import tacit.probes.retrieve.scoring
 
     monkeypatch.setattr(
         tacit.engine.runner, "CHUNK_TEXTS", 5
@@ -324,7 +324,7 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
     whole = tmp_path / "whole"
     assert runner.invoke(app, [*base, "--out", str(whole)]).exit_code == 0
 
-    real = tacit.probes.retrieve.score_prompts
+    real = tacit.probes.retrieve.scoring.score_prompts
     calls = []
 
     def flaky(*args, **kwargs):
@@ -333,13 +333,15 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tacit.probes.retrieve, "score_prompts", flaky)
+    monkeypatch.setattr(tacit.probes.retrieve.scoring, "score_prompts", flaky)
     resumed = tmp_path / "resumed"
     assert runner.invoke(app, [*base, "--out", str(resumed)]).exit_code == 130
     assert not (resumed / "prompts.csv").exists()
     calls.clear()
     monkeypatch.setattr(
-        tacit.probes.retrieve, "score_prompts", lambda *a, **k: calls.append(1) or real(*a, **k)
+        tacit.probes.retrieve.scoring,
+        "score_prompts",
+        lambda *a, **k: calls.append(1) or real(*a, **k),
     )
     result = runner.invoke(app, [*base, "--out", str(resumed), "--resume"])
     assert result.exit_code == 0, result.output

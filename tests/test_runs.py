@@ -63,7 +63,7 @@ def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_pa
     args = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(elicit)]
     assert runner.invoke(app, args).exit_code == 0
     mixed = runner.invoke(app, ["table", str(tmp_path / "a"), str(elicit)])
-    assert mixed.exit_code == 1 and "mix elicitation and retrieval" in mixed.stderr
+    assert mixed.exit_code == 1 and "runs are of different probes" in mixed.stderr
 
 
 def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_norms_path, tmp_path):

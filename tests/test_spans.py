@@ -35,7 +35,7 @@ def test_span_scores_equal_the_plain_computation(model_dir, scoring):
     np.testing.assert_allclose(got.span, want, rtol=1e-5, atol=1e-4)
     assert got.sentence is None
     # the tree shares rows: fewer rows than one pass per token per pair, never more
-    work = scorer.span_work
+    work = got.work
     assert 0 < work["span_rows"] <= work["span_rows_naive"]
     if scoring == "l2r" and lengths.max() > 1:
         assert work["span_rows"] < work["span_rows_naive"]
@@ -49,7 +49,7 @@ def test_batch_size_and_repeats_change_no_score(tiny_roberta):
     b = many.score_spans(templates, [*SPANS[::-1]], progress=False)
     np.testing.assert_allclose(a.span, b.span[:, ::-1], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(a.span[0], a.span[-1])
-    assert one.span_work == many.span_work
+    assert a.work == b.work
 
 
 def test_spans_take_their_in_sentence_form(real_roberta):

@@ -6,9 +6,9 @@ import pytest
 from support import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 from tacit.core.errors import TacitError
-from tacit.models.runtime import load_tokenizer
 from tacit.vocab import build_vocabulary, read_vocab_file, single_token_words
 from tacit.vocab.cache import cached_words, tokenizer_key
+from tacit.vocab.tokenizers import load_tokenizer
 
 
 def test_wordpiece_words_exclude_pieces_and_specials(tiny_bert):

@@ -67,9 +67,9 @@ def run_and_save(
             if not resume:
                 shutil.rmtree(out_dir / PARTIAL, ignore_errors=True)
             raise
-    from tacit.results.reports import verbose_summary
+    from tacit.probes import registry
 
-    full = verbose_summary(probe, result.summary, result.manifest) if verbose else None
+    full = registry.get(probe).verbose(result.summary, result.manifest) if verbose else None
     if full is not None:
         typer.echo(f"full breakdown (summary.csv):\n{full}\n")
     typer.echo(result.text)

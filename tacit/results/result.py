@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tacit.core.files import json_text, table_text, write_files
 from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remove_stale
@@ -15,6 +15,7 @@ from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remo
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.core.manifest import Manifest
     from tacit.vocab.shared import Vocabulary
 
 FigureBytes = Callable[[], bytes]
@@ -45,7 +46,7 @@ class ProbeResult:
     prompts: pd.DataFrame
     summary: pd.DataFrame
     vocab: Vocabulary | None
-    manifest: dict[str, Any]
+    manifest: Manifest
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     rows_file: str = "prompts.csv"
     text: str = ""
@@ -89,3 +90,6 @@ class ProbeResult:
         if overwrite:
             remove_stale(out, set(files))
         return out
+
+
+RetrievalResult = ProbeResult  # the name earlier versions exported

@@ -15,12 +15,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-
-import tokenizers
-from transformers import PreTrainedTokenizerBase
+from typing import TYPE_CHECKING
 
 from tacit.core.files import write_atomic
 from tacit.core.paths import cache_dir
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 # Bump whenever single_token_words changes what it returns: old entries are then never read.
 RULE_VERSION = 2  # 2: words read inside a sentence ("a word"), for SentencePiece
@@ -29,6 +30,8 @@ RULE_VERSION = 2  # 2: words read inside a sentence ("a word"), for SentencePiec
 def tokenizer_key(tokenizer: PreTrainedTokenizerBase) -> str | None:
     """Hex sha256 identifying what single_token_words returns for this tokenizer; None when it
     has no Rust backend to serialise."""
+    import tokenizers
+
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         return None

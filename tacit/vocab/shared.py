@@ -14,15 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from transformers import PreTrainedTokenizerBase
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
-from tacit.models.runtime import load_tokenizer
 from tacit.vocab.cache import cached_words
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
@@ -247,18 +249,26 @@ def build_vocabulary(
 
 
 def vocabulary_for(
-    models: Sequence[str],
+    models: Sequence[Any],
     *,
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
     revision: str | None = None,
 ) -> tuple[Vocabulary, dict[str, PreTrainedTokenizerBase]]:
-    """Load the tokenizers of the models (and of --vocab-model) and build their vocabulary.
+    """Load the tokenizers of the models (names; a Scorer already in memory brings its own)
+    and of --vocab-model, and build their vocabulary.
 
     Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
     again. `revision` applies to `models`; vocabulary-only models load their default revision.
     """
-    tokenizers = {name: load_tokenizer(name, revision=revision) for name in dict.fromkeys(models)}
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    tokenizers = {
+        model if isinstance(model, str) else model.name: (
+            load_tokenizer(model, revision=revision) if isinstance(model, str) else model.tokenizer
+        )
+        for model in dict.fromkeys(models)
+    }
     extra = {
         name: load_tokenizer(name) for name in dict.fromkeys(vocab_models) if name not in tokenizers
     }

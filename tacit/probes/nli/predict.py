@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.options import NLI_TEMPLATE, NLI_VERBALIZER
-from tacit.engine.runner import Scored
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
 from tacit.probes import cloze
+from tacit.probes.base import Scored
+from tacit.probes.nli.options import NLI_TEMPLATE, NLI_VERBALIZER
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
@@ -87,11 +87,11 @@ def cloze_scores(scorer: Scorer, rows: pd.DataFrame, setup: ClozeSetup, progress
     (cut to a window around the mask: the premise loses its start)."""
     words = parse_verbalizer(setup.verbalizer)
     prompts = list(rows["prompt"])
-    probs, mass = cloze.label_probs(scorer, prompts, words, progress, cut_to_fit=True)
+    probs, mass, cut = cloze.label_probs(scorer, prompts, words, progress, cut_to_fit=True)
     table = _prediction_table(rows["item_id"], probs, rows.index)
     table["prompt"], table["verbalizer_mass"] = prompts, mass
     table.insert(0, "model", scorer.name)
-    return Scored(table, {"prompts_cut_to_fit": scorer.last_cut})
+    return Scored(table, {"prompts_cut_to_fit": cut})
 
 
 def cloze_finish(
@@ -111,7 +111,7 @@ def cloze_finish(
     }
     if setup.calibrate:
         free = [fill_template(setup.template, text, text) for text in CONTENT_FREE]
-        content_free, _ = cloze.label_probs(scorer, free, words, False)
+        content_free, _, _ = cloze.label_probs(scorer, free, words, False)
         prior = content_free.mean(axis=0)
         probs = table[list(PROB_COLUMNS)].to_numpy() / prior
         probs = probs / probs.sum(axis=1, keepdims=True)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tacit.results.labels import short_labels
+from tacit.core.labels import short_labels
 
 KEY = ["section", "breakdown", "group", "metric"]
 
@@ -93,7 +93,7 @@ def _percent(metric: str, value: float) -> str:
 def nli_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
     """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
     predictions naming no item and items without a prediction."""
-    from tacit.results.reports import run_notes
+    from tacit.probes.notes import run_notes
 
     data, dropped = manifest["data"], manifest["dropped"]
     lines = [format_nli_summary(summary, manifest["paper_column"]), ""]

@@ -1,27 +1,28 @@
-"""Property elicitation: ask for a concept's properties and score the answers against people's.
+"""Elicitation's prompts and gold answers: "Everyone knows that a bear has <mask>." for every
+concept with an answer to the relation, scored against the answers people wrote.
 
-"Everyone knows that a bear has <mask>." is scored against the one-word `has` features that
-people wrote for bear (fur, claws, ...), weighted by production frequency.
+Over the shared vocabulary (the paper's), the gold answers are a concept's one-word answers that
+are in it (gold_answers); over candidate spans, its answers of any length that are candidates
+(span_golds: `--candidates answers` ranks every answer any concept gave to the relation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
-import torch
-from numpy.typing import ArrayLike
-from tqdm.auto import tqdm
 
+from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.metrics import average_precision_rows
 from tacit.lexicon import article, concept_text
-from tacit.models.base import MASK, Scorer
 from tacit.norms.phrasing import one_word_answers
-from tacit.norms.reader import NormSet
-from tacit.vocab.shared import Vocabulary
+from tacit.probes.candidates import CandidateSet, relation_answers
+
+if TYPE_CHECKING:
+    from tacit.norms import NormSet
+    from tacit.vocab.shared import Vocabulary
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
 PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
@@ -31,14 +32,6 @@ PREFIX = "Everyone knows that"
 RELATION_WORDS = {"is": "is", "is a": "is a", "has": "has", "has a": "has a",
                   "made of": "is made of"}  # fmt: skip
 PROMPT_COLUMNS = ["relation", "prefix", "concept", "prompt", "gold", "n_gold"]
-RESULT_COLUMNS = [
-    "model",
-    *PROMPT_COLUMNS,
-    "ap_vocab",
-    "ap_sens",
-    "spearman",
-    "top5",
-]
 
 
 def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> str:
@@ -131,80 +124,54 @@ def parse_gold(gold: str) -> list[tuple[str, int | float]]:
     return [(word, int(pf) if pf.isdigit() else float(pf)) for word, _, pf in items]
 
 
-def score_elicitation(
-    prompts: pd.DataFrame,
-    scorer: Scorer,
-    vocab: Vocabulary,
-    sensible: dict[str, np.ndarray],
-    *,
-    progress: bool | tqdm = True,
+GOLD_SEPARATOR = " | "  # spans hold spaces: 'fur:20 | four legs:3'
+
+
+def concept_free(relation: str) -> Callable[[str], str]:
+    """template -> the prompt with "it" for the concept, for `--normalize pmi`."""
+    sentence = f"it {RELATION_WORDS[relation]} <mask>."
+
+    def free(template: str) -> str:
+        prefixed = template.startswith(PREFIX)
+        return f"{PREFIX} {sentence}" if prefixed else sentence[0].upper() + sentence[1:]
+
+    return free
+
+
+def span_golds(
+    norms: NormSet, relations: Sequence[str], candidates: CandidateSet | None
+) -> tuple[dict[str, CandidateSet], pd.DataFrame, pd.DataFrame]:
+    """Per relation: the candidate set (`answers` when `candidates` is None), the gold
+    `relation, concept, span, pf` rows among them, and per relation how many answers were
+    left out because they are not candidates."""
+    sets, golds, report = {}, [], []
+    for relation in relations:
+        answers = relation_answers(norms, relation)
+        chosen = candidates or CandidateSet("answers", sorted(set(answers["span"])))
+        kept = answers[answers["span"].isin(set(chosen.spans))]
+        sets[relation] = chosen
+        golds.append(kept.assign(relation=relation))
+        report.append({"relation": relation, "answers": len(answers), "kept": len(kept),
+                       "not_candidates": len(answers) - len(kept)})  # fmt: skip
+    gold = pd.concat(golds, ignore_index=True)[["relation", "concept", "span", "pf"]]
+    return sets, gold, pd.DataFrame(report)
+
+
+def build_span_prompts(
+    gold: pd.DataFrame,
+    relations: Sequence[str],
+    prefixes: Sequence[bool],
+    concepts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt.
-
-    Args:
-        sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
-            relation across concepts.
-    """
-    device = scorer.device
-    relation_ids = {r: i for i, r in enumerate(sensible)}
-    among = torch.zeros((len(sensible), len(vocab)), dtype=torch.bool, device=device)
-    for relation, positions in sensible.items():
-        among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
-    golds = [parse_gold(g) for g in prompts["gold"]]
-    width = max(len(g) for g in golds)
-    gold_index = torch.zeros((len(golds), width), dtype=torch.long)
-    gold_mask = torch.zeros((len(golds), width), dtype=torch.bool)
-    for row, gold in enumerate(golds):
-        gold_index[row, : len(gold)] = torch.tensor([vocab.index(w) for w, _ in gold])
-        gold_mask[row, : len(gold)] = True
-    gold_index, gold_mask = gold_index.to(device), gold_mask.to(device)
-    row_relation = torch.as_tensor([relation_ids[r] for r in prompts["relation"]], device=device)
-    n = len(prompts)
-    ap_vocab = torch.empty(n, device=device)
-    ap_sens = torch.empty(n, device=device)
-    gold_prob = torch.empty((n, width), device=device)
-    top_index = torch.empty((n, 5), dtype=torch.long, device=device)
-    top_prob = torch.empty((n, 5), device=device)
-    ids = vocab.token_ids[scorer.name]
-    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
-    for batch in batches:
-        rows, at = batch.rows, batch.batch_rows
-        shared, log_z = batch.shared[at], batch.log_z[at]
-        g, m = gold_index[rows], gold_mask[rows]
-        ap_vocab[rows] = average_precision_rows(shared, g, m)
-        ap_sens[rows] = average_precision_rows(shared, g, m, among=among[row_relation[rows]])
-        gold_prob[rows] = (shared.gather(1, g) - log_z.unsqueeze(1)).exp()
-        top_values, top_positions = shared.topk(5, dim=1)
-        top_index[rows] = top_positions
-        top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp()
-    gold_prob_np = gold_prob.cpu().numpy()
-    table = prompts.copy()
-    table.insert(0, "model", scorer.name)
-    table["ap_vocab"] = ap_vocab.cpu().numpy().astype(float)
-    table["ap_sens"] = ap_sens.cpu().numpy().astype(float)
-    table["spearman"] = [
-        rank_correlation([pf for _, pf in gold], gold_prob_np[row, : len(gold)])
-        for row, gold in enumerate(golds)
-    ]
-    words = np.asarray(vocab.words, dtype=object)
-    table["top5"] = [
-        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
-        for i, prob in zip(top_index.cpu().numpy(), top_prob.cpu().numpy())
-    ]
-    return table[RESULT_COLUMNS]
+    """One prompt per relation x prefix x concept with at least one gold span (`gold` lists
+    them by pf, highest first, as `span:pf` separated by ` | `)."""
+    ordered = gold.sort_values(["relation", "concept", "pf", "span"],
+                               ascending=[True, True, False, True])  # fmt: skip
+    return build_elicitation_prompts(ordered, relations, prefixes, concepts, column="span",
+                                     separator=GOLD_SEPARATOR)  # fmt: skip
 
 
-def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
-    """Spearman's rho between production frequencies and model probabilities.
-
-    NaN (undefined) with fewer than 2 answers or when either side has no variance.
-
-    >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
-    (1.0, nan)
-    """
-    from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
-
-    x, y = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(spearmanr(x, y).statistic)
+def parse_span_gold(gold: str) -> list[tuple[str, float]]:
+    """'fur:20 | four legs:3' -> [('fur', 20.0), ('four legs', 3.0)]."""
+    items = (item.rpartition(":") for item in gold.split(GOLD_SEPARATOR))
+    return [(span, float(pf)) for span, _, pf in items]

@@ -9,10 +9,13 @@ left to the files, and the figure's caption says which.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_BARS = 24  # groups x metrics in one panel, beyond which bars stop being readable
 
@@ -37,11 +40,16 @@ def nli_panels(summary: pd.DataFrame) -> tuple[list[tuple[str, pd.DataFrame]], l
 
 
 def nli_figure(summary: pd.DataFrame, source: str = "") -> bytes:
-    """PNG bytes: one panel per breakdown, one bar per group (and metric) and model, the
-    standard deviation over seeds as error bars, the paper's numbers as black ticks."""
-    from matplotlib.figure import Figure
+    """nli.png: draw_nli's figure as PNG bytes."""
+    from tacit.probes.figures import figure_bytes
 
-    from tacit.results.plots import figure_bytes
+    return figure_bytes(draw_nli(summary, source), "png")
+
+
+def draw_nli(summary: pd.DataFrame, source: str = "") -> Figure:
+    """One panel per breakdown, one bar per group (and metric) and model, the standard
+    deviation over seeds as error bars, the paper's numbers as black ticks."""
+    from matplotlib.figure import Figure
 
     panels, left_out = nli_panels(summary)
     if not panels:
@@ -74,12 +82,12 @@ def nli_figure(summary: pd.DataFrame, source: str = "") -> bytes:
     if left_out:
         caption += f"; in summary.csv only (too many groups): {', '.join(left_out)}"
     figure.suptitle(caption + (f"\n{source}" if source else ""), fontsize="small", wrap=True)
-    return figure_bytes(figure, "png")
+    return figure
 
 
 def _draw_panel(axis, rows: pd.DataFrame, models: list[str], width: float) -> None:
     """Horizontal bars, first group on top; x from 0 to 100."""
-    from tacit.results.labels import model_label
+    from tacit.core.labels import model_label
 
     bars = rows.drop_duplicates(["group", "metric"])[["group", "metric"]]
     several_metrics = bars["metric"].nunique() > 1

@@ -1,7 +1,10 @@
-"""Concept retrieval: name the concept from a growing list of its properties.
+"""Retrieval's prompts: name the concept from a growing list of its properties.
 
 "A <mask> has fur.", "A <mask> has fur and is big.", "A <mask> has fur, is big, and has claws."
-The target is the concept; each prompt is scored at the mask over the shared vocabulary.
+The target is the concept: one token of the shared vocabulary (the paper's; concepts that are
+not one whole-word token in every model are dropped, and why is counted), or a span with its
+article ("A bear") among candidate spans (every concept is a target; the span brings its own
+article). Conditions say which properties and in which order; an ablation runs a grid of them.
 """
 
 from __future__ import annotations
@@ -10,21 +13,19 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from tacit.core.blank import MASK
+from tacit.core.choices import check_choice
 from tacit.core.errors import TacitError
-from tacit.core.metrics import reciprocal_rank
-from tacit.core.options import CATEGORIES, ORDERS, SELECTIONS, check_choice
-from tacit.models.base import MASK
-from tacit.norms.reader import NormSet
-from tacit.vocab.shared import Vocabulary
+from tacit.probes.retrieve.options import ABLATIONS, CATEGORIES, ORDERS, SELECTIONS
 
 if TYPE_CHECKING:
-    from tacit.models.base import Scorer
+    from tacit.norms import NormSet
+    from tacit.vocab.shared import Vocabulary
 
 # the CSLB feature type of each --category (None: all of them)
 CATEGORY_TYPES = {
@@ -42,15 +43,6 @@ PROMPT_COLUMNS = [
     "sample",
     "prompt",
     "target",
-]
-RESULT_COLUMNS = [
-    "model",
-    *PROMPT_COLUMNS,
-    "rank",
-    "reciprocal_rank",
-    "target_prob",
-    "target_prob_shared",
-    "top5",
 ]
 
 # Why a concept cannot be a retrieval target, in the order the reasons are checked.
@@ -314,28 +306,76 @@ def build_prompts(
     return PromptSet(prompts, dropped, short, duplicates)
 
 
-def score_prompts(
-    prompts: pd.DataFrame,
-    scorer: Scorer,
-    vocab: Vocabulary,
-    *,
-    progress: bool | tqdm = True,
-) -> pd.DataFrame:
-    """Score every prompt with one model: the RESULT_COLUMNS table for that model."""
-    targets = [vocab.index(t) for t in prompts["target"]]
-    scores = scorer.score_targets(
-        list(prompts["prompt"]), targets, vocab.token_ids[scorer.name], progress=progress
-    )
-    words = np.asarray(vocab.words, dtype=object)
-    top5 = [
-        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[idx], prob))
-        for idx, prob in zip(scores.top_index, scores.top_prob)
-    ]
-    table = prompts.copy()
-    table.insert(0, "model", scorer.name)
-    table["rank"] = scores.rank
-    table["reciprocal_rank"] = reciprocal_rank(scores.rank)
-    table["target_prob"] = scores.target_prob.astype(float)
-    table["target_prob_shared"] = scores.target_prob_shared.astype(float)
-    table["top5"] = top5
-    return table[RESULT_COLUMNS]
+RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}
+
+
+def retrieval_conditions(
+    selection: str | None, order: str | None, category: str | None, ablation: str | None
+) -> list[Condition]:
+    """The conditions of a run: one from --select/--order/--category (None: not given, the
+    default), or an ablation's grid, which overrides all three: giving any of them with an
+    ablation is refused, whatever its value, so that no option is silently ignored."""
+    given = {"--select": selection, "--order": order, "--category": category}
+    if ablation is None:
+        chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
+        return [Condition(chosen["--select"], chosen["--order"], chosen["--category"])]
+    check_choice("--ablation", ablation, ABLATIONS)
+    overridden = [name for name, value in given.items() if value is not None]
+    if overridden:
+        raise TacitError(
+            f"--ablation {ablation} runs its own grid of conditions, which sets "
+            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
+        )
+    return list(ABLATION_GRIDS[ablation])
+
+
+def check_categories(norms: NormSet, conditions: Sequence[Condition]) -> None:
+    """A category condition needs feature types: a generic table without them has none."""
+    typed = [c.category for c in conditions if c.category != "all"]
+    if typed and not norms.feature_types:
+        raise TacitError(
+            f"--category {typed[0]}: {norms.path} gives no feature types (no feature_type "
+            "column): add one, or run without --category / --ablation category"
+        )
+
+
+def retrieval_counts(prompt_set: PromptSet, prompt_rows: int) -> dict[str, Any]:
+    """What the manifest counts of a retrieval run: prompts, and everything left out and why."""
+    dropped, per_model = prompt_set.dropped, prompt_set.prompts
+    naming = [names_target(p, t) for p, t in zip(per_model["prompt"], per_model["target"])]
+    return {
+        "concepts": int(per_model["concept"].nunique()),
+        "prompts_per_model": len(per_model),
+        "unique_prompt_texts": int(per_model["prompt"].nunique()),
+        "prompt_rows": prompt_rows,
+        "concepts_dropped": len(dropped),
+        "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
+        "concepts_with_fewer_properties_than_max_props": prompt_set.short,
+        "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
+        # prompts whose properties contain the target word: kept (as in the paper), counted
+        "prompts_naming_their_target": {
+            "prompts": int(sum(naming)),
+            "concepts": sorted(set(per_model.loc[naming, "concept"])),
+        },
+    }
+
+
+def estimated_prompts(
+    norms: NormSet,
+    conditions: Sequence[Condition],
+    max_props: int,
+    concepts: Sequence[str] | None,
+) -> int:
+    """At most how many prompts a run scores per model, before the vocabulary's eligibility
+    rules: each concept's distinct properties (of each condition's category) up to max_props,
+    for every sample of every condition."""
+    table = norms.table.drop_duplicates(["concept", "phrase"])
+    if concepts is not None:
+        table = table[table["concept"].isin(requested_concepts(norms, concepts))]
+    total = 0
+    for condition in conditions:
+        wanted = CATEGORY_TYPES[condition.category]
+        rows = table if wanted is None else table[table["feature_type"] == wanted]
+        per_concept = rows.groupby("concept").size().clip(upper=max_props)
+        total += int(per_concept.sum()) * condition.sets * condition.orders
+    return total

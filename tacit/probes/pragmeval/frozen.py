@@ -22,7 +22,6 @@ from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, write_atomic
-from tacit.engine.runner import ModelHandle
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
@@ -123,8 +122,10 @@ class FrozenEncoder:
     """Texts -> features through the cache; the model loads only when a feature is missing."""
 
     def __init__(
-        self, model: ModelHandle, cache: FeatureCache, pooling: str, progress: bool | tqdm
+        self, model: Any, cache: FeatureCache, pooling: str, progress: bool | tqdm
     ) -> None:
+        """`model`: the run's handle of the model (tacit.engine.runner.ModelHandle), whose
+        `scorer` loads it on first use."""
         self.model, self.cache, self.pooling, self.progress = model, cache, pooling, progress
         self.cut = 0  # texts cut to fit the model
 
@@ -239,8 +240,10 @@ def cloze_config(
     results, cut = {}, 0
     for split in ("dev", "test"):
         rows = texts(config, split, template)
-        probs, mass = cloze.label_probs(scorer, rows, verbalizer, progress, cut_to_fit=True)
-        cut += scorer.last_cut
+        probs, mass, cut_here = cloze.label_probs(
+            scorer, rows, verbalizer, progress, cut_to_fit=True
+        )
+        cut += cut_here
         predicted = labels[probs.argmax(axis=1)]
         gold = config.splits[split]["label"].to_numpy()
         results[split] = (score(metric_of(config.name), gold, predicted), predicted, mass)

@@ -91,7 +91,7 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
 
 def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
     """The table, and notes on configurations skipped, texts cut and the feature cache."""
-    from tacit.results.reports import run_notes
+    from tacit.probes.notes import run_notes
 
     lines = [format_pragmeval(summary, manifest["mode"])]
     notes = run_notes(manifest)
@@ -108,12 +108,17 @@ def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[s
 
 
 def pragmeval_figure(summary: pd.DataFrame) -> bytes:
-    """Bar plot of each task's score per model, with the reference BERT numbers as markers, as
-    PNG bytes."""
+    """pragmeval.png: draw_pragmeval's figure as PNG bytes."""
+    from tacit.probes.figures import figure_bytes
+
+    return figure_bytes(draw_pragmeval(summary), "png")
+
+
+def draw_pragmeval(summary: pd.DataFrame) -> Any:
+    """Bar plot of each task's score per model, with the reference BERT numbers as markers."""
     from matplotlib.figure import Figure
 
-    from tacit.results.labels import model_label
-    from tacit.results.plots import figure_bytes
+    from tacit.core.labels import model_label
 
     tasks = list(dict.fromkeys(summary["task"]))
     models = list(dict.fromkeys(summary["model"]))
@@ -135,4 +140,4 @@ def pragmeval_figure(summary: pd.DataFrame) -> bytes:
     axis.set_xticks(positions + 0.4 - width / 2, tasks, rotation=45, ha="right")
     axis.set_ylabel("test score (%)")
     axis.legend(fontsize="small")
-    return figure_bytes(figure, "png")
+    return figure
