@@ -259,9 +259,13 @@ def resolve_norms(option: str | Path | None) -> NormsSource:
 
 def _source(given: str | Path, registry: dict[str, Any]) -> NormsSource:
     path = Path(given)
-    if not path.exists() and str(given) in registry["norms"]:
+    try:
+        exists = path.exists()
+    except OSError:  # a name too long to look up: reading it says so in one line
+        exists = False
+    if not exists and str(given) in registry["norms"]:
         return _installed(str(given), registry)
-    if not path.exists() and _NAME.fullmatch(str(given)):
+    if not exists and _NAME.fullmatch(str(given)):
         raise TacitError(
             f"{given}: no such norms file, nor installed norms of that name{_known(registry)}"
         )

@@ -27,17 +27,22 @@ _DELIMITER_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
 _LINE_END = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines knows 8 more)
 
 
-def check_file(path: Path) -> None:
-    """A norms path must be an existing file."""
-    if path.is_dir():
-        raise TacitError(f"{path}: is a directory; give the norms file itself")
-    if not path.is_file():
-        raise TacitError(f"{path}: no such norms file")
-
-
 def unreadable(path: Path, err: OSError) -> TacitError:
     """An OS error reading a norms file, in one line."""
     return TacitError(f"{path}: cannot read it ({err.strerror or first_line(err)})")
+
+
+def check_file(path: Path) -> None:
+    """A norms path must be an existing file (a name the system refuses to look up, longer than
+    the file system allows, is one line too)."""
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except OSError as err:
+        raise unreadable(path, err) from None
+    if is_dir:
+        raise TacitError(f"{path}: is a directory; give the norms file itself")
+    if not is_file:
+        raise TacitError(f"{path}: no such norms file")
 
 
 def file_start(path: Path, size: int = 8) -> bytes:
