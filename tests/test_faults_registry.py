@@ -218,3 +218,28 @@ def test_a_lock_file_that_cannot_be_made(tmp_path):
     missing = tmp_path / "missing" / "thing.lock"
     with pytest.raises(TacitError, match="cannot create the lock file"), file_lock(missing, "x"):
         pass
+
+
+@pytest.mark.parametrize("content", [b'{"default": "one", "norms": {"one": {"pa', b"\x00" * 64])
+def test_a_damaged_registry_says_how_to_start_again(tmp_path, content):
+    # before: "run `probe norms install PATH` again", which read the same registry and failed
+    path = write_norms(tmp_path / "norms.dat")
+    registry = config_dir() / "norms.json"
+    registry.parent.mkdir(parents=True)
+    registry.write_bytes(content)
+    line = fails_cleanly(["norms", "install", "one", path], f"{registry}: unreadable")
+    assert "move it away, then run `probe norms install [NAME] PATH` again" in line
+    assert registry.read_bytes() == content  # left for the user to look at
+    registry.rename(tmp_path / "old-registry.json")
+    assert CliRunner().invoke(app, ["norms", "install", "one", str(path)]).exit_code == 0
+
+
+def test_an_installed_norms_file_that_cannot_be_read(tmp_path, monkeypatch):
+    path = write_norms(tmp_path / "norms.dat")
+    assert CliRunner().invoke(app, ["norms", "install", "one", str(path)]).exit_code == 0
+
+    def refused(*args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(store, "file_sha256", refused)  # as chmod 0 does for a user not root
+    fails_cleanly(["norms", "show", "--norms", "one"], f"{path} (one): cannot read it")

@@ -37,7 +37,6 @@ HOW_TO_GET_NORMS = (
     "of your own work the same way: `probe norms install [NAME] PATH`)"
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_REINSTALL = "run `probe norms install PATH` again"
 _RECORD_KEYS = ("path", "sha256", "format")
 REGISTRY_WAIT = 10.0  # seconds an install waits for another one to finish with the registry
 
@@ -119,7 +118,10 @@ def _read_registry() -> dict[str, Any]:
     except (ValueError, KeyError, TypeError, AttributeError):
         valid = False
     if not valid:
-        raise TacitError(f"{target}: unreadable; {_REINSTALL}")
+        raise TacitError(
+            f"{target}: unreadable (damaged, or edited by hand); move it away, then run `probe "
+            "norms install [NAME] PATH` again for each norm set"
+        )
     return registry
 
 
@@ -222,7 +224,12 @@ def _checked(name: str, record: dict[str, Any]) -> Path:
     again = f"run `probe norms install {name} PATH` again"
     if not path.is_file():
         raise TacitError(f"the installed norms file {path} ({name}) is gone; {again}")
-    if file_sha256(path) != record["sha256"]:
+    try:
+        sha256 = file_sha256(path)
+    except OSError as err:
+        raise TacitError(f"the installed norms file {path} ({name}): cannot read it "
+                         f"({err.strerror})") from None  # fmt: skip
+    if sha256 != record["sha256"]:
         raise TacitError(
             f"the installed norms file {path} ({name}) changed since it was installed; {again} "
             "to validate it"
