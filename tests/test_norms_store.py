@@ -144,5 +144,5 @@ def test_an_unreadable_registry_says_so(content):
     registry = config_dir() / "norms.json"
     registry.parent.mkdir(parents=True)
     registry.write_text(content)
-    with pytest.raises(TacitError, match="norms.json: unreadable; run `probe norms install"):
+    with pytest.raises(TacitError, match="norms.json: unreadable .*; move it away, then run"):
         installed_norms()

@@ -9,12 +9,7 @@ import pandas as pd
 import pytest
 import torch
 from support import SHARED_DATA, fails_cleanly, real_bert_tokenizer, real_roberta_tokenizer
-from support_nli import (
-    PRAGMEVAL_WORDS,
-    save_nli_masked_lm,
-    write_config,
-    write_pragmeval,
-)
+from support_nli import write_config
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 from typer.testing import CliRunner
 
@@ -32,16 +27,6 @@ needs_pragmeval = pytest.mark.skipif(
     not (PRAGMEVAL / "Sarcasm" / "train.tsv").is_file(),
     reason=f"../shared/data/pragmatics/pragmeval not found at {PRAGMEVAL}",
 )
-
-
-@pytest.fixture(scope="module")
-def pragmeval_data(tmp_path_factory):
-    return write_pragmeval(tmp_path_factory.mktemp("pragmeval"))
-
-
-@pytest.fixture(scope="module")
-def mlm(tmp_path_factory) -> str:
-    return save_nli_masked_lm(tmp_path_factory.mktemp("pragmeval-mlm"), words=PRAGMEVAL_WORDS)
 
 
 # --- the loader ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +39,12 @@ def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 
 
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                      line: str | None = None) -> None:  # fmt: skip
+    """A warning raised while a command runs (a cache that cannot be written) as one line."""
+    typer.echo(f"warning: {message}", err=True)
+
+
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a TacitError into one line on stderr and exit status 1 (traceback with --debug).
 
@@ -47,6 +54,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        warnings.showwarning = _one_line_warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return command(*args, **kwargs)

@@ -84,21 +84,25 @@ def install(
     `probe norms install mcrae PATH` then `probe retrieve --norms mcrae ...`. The first norm
     set installed is the default (runs without --norms use it); --default makes this one it.
     """
-    from tacit.norms import install_norms, installed_norms, parse_columns
+    from tacit.norms import parse_columns
+    from tacit.norms.store import register_norms
 
     if len(names_and_path) not in (1, 2):
         raise TacitError("probe norms install [NAME] PATH: give a file, optionally after a name")
     name = names_and_path[0] if len(names_and_path) == 2 else None
     path = Path(names_and_path[-1])
-    norm_set = install_norms(
+    done = register_norms(
         path,
         name,
         format=NORMS_FORMAT.validate(norms_format, "cli"),
         columns=parse_columns(norms_columns) if norms_columns else None,
         default=default,
     )
-    typer.echo(norms_report(norm_set))
-    installed = next(n for n in installed_norms() if n.path == path.resolve())
+    typer.echo(norms_report(done.norms))
+    installed = done.entry  # what this install wrote (another may have written since)
+    if done.replaced is not None:
+        typer.echo(f"note: {installed.name!r} named {done.replaced.path}; it names "
+                   f"{installed.path} now", err=True)  # fmt: skip
     default_note = " (the default: runs without --norms use it)" if installed.default else ""
     typer.echo(f"installed as {installed.name!r}{default_note}: later runs take --norms "
                f"{installed.name}")  # fmt: skip

@@ -3,8 +3,9 @@
 Every model family (masked LM, NLI classifier, ...) is a ModelRuntime: it resolves the device
 and dtype, checks that a local path really is a model before transformers says something
 cryptic, loads with `from_pretrained` conventions (hub name or local directory, `revision`),
-refuses a checkpoint whose head is missing (its predictions would be random), can compile the
-encoder, and describes itself for the manifest.
+refuses a checkpoint whose head is missing (its predictions would be random), names a damaged
+file of a model (tacit.vocab.tokenizers) instead of a traceback, can compile the encoder, and
+describes itself for the manifest.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.core.choices import DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.vocab.tokenizers import check_model_source, load_tokenizer, not_found, quiet_transformers
+from tacit.vocab.tokenizers import (
+    check_model_source,
+    explain_load_error,
+    load_tokenizer,
+    quiet_transformers,
+)
 
 if TYPE_CHECKING:
     from tacit.core.manifest import ModelRecord
@@ -84,8 +90,9 @@ def load_with_head(
                 name_or_path, revision=revision, dtype=dtype, output_loading_info=True,
                 **placement,
             )  # fmt: skip
-    except (OSError, ValueError) as err:
-        raise not_found(name_or_path, err) from err
+    except Exception as err:  # a damaged weights file: SafetensorError, torch.load's errors
+        explain_load_error(name_or_path, revision, err)
+        raise
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
     if head_missing:

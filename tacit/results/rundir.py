@@ -3,6 +3,7 @@ unasked (see tacit.core.files for how its files are written)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -37,10 +38,39 @@ def fresh_run_dir(probe: str, now: datetime | None = None) -> Path:
     raise TacitError(f"{parent}: a thousand runs started in {stamp}'s second; give --out")
 
 
+def _name_max(out: Path) -> int:
+    """The longest name (in bytes) the file system `out` would be on allows; 255, the common
+    limit, where it does not say."""
+    for ancestor in out.absolute().parents:
+        try:
+            if ancestor.is_dir():
+                return os.pathconf(ancestor, "PC_NAME_MAX")
+        except (OSError, ValueError, AttributeError):  # a name too long itself; no pathconf
+            continue
+    return 255
+
+
+def _exists(out: Path) -> bool:
+    """Whether `out` exists. A name longer than the file system allows, or one the system
+    refuses to look up, is one line (Path.exists raised an OSError), before any directory on
+    the way is made."""
+    limit = _name_max(out)
+    longest = max((len(os.fsencode(part)) for part in out.parts), default=0)
+    if longest > limit:
+        raise TacitError(
+            f"--out {out}: a name of {longest} bytes, longer than the {limit} this file system "
+            "allows; give another --out with shorter names"
+        )
+    try:
+        return out.exists()
+    except OSError as err:
+        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+
+
 def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
     """What the directory holds that a new run would overwrite, in words; None if nothing.
     `checkpoint_ours`: the checkpoint there is the saving run's own (it resumed from it)."""
-    if not out.is_dir():
+    if not _exists(out) or not out.is_dir():
         return None
     entries = sorted(
         p.name
@@ -76,7 +106,7 @@ def check_overwrite(
 def prepare_run_dir(out: str | Path) -> Path:
     """Create the run directory (and parents) or say clearly why it cannot be written."""
     out = Path(out)
-    if out.exists() and not out.is_dir():
+    if _exists(out) and not out.is_dir():
         raise TacitError(f"--out {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +135,7 @@ def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
     """Prepare the run directory; if the run fails, remove it again when we made it (or
     `created` says so) and it is still empty, so a failed run leaves nothing behind."""
     out = Path(out)
-    ours = created or not out.exists()
+    ours = created or not _exists(out)
     path = prepare_run_dir(out)
     try:
         yield path

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,19 @@ def model_fingerprint(name_or_path: str, resolved_revision: str | None) -> dict[
 
 
 class FeatureCache:
-    """Features on disk, one .npy file per (model, texts, pooling, dtype) key, written whole."""
+    """Features on disk, one .npy file per (model, texts, pooling, dtype) key, written whole.
+
+    An entry that cannot be read as the features of its texts (truncated, damaged, of another
+    shape) is computed again and replaced, with no error: a damaged entry never fails a later
+    run. A cache that cannot be written (read-only, full disk) is a warning, once, and the run
+    goes on without caching; `unwritten` then says why, for the run's record.
+    """
 
     def __init__(self, directory: Path, model: dict[str, Any], dtype: str, pooling: str) -> None:
         self.directory = directory / "features"
         self.identity = {"model": model, "dtype": dtype, "pooling": pooling}
         self.hits = self.misses = 0
+        self.unwritten: str | None = None
 
     def key(self, text_list: list[str]) -> str:
         digest = sha256_bytes("\n".join(text_list))
@@ -106,16 +114,44 @@ class FeatureCache:
 
     def get(self, text_list: list[str], compute: Callable[[], np.ndarray]) -> np.ndarray:
         path = self.directory / f"{self.key(text_list)}.npy"
-        if path.is_file():
+        cached = read_features(path, len(text_list))
+        if cached is not None:
             self.hits += 1
-            return np.load(path)
+            return cached
         self.misses += 1
         features = compute()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.unwritten is None:
+            self._write(path, features)
+        return features
+
+    def _write(self, path: Path, features: np.ndarray) -> None:
         buffer = io.BytesIO()
         np.save(buffer, features)
-        write_atomic(path, buffer.getvalue())
-        return features
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, buffer.getvalue())
+        except OSError as err:
+            self.unwritten = (
+                f"{self.directory}: cannot cache features there ({err.strerror}); the run goes "
+                "on without caching (free some space, or give --cache-dir a writable directory)"
+            )
+            warnings.warn(self.unwritten, stacklevel=3)
+
+
+def read_features(path: Path, rows: int) -> np.ndarray | None:
+    """A cache entry's features, or None when it is missing or is not a float matrix of
+    `rows` rows (cut short by a crash or a full disk, damaged, or another file)."""
+    try:
+        features = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    usable = (
+        isinstance(features, np.ndarray)
+        and features.ndim == 2
+        and features.shape[0] == rows
+        and features.dtype.kind == "f"
+    )
+    return features if usable else None
 
 
 class FrozenEncoder:

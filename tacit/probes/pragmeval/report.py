@@ -104,6 +104,8 @@ def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[s
         if cache:
             lines.append(f"features: {cache['hits']} split(s) from the cache, {cache['misses']} "
                          f"encoded ({cache['directory']})")  # fmt: skip
+            if cache.get("not_written"):
+                notes.append(f"warning: {record['name']}: {cache['not_written']}")
     return "\n".join(lines), notes
 
 

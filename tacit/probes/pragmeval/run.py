@@ -131,7 +131,8 @@ def run_model(
     table.insert(0, "model", model.name)
     record = {
         "feature_cache": {"directory": str(cache.directory), "hits": cache.hits,
-                          "misses": cache.misses} if mode == "linear" else None,
+                          "misses": cache.misses, "not_written": cache.unwritten}
+        if mode == "linear" else None,
         "texts_cut_to_fit": encoder.cut
         + sum(o.record.get("texts_cut_to_fit", 0) for o in outcomes.values()),
         "configs": {k: {"setting": o.setting, **o.record} for k, o in outcomes.items()},
