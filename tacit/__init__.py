@@ -29,6 +29,9 @@ _EXPORTS = {
     "MASK": "tacit.core.blank",
     "Scorer": "tacit.models.base",
     "MaskedLMScorer": "tacit.models.masked",
+    "CausalLMScorer": "tacit.models.causal",
+    "FakeScorer": "tacit.models.fake",
+    "run_probe": "tacit.api",
     "NLIClassifier": "tacit.models.classifier",
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
@@ -41,13 +44,15 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from tacit.api import elicit, nli, pragmeval, prince, retrieve
+    from tacit.api import elicit, nli, pragmeval, prince, retrieve, run_probe
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.options import RunOptions
     from tacit.models import load_scorer
     from tacit.models.base import Scorer
+    from tacit.models.causal import CausalLMScorer
     from tacit.models.classifier import NLIClassifier
+    from tacit.models.fake import FakeScorer
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import DTYPES, check_choice
+from tacit.core.choices import DTYPES
 from tacit.core.errors import TacitError
 from tacit.core.options import RunOptions
 from tacit.core.params import Param
@@ -39,10 +39,10 @@ def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 
 
-def _one_line_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                      line: str | None = None) -> None:  # fmt: skip
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int,
+                      line: str | None = None) -> str:  # fmt: skip
     """A warning raised while a command runs (a cache that cannot be written) as one line."""
-    typer.echo(f"warning: {message}", err=True)
+    return f"warning: {message}\n"
 
 
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -54,7 +54,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        warnings.showwarning = _one_line_warning
+        warnings.formatwarning = _one_line_warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return command(*args, **kwargs)
@@ -236,7 +236,7 @@ def run_options(
         vocab_file=vocab_file,
         revision=revision,
         device=device,
-        dtype=check_choice("--dtype", dtype, DTYPES),
+        dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
         batch_size=batch_size,
         compile=compile,
         seed=seed,

@@ -62,6 +62,19 @@ ModelRecord = TypedDict(
         "batch_size_used": "int | None",
         "seed": str,  # NLI released predictions: the seed folder
         "mode": str,
+        # what the probe counted while this model scored (summed over chunks), and its own
+        "prompts_cut_to_fit": int,
+        "texts_cut_to_fit": int,
+        "truncated_pairs": int,
+        "records_not_in_data": int,
+        "max_tokens": int,
+        "span_rows": int,
+        "span_rows_naive": int,
+        "span_tokens": int,
+        "span_tokens_naive": int,
+        "feature_cache": "dict[str, Any] | None",
+        "configs": "dict[str, Any]",
+        "labels": "dict[str, str]",
     },
     total=False,
 )
@@ -149,3 +162,8 @@ def read_manifest(path: str | Path) -> Manifest:
     if not isinstance(loaded, dict):
         raise TacitError(f"{path}: not a run's manifest (a JSON object)")
     return cast(Manifest, loaded)
+
+
+def with_keys(manifest: Manifest, added: dict[str, Any]) -> Manifest:
+    """The manifest with a probe's own keys added (a new dict; the original is left as is)."""
+    return cast(Manifest, {**manifest, **added})

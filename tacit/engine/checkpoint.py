@@ -24,9 +24,7 @@ class Checkpoint:
 
     def __init__(self, directory: Path | None, plan: dict[str, Any], *, resume: bool) -> None:
         self.directory = directory
-        if directory is None:
-            if resume:
-                raise TacitError("--resume needs --out: the run directory to continue")
+        if directory is None:  # RunOptions refuses --resume without one
             return
         plan_file = directory / "plan.json"
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"

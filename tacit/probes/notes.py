@@ -8,9 +8,13 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -20,7 +24,7 @@ def listed(names: Sequence[str], limit: int = 8) -> str:
     return ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
 
 
-def run_notes(manifest: dict[str, Any]) -> list[str]:
+def run_notes(manifest: Manifest) -> list[str]:
     """Notes every probe shares: vocabulary warnings, batches halved on out of memory, and
     --revision given for a local directory (where it has no effect)."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
@@ -39,7 +43,7 @@ def run_notes(manifest: dict[str, Any]) -> list[str]:
     return notes
 
 
-def ranked_among(manifest: dict[str, Any]) -> str:
+def ranked_among(manifest: Manifest) -> str:
     """What targets were ranked among: the shared vocabulary, or candidate spans (with the
     work their scoring took against the naive count)."""
     if "candidates" not in manifest:
@@ -62,7 +66,7 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
     return f"concepts: {kept} kept, {len(dropped)} dropped" + (f" ({detail})" if detail else "")
 
 
-def scored_over(manifest: Any) -> dict[str, str]:
+def scored_over(manifest: Manifest) -> dict[str, str]:
     """What a run of a norms-based probe scored, each as a short printable value: the
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
     the norms, the concepts. Two runs stand side by side like for like when these match."""

@@ -76,7 +76,8 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
         if not isinstance(run, pd.DataFrame) and (Path(run) / "manifest.json").is_file():
             manifest = read_manifest(run)
         else:  # a summary alone: the probe whose row keys it has
-            fits = [p for p in map(registry.get, registry.names()) if set(p.keys) <= set(summary)]
+            fits = [p for p in map(registry.get, registry.names())
+                    if {*p.keys, p.primary.column} <= set(summary)]  # fmt: skip
             if not fits:
                 raise TacitError(f"{name}: not the summary of any probe")
             manifest = {"probe": fits[0].name}

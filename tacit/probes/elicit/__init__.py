@@ -130,6 +130,7 @@ class ElicitProbe(Probe):
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.report import elicitation_report, elicitation_span_report
         from tacit.probes.elicit.summary import summarize_elicitation
@@ -161,7 +162,7 @@ class ElicitProbe(Probe):
                 features_excluded=state.left_out.to_dict("records"),
             )
         added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
-        full = {**manifest, **added}
+        full = with_keys(manifest, added)
         summary = summarize_elicitation(rows)
         report = elicitation_span_report if spans else elicitation_report
         text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)

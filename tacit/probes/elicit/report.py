@@ -3,7 +3,11 @@ many features (or answers) answer it and what was left out and why."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
 
 import pandas as pd
 
@@ -12,7 +16,7 @@ from tacit.probes.notes import ranked_among, run_notes
 
 
 def elicitation_report(
-    summary: pd.DataFrame, excluded: pd.DataFrame, manifest: Any,
+    summary: pd.DataFrame, excluded: pd.DataFrame, manifest: Manifest,
     paper_counts: dict[str, int],
 ) -> tuple[str, list[str]]:  # fmt: skip
     """Table 1's layout, then per relation how many features answer it and what was left out."""
@@ -31,7 +35,7 @@ def elicitation_report(
 
 
 def elicitation_span_report(
-    summary: pd.DataFrame, left_out: pd.DataFrame, manifest: Any,
+    summary: pd.DataFrame, left_out: pd.DataFrame, manifest: Manifest,
     paper_counts: dict[str, int],
 ) -> tuple[str, list[str]]:  # fmt: skip
     """Table 1's layout over candidate spans, and per relation how many answers are candidates."""

@@ -105,6 +105,7 @@ class NLIProbe(Probe):
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
         from tacit.probes.nli.figures import nli_figure, nli_panels
         from tacit.probes.nli.items import data_files_record, items_with_predictions, nli_summary
         from tacit.probes.nli.report import nli_report
@@ -133,7 +134,7 @@ class NLIProbe(Probe):
             "dropped": {"not_sampled": len(state.loaded) - len(state.items),
                         "without_prediction": dropped.to_dict("records")},
         }  # fmt: skip
-        text, notes = nli_report(summary, {**manifest, **added})
+        text, notes = nli_report(summary, with_keys(manifest, added))
         source = f"diamonds: the paper ({paper['paper_column']})" if paper["paper_column"] else ""
         figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
         return Outcome(scored, summary, text, notes, added, {"summary_by_seed": by_seed},

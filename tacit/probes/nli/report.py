@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -90,7 +95,7 @@ def _percent(metric: str, value: float) -> str:
     return f"{value:6.3f}" if metric.startswith("spearman") else f"{100 * value:6.1f}"
 
 
-def nli_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
+def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
     predictions naming no item and items without a prediction."""
     from tacit.probes.notes import run_notes

@@ -72,6 +72,7 @@ class PragmevalProbe(Probe):
         import pandas as pd
 
         from tacit.core.files import file_sha256
+        from tacit.core.manifest import with_keys
         from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE
         from tacit.probes.pragmeval.frozen import C_GRID
         from tacit.probes.pragmeval.report import (
@@ -97,7 +98,7 @@ class PragmevalProbe(Probe):
             "reference": str(values["reference"]) if values["reference"] is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
         }  # fmt: skip
-        text, notes = pragmeval_report(summary, {**manifest, **added})
+        text, notes = pragmeval_report(summary, with_keys(manifest, added))
         models = [record["name"] for record in manifest["models"]]
         predictions = pd.concat([state.kept.predictions[m] for m in models
                                  if m in state.kept.predictions])  # fmt: skip

@@ -10,8 +10,6 @@ Neither fine-tunes: these measure what the frozen model already encodes.
 from __future__ import annotations
 
 import io
-import json
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +19,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.errors import TacitError
-from tacit.core.files import sha256_bytes, write_atomic
+from tacit.core.files import sha256_bytes
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
@@ -93,65 +92,70 @@ def model_fingerprint(name_or_path: str, resolved_revision: str | None) -> dict[
 
 
 class FeatureCache:
-    """Features on disk, one .npy file per (model, texts, pooling, dtype) key, written whole.
-
-    An entry that cannot be read as the features of its texts (truncated, damaged, of another
-    shape) is computed again and replaced, with no error: a damaged entry never fails a later
-    run. A cache that cannot be written (read-only, full disk) is a warning, once, and the run
-    goes on without caching; `unwritten` then says why, for the run's record.
-    """
+    """Features on disk, one .npy entry per (model, texts, pooling, dtype), in the one cache
+    home (tacit.core.cache): a damaged entry is computed again, a cache that cannot be written
+    a warning (`unwritten` says why, for the run's record)."""
 
     def __init__(self, directory: Path, model: dict[str, Any], dtype: str, pooling: str) -> None:
-        self.directory = directory / "features"
         self.identity = {"model": model, "dtype": dtype, "pooling": pooling}
-        self.hits = self.misses = 0
-        self.unwritten: str | None = None
+        self.store: DiskCache[np.ndarray] = DiskCache(
+            directory / "features", ".npy", _npy, _features,
+            what="features", advice="give --cache-dir a writable directory",
+        )  # fmt: skip
+
+    @property
+    def directory(self) -> Path:
+        return self.store.directory
+
+    @property
+    def hits(self) -> int:
+        return self.store.hits
+
+    @property
+    def misses(self) -> int:
+        return self.store.misses
+
+    @property
+    def unwritten(self) -> str | None:
+        return self.store.unwritten
 
     def key(self, text_list: list[str]) -> str:
-        digest = sha256_bytes("\n".join(text_list))
-        record = json.dumps({**self.identity, "texts": digest}, sort_keys=True, default=str)
-        return sha256_bytes(record)[:32]
+        return fingerprint(self.identity, sha256_bytes("\n".join(text_list)))[:32]
 
     def get(self, text_list: list[str], compute: Callable[[], np.ndarray]) -> np.ndarray:
-        path = self.directory / f"{self.key(text_list)}.npy"
-        cached = read_features(path, len(text_list))
-        if cached is not None:
-            self.hits += 1
-            return cached
-        self.misses += 1
-        features = compute()
-        if self.unwritten is None:
-            self._write(path, features)
-        return features
-
-    def _write(self, path: Path, features: np.ndarray) -> None:
-        buffer = io.BytesIO()
-        np.save(buffer, features)
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, buffer.getvalue())
-        except OSError as err:
-            self.unwritten = (
-                f"{self.directory}: cannot cache features there ({err.strerror}); the run goes "
-                "on without caching (free some space, or give --cache-dir a writable directory)"
-            )
-            warnings.warn(self.unwritten, stacklevel=3)
+        """The texts' features, from the cache or computed (then cached)."""
+        rows = len(text_list)
+        return self.store.get(self.key(text_list), compute, lambda f: _usable(f, rows))
 
 
-def read_features(path: Path, rows: int) -> np.ndarray | None:
-    """A cache entry's features, or None when it is missing or is not a float matrix of
-    `rows` rows (cut short by a crash or a full disk, damaged, or another file)."""
-    try:
-        features = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
-    usable = (
+def _npy(features: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, features)
+    return buffer.getvalue()
+
+
+def _features(data: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+def _usable(features: np.ndarray, rows: int) -> bool:
+    """Is an entry the features of `rows` texts: a float matrix of that many rows (not one cut
+    short by a crash or a full disk, damaged, or another file)?"""
+    return (
         isinstance(features, np.ndarray)
         and features.ndim == 2
         and features.shape[0] == rows
         and features.dtype.kind == "f"
     )
-    return features if usable else None
+
+
+def read_features(path: Path, rows: int) -> np.ndarray | None:
+    """The features of the cache entry at `path` (None: missing or unusable)."""
+    try:
+        features = _features(path.read_bytes())
+    except (OSError, ValueError, EOFError):
+        return None
+    return features if _usable(features, rows) else None
 
 
 class FrozenEncoder:

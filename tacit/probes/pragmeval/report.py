@@ -3,6 +3,11 @@ numbers, as a table and a bar plot."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +94,11 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
     return "\n".join(lines)
 
 
-def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[str, list[str]]:
+def pragmeval_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The table, and notes on configurations skipped, texts cut and the feature cache."""
     from tacit.probes.notes import run_notes
 
-    lines = [format_pragmeval(summary, manifest["mode"])]
+    lines = [format_pragmeval(summary, str(manifest["mode"]))]
     notes = run_notes(manifest)
     notes += [f"note: {name} skipped: {why}" for name, why in manifest["skipped_configs"].items()]
     for record in manifest["models"]:
@@ -105,7 +110,8 @@ def pragmeval_report(summary: pd.DataFrame, manifest: dict[str, Any]) -> tuple[s
             lines.append(f"features: {cache['hits']} split(s) from the cache, {cache['misses']} "
                          f"encoded ({cache['directory']})")  # fmt: skip
             if cache.get("not_written"):
-                notes.append(f"warning: {record['name']}: {cache['not_written']}")
+                notes.append(f"warning: {record['name']}: features not cached "
+                             f"({cache['not_written']})")  # fmt: skip
     return "\n".join(lines), notes
 
 

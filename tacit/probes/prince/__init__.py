@@ -50,12 +50,13 @@ class PrinceProbe(Probe):
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
         from tacit.probes.prince.scoring import prince_report
 
         candidates = plan.state
         added = dict(candidates.record(manifest["models"]))
         summary = rows[["model", "direction", "rank", "target_prob", "ap_vocab"]]
-        text, notes = prince_report(rows, {**manifest, **added})
+        text, notes = prince_report(rows, with_keys(manifest, added))
         return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:

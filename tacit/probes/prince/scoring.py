@@ -13,7 +13,7 @@ vocabulary (Scorer.score_words).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from tacit.probes.notes import run_notes
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
+    from tacit.core.manifest import Manifest
     from tacit.models.base import Scorer
     from tacit.vocab.shared import Vocabulary
 
@@ -104,7 +105,7 @@ def score_prince(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def prince_report(prompts: pd.DataFrame, manifest: Any) -> tuple[str, list[str]]:
+def prince_report(prompts: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """Each model's answer to both of Prince's directions."""
     lines = []
     for row in prompts.itertuples():

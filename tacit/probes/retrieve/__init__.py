@@ -149,6 +149,7 @@ class RetrieveProbe(Probe):
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
         from tacit.probes.inputs import norms_record
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
@@ -171,7 +172,7 @@ class RetrieveProbe(Probe):
         }  # fmt: skip
         added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
-        full = {**manifest, **added}
+        full = with_keys(manifest, added)
         summary = summarize_retrieval(rows, seed=run.seed)
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
         files = {"candidates.txt": candidates.sets["all"].text} if spans else {}

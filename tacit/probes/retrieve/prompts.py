@@ -19,9 +19,8 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.blank import MASK
-from tacit.core.choices import check_choice
 from tacit.core.errors import TacitError
-from tacit.probes.retrieve.options import ABLATIONS, CATEGORIES, ORDERS, SELECTIONS
+from tacit.probes.retrieve.options import MAX_PROPS
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -169,9 +168,11 @@ class Condition:
     orders: int = 1
 
     def check(self) -> None:
-        check_choice("--select", self.selection, SELECTIONS)
-        check_choice("--order", self.order, ORDERS)
-        check_choice("--category", self.category, CATEGORIES)
+        from tacit.probes.retrieve.options import CATEGORY, ORDER, SELECTION
+
+        for param, value in ((SELECTION, self.selection), (ORDER, self.order),
+                             (CATEGORY, self.category)):  # fmt: skip
+            param.validate(value, "cli")
 
 
 def _series_rng(seed: int, concept: str, condition: Condition) -> np.random.Generator:
@@ -255,8 +256,7 @@ def build_prompts(
 
     With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target and
     `template` writes the prompt (`<mask> has fur.`: the span brings its own article)."""
-    if max_props < 1:
-        raise TacitError(f"--max-props {max_props}: must be at least 1")
+    MAX_PROPS.validate(max_props, "cli")
     for condition in conditions:
         condition.check()
     if vocab is None:
@@ -319,7 +319,6 @@ def retrieval_conditions(
     if ablation is None:
         chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
         return [Condition(chosen["--select"], chosen["--order"], chosen["--category"])]
-    check_choice("--ablation", ablation, ABLATIONS)
     overridden = [name for name, value in given.items() if value is not None]
     if overridden:
         raise TacitError(

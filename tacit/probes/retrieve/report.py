@@ -3,7 +3,11 @@ notes a reader must see (prompts naming their own target, concepts short of --ma
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
 
 import pandas as pd
 
@@ -12,7 +16,7 @@ from tacit.probes.retrieve.summary import format_retrieval_summary
 
 
 def retrieval_report(
-    summary: pd.DataFrame, dropped: pd.DataFrame, manifest: Any
+    summary: pd.DataFrame, dropped: pd.DataFrame, manifest: Manifest
 ) -> tuple[str, list[str]]:
     """The MRR table, what was kept and dropped, and notes on prompts naming their target and
     concepts short of --max-props."""

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import tacit.probes.pragmeval.frozen
-import tacit.vocab.cache
+import tacit.core.cache
 from tacit.cli import app
 from tacit.core.paths import cache_dir
 from tacit.probes.pragmeval.frozen import read_features
@@ -78,7 +77,7 @@ def test_damaged_feature_cache_entries_are_rebuilt(pragmeval_data, mlm, tmp_path
 
 def test_a_feature_cache_on_a_full_disk(pragmeval_data, mlm, tmp_path, monkeypatch):
     # before: `OSError: [Errno 28] No space left on device`, a traceback, no result
-    monkeypatch.setattr(tacit.probes.pragmeval.frozen, "write_atomic", disk_full)
+    monkeypatch.setattr(tacit.core.cache, "write_atomic", disk_full)
     cache = tmp_path / "cache"
     with pytest.warns(UserWarning, match="cannot cache features there .No space left on device"):
         record = pragmeval(pragmeval_data, mlm, cache, tmp_path / "run")
@@ -130,7 +129,7 @@ def test_damaged_words_cache_entries_are_rebuilt(tiny_bert, tmp_path, damage):
 
 
 def test_a_words_cache_on_a_full_disk(tiny_bert, tmp_path, monkeypatch):
-    monkeypatch.setattr(tacit.vocab.cache, "write_atomic", disk_full)
+    monkeypatch.setattr(tacit.core.cache, "write_atomic", disk_full)
     with pytest.warns(UserWarning, match="cannot cache single-token words there .No space"):
         vocab_run(tiny_bert, tmp_path / "words.txt")
     assert list((cache_dir() / "single-token-words").iterdir()) == []
