@@ -57,6 +57,8 @@ def run_and_save(
         raise TacitError("--resume needs --out DIR: the run directory to continue")
     if resume and overwrite:
         raise TacitError("--resume and --overwrite contradict each other: pick one")
+    if resume and out is not None and not out.is_dir():
+        raise TacitError(f"--resume: no unfinished run in {out} (no such directory)")
     if not is_main():  # a data-parallel run: the main process checks and writes, alone
         try:
             return run({"checkpoint": None, "resume": False})

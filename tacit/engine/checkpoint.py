@@ -29,9 +29,14 @@ class Checkpoint:
             return
         plan_file = directory / "plan.json"
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
+        if resume and not plan_file.is_file():
+            if (directory.parent / "manifest.json").is_file():
+                raise TacitError(
+                    f"--resume: the run in {directory.parent} is complete, nothing to resume: "
+                    "--overwrite runs it again"
+                )
+            resume = False  # killed before it kept anything: nothing to reuse, start afresh
         if resume:
-            if not plan_file.is_file():
-                raise TacitError(f"--resume: no unfinished run in {directory.parent}")
             if plan_file.read_text() != text:
                 raise TacitError(
                     f"--resume: the unfinished run in {directory.parent} was started with other "

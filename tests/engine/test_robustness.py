@@ -362,3 +362,4 @@ def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, mon
     fails_cleanly([*base[:-3], "--resume"], "--resume needs --out")
     fails_cleanly([*base[:-3], "--out", tmp_path / "empty", "--resume"], "no unfinished run")
     assert runner.invoke(app, [str(a) for a in base] + ["--resume"]).exit_code == 0
+    fails_cleanly([*base, "--resume"], "is complete, nothing to resume: --overwrite")
