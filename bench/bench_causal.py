@@ -37,7 +37,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 
 from tacit.models.causal import CausalLMScorer
 from tacit.norms import read_norms
-from tacit.probes.elicit import elicitation_prompt
+from tacit.probes.elicit.prompts import elicitation_prompt
 
 BENCH = Path(__file__).resolve().parent
 SHARED = BENCH.parents[1] / "shared" / "data"
@@ -107,7 +107,7 @@ def main() -> int:
                     templates, spans, progress=False, cache=method == "cache"
                 )
                 best[method] = min(best[method], time.perf_counter() - start)
-                tokens[method] = scorer.span_work["span_tokens"]
+                tokens[method] = scores[method].work["span_tokens"]
     cache, whole = scores["cache"], scores["whole"]
     assert cache.sentence is not None and whole.sentence is not None
     difference = float(np.abs(cache.sentence - whole.sentence).max())

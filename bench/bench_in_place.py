@@ -3,7 +3,7 @@ tacit's time over its floor, this checkout's code against an earlier one's, taki
 
 Prince's person prompt has its blank near the start ("A <mask> has parents, siblings, ...
 and a job."), so a causal model scores it by putting every shared-vocabulary word in the blank
-and scoring each sentence (CausalLMScorer.score_words_in_place). This times that on
+and scoring each sentence (Scorer.score_words). This times that on
 GPT-2-shaped models with random weights (the compute of the real ones: `tiny` and GPT-2 small)
 on GPT-2's real byte-level BPE, with N words of LAMA's common vocabulary (spread over it), and
 replays tacit's own forward passes bare for its floor (peers/floor.py). Each measurement runs in
@@ -47,17 +47,23 @@ def vocabulary(path: Path, n: int) -> list[str]:
     return [words[i] for i in np.linspace(0, len(words) - 1, n).round().astype(int)]
 
 
+def word_ids(scorer, words: list[str]) -> np.ndarray:
+    """Each word's token id in leading-space form (score_words' shared vocabulary)."""
+    encoded = scorer.tokenizer([" " + w for w in words], add_special_tokens=False)
+    return np.array([ids[0] for ids in encoded["input_ids"]])
+
+
 def measure(model_dir: str, words: list[str], batch_size: int) -> dict:
     """One run in this process: every word in the blank of the person prompt, then the floor."""
     from peers.floor import recording, replay
 
     from tacit.models.causal import CausalLMScorer
-    from tacit.probes.prince import PERSON_PROMPT
+    from tacit.probes.prince.scoring import PERSON_PROMPT
 
     scorer = CausalLMScorer(model_dir, device="cpu", batch_size=batch_size)
     calls = recording(scorer)
     start = time.perf_counter()
-    for _ in scorer.score_words_in_place([PERSON_PROMPT], words, progress=False):
+    for _ in scorer.score_words([PERSON_PROMPT], word_ids(scorer, words), words, progress=False):
         pass
     seconds = time.perf_counter() - start
     floor = replay(scorer, calls)

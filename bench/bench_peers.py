@@ -48,7 +48,7 @@ from peers_report import check, table
 
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
-from tacit.probes.retrieve import build_prompts, span_prompt
+from tacit.probes.retrieve.prompts import build_prompts, span_prompt
 
 BENCH = Path(__file__).resolve().parent
 PEERS = BENCH.parents[1] / "peers"

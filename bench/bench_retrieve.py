@@ -46,11 +46,11 @@ import transformers
 from lama_style import lama_ranks, load
 from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast, pipeline
 
-from tacit.models.base import MASK
+from tacit.core.blank import MASK
 from tacit.models.batching import longest_first_batches
 from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms
-from tacit.probes.retrieve import build_prompts
+from tacit.probes.retrieve.prompts import build_prompts
 from tacit.vocab import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent

@@ -42,7 +42,7 @@ from tacit.models.masked import MaskedLMScorer
 from tacit.models.spans import plan_spans, span_tokens_in_context
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
-from tacit.probes.retrieve import build_prompts, span_prompt
+from tacit.probes.retrieve.prompts import build_prompts, span_prompt
 
 BENCH = Path(__file__).resolve().parent
 
@@ -132,7 +132,8 @@ def main() -> int:
         for _ in range(args.repeats):
             scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=args.batch_size)
             start = time.perf_counter()
-            ours = scorer.score_spans(templates, spans, progress=False).span
+            scored = scorer.score_spans(templates, spans, progress=False)
+            ours = scored.span
             times["tacit"].append(time.perf_counter() - start)
             start = time.perf_counter()
             theirs, naive_rows = naive_scores(model_dir, templates, spans, args.batch_size)
@@ -141,7 +142,7 @@ def main() -> int:
     best = {name: min(t) for name, t in times.items()}
     record.update(
         timed_prompts=len(templates), shape=args.shape, batch_size=args.batch_size,
-        tacit_rows=scorer.span_work["span_rows"], naive_rows=naive_rows,
+        tacit_rows=scored.work["span_rows"], naive_rows=naive_rows,
         tacit_prompts_per_s=round(len(templates) / best["tacit"], 3),
         naive_prompts_per_s=round(len(templates) / best["naive"], 3),
         speedup=round(best["naive"] / best["tacit"], 2),

@@ -14,21 +14,24 @@ _EXPORTS = {
     "retrieve": "tacit.api",
     "elicit": "tacit.api",
     "prince": "tacit.api",
-    "RetrievalResult": "tacit.api",
-    "nli": "tacit.api_nli",
-    "pragmeval": "tacit.api_pragmeval",
+    "RetrievalResult": "tacit.results.result",
+    "nli": "tacit.api",
+    "pragmeval": "tacit.api",
     "ProbeResult": "tacit.results.result",
     "RunOptions": "tacit.core.options",
-    "ClozeSetup": "tacit.probes.nli",
+    "ClozeSetup": "tacit.probes.nli.predict",
     "TacitError": "tacit.core.errors",
     "NormSet": "tacit.norms",
     "feature_to_phrase": "tacit.norms",
     "install_norms": "tacit.norms",
     "load_norms": "tacit.norms",
     "read_norms": "tacit.norms",
-    "MASK": "tacit.models.base",
+    "MASK": "tacit.core.blank",
     "Scorer": "tacit.models.base",
     "MaskedLMScorer": "tacit.models.masked",
+    "CausalLMScorer": "tacit.models.causal",
+    "FakeScorer": "tacit.models.fake",
+    "run_probe": "tacit.api",
     "NLIClassifier": "tacit.models.classifier",
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
@@ -37,25 +40,27 @@ _EXPORTS = {
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
     "run_sweep": "tacit.sweep",
-    "leaderboard": "tacit.sweep",
+    "leaderboard": "tacit.results.leaderboard",
 }
 
 if TYPE_CHECKING:
-    from tacit.api import RetrievalResult, elicit, prince, retrieve
-    from tacit.api_nli import nli
-    from tacit.api_pragmeval import pragmeval
+    from tacit.api import elicit, nli, pragmeval, prince, retrieve, run_probe
+    from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.options import RunOptions
     from tacit.models import load_scorer
-    from tacit.models.base import MASK, Scorer
+    from tacit.models.base import Scorer
+    from tacit.models.causal import CausalLMScorer
     from tacit.models.classifier import NLIClassifier
+    from tacit.models.fake import FakeScorer
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
-    from tacit.probes.nli import ClozeSetup
+    from tacit.probes.nli.predict import ClozeSetup
+    from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
-    from tacit.results.result import ProbeResult
+    from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
-    from tacit.sweep import leaderboard, run_sweep
+    from tacit.sweep import run_sweep
     from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 
 __all__ = sorted(_EXPORTS)

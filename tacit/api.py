@@ -1,155 +1,110 @@
-"""The Python API of the norms-based probes: retrieve, elicit and Prince's examples.
+"""The Python API: one function per probe, each a thin call of `run_probe`, which runs any
+registered probe (tacit.probes.registry) the same way:
 
-Each function builds its prompts, hands them to the runner (tacit.engine.runner) and returns a
-ProbeResult whose tables, manifest, text and notes are what the command line prints and saves.
+check its options (as the probe declares them) and the run options -> the probe's plan, before
+any model loads -> the engine scores the plan's work with each model in turn -> the probe's
+summary, report and figures -> a ProbeResult (what the command line prints and saves).
+
+A model is a hub name, a local directory or a Scorer already in memory
+(`tacit.MaskedLMScorer.from_model(model, tokenizer)`, a model being trained).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
+from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
-from tacit.core.manifest import now
-from tacit.core.options import (
-    ABLATIONS,
-    NORMS_FORMATS,
-    RELATIONS,
-    Ablation,
-    Category,
-    Normalize,
-    NormsFormat,
-    Order,
-    Relation,
-    RunOptions,
-    Selection,
-    SpanScoring,
-    check_at_least,
-    check_choice,
-    check_choices,
-)
-from tacit.engine.runner import Work, run_manifest, run_models
-from tacit.norms import NormSet, load_norms, parse_columns
-from tacit.results.reports import elicitation_report, prince_report, retrieval_report
-from tacit.results.result import ProbeResult
-from tacit.results.summary import summarize_elicitation, summarize_retrieval
+from tacit.core.options import RunOptions
 
 if TYPE_CHECKING:
+    from tacit.core.choices import Normalize, NormsFormat, Pooling, Relation, SpanScoring, Suite
     from tacit.models.base import Scorer
-    from tacit.vocab.shared import Vocabulary
+    from tacit.norms import NormSet
+    from tacit.probes.nli.options import NLIMode
+    from tacit.probes.nli.predict import ClozeSetup
+    from tacit.probes.pragmeval.options import PragmevalMode
+    from tacit.probes.retrieve.options import Ablation, Category, Order, Selection
+    from tacit.results.result import ProbeResult
 
-RetrievalResult = ProbeResult  # the name earlier versions exported
+Models = Sequence["str | Scorer"]
+RUN_GROUPS = {  # the run options a probe may do without, by group (Probe.run_options)
+    "vocab": ("vocab_models", "vocab_file"),
+    "seed": ("seed",),
+    "resume": ("resume",),
+}
+REASONS = {
+    "vocab": "it scores no shared vocabulary",
+    "seed": "it draws nothing at random",
+    "resume": "a rerun of the same command reuses what it computed",
+}
 
-# the kinds that score a blank ending its sentence over the shared vocabulary (elicit, prince)
-VOCAB_KINDS = ("masked", "causal")
 
-ScoreRows = Callable[["Scorer", "Vocabulary", pd.DataFrame, Any], pd.DataFrame]
+def run_probe(
+    name: str,
+    models: Models,
+    given: Mapping[str, Any],
+    options: RunOptions | None = None,
+    run_options: Mapping[str, Any] | None = None,
+    *,
+    context: str = "api",
+) -> ProbeResult:
+    """Run the probe `name` with its options `given` (checked as it declares them; errors name
+    them as `context` writes them: `api` keywords, `cli` flags) on `models`."""
+    from tacit.core.manifest import now
+    from tacit.engine.runner import run_manifest, run_models
+    from tacit.probes import registry
+    from tacit.results.result import ProbeResult
 
-
-def _vocab_probe(
-    probe: str,
-    models: Sequence[str],
-    options: RunOptions,
-    prepare: Callable[[Vocabulary], pd.DataFrame],
-    score: ScoreRows,
-    kinds: Sequence[str] = ("masked",),
-) -> tuple[pd.DataFrame, Vocabulary, dict[str, Any]]:
-    """Build the shared vocabulary, the prompts (`prepare`, before any model loads, so that bad
-    input fails before the slow part), then score them with each model in turn (models of
-    `kinds`; the vocabulary is shared across kinds)."""
-    from tacit.vocab.shared import vocabulary_for
-
-    if not models:
+    probe = registry.get(name)
+    run = RunOptions.build(options, run_options or {})
+    values = probe.validate(given, context=context)
+    _check_run_options(probe.name, probe.run_options, run)
+    if probe.models_required and not models:
         raise TacitError("no --model given")
+    _check_device(run)
     started = now()
-    vocab, tokenizers = vocabulary_for(
-        models, vocab_models=options.vocab_models, vocab_file=options.vocab_file,
-        revision=options.revision,
+    plan = probe.plan(list(models), values, run)
+    if plan.work is not None:
+        rows, records = run_models(models, run, plan.work, probe=name, plan=plan.resume_key,
+                                   tokenizers=plan.tokenizers)  # fmt: skip
+    else:
+        assert plan.given is not None, "a plan without work gives its rows"
+        rows, records = plan.given
+    manifest = run_manifest(name, run, records, started, **plan.manifest)
+    outcome = probe.finish(plan, rows, manifest, run)
+    manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
+    return ProbeResult(
+        outcome.rows, outcome.summary, outcome.vocab, manifest, outcome.extra,
+        rows_file=probe.rows_file, text=outcome.text, notes=outcome.notes,
+        figures=outcome.figures, files=outcome.files,
     )  # fmt: skip
-    work = Work(
-        prepare(vocab), "prompt", lambda scorer, rows, bar: score(scorer, vocab, rows, bar), kinds
-    )
-    table, records = run_models(
-        models, options, work, probe=probe, plan={"vocabulary_sha256": vocab.sha256},
-        tokenizers=tokenizers,
-    )  # fmt: skip
-    manifest = run_manifest(
-        probe, options, records, started, vocabulary=vocab.record(options.vocab_file)
-    )
-    return table, vocab, manifest
 
 
-def norms_record(norms: NormSet) -> dict[str, Any]:
-    return {
-        "path": str(norms.path),
-        "format": norms.format,
-        "columns": dict(norms.columns) if norms.columns else None,
-        "feature_types": norms.feature_types,
-        "sha256": norms.sha256,
-        "rows": len(norms.table),
-        "concepts": len(norms.concepts),
-        "merged_duplicates": norms.merged.to_dict("records"),
-    }
+def _check_run_options(probe: str, takes: frozenset[str], run: RunOptions) -> None:
+    """Refuse shared run options a probe cannot honour, each with the reason."""
+    for group, fields in RUN_GROUPS.items():
+        if group not in takes:
+            run.refuse(probe, **{f: REASONS[group] for f in fields})
 
 
-def _as_norms(
-    norms: NormSet | str | Path | None,
-    norms_format: NormsFormat | None,
-    norms_columns: Mapping[str, str] | str | None,
-) -> NormSet:
-    """A NormSet as given, or read from a path or installed name (tacit.norms.load_norms)."""
-    if isinstance(norms, NormSet):
-        return norms
-    if norms_format is not None:
-        check_choice("--norms-format", norms_format, NORMS_FORMATS)
-    columns = parse_columns(norms_columns) if isinstance(norms_columns, str) else norms_columns
-    return load_norms(norms, format=norms_format, columns=columns)
+def _check_device(run: RunOptions) -> None:
+    """Is the device asked for on this machine? (before anything slow)"""
+    if run.device not in ("auto", "cpu"):
+        from tacit.models.runtime import resolve_device
+
+        resolve_device(run.device)
 
 
-def _check_categories(norms: NormSet, conditions: Sequence[Any]) -> None:
-    """A category condition needs feature types: a generic table without them has none."""
-    typed = [c.category for c in conditions if c.category != "all"]
-    if typed and not norms.feature_types:
-        raise TacitError(
-            f"--category {typed[0]}: {norms.path} gives no feature types (no feature_type "
-            "column): add one, or run without --category / --ablation category"
-        )
-
-
-RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}
-
-
-def retrieval_conditions(
-    selection: str | None, order: str | None, category: str | None, ablation: str | None
-) -> list[Any]:
-    """The conditions of a run: one from --select/--order/--category (None: not given, the
-    default), or an ablation's grid, which overrides all three: giving any of them with an
-    ablation is refused, whatever its value, so that no option is silently ignored."""
-    from tacit.probes.retrieve import ABLATION_GRIDS, Condition
-
-    given = {"--select": selection, "--order": order, "--category": category}
-    if ablation is None:
-        chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
-        condition = Condition(chosen["--select"], chosen["--order"], chosen["--category"])
-        condition.check()
-        return [condition]
-    check_choice("--ablation", ablation, ABLATIONS)
-    overridden = [name for name, value in given.items() if value is not None]
-    if overridden:
-        raise TacitError(
-            f"--ablation {ablation} runs its own grid of conditions, which sets "
-            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
-        )
-    return list(ABLATION_GRIDS[ablation])
+def _given(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A probe function's own keyword arguments (not its models or run options)."""
+    return {k: v for k, v in arguments.items() if k not in ("models", "options", "run_options")}
 
 
 def retrieve(
-    models: Sequence[str],
+    models: Models,
     *,
     norms: NormSet | str | Path | None = None,
     max_props: int = 10,
@@ -160,7 +115,7 @@ def retrieve(
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
-    candidates: str = "vocab",
+    candidates: str | Path = "vocab",
     span_scoring: SpanScoring = "l2r",
     normalize: Normalize = "sum",
     articles: str | Path | Mapping[str, str] | None = None,
@@ -170,7 +125,8 @@ def retrieve(
     """Run the concept-retrieval probe: "A <mask> has fur, is big, and has claws."
 
     Args:
-        models: hub names or local directories of masked LMs, scored in turn.
+        models: hub names or local directories of masked LMs (causal LMs too, with candidate
+            spans), or Scorers already in memory, scored in turn.
         norms: a NormSet, a norms file (CSLB, McRae or a generic table) or an installed norm
             set's name; None uses the installed default or $TACIT_NORMS.
         max_props: prompts grow from 1 to this many properties.
@@ -201,85 +157,11 @@ def retrieve(
         >>> result = tacit.retrieve(["roberta-base"], max_props=3)  # doctest: +SKIP
         >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
     """
-    from tacit.probes.retrieve import build_prompts, score_prompts
-
-    run = RunOptions.build(options, run_options)
-    check_at_least("--max-props", max_props, 1)
-    norm_set = _as_norms(norms, norms_format, norms_columns)
-    conditions = retrieval_conditions(selection, order, category, ablation)
-    _check_categories(norm_set, conditions)
-    if candidates != "vocab":
-        from tacit.api_spans import retrieve_spans
-        from tacit.lexicon import read_articles
-
-        table = read_articles(articles) if isinstance(articles, (str, Path)) else articles
-        prompts, prompt_set, chosen, manifest = retrieve_spans(
-            models, norm_set, conditions, candidates=candidates, span_scoring=span_scoring,
-            normalize=normalize, articles=table, max_props=max_props, concepts=concepts, run=run,
-        )  # fmt: skip
-        files = {"candidates.txt": chosen.text}
-        vocab = None
-    else:
-        if articles is not None or (span_scoring, normalize) != ("l2r", "sum"):
-            raise TacitError("--articles, --span-scoring and --normalize are for candidate "
-                             "spans: add --candidates concepts (or a FILE)")  # fmt: skip
-        built: dict[str, Any] = {}
-
-        def prepare(vocab: Vocabulary) -> pd.DataFrame:
-            built["set"] = build_prompts(
-                norm_set, vocab, conditions, max_props=max_props, concepts=concepts, seed=run.seed
-            )
-            if built["set"].prompts.empty:
-                raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-            return built["set"].prompts
-
-        prompts, vocab, manifest = _vocab_probe(
-            "retrieve", models, run, prepare,
-            lambda scorer, vocab, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
-        )  # fmt: skip
-        prompt_set, files = built["set"], {}
-    manifest["options"] = {
-        "max_props": max_props, "selection": selection or "top", "order": order or "decreasing",
-        "category": category or "all", "ablation": ablation,
-        "conditions": [asdict(c) for c in conditions],
-        "concepts": list(concepts) if concepts is not None else None,
-        "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
-        **({"candidates": candidates, "articles": str(articles) if articles else None}
-           if candidates != "vocab" else {}),
-    }  # fmt: skip
-    manifest["norms"] = norms_record(norm_set)
-    manifest["counts"] = _retrieval_counts(prompt_set, len(prompts))
-    summary = summarize_retrieval(prompts, seed=run.seed)
-    text, notes = retrieval_report(summary, prompt_set.dropped, manifest)
-    return ProbeResult(prompts, summary, vocab, manifest, {"dropped": prompt_set.dropped},
-                       text=text, notes=notes, files=files)  # fmt: skip
-
-
-def _retrieval_counts(prompt_set: Any, prompt_rows: int) -> dict[str, Any]:
-    """What the manifest counts of a retrieval run: prompts, and everything left out and why."""
-    from tacit.probes.retrieve import names_target
-
-    dropped, per_model = prompt_set.dropped, prompt_set.prompts
-    naming = [names_target(p, t) for p, t in zip(per_model["prompt"], per_model["target"])]
-    return {
-        "concepts": int(per_model["concept"].nunique()),
-        "prompts_per_model": len(per_model),
-        "unique_prompt_texts": int(per_model["prompt"].nunique()),
-        "prompt_rows": prompt_rows,
-        "concepts_dropped": len(dropped),
-        "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
-        "concepts_with_fewer_properties_than_max_props": prompt_set.short,
-        "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
-        # prompts whose properties contain the target word: kept (as in the paper), counted
-        "prompts_naming_their_target": {
-            "prompts": int(sum(naming)),
-            "concepts": sorted(set(per_model.loc[naming, "concept"])),
-        },
-    }
+    return run_probe("retrieve", models, _given(locals()), options, run_options)
 
 
 def elicit(
-    models: Sequence[str],
+    models: Models,
     *,
     norms: NormSet | str | Path | None = None,
     relations: Sequence[Relation] = RELATIONS,
@@ -287,7 +169,7 @@ def elicit(
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
     norms_columns: Mapping[str, str] | str | None = None,
-    candidates: str = "vocab",
+    candidates: str | Path = "vocab",
     span_scoring: SpanScoring = "l2r",
     normalize: Normalize = "sum",
     options: RunOptions | None = None,
@@ -296,97 +178,110 @@ def elicit(
     """Run the property-elicitation probe: "Everyone knows that a bear has <mask>."
 
     Args:
-        models: hub names or local directories of masked LMs, scored in turn.
+        models: hub names or local directories of masked or causal LMs, or Scorers already
+            in memory, scored in turn.
         norms: a NormSet, a norms file or an installed norm set's name, as for `retrieve`.
         relations: any of `is`, `is a`, `has`, `has a`, `made of` (default all five).
         prefix: True for "Everyone knows that ...", False without it, "both" for both (the
             paper's Table 2 ablation in one run).
         concepts: restrict to these concepts.
+        norms_format: as for `retrieve`.
+        norms_columns: as for `retrieve`.
         candidates: `vocab` (the paper's: one-word answers among the shared vocabulary),
             `answers` (every answer to the relation, of any length, "four legs") or a file of
             spans, one a line.
-        norms_format: as for `retrieve`.
-        norms_columns: as for `retrieve`.
         span_scoring: as for `retrieve`.
         normalize: as for `retrieve` (`pmi` against the prompt with "it" for the concept).
         options: as for `retrieve`.
         **run_options: as for `retrieve`.
     """
-    from tacit.probes.elicit import (
-        PAPER_PROMPTS,
-        build_elicitation_prompts,
-        gold_answers,
-        score_elicitation,
-    )
-
-    run = RunOptions.build(options, run_options)
-    relations = check_choices("--relation", list(relations), RELATIONS)
-    prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
-    check_choice("prefix", prefix, (True, False, "both"))
-    norm_set = _as_norms(norms, norms_format, norms_columns)
-    if candidates != "vocab":
-        from tacit.api_spans import elicit_result
-
-        return elicit_result(models, norm_set, relations, prefix, prefixes, concepts, run,
-                             candidates=candidates, span_scoring=span_scoring,
-                             normalize=normalize)  # fmt: skip
-    built: dict[str, Any] = {}
-
-    def prepare(vocab: Vocabulary) -> pd.DataFrame:
-        golds = gold_answers(norm_set, vocab, relations)
-        built["golds"] = golds
-        built["prompts"] = build_elicitation_prompts(golds.answers, relations, prefixes, concepts)
-        if built["prompts"].empty:
-            raise TacitError("no concept has a gold answer in the shared vocabulary")
-        answers = golds.answers
-        built["sensible"] = {
-            r: np.array(sorted({vocab.index(w) for w in words}))
-            for r in relations
-            if len(words := answers.loc[answers.relation == r, "word"])
-        }
-        return built["prompts"]
-
-    prompts, vocab, manifest = _vocab_probe(
-        "elicit", models, run, prepare,
-        lambda scorer, vocab, rows, bar: score_elicitation(
-            rows, scorer, vocab, built["sensible"], progress=bar
-        ),
-        VOCAB_KINDS,
-    )  # fmt: skip
-    per_model, excluded = built["prompts"], built["golds"].excluded
-    counts = per_model[per_model.prefix == prefixes[0]].groupby("relation").size()
-    manifest["options"] = {
-        "relations": relations,
-        "prefix": prefix,
-        "concepts": list(concepts) if concepts is not None else None,
-    }
-    manifest["norms"] = norms_record(norm_set)
-    manifest["counts"] = {
-        "prompts_per_model": len(per_model),
-        "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
-        "paper_prompts_by_relation": {r: PAPER_PROMPTS[r] for r in relations},
-        "sensible_vocabulary_by_relation": {r: len(v) for r, v in built["sensible"].items()},
-        "features_excluded": excluded.to_dict("records"),
-        "spearman_undefined": int(prompts["spearman"].isna().sum()),
-    }
-    summary = summarize_elicitation(prompts)
-    text, notes = elicitation_report(summary, excluded, manifest, PAPER_PROMPTS)
-    return ProbeResult(prompts, summary, vocab, manifest, {"excluded": excluded}, text=text,
-                       notes=notes)  # fmt: skip
+    return run_probe("elicit", models, _given(locals()), options, run_options)
 
 
-def prince(
-    models: Sequence[str], *, options: RunOptions | None = None, **run_options: Any
-) -> ProbeResult:
+def prince(models: Models, *, options: RunOptions | None = None, **run_options: Any) -> ProbeResult:
     """Prince (1978)'s own examples, both directions (the paper's Figure 4); no norms needed."""
-    from tacit.probes.prince import prince_prompts, score_prince
+    return run_probe("prince", models, {}, options, run_options)
 
-    run = RunOptions.build(options, run_options)
-    prompts, vocab, manifest = _vocab_probe(
-        "prince", models, run, prince_prompts,
-        lambda scorer, vocab, rows, bar: score_prince(rows, scorer, vocab, progress=bar),
-        VOCAB_KINDS,
-    )  # fmt: skip
-    summary = prompts[["model", "direction", "rank", "target_prob", "ap_vocab"]]
-    text, notes = prince_report(prompts, manifest)
-    return ProbeResult(prompts, summary, vocab, manifest, text=text, notes=notes)
+
+def nli(
+    suite: Suite,
+    data: str | Path,
+    models: Models = (),
+    *,
+    predictions: str | Path | None = None,
+    mode: NLIMode = "auto",
+    template: str | None = None,
+    verbalizer: str | None = None,
+    calibrate: bool = False,
+    cloze: ClozeSetup | None = None,
+    label_names: Sequence[str] | None = None,
+    max_items: int | None = None,
+    options: RunOptions | None = None,
+    **run_options: Any,
+) -> ProbeResult:
+    """Run a pragmatics suite (imppres, nope, impli) on models or on released predictions.
+
+    Each model is asked in cloze mode (a masked LM: template + verbalizer; a causal LM puts
+    each word in the blank) or classifier mode (a sequence classifier trained on NLI);
+    `mode="auto"` tells them apart by the checkpoint's architecture. With `predictions`, a
+    file or a folder of seed folders is read instead. Items are reported in the suite paper's
+    breakdowns, per model, averaged over seeds.
+
+    Args:
+        suite: `imppres`, `nope` or `impli`.
+        data: the suite's files as published: its folder, a part of it, or one file.
+        models: masked or causal LMs, or NLI classifiers (names, directories or Scorers).
+        predictions: released predictions instead of models: a .jsonl file, a folder of
+            them, or a folder of seed folders.
+        mode: `auto`, `cloze` or `classifier`.
+        template: cloze mode: where `{premise}`, `{hypothesis}` and `<mask>` go (None: the
+            default, `{premise}? <mask>, {hypothesis}`).
+        verbalizer: cloze mode: one word per label (None: Yes / Maybe / No).
+        calibrate: cloze mode: divide by the label distribution of content-free inputs.
+        cloze: template, verbalizer and calibrate in one ClozeSetup (instead of the three).
+        label_names: classifier mode: what its outputs mean, in order, when its config's
+            id2label does not say.
+        max_items: score a seeded random sample of this many items.
+        options: as for `retrieve`.
+        **run_options: as for `retrieve`.
+    """
+    return run_probe("nli", models, _given(locals()), options, run_options)
+
+
+def pragmeval(
+    data: str | Path,
+    models: Models,
+    *,
+    tasks: Sequence[str] | None = None,
+    mode: PragmevalMode = "linear",
+    pooling: Pooling = "mask",
+    template: str | None = None,
+    verbalizer: str | None = None,
+    max_train: int | None = None,
+    cache_dir: str | Path | None = None,
+    reference: str | Path | None = None,
+    options: RunOptions | None = None,
+    **run_options: Any,
+) -> ProbeResult:
+    """PragmEval on frozen models: a linear probe per configuration, or zero-shot cloze.
+
+    Args:
+        data: the PragmEval folder: `<Task>/{train,dev,test}.tsv`.
+        models: masked or causal LMs (names, directories or Scorers).
+        tasks: tasks (Persuasiveness: all its configurations) or configurations
+            (EmoBank-Valence); None: all.
+        mode: `linear` (a logistic regression on frozen features, C chosen on dev) or `cloze`
+            (zero-shot, for configurations with 2 or 3 labels).
+        pooling: linear mode: the hidden state at `<mask>` (masked LMs), at the last token
+            (causal LMs), or the mean over the text's tokens.
+        template: linear mode: the features template (default `{sentence1} <mask>
+            {sentence2}` or `{sentence} <mask>`); cloze mode: the template instead of each
+            configuration's default.
+        verbalizer: cloze mode: label=word,... instead of each configuration's default.
+        max_train: linear mode: a seeded sample of this many training rows.
+        cache_dir: where features are cached (default $TACIT_CACHE_DIR, else ~/.cache/tacit).
+        reference: a CSV `task,bert,human` (percent) shown beside ours.
+        options: as for `retrieve`.
+        **run_options: as for `retrieve`.
+    """
+    return run_probe("pragmeval", models, _given(locals()), options, run_options)

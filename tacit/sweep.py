@@ -24,7 +24,6 @@ goes on where it stopped when run again; an interrupted cell resumes from its ch
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,11 +33,15 @@ from typing import Any
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.labels import model_label
 from tacit.core.options import RunOptions
-from tacit.results.labels import model_label
+from tacit.probes import registry
 from tacit.results.rundir import PARTIAL
 
-PROBES = ("retrieve", "elicit", "prince", "nli", "pragmeval")
+
+def takes_norms(probe: str) -> bool:
+    """Does the probe read norms (then the sweep's `norms` are an axis of its cells)?"""
+    return any(param.name == "norms" for param in registry.get(probe).params)
 
 
 @dataclass(frozen=True)
@@ -100,17 +103,21 @@ def read_sweep(path: str | Path) -> Sweep:
         RunOptions(**run)
     except TypeError as err:
         raise TacitError(f"{path}: [run]: {err}") from None
-    unknown = [key for key in spec if key not in PROBES]
+    probes = registry.names()
+    unknown = [key for key in spec if key not in probes]
     if unknown or not spec:
-        raise TacitError(f"{path}: expected probe tables among {', '.join(PROBES)}, "
+        raise TacitError(f"{path}: expected probe tables among {', '.join(probes)}, "
                          f"got {', '.join(unknown) or 'none'}")  # fmt: skip
     cells = [
-        Cell(probe, model, norm_set if probe in ("retrieve", "elicit") else None, options)
+        Cell(probe, model, norm_set if takes_norms(probe) else None, options)
         for probe, table in spec.items()
         for options in _axes(table)
-        for norm_set in (norms if probe in ("retrieve", "elicit") else [None])
+        for norm_set in (norms if takes_norms(probe) else [None])
         for model in models
     ]
+    for cell in cells:  # every cell's options checked before any cell runs
+        registry.get(cell.probe).validate(cell.options, context="sweep",
+                                          where=f"{path}: [{cell.probe}] ")  # fmt: skip
     unique = {cell.name: cell for cell in cells}  # a cell named twice runs once
     return Sweep(path, list(unique.values()), run)
 
@@ -123,38 +130,21 @@ def cell_state(directory: Path) -> str:
 
 def run_cell(cell: Cell, directory: Path, run: dict[str, Any]) -> None:
     """Run one cell into its directory, resuming its checkpoint if it was interrupted."""
-    import tacit
+    from tacit.api import run_probe
 
     resume = (directory / PARTIAL / "plan.json").is_file()
     options = RunOptions(**run, checkpoint=directory / PARTIAL, resume=resume)
-    probe = getattr(tacit, cell.probe)
-    extra = {"norms": cell.norms} if cell.norms is not None else {}
-    try:
-        result = probe([cell.model], **extra, **cell.options, options=options)
-    except TypeError as err:
-        raise TacitError(f"[{cell.probe}]: {err}") from None
+    given = {"norms": cell.norms, **cell.options} if cell.norms is not None else cell.options
+    result = run_probe(cell.probe, [cell.model], given, options, context="sweep")
     result.save(directory, overwrite=True)
 
 
-def estimated_prompts(cell: Cell, norms_cache: dict[str, Any]) -> int | None:
-    """At most how many prompts the cell scores (before the vocabulary's eligibility rules):
-    retrieval, each concept's properties up to max_props; elicitation, each concept with an
-    answer to a relation, per prefix. None where the sweep cannot tell without the models."""
-    if cell.probe not in ("retrieve", "elicit") or cell.options.get("ablation"):
-        return None
-    from tacit.norms import load_norms
-
-    key = str(cell.norms)
-    if key not in norms_cache:
-        norms_cache[key] = load_norms(cell.norms).table
-    table = norms_cache[key]
-    if cell.probe == "retrieve":
-        per_concept = table.drop_duplicates(["concept", "phrase"]).groupby("concept").size()
-        return int(per_concept.clip(upper=int(cell.options.get("max_props", 10))).sum())
-    relations = cell.options.get("relations", ["is", "is a", "has", "has a", "made of"])
-    relations = relations if isinstance(relations, list) else [relations]
-    pairs = table[table["relation"].isin(relations)].drop_duplicates(["concept", "relation"])
-    return len(pairs) * (2 if cell.options.get("prefix") == "both" else 1)
+def estimated_prompts(cell: Cell) -> int | None:
+    """At most how many prompts the cell scores, as its probe estimates from its inputs alone
+    (None where that needs the models)."""
+    probe = registry.get(cell.probe)
+    given = {"norms": cell.norms, **cell.options} if cell.norms is not None else cell.options
+    return probe.estimate(probe.validate(given, context="sweep"))
 
 
 def run_sweep(path: str | Path, out: str | Path, *, dry_run: bool = False) -> pd.DataFrame:
@@ -167,53 +157,16 @@ def run_sweep(path: str | Path, out: str | Path, *, dry_run: bool = False) -> pd
             for cell in sweep.cells]  # fmt: skip
     table = pd.DataFrame(rows)
     if dry_run:
-        cache: dict[str, Any] = {}
-        table["prompts_at_most"] = [estimated_prompts(cell, cache) for cell in sweep.cells]
+        table["prompts_at_most"] = [estimated_prompts(cell) for cell in sweep.cells]
         return table
-    for cell, row in zip(sweep.cells, rows):
-        if row["state"] != "complete":
-            run_cell(cell, out / cell.name, sweep.run)
+    try:
+        for cell, row in zip(sweep.cells, rows):
+            if row["state"] != "complete":
+                run_cell(cell, out / cell.name, sweep.run)
+    except KeyboardInterrupt as stop:  # say what the sweep kept, in the interruption's line
+        done = sum(cell_state(out / cell.name) == "complete" for cell in sweep.cells)
+        stop.detail = (f"{done} of {len(sweep.cells)} cell(s) complete in {out}; the same "  # type: ignore[attr-defined]
+                       "command goes on (complete cells are skipped, an interrupted one "
+                       "resumes)")  # fmt: skip
+        raise
     return table
-
-
-def leaderboard(folder: str | Path, *, n_props: int | None = None) -> pd.DataFrame:
-    """One row per model, one column per cell's probe and options: retrieval's MRR at
-    `n_props` (default the largest in the run), elicitation's mAP over the vocabulary (or the
-    candidates) averaged over relations with the prefix, Prince's and the NLI suites' headline
-    numbers are left to their own reports."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise TacitError(f"{folder}: no such directory")
-    entries = []
-    for manifest_file in sorted(folder.glob("*/manifest.json")):
-        cell = manifest_file.parent
-        manifest = json.loads(manifest_file.read_text())
-        summary = pd.read_csv(cell / "summary.csv")
-        probe, model = manifest.get("probe"), model_label(manifest["models"][0]["name"])
-        settings = cell.name.replace(f"{probe}-{model}", "", 1).strip("-")
-        if probe == "retrieve":
-            at = n_props or int(summary["n_props"].max())
-            rows, column = summary[summary["n_props"] == at], "mrr"
-            metric = f"retrieve MRR@{at}"
-        elif probe == "elicit":
-            prefixed = summary["prefix"].astype(str) == "True"
-            rows, column = (summary[prefixed] if prefixed.any() else summary), "map_vocab"
-            metric = "elicit mAP"
-        else:
-            continue
-        label = metric + (f" [{settings}]" if settings else "")
-        entries.append({"model": model, "cell": label, "value": float(rows[column].mean())})
-    if not entries:
-        raise TacitError(f"{folder}: no complete retrieve or elicit run in it")
-    table = pd.DataFrame(entries).pivot_table(index="model", columns="cell", values="value")
-    return table.reset_index()
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """A pipe table (numbers to 4 decimals) for a README or a paper's notes."""
-    header = [str(c) for c in table.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in table.itertuples(index=False):
-        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"

@@ -27,6 +27,7 @@ from support import (
     tiny_roberta_tokenizer,
     write_norms,
 )
+from support_nli import PRAGMEVAL_WORDS, save_nli_masked_lm, write_pragmeval
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +81,18 @@ def tiny_llama(tmp_path_factory) -> str:
         pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("tiny-llama")
     return str(save_tiny_llama(directory, real_gpt2_tokenizer(bos="<s>")))
+
+
+@pytest.fixture(scope="module")
+def pragmeval_data(tmp_path_factory) -> Path:
+    """A made-up PragmEval folder: every configuration, a few rows each."""
+    return write_pragmeval(tmp_path_factory.mktemp("pragmeval"))
+
+
+@pytest.fixture(scope="module")
+def mlm(tmp_path_factory) -> str:
+    """A tiny masked LM that knows PragmEval's verbalizer words."""
+    return save_nli_masked_lm(tmp_path_factory.mktemp("pragmeval-mlm"), words=PRAGMEVAL_WORDS)
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from transformers import (
     BertTokenizerFast,
 )
 
-from tacit.probes.pragmeval import CLOZE_DEFAULTS
+from tacit.probes.pragmeval.frozen import CLOZE_DEFAULTS
 
 CONDITIONS = {
     "unembedded": "{s}.",

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tacit
+import tacit.api
 from tacit.cli import app
 
 pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
@@ -34,16 +35,16 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     assert "8 cell(s), 0 complete, 8 to run" in dry.stdout and not out.exists()
     assert "prompts_at_most" in dry.stdout
 
-    real_elicit, calls = tacit.elicit, []
+    real_run, calls = tacit.api.run_probe, []
 
-    def elicit_stopped_once(*args, **kwargs):  # the third elicit cell: Ctrl-C
-        calls.append(1)
-        if len(calls) == 3:
+    def elicit_stopped_once(name, *args, **kwargs):  # the third elicit cell: Ctrl-C
+        calls.append(name)
+        if calls.count("elicit") == 3:
             raise KeyboardInterrupt
-        return real_elicit(*args, **kwargs)
+        return real_run(name, *args, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(tacit, "elicit", elicit_stopped_once)
+        patch.setattr(tacit.api, "run_probe", elicit_stopped_once)
         stopped = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out)])
     assert stopped.exit_code == 130
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/manifest.json")}

@@ -31,7 +31,7 @@ def main() -> None:
     floor_s = replay(scorer, calls)
     scores = got.sentence if causal else got.span
     write_result("tacit", scores.reshape(-1).tolist(), load_s, score_s, floor_s=floor_s,
-                 calls=len(calls), work=scorer.span_work)  # fmt: skip
+                 calls=len(calls), work=dict(got.work))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The `probe` command line: thin commands over the Python API, one module per group.
+"""The `probe` command line: one module per command (a probe's command is built from its
+declaration: tacit.cli.probe_command), thin over the Python API.
 
 Only typer and tacit's light modules are imported here; each command imports what it runs when
 it runs, so `probe --help` loads neither torch nor transformers and answers at once.
@@ -6,13 +7,18 @@ it runs, so `probe --help` loads neither torch nor transformers and answers at o
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Annotated
 
 import typer
 
-from tacit.cli import norms, pragmatics, probes, report, runs, sweep
+from tacit.cli import norms
 from tacit.cli.common import DEBUG
+
+# command -> its module under tacit/cli/ (each defines `command`)
+COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "runs", "table", "plot",
+            "vocab", "report", "sweep", "leaderboard")  # fmt: skip
 
 app = typer.Typer(
     help="Probe language models for the tacit assumptions people hold about concepts.",
@@ -20,8 +26,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-for group in (probes, pragmatics, runs, report, sweep):
-    app.registered_commands.extend(group.app.registered_commands)
+for name in COMMANDS:
+    app.command(name)(importlib.import_module(f"tacit.cli.{name}").command)
 app.add_typer(norms.app, name="norms")
 
 
@@ -33,14 +39,3 @@ def main(
 ) -> None:
     """Probe language models for the tacit assumptions people hold about concepts."""
     DEBUG["on"] = debug or bool(os.environ.get("TACIT_DEBUG"))  # per invocation
-
-
-def run() -> None:
-    """Run the command line (the `probe` console script is tacit.console.run)."""
-    from tacit.console import run as console_run
-
-    console_run()
-
-
-if __name__ == "__main__":
-    run()

@@ -1,32 +1,23 @@
-"""What every command shares: its options, one-line errors, and the decorator that makes a
-probe a command (tacit.cli.saving runs it into its run directory). Nothing heavy is imported
+"""What every command shares: the run options, one-line errors and what an interruption says,
+and a declared option (tacit.core.params.Param) as a typer option. Nothing heavy is imported
 here: `probe --help` must not load torch."""
 
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import signal
-import typing
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from tacit.core.choices import DTYPES
 from tacit.core.errors import TacitError
-from tacit.core.options import (
-    DTYPES,
-    NORMALIZATIONS,
-    NORMS_FORMATS,
-    SPAN_SCORINGS,
-    RunOptions,
-    check_choice,
-)
-from tacit.core.options import NormsFormat as NormsFormatName
-from tacit.results.result import ProbeResult
+from tacit.core.options import RunOptions
+from tacit.core.params import Param
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
@@ -41,11 +32,19 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
-    """Say what stopped the run, in one line; exit 130 for Ctrl-C, 143 for SIGTERM."""
+    """Say what stopped the run and what it kept, in one line (`stop.detail`, where the run
+    said what it kept); exit 130 for Ctrl-C, 143 for SIGTERM."""
     name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
-    typer.echo(f"interrupted by {name}: no result files were written", err=True)
+    detail = getattr(stop, "detail", None) or "no result files were written"
+    typer.echo(f"interrupted by {name}: {detail}", err=True)
     INTERRUPTION["said"] = True
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
+
+
+def _one_line_warning(message: Any, category: Any, filename: str, lineno: int,
+                      line: str | None = None) -> str:  # fmt: skip
+    """A warning raised while a command runs (a cache that cannot be written) as one line."""
+    return f"warning: {message}\n"
 
 
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -57,6 +56,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        warnings.formatwarning = _one_line_warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return command(*args, **kwargs)
@@ -85,6 +85,35 @@ def choice(*names: str, choices: Sequence[str], help: str, default: str | None =
     )  # fmt: skip
 
 
+# A declared option's type on the command line (a path stays text: `--candidates vocab`)
+CLI_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": str, "any": str,
+                             "bool": bool, "list": list[str]}  # fmt: skip
+
+
+def option_of(param: Param) -> tuple[Any, Any]:
+    """A declared option as typer takes it: (Annotated type, default). Its choices are listed
+    in the help and completed by the shell; a list option repeats its flag, unless it reads
+    one text (`parse`: `--concepts bear,cat`)."""
+    kind = "str" if param.parse is not None else param.kind
+    help = param.help
+    if param.choices is not None:
+        help += f" One of: {', '.join(map(str, param.choices))}."
+    if param.shown_default is not None:
+        help += f"  [default: {param.shown_default}]"
+    default = param.default
+    if kind == "list" or param.parse is not None or default is None:
+        default = None  # not given: the declaration's default applies
+    annotation = CLI_TYPES[kind] if default is not None else CLI_TYPES[kind] | None
+    choices = [str(c) for c in param.choices] if param.choices else None
+    option = typer.Option(*_flags(param), help=help,
+                          autocompletion=(lambda: choices) if choices else None)  # fmt: skip
+    return Annotated[annotation, option], default
+
+
+def _flags(param: Param) -> tuple[str, ...]:
+    return param.flags or (param.flag,)
+
+
 # Options shared by the commands (typer reads the metadata from Annotated).
 Models = Annotated[
     list[str],
@@ -93,31 +122,6 @@ Models = Annotated[
         help="Model to probe: a Hugging Face hub name or a local directory. Repeat for several.",
     ),
 ]  # fmt: skip
-NormsPath = Annotated[
-    str | None,
-    typer.Option(
-        "--norms",
-        help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own "
-        "CSV/TSV table) or the name of installed norms. Default: the installed default "
-        "(`probe norms install`), else $TACIT_NORMS.",
-    ),
-]
-NormsFormat = Annotated[
-    str | None,
-    choice(
-        "--norms-format",
-        choices=NORMS_FORMATS,
-        help="Say the norms file's format when tacit cannot tell it from the file.",
-    ),
-]
-NormsColumns = Annotated[
-    str | None,
-    typer.Option(
-        "--norms-columns",
-        help="A generic table's column names, e.g. `concept=Word,feature=Property,pf=Count` "
-        "(feature_type optional).",
-    ),
-]
 VocabModels = Annotated[
     list[str] | None,
     typer.Option(
@@ -165,12 +169,6 @@ Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Run directory. Default: `results/<probe>/<timestamp>`."),
 ]
-Concepts = Annotated[
-    str | None,
-    typer.Option(
-        "--concepts", help="Only these concepts: a comma-separated list, or @FILE with one a line."
-    ),
-]
 Resume = Annotated[
     bool,
     typer.Option(
@@ -179,23 +177,6 @@ Resume = Annotated[
         "(the same command otherwise; the results equal those of an uninterrupted run).",
     ),
 ]
-SpanScoringOption = Annotated[
-    str,
-    choice(
-        "--span-scoring", choices=SPAN_SCORINGS,
-        help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the "
-        "exact chain rule left to right (one mask per token still to come), or `independent` "
-        "(all masked at once, mLAMA's).",
-    ),
-]  # fmt: skip
-NormalizeOption = Annotated[
-    str,
-    choice(
-        "--normalize", choices=NORMALIZATIONS,
-        help="What candidate spans are ranked by: their log-probability (`sum`), per token "
-        "(`mean`), or against the prompt without its properties (`pmi`).",
-    ),
-]  # fmt: skip
 Overwrite = Annotated[
     bool,
     typer.Option(
@@ -236,58 +217,6 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
 }
 
 
-def probe_command(
-    probe: str, *, vocab: bool = True, seed: bool = True, resume: bool = True
-) -> Callable[[Callable[..., ProbeResult]], Callable[..., None]]:
-    """Turn `func(own options..., *, options: RunOptions) -> ProbeResult` into a command that
-    also takes the shared options (SHARED_OPTIONS; without the vocabulary options, --seed or
-    --resume where the probe has none), runs into its run directory, prints the result and
-    turns user errors into one line (user_errors)."""
-    names = [
-        name
-        for name in SHARED_OPTIONS
-        if (vocab or not name.startswith("vocab_"))
-        and (seed or name != "seed")
-        and (resume or name != "resume")
-    ]
-
-    def decorate(func: Callable[..., ProbeResult]) -> Callable[..., None]:
-        hints = typing.get_type_hints(func, include_extras=True)
-        own = [
-            parameter.replace(annotation=hints[parameter.name])
-            for parameter in inspect.signature(func).parameters.values()
-            if parameter.name != "options"
-        ]
-        shared = [
-            inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
-            )
-            for name, (kind, default) in ((n, SHARED_OPTIONS[n]) for n in names)
-        ]
-
-        @functools.wraps(func)
-        def command(*args: Any, **kwargs: Any) -> None:
-            given = {name: kwargs.pop(name) for name in names}
-            out, resume_run = given.pop("out"), given.pop("resume", False)
-            overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
-            options = run_options(**given)
-            from tacit.cli.saving import run_and_save
-
-            run_and_save(
-                probe, out, resume_run, overwrite, verbose,
-                lambda checkpointing: func(
-                    *args, options=replace(options, **checkpointing), **kwargs
-                ),
-            )  # fmt: skip
-
-        parameters = own + shared
-        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in parameters}
-        return user_errors(command)
-
-    return decorate
-
-
 def run_options(
     *,
     vocab_model: list[str] | None = None,
@@ -309,7 +238,7 @@ def run_options(
         vocab_file=vocab_file,
         revision=revision,
         device=device,
-        dtype=check_choice("--dtype", dtype, DTYPES),
+        dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
         batch_size=batch_size,
         compile=compile,
         seed=seed,
@@ -318,26 +247,3 @@ def run_options(
         max_memory=max_memory,
         offload_folder=offload_folder,
     )
-
-
-def norms_format_choice(value: str | None) -> NormsFormatName | None:
-    """--norms-format, checked (None: tell it from the file)."""
-    return None if value is None else check_choice("--norms-format", value, NORMS_FORMATS)
-
-
-def parse_concepts(value: str | None) -> list[str] | None:
-    """`bear,cat` or `@file` (one concept a line) -> list; None stays None."""
-    if value is None:
-        return None
-    if value.startswith("@"):
-        path = Path(value[1:])
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as err:
-            raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None
-        names = [line.strip() for line in lines if line.strip()]
-    else:
-        names = [name.strip() for name in value.split(",") if name.strip()]
-    if not names:
-        raise TacitError(f"--concepts {value!r}: names no concept")
-    return names

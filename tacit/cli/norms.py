@@ -7,15 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tacit.cli.common import (
-    NormsColumns,
-    NormsFormat,
-    NormsPath,
-    VocabFile,
-    norms_format_choice,
-    user_errors,
-)
+from tacit.cli.common import VocabFile, user_errors
 from tacit.core.errors import TacitError
+from tacit.probes.inputs import NORMS, NORMS_COLUMNS, NORMS_FORMAT
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -50,30 +44,22 @@ def norms_report(norm_set: NormSet) -> str:
     return "\n".join(lines)
 
 
-def probe_counts(norm_set: NormSet, vocab: Vocabulary) -> str:
-    """What the paper's probes keep of these norms with this vocabulary: retrieval's concepts
-    (and why the rest are dropped), elicitation's prompts per relation."""
-    from tacit.core.options import RELATIONS
-    from tacit.probes.elicit import build_elicitation_prompts, gold_answers
-    from tacit.probes.retrieve import eligible_concepts
-    from tacit.results.reports import describe_drops, listed
+# the norms options as the probes declare them (tacit.probes.inputs)
+NormsPath = Annotated[str | None, typer.Option("--norms", help=NORMS.help)]
+NormsFormat = Annotated[
+    str | None,
+    typer.Option("--norms-format", help=f"{NORMS_FORMAT.help} One of: "
+                 + ", ".join(NORMS_FORMAT.choices or ())),
+]  # fmt: skip
+NormsColumns = Annotated[str | None, typer.Option("--norms-columns", help=NORMS_COLUMNS.help)]
 
-    eligible, dropped = eligible_concepts(norm_set, vocab)
-    lines = [f"retrieval: {describe_drops(dropped, len(eligible))}"]
-    for reason, rows in dropped.groupby("reason", sort=False):
-        lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
-    golds = gold_answers(norm_set, vocab, RELATIONS)
-    prompts = build_elicitation_prompts(golds.answers, RELATIONS, [True]).groupby("relation").size()
-    lines.append(
-        "elicitation prompts: " + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)
-    )
-    for row in golds.excluded.itertuples():
-        lines.append(
-            f"  {row.relation}: {row.features} features answer it, {row.kept} kept; left out "
-            f"{row.multi_word} of more than one word, {row.out_of_vocabulary} out of the "
-            "shared vocabulary"
-        )
-    return "\n".join(lines)
+
+def probe_counts(norm_set: NormSet, vocab: Vocabulary) -> str:
+    """What each probe that reads norms keeps of these with this vocabulary (Probe.keeps)."""
+    from tacit.probes import registry
+
+    kept = (registry.get(name).keeps(norm_set, vocab) for name in registry.names())
+    return "\n".join(text for text in kept if text)
 
 
 @app.command("install")
@@ -98,21 +84,25 @@ def install(
     `probe norms install mcrae PATH` then `probe retrieve --norms mcrae ...`. The first norm
     set installed is the default (runs without --norms use it); --default makes this one it.
     """
-    from tacit.norms import install_norms, installed_norms, parse_columns
+    from tacit.norms import parse_columns
+    from tacit.norms.store import register_norms
 
     if len(names_and_path) not in (1, 2):
         raise TacitError("probe norms install [NAME] PATH: give a file, optionally after a name")
     name = names_and_path[0] if len(names_and_path) == 2 else None
     path = Path(names_and_path[-1])
-    norm_set = install_norms(
+    done = register_norms(
         path,
         name,
-        format=norms_format_choice(norms_format),
+        format=NORMS_FORMAT.validate(norms_format, "cli"),
         columns=parse_columns(norms_columns) if norms_columns else None,
         default=default,
     )
-    typer.echo(norms_report(norm_set))
-    installed = next(n for n in installed_norms() if n.path == path.resolve())
+    typer.echo(norms_report(done.norms))
+    installed = done.entry  # what this install wrote (another may have written since)
+    if done.replaced is not None:
+        typer.echo(f"note: {installed.name!r} named {done.replaced.path}; it names "
+                   f"{installed.path} now", err=True)  # fmt: skip
     default_note = " (the default: runs without --norms use it)" if installed.default else ""
     typer.echo(f"installed as {installed.name!r}{default_note}: later runs take --norms "
                f"{installed.name}")  # fmt: skip
@@ -145,7 +135,7 @@ def show(
         typer.echo(f"{mark} {entry.name}: {entry.format}, {entry.concepts} concepts, {entry.path}")
     norm_set = load_norms(
         norms,
-        format=norms_format_choice(norms_format),
+        format=NORMS_FORMAT.validate(norms_format, "cli"),
         columns=parse_columns(norms_columns) if norms_columns else None,
     )
     typer.echo(norms_report(norm_set))

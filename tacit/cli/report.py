@@ -9,12 +9,9 @@ import typer
 
 from tacit.cli.common import user_errors
 
-app = typer.Typer()
 
-
-@app.command()
 @user_errors
-def report(
+def command(
     runs: Annotated[list[Path], typer.Argument(help="Run directories (any probe).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path(
         "report.html"

@@ -1,4 +1,4 @@
-"""`probe sweep` and `probe leaderboard`: a grid of runs into one folder, and one table of it."""
+"""`probe sweep`: a grid of runs (models x probes x norm sets x options) into one folder."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import typer
 
 from tacit.cli.common import user_errors
 
-app = typer.Typer()
 
-
-@app.command()
 @user_errors
-def sweep(
+def command(
     file: Annotated[Path, typer.Argument(help="The sweep file (TOML; see docs/scaling.md).")],
     out: Annotated[
         Path | None, typer.Option("--out", help="The sweep's folder (default: results/<stem>).")
@@ -39,30 +36,3 @@ def sweep(
     else:
         typer.echo(f"{len(cells)} cell(s) in {folder}: {len(cells) - done} run now, {done} "
                    "already complete")  # fmt: skip
-
-
-@app.command()
-@user_errors
-def leaderboard(
-    folder: Annotated[Path, typer.Argument(help="A sweep's folder (or any folder of runs).")],
-    n_props: Annotated[
-        int | None,
-        typer.Option("--n-props", help="Retrieval: MRR at this many properties (default: most)."),
-    ] = None,
-) -> None:
-    """One table across the runs of a folder: a row per model, a column per probe and cell
-    settings (retrieval MRR, elicitation mAP); written as leaderboard.csv and leaderboard.md."""
-    from tacit.core.errors import TacitError
-    from tacit.core.files import table_text, write_files
-    from tacit.sweep import leaderboard as build
-    from tacit.sweep import markdown
-
-    table = build(folder, n_props=n_props)
-    try:
-        write_files(
-            folder, {"leaderboard.csv": table_text(table), "leaderboard.md": markdown(table)}
-        )
-    except OSError as err:
-        raise TacitError(f"{folder}: cannot write the leaderboard ({err.strerror})") from None
-    typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    typer.echo(f"written to {folder / 'leaderboard.csv'} and leaderboard.md")

@@ -1,11 +1,18 @@
-"""What every manifest records about the software, the time and the command line of a run."""
+"""The manifest: its shape (Manifest, a TypedDict: the contract between the layers that write
+a run and those that read it), reading one back, and what every manifest records about the
+software, the time and the command line of a run."""
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, TypedDict, cast
+
+from tacit.core.errors import TacitError, first_line
 
 
 def _version(package: str) -> str | None:
@@ -35,3 +42,129 @@ def now() -> str:
 def command_line() -> str:
     """The command line as typed (as far as Python can tell)."""
     return " ".join(sys.argv)
+
+
+# The manifest's shape: the contract between the layers that write a run and those that read
+# it (runs, tables, plots, reports, leaderboards). JSON as written; every key optional, as
+# manifests of older runs and of other probes lack some.
+ModelRecord = TypedDict(
+    "ModelRecord",
+    {
+        "name": str,  # as given to --model
+        "kind": str,  # masked, causal, classifier
+        "local_path": "str | None",
+        "class": str,
+        "revision": "str | None",
+        "resolved_revision": "str | None",
+        "mask_token": "str | None",
+        "device": "str | None",
+        "device_map": "dict[str, int]",
+        "batch_size_used": "int | None",
+        "seed": str,  # NLI released predictions: the seed folder
+        "mode": str,
+        # what the probe counted while this model scored (summed over chunks), and its own
+        "prompts_cut_to_fit": int,
+        "texts_cut_to_fit": int,
+        "truncated_pairs": int,
+        "records_not_in_data": int,
+        "max_tokens": int,
+        "span_rows": int,
+        "span_rows_naive": int,
+        "span_tokens": int,
+        "span_tokens_naive": int,
+        "feature_cache": "dict[str, Any] | None",
+        "configs": "dict[str, Any]",
+        "labels": "dict[str, str]",
+    },
+    total=False,
+)
+
+
+class VocabularyRecord(TypedDict, total=False):
+    size: int
+    sha256: str
+    warnings: list[str]
+
+
+class NormsRecord(TypedDict, total=False):
+    path: str
+    format: str
+    columns: dict[str, str] | None
+    feature_types: bool
+    sha256: str
+    rows: int
+    concepts: int
+    merged_duplicates: list[dict[str, Any]]
+
+
+class CandidatesRecord(TypedDict, total=False):
+    source: str
+    size: int
+    sha256: str
+
+
+class Manifest(TypedDict, total=False):
+    """manifest.json (see docs/run-directory.md). The shared keys come from the engine
+    (tacit.engine.runner.run_manifest); a probe adds its own (`options`, `counts`, `norms`,
+    the candidates or vocabulary, its data files)."""
+
+    probe: str
+    command: str
+    software: dict[str, str | None]
+    models: list[ModelRecord]
+    vocab_models: list[str]
+    device: str | None
+    dtype: str
+    batch_size: int
+    compile: bool
+    seed: int
+    resumed: bool
+    processes: int
+    launch_warning: str
+    started: str
+    finished: str
+    options: dict[str, Any]
+    counts: dict[str, Any]
+    norms: NormsRecord
+    vocabulary: VocabularyRecord
+    candidates: dict[str, CandidatesRecord]
+    span_scoring: str
+    normalize: str
+    span_work: dict[str, int]
+    suite: str
+    data: dict[str, Any]
+    mode: str | None
+    cloze: dict[str, Any]
+    dropped: dict[str, Any]
+    paper_column: str | None
+    pooling: str | None
+    template: str | None
+    max_train: int | None
+    c_grid: list[float] | None
+    skipped_configs: dict[str, str]
+    reference: str | None
+    paper_bert_average: float
+
+
+def read_manifest(path: str | Path) -> Manifest:
+    """A run directory's manifest.json (or the file itself); an unreadable one is a one-line
+    error naming it."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "manifest.json"
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TacitError(
+            f"{path.parent}: not a finished run directory (no manifest.json)"
+        ) from None
+    except (OSError, ValueError, UnicodeDecodeError) as err:
+        raise TacitError(f"{path}: not readable JSON ({first_line(err)})") from None
+    if not isinstance(loaded, dict):
+        raise TacitError(f"{path}: not a run's manifest (a JSON object)")
+    return cast(Manifest, loaded)
+
+
+def with_keys(manifest: Manifest, added: dict[str, Any]) -> Manifest:
+    """The manifest with a probe's own keys added (a new dict; the original is left as is)."""
+    return cast(Manifest, {**manifest, **added})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 from numpy.typing import ArrayLike
 
 
@@ -73,30 +72,3 @@ def average_precision(scores: ArrayLike, relevant: ArrayLike) -> float:
     at_least = (scores[None, :] >= gold[:, None]).sum(axis=1)
     gold_at_least = (gold[None, :] >= gold[:, None]).sum(axis=1)
     return float((gold_at_least / at_least).mean())
-
-
-def average_precision_rows(
-    scores: torch.Tensor,
-    gold: torch.Tensor,
-    gold_mask: torch.Tensor,
-    among: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """average_precision for each row of a batch, on the scores' device.
-
-    Args:
-        scores: [rows x words] scores.
-        gold: [rows x k] positions of each row's relevant words, padded.
-        gold_mask: [rows x k] True where `gold` holds a real position.
-        among: optional [rows x words] mask: rank only among these words (the relevant ones
-            must be among them).
-    """
-    gold_scores = scores.gather(1, gold)
-    at_or_above = scores.unsqueeze(1) >= gold_scores.unsqueeze(2)  # rows x k x words
-    if among is not None:
-        at_or_above &= among.unsqueeze(1)
-    at_least = at_or_above.sum(dim=2)
-    gold_at_least = (
-        (gold_scores.unsqueeze(1) >= gold_scores.unsqueeze(2)) & gold_mask.unsqueeze(1)
-    ).sum(dim=2)
-    precision = torch.where(gold_mask, gold_at_least / at_least.clamp(min=1), 0.0)
-    return precision.sum(dim=1) / gold_mask.sum(dim=1)

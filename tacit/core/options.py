@@ -1,91 +1,18 @@
-"""Every option's choices, declared once, and the options shared by every probe.
+"""The options every probe shares: how models are found, loaded and run (RunOptions).
 
-This module imports nothing heavy: the command line reads its choices from here to print
-`probe --help` without loading torch. The API takes the same values (typed as `Literal`s) and
-checks them with `check_choice`, so a wrong value gets the same one-line error from both.
+Only the checks that need nothing else happen here; whether the machine has the device asked
+for is checked when a run starts (tacit.models.runtime.resolve_device), before anything slow.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any
 
-from tacit.core.errors import TacitError, shorten
-
-Dtype = Literal["float32", "float16", "bfloat16"]
-Selection = Literal["top", "bottom", "random"]
-Order = Literal["decreasing", "increasing", "random"]
-Category = Literal["all", "visual", "functional", "encyclopaedic"]
-Ablation = Literal["ordering", "category"]
-Relation = Literal["is", "is a", "has", "has a", "made of"]
-Suite = Literal["imppres", "nope", "impli"]
-NormsFormat = Literal["cslb", "mcrae", "generic"]
-NLIMode = Literal["auto", "cloze", "classifier"]
-PragmevalMode = Literal["linear", "cloze"]
-Pooling = Literal["mask", "mean", "last"]
-PlotKind = Literal["auto", "models", "category", "ordering"]
-SpanScoring = Literal["l2r", "independent"]
-Normalize = Literal["sum", "mean", "pmi"]
-
-DTYPES: tuple[Dtype, ...] = get_args(Dtype)
-SELECTIONS: tuple[Selection, ...] = get_args(Selection)
-ORDERS: tuple[Order, ...] = get_args(Order)
-CATEGORIES: tuple[Category, ...] = get_args(Category)
-ABLATIONS: tuple[Ablation, ...] = get_args(Ablation)
-RELATIONS: tuple[Relation, ...] = get_args(Relation)
-SUITES: tuple[Suite, ...] = get_args(Suite)
-NORMS_FORMATS: tuple[NormsFormat, ...] = get_args(NormsFormat)
-NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
-PRAGMEVAL_MODES: tuple[PragmevalMode, ...] = get_args(PragmevalMode)
-POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
-PLOT_KINDS: tuple[PlotKind, ...] = get_args(PlotKind)
-SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
-NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
-
-# how `probe nli` asks a masked LM by default (tacit.probes.nli)
-NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
-NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
-
-T = TypeVar("T")
-
-
-def check_choice(option: str, value: object, choices: Collection[T]) -> T:
-    """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
-    the option and the choices.
-
-    >>> check_choice("--dtype", "bfloat16", DTYPES)
-    'bfloat16'
-    """
-    if value not in choices:
-        raise TacitError(
-            f"{option} {shorten(repr(value))}: expected one of {', '.join(map(str, choices))}"
-        )
-    return value  # type: ignore[return-value]
-
-
-def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:
-    """Several values of a repeatable option, each checked, duplicates dropped, order kept; at
-    least one."""
-    if not values:
-        raise TacitError(f"{option}: give at least one of {', '.join(map(str, choices))}")
-    return [check_choice(option, value, choices) for value in dict.fromkeys(values)]
-
-
-def check_device(device: str) -> str:
-    """A --device value tacit knows (whether the machine has it is checked when a model loads,
-    tacit.models.runtime.resolve_device)."""
-    if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
-        raise TacitError(f"--device {device!r}: expected auto, cpu, cuda, cuda:N or mps")
-    return device
-
-
-def check_at_least(option: str, value: int | None, minimum: int) -> None:
-    """A number option that must be at least `minimum` (None: not given)."""
-    if value is not None and value < minimum:
-        raise TacitError(f"{option} {value}: must be at least {minimum}")
+from tacit.core.choices import DTYPES, Dtype, check_at_least, check_choice, check_device
+from tacit.core.errors import TacitError
 
 
 @dataclass(frozen=True)
@@ -129,11 +56,7 @@ class RunOptions:
         """Check what can be checked before anything slow is loaded."""
         check_at_least("--batch-size", self.batch_size, 1)
         check_choice("--dtype", self.dtype, DTYPES)
-        check_device(self.device)
-        if self.device != "auto" and self.device != "cpu":  # is it here? (imports torch)
-            from tacit.models.runtime import resolve_device
-
-            resolve_device(self.device)
+        check_device(self.device)  # whether this machine has it: when a run starts
         if self.resume and self.checkpoint is None:
             raise TacitError("--resume needs --out DIR: the run directory to continue")
         if self.device_map is None and (self.max_memory or self.offload_folder):

@@ -3,27 +3,28 @@
 For each model in turn (one in memory at a time): load it when first needed, score the probe's
 rows in chunks of distinct texts (each chunk kept in the checkpoint, so an interrupted run can
 `--resume`), finish (work that needs all of a model's rows), record the model for the
-manifest, free it. A probe describes its work (Work) and gets back one table and the model
-records; `run_manifest` gives the keys every manifest shares.
+manifest, free it. A probe describes its work (tacit.probes.base.Work) and gets back one table
+and the model records; `run_manifest` gives the keys every manifest shares. A model is a name
+(a hub id or a local directory, loaded here) or a Scorer already in memory (used as it is).
 """
 
 from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, table_text
-from tacit.core.manifest import command_line, now, software
+from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
 from tacit.core.options import RunOptions
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint
+from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
@@ -34,59 +35,35 @@ if TYPE_CHECKING:
 CHUNK_TEXTS = 256
 
 
-@dataclass(frozen=True)
-class Scored:
-    """A chunk's result rows (same index as the rows given) and counts to add up over chunks
-    (e.g. prompts cut to fit) for the model's record."""
-
-    table: pd.DataFrame
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-
-ScoreChunk = Callable[["Scorer", pd.DataFrame, tqdm], "Scored | pd.DataFrame"]
-Finish = Callable[["ModelHandle", pd.DataFrame], tuple[pd.DataFrame, dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class Work:
-    """What a probe asks of every model.
-
-    rows: one row per thing to score, in output order.
-    key: the column whose distinct values are scored once (rows are chunked on it).
-    score: (scorer, a chunk's rows, progress bar) -> Scored (or just the result table).
-    kinds: the model kinds this probe can use (tacit.models.FAMILIES).
-    finish: optional (model, all of its result rows) -> (result rows, record fields): work that
-        needs every row of a model, such as calibration.
-    unit: what the progress bar counts.
-    load_options: kind -> keyword arguments for loading a model of that kind.
-    """
-
-    rows: pd.DataFrame
-    key: str
-    score: ScoreChunk
-    kinds: Sequence[str] = ("masked",)
-    finish: Finish | None = None
-    unit: str = "prompt"
-    load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+def model_name(model: str | Scorer) -> str:
+    """How a model is named in tables and the manifest: as given, or a scorer's own name."""
+    return model if isinstance(model, str) else model.name
 
 
 class ModelHandle:
-    """One model of the run, loaded on first use of `scorer` (never, if everything it would
-    compute is already in a checkpoint or cache)."""
+    """One model of the run: a name, loaded on first use of `scorer` (never, if everything it
+    would compute is already in a checkpoint or cache), or a scorer already in memory."""
 
     def __init__(
         self,
-        name: str,
+        model: str | Scorer,
         options: RunOptions,
         *,
         probe: str,
         kinds: Sequence[str],
         tokenizer: Any = None,
         load_options: Mapping[str, Mapping[str, Any]] | None = None,
+        hints: Mapping[str, str] | None = None,
     ) -> None:
-        self.name, self.options, self.probe, self.kinds = name, options, probe, kinds
-        self.tokenizer, self.load_options = tokenizer, load_options or {}
+        self.name, self.options, self.probe, self.kinds = model_name(model), options, probe, kinds
+        self.tokenizer, self.load_options, self.hints = tokenizer, load_options or {}, hints
         self._scorer: Scorer | None = None
+        self._given = not isinstance(model, str)
+        if not isinstance(model, str):
+            from tacit.models import check_kind
+
+            check_kind(model.name, model.kind, kinds, probe, hints)
+            self._scorer = model
 
     @property
     def scorer(self) -> Scorer:
@@ -95,7 +72,7 @@ class ModelHandle:
 
             self._scorer = load_scorer(
                 self.name, self.options, kinds=self.kinds, probe=self.probe,
-                tokenizer=self.tokenizer, load_options=self.load_options,
+                tokenizer=self.tokenizer, load_options=self.load_options, hints=self.hints,
             )  # fmt: skip
         return self._scorer
 
@@ -103,34 +80,42 @@ class ModelHandle:
     def loaded(self) -> bool:
         return self._scorer is not None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ModelRecord:
         """The model for the manifest; `batch_size_used` is smaller than --batch-size if device
         memory ran out. A model never loaded is recorded by name and revision only."""
         if self._scorer is None:
             return {"name": self.name, "revision": self.options.revision, "device": None,
                     "batch_size_used": None}  # fmt: skip
-        return {**self._scorer.record(), "batch_size_used": self._scorer.batch_size}
+        record = self._scorer.record()
+        record["batch_size_used"] = self._scorer.batch_size
+        return record
 
     def free(self) -> None:
-        """Drop the model so that the next one loads into free memory."""
+        """Drop the model so that the next one loads into free memory (a scorer handed in stays
+        its owner's)."""
         if self._scorer is not None:
             self._scorer = None
-            gc.collect()
+            if not self._given:
+                gc.collect()
 
 
 def each_model(
-    models: Sequence[str], options: RunOptions, *, probe: str, kinds: Sequence[str],
+    models: Sequence[str | Scorer], options: RunOptions, *, probe: str, kinds: Sequence[str],
     tokenizers: Mapping[str, Any] | None = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
+    hints: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[int, ModelHandle]]:  # fmt: skip
     """(number, handle) for each distinct model, in order; each is freed before the next.
     `tokenizers` are those already loaded (for the shared vocabulary), reused."""
     if not models:
         raise TacitError("no --model given")
-    for number, name in enumerate(dict.fromkeys(models)):
+    first: dict[str, str | Scorer] = {}
+    for model in models:
+        first.setdefault(model_name(model), model)
+    for number, (name, model) in enumerate(first.items()):
         handle = ModelHandle(
-            name, options, probe=probe, kinds=kinds, tokenizer=(tokenizers or {}).get(name),
-            load_options=load_options,
+            model, options, probe=probe, kinds=kinds,
+            tokenizer=(tokenizers or {}).get(name), load_options=load_options, hints=hints,
         )  # fmt: skip
         try:
             yield number, handle
@@ -138,7 +123,7 @@ def each_model(
             handle.free()
 
 
-def checkpoint_for(probe: str, models: Sequence[str], options: RunOptions, work: Work,
+def checkpoint_for(probe: str, models: Sequence[str | Scorer], options: RunOptions, work: Work,
                    plan: Mapping[str, Any]) -> Checkpoint:  # fmt: skip
     """The run's chunk store; a resumed run must have the same plan (models, rows, options).
     Only the main process of a data-parallel run keeps one (it gets every chunk whole)."""
@@ -149,7 +134,7 @@ def checkpoint_for(probe: str, models: Sequence[str], options: RunOptions, work:
         {
             "probe": probe,
             "tacit": software()["tacit"],
-            "models": list(dict.fromkeys(models)),
+            "models": list(dict.fromkeys(model_name(m) for m in models)),
             "rows_sha256": sha256_bytes(table_text(work.rows)),
             **options.recorded(),
             **plan,
@@ -159,14 +144,14 @@ def checkpoint_for(probe: str, models: Sequence[str], options: RunOptions, work:
 
 
 def run_models(
-    models: Sequence[str],
+    models: Sequence[str | Scorer],
     options: RunOptions,
     work: Work,
     *,
     probe: str,
     plan: Mapping[str, Any] | None = None,
     tokenizers: Mapping[str, Any] | None = None,
-) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+) -> tuple[pd.DataFrame, list[ModelRecord]]:
     """Score `work` with each model in turn: (all models' result rows, one record per model).
 
     Rows are scored in chunks of CHUNK_TEXTS distinct keys (the same chunks in every run), each
@@ -177,15 +162,18 @@ def run_models(
     chunk_of_row = pd.factorize(work.rows[work.key])[0] // CHUNK_TEXTS
     chunks = [work.rows[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
     n_keys = work.rows[work.key].nunique()
-    tables, records = [], []
+    tables: list[pd.DataFrame] = []
+    records: list[ModelRecord] = []
     for number, model in each_model(models, options, probe=probe, kinds=work.kinds,
-                                    tokenizers=tokenizers,
-                                    load_options=work.load_options):  # fmt: skip
+                                    tokenizers=tokenizers, load_options=work.load_options,
+                                    hints=work.hints):  # fmt: skip
         scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
         if any(s is None for s in scored):
-            scorer = model.scorer  # loaded before the bar opens: a loading error stays one line
+            # loaded before the bar opens (a loading error stays one line), unless the work
+            # loads it itself when it needs it
+            scorer: Any = model if work.lazy else model.scorer
             done = sum(chunks[c][work.key].nunique() for c, s in enumerate(scored) if s is not None)
             with tqdm(total=n_keys, initial=done, desc=f"scoring {model.name}", unit=work.unit,
                       disable=not (options.progress and here.main)) as bar:  # fmt: skip
@@ -201,12 +189,12 @@ def run_models(
         # a model that did not load this time (all resumed) keeps the record of when it did
         record = (None if model.loaded else checkpoint.load(f"{number}-model")) or model.record()
         checkpoint.save(f"{number}-model", record)
-        records.append({**record, **dict(counts), **extras})
+        records.append(cast(ModelRecord, {**record, **dict(counts), **extras}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
 
 
-def score_chunk(work: Work, scorer: Scorer, chunk: pd.DataFrame, bar: tqdm) -> Scored:
+def score_chunk(work: Work, scorer: Any, chunk: pd.DataFrame, bar: tqdm) -> Scored:
     """One chunk's result; in a data-parallel run, each process scores its shard of the chunk's
     distinct keys and every process gets the whole chunk back (same rows as one process)."""
     here = distributed.world()
@@ -230,11 +218,11 @@ def score_chunk(work: Work, scorer: Scorer, chunk: pd.DataFrame, bar: tqdm) -> S
 
 
 def run_manifest(
-    probe: str, options: RunOptions, records: list[dict[str, Any]], started: str, **extra: Any
-) -> dict[str, Any]:
+    probe: str, options: RunOptions, records: list[ModelRecord], started: str, **extra: Any
+) -> Manifest:
     """The keys every probe's manifest has, then the probe's own (`extra`)."""
     devices = [r.get("device") for r in records if r.get("device")]
-    return {
+    manifest: dict[str, Any] = {
         "probe": probe,
         "command": command_line(),
         "software": software(),
@@ -247,7 +235,9 @@ def run_manifest(
         "seed": options.seed,
         "resumed": options.resume,
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
+        **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,
         "started": started,
         "finished": now(),
     }
+    return cast(Manifest, manifest)

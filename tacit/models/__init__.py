@@ -45,14 +45,14 @@ def model_kind(name_or_path: str, revision: str | None = None) -> str:
     """
     from transformers import AutoConfig
 
-    from tacit.models.runtime import _not_found, check_model_source, quiet_transformers
+    from tacit.vocab.tokenizers import check_model_source, not_found, quiet_transformers
 
     check_model_source(name_or_path, tokenizer=False)
     try:
         with quiet_transformers():
             config = AutoConfig.from_pretrained(name_or_path, revision=revision)
     except (OSError, ValueError) as err:
-        raise _not_found(name_or_path, err) from err
+        raise not_found(name_or_path, err) from err
     architectures = getattr(config, "architectures", None) or []
     for architecture in architectures:
         if kind := _kind_of_architecture(architecture):
@@ -83,14 +83,16 @@ def _kind_of_architecture(architecture: str) -> str | None:
     return None
 
 
-# what to do instead, where a probe cannot use a kind in the mode asked for
-_HINTS = {
-    ("retrieve", "causal"): (
-        " with vocabulary candidates: retrieval's blank does not end the sentence, so a causal "
-        "model cannot score it over the vocabulary; score the concepts as spans with "
-        "--candidates concepts"
-    ),
-}
+def check_kind(
+    name: str, kind: str, kinds: Sequence[str], probe: str, hints: Mapping[str, str] | None = None
+) -> None:
+    """A one-line error unless a model of `kind` is one the probe can use; `hints`: what to do
+    instead, by kind (the probe says)."""
+    if kind not in kinds:
+        hint = (hints or {}).get(kind, "")
+        raise TacitError(
+            f"{name} is a {kind} model; {probe} takes {' or '.join(kinds)} models{hint}"
+        )
 
 
 def load_scorer(
@@ -101,18 +103,15 @@ def load_scorer(
     probe: str = "this probe",
     tokenizer: Any = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
+    hints: Mapping[str, str] | None = None,
 ) -> Scorer:
     """Load a model as the run's options say, as the family its checkpoint belongs to, if that
-    is one of the `kinds` the probe can use (else a one-line error). `load_options` gives
-    each kind's own keyword arguments (the classifier's label names)."""
+    is one of the `kinds` the probe can use (else a one-line error, with the probe's `hints`).
+    `load_options` gives each kind's own keyword arguments (the classifier's label names)."""
     kind = model_kind(name_or_path, options.revision)
     if kind == "masked" and kind not in kinds and len(kinds) == 1:
         kind = kinds[0]  # a config without architectures: let loading check the head
-    if kind not in kinds:
-        hint = _HINTS.get((probe, kind), "")
-        raise TacitError(
-            f"{name_or_path} is a {kind} model; {probe} takes {' or '.join(kinds)} models{hint}"
-        )
+    check_kind(name_or_path, kind, kinds, probe, hints)
     extra = dict((load_options or {}).get(kind, {}))
     if tokenizer is not None:
         extra["tokenizer"] = tokenizer

@@ -1,31 +1,57 @@
-"""The scorer interface every probe calls, whatever the model family.
+"""The scorer contract every probe calls, whatever the model family.
 
-A scorer is a ModelRuntime that offers some of:
+A Scorer is a ModelRuntime (a model and its tokenizer on a device) that declares what it can
+answer, its `capabilities`:
 
-- `score_vocab(prompts, vocab_ids)`: the blank (`<mask>`) of each prompt scored over a shared
-  vocabulary of one-token words, batch by batch (ScoredBatch);
-- `score_targets(prompts, targets, vocab_ids)`: built on score_vocab, each target's rank and
-  probabilities among the shared vocabulary;
-- `score_spans(templates, spans)`: every candidate span in the blank of every template, any
-  number of tokens, scored exactly (SpanScores; DESIGN.md, "Scoring the blank");
-- `encode(texts, pooling=...)`: frozen features.
+- `vocab`: `score_vocab(prompts, vocab_ids)` scores each prompt's blank (`<mask>`) over a shared
+  vocabulary of one-token words, batch by batch (ScoredBatch); `score_targets` ranks one target
+  per prompt on top of it. A family whose blank must end the sentence (a causal LM reads the
+  next token) says so with `blank_anywhere = False`;
+- `words`: `score_words(prompts, vocab_ids, words)` reads a blank anywhere in the sentence, by
+  putting each word in it where the family cannot read the blank itself;
+- `spans`: `score_spans(templates, spans)`: every candidate span in every template's blank,
+  any number of tokens, exactly (SpanScores; DESIGN.md, "Scoring the blank");
+- `encode`: `encode(texts, pooling=...)`: frozen features;
+- `classify`: `label_probabilities(premises, hypotheses)`: an NLI classifier's labels.
 
-A family that cannot do something says so in one clear error (`unsupported`).
+The base does once what every family shares (a question the family cannot answer is a
+one-line error; repeated texts are scored once; results come back in the order asked, with
+their own counts of the work done); a family implements the forward hooks of its capabilities
+(`_vocab_logits`, `_words_in_place`, `_span_scores`, `_encode`, `_classify`), and a test runs
+every family against every method (tests/models/test_conformance.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from tacit.core.choices import SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
+from tacit.models.batching import group_rows
 from tacit.models.runtime import ModelRuntime
 
-MASK = "<mask>"
+# capability -> the hook a family implements for it
+HOOKS = {
+    "vocab": "_vocab_logits",
+    "words": "_words_in_place",
+    "spans": "_span_scores",
+    "encode": "_encode",
+    "classify": "_classify",
+}
+
+
+def distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts (sorted) and, for each text given, the position of its distinct text:
+    what lets every family score a repeated text once."""
+    unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
+    return list(unique), inverse.reshape(-1)
 
 
 @dataclass(frozen=True)
@@ -54,13 +80,16 @@ class ScoredBatch:
     batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
     shared: [texts x shared vocabulary] float32 logits at the blank, on the device.
     log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
-        are log-probabilities under the whole-vocabulary softmax.
+        are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
+        in the blank: over the words given).
+    cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
     """
 
     rows: torch.Tensor
     batch_rows: torch.Tensor
     shared: torch.Tensor
     log_z: torch.Tensor
+    cut: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,26 +105,60 @@ class SpanScores:
     sentence: causal LMs only (else None): the log-probability of the whole sentence with the
         span in place (its first token conditioned on BOS). The words around the span are the
         same for every span, so ranking spans by it ranks them by P(span | the rest).
+    work: what the scoring ran against the naive count, for the manifest: a masked LM's forward
+        rows (`span_rows`, `span_rows_naive`: one per span token per pair), a causal LM's
+        input tokens (`span_tokens`, `span_tokens_naive`: a whole-sentence loop's, the start
+        token and every token of the sentence but its last).
     """
 
     span: np.ndarray
     n_tokens: np.ndarray
     sentence: np.ndarray | None = None
+    work: Mapping[str, int] = field(default_factory=dict)
+
+    def expanded(self, template_of: np.ndarray, span_of: np.ndarray) -> SpanScores:
+        """Scores of distinct templates and spans put back in the order they were asked for."""
+        pick = np.ix_(template_of, span_of)
+        sentence = None if self.sentence is None else self.sentence[pick]
+        return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
 
 
-class Scorer(ModelRuntime):
-    """A model family's implementation of what the probes ask (see the module docstring)."""
+class Scorer(ModelRuntime, ABC):
+    """A model family's answers to what the probes ask (see the module docstring)."""
 
-    last_cut = 0  # prompts cut to fit by the last score_vocab(cut_to_fit=True)
-    # what the last score_spans ran against the naive count, for the manifest: a masked LM's
-    # forward rows ({"span_rows", "span_rows_naive"}: one per span token per pair), a causal
-    # LM's input tokens ({"span_tokens", "span_tokens_naive"}: a whole-sentence loop's, the
-    # start token and every token of the sentence but its last)
-    span_work: dict[str, int] = {}
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    blank_anywhere: ClassVar[bool] = True  # does score_vocab read a blank inside a sentence?
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A family declares a capability exactly when it implements its hook."""
+        super().__init_subclass__(**kwargs)
+        unknown = set(cls.capabilities) - set(HOOKS)
+        if unknown:
+            raise TypeError(f"{cls.__name__}: unknown capabilities {sorted(unknown)}")
+        for capability, hook in HOOKS.items():
+            implemented = getattr(cls, hook) is not getattr(Scorer, hook)
+            if implemented != (capability in cls.capabilities):
+                state = "implements" if implemented else "does not implement"
+                raise TypeError(f"{cls.__name__} {state} {hook} but capabilities say otherwise")
+
+    @abstractmethod
+    def check_tokenizer(self) -> None:
+        """Refuse a tokenizer this family cannot work with (a masked LM needs a mask token, a
+        causal LM a token to start sentences from)."""
 
     def unsupported(self, what: str) -> TacitError:
         """The one-line error for a question this family cannot answer."""
         return TacitError(f"{self.name} is a {self.kind} model: it cannot {what}")
+
+    def can(self, capability: str) -> bool:
+        """Whether this family answers `capability` (one of HOOKS)."""
+        return capability in self.capabilities
+
+    def _require(self, capability: str, what: str) -> None:
+        if capability not in self.capabilities:
+            raise self.unsupported(what)
+
+    # --- what the probes call ---------------------------------------------------------------
 
     def score_vocab(
         self,
@@ -108,30 +171,59 @@ class Scorer(ModelRuntime):
         """Score each distinct prompt text's blank over the shared vocabulary, batch by batch.
 
         Every prompt given is covered by exactly one batch. With `cut_to_fit`, prompts too long
-        for the model are cut around their blank (their number is left in `last_cut`).
+        for the model are cut around their blank (each batch counts its own in `cut`).
         """
-        raise self.unsupported("score a <mask> over a vocabulary")
+        self._require("vocab", "score a <mask> over a vocabulary")
+        unique, inverse = distinct(prompts)
+        rows_of = group_rows(inverse, len(unique))
+        batches = self._vocab_logits(unique, progress, cut_to_fit)
+        yield from self._scored_batches(rows_of, batches, vocab_ids)
 
-    def _scored_batches(
+    def score_words(
         self,
-        rows_of: list[np.ndarray],
-        batches: Iterator[tuple[np.ndarray, torch.Tensor]],
+        prompts: Sequence[str],
         vocab_ids: np.ndarray,
+        words: Sequence[str],
+        *,
+        progress: bool | tqdm = True,
     ) -> Iterator[ScoredBatch]:
-        """ScoredBatch for each (distinct-text indices, [texts x vocabulary] logits) batch:
-        `rows_of[i]` are the positions of the prompts whose text is distinct text i."""
-        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
-        for indices, logits in batches:
-            rows = np.concatenate([rows_of[i] for i in indices])
-            batch_rows = np.concatenate(
-                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
-            )
-            yield ScoredBatch(
-                rows=torch.as_tensor(rows, device=self.device),
-                batch_rows=torch.as_tensor(batch_rows, device=self.device),
-                shared=logits[:, vocab_t],
-                log_z=torch.logsumexp(logits, dim=-1),
-            )
+        """Each prompt's blank over one-token `words` (their ids `vocab_ids`), wherever the
+        blank is: read at the blank (as score_vocab) where the family can, else with each word
+        put in the blank and its sentence scored (`log_z` then sums over the words only: the
+        probabilities are among them)."""
+        self._require("vocab", "score a <mask> over a vocabulary")
+        reads = np.array([self.reads_blank(p) for p in prompts], dtype=bool)
+        for chosen, batches in (
+            (reads, lambda texts: self.score_vocab(texts, vocab_ids, progress=progress)),
+            (~reads, lambda texts: self._in_place(texts, words, progress)),
+        ):
+            positions = np.flatnonzero(chosen)
+            if not len(positions):
+                continue
+            for batch in batches([prompts[int(i)] for i in positions]):
+                rows = torch.as_tensor(positions, device=batch.rows.device)[batch.rows]
+                yield ScoredBatch(rows, batch.batch_rows, batch.shared, batch.log_z, batch.cut)
+
+    def reads_blank(self, prompt: str) -> bool:
+        """Can score_vocab read this prompt's blank (a causal LM: only where it ends the
+        sentence)?"""
+        return self.blank_anywhere
+
+    def _in_place(
+        self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
+    ) -> Iterator[ScoredBatch]:
+        self._require("words", "score words in a blank inside a sentence")
+        unique, inverse = distinct(prompts)
+        rows_of = group_rows(inverse, len(unique))
+        for indices, scores in self._words_in_place(unique, list(words), progress):
+            for at, i in enumerate(indices):
+                shared = scores[at].unsqueeze(0)
+                yield ScoredBatch(
+                    rows=torch.as_tensor(rows_of[i], device=self.device),
+                    batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
+                    shared=shared,
+                    log_z=torch.logsumexp(shared, dim=-1),
+                )
 
     def score_spans(
         self,
@@ -140,17 +232,36 @@ class Scorer(ModelRuntime):
         *,
         scoring: str = "l2r",
         progress: bool | tqdm = True,
+        cache: bool = True,
     ) -> SpanScores:
         """Score every span in place of the `<mask>` of every template (`<mask>` once per
         template; the span replaces it, with the text around it unchanged). Each distinct
-        (template, span) is scored once; the result does not depend on the batch size."""
-        raise self.unsupported("score candidate spans")
+        (template, span) is scored once; the result does not depend on the batch size.
+        `cache=False`: a causal LM scores each sentence whole instead of reusing the text
+        before the blank (the plain way, for comparison: the scores are the same); a masked LM
+        always shares its prefix tree's rows."""
+        self._require("spans", "score candidate spans")
+        check_choice("--span-scoring", scoring, SPAN_SCORINGS)
+        unique_t, template_of = distinct(templates)
+        unique_s, span_of = distinct(spans)
+        scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
+        return scores.expanded(template_of, span_of)
 
     def encode(
-        self, texts: Sequence[str], *, pooling: str = "mask", progress: bool | tqdm = True
+        self, texts: Sequence[str], *, pooling: str | None = None, progress: bool | tqdm = True
     ) -> tuple[np.ndarray, int]:
-        """Frozen features, [texts x hidden] float32, and the number of texts cut to fit."""
-        raise self.unsupported("encode texts into features")
+        """Frozen features, [texts x hidden] float32, and the number of texts cut to fit
+        (pooling: the family's default when None)."""
+        self._require("encode", "encode texts into features")
+        return self._encode(list(texts), pooling, progress)
+
+    def label_probabilities(
+        self, premises: Sequence[str], hypotheses: Sequence[str], *, progress: bool | tqdm = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """[pairs x labels] NLI label probabilities, and which pairs were too long for the
+        model (they lose the end of their premise). Each distinct pair is classified once."""
+        self._require("classify", "classify premise-hypothesis pairs")
+        return self._classify(list(premises), list(hypotheses), progress)
 
     def score_targets(
         self,
@@ -168,31 +279,72 @@ class Scorer(ModelRuntime):
             targets: for each prompt, the target's position in the shared vocabulary.
             vocab_ids: this model's token id of each shared-vocabulary word.
             top_k: how many top shared-vocabulary words to return per prompt.
+            progress: show a progress bar (or advance the caller's).
         """
+        from tacit.models.reduce import rank_targets
+
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
-        targets_t = torch.as_tensor(np.asarray(targets, dtype=np.int64), device=self.device)
-        n = len(prompts)
-        rank = torch.empty(n, dtype=torch.long, device=self.device)
-        prob = torch.empty(n, dtype=torch.float32, device=self.device)
-        prob_shared = torch.empty(n, dtype=torch.float32, device=self.device)
-        top_index = torch.empty((n, top_k), dtype=torch.long, device=self.device)
-        top_prob = torch.empty((n, top_k), dtype=torch.float32, device=self.device)
-        for batch in self.score_vocab(prompts, vocab_ids, progress=progress):
-            rows, at = batch.rows, batch.batch_rows
-            log_z_shared = torch.logsumexp(batch.shared, dim=-1)
-            top_values, top_positions = batch.shared.topk(top_k, dim=-1)
-            shared = batch.shared[at]
-            target_logit = shared.gather(1, targets_t[rows].unsqueeze(1))
-            rank[rows] = 1 + (shared > target_logit).sum(dim=1)
-            prob[rows] = (target_logit.squeeze(1) - batch.log_z[at]).exp()
-            prob_shared[rows] = (target_logit.squeeze(1) - log_z_shared[at]).exp()
-            top_index[rows] = top_positions[at]
-            top_prob[rows] = (top_values - batch.log_z.unsqueeze(1)).exp()[at]
-        return TargetScores(
-            rank=rank.cpu().numpy(),
-            target_prob=prob.cpu().numpy(),
-            target_prob_shared=prob_shared.cpu().numpy(),
-            top_index=top_index.cpu().numpy(),
-            top_prob=top_prob.cpu().numpy(),
-        )
+        batches = self.score_vocab(prompts, vocab_ids, progress=progress)
+        return rank_targets(batches, targets, top_k=top_k, device=self.device)
+
+    # --- the families' hooks (declared in `capabilities`) -----------------------------------
+
+    def _vocab_logits(
+        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
+        """(indices into `texts`, float32 logits over the whole vocabulary at each blank, how
+        many of them were cut to fit) for batches of the distinct `texts`."""
+        raise NotImplementedError
+
+    def _words_in_place(
+        self, texts: list[str], words: list[str], progress: bool | tqdm
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """(indices into `texts`, [batch x words] log-probabilities of each text's sentence
+        with each word in its blank)."""
+        raise NotImplementedError
+
+    def _span_scores(
+        self,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
+    ) -> SpanScores:
+        """SpanScores of distinct templates and spans."""
+        raise NotImplementedError
+
+    def _encode(
+        self, texts: list[str], pooling: str | None, progress: bool | tqdm
+    ) -> tuple[np.ndarray, int]:
+        raise NotImplementedError
+
+    def _classify(
+        self, premises: list[str], hypotheses: list[str], progress: bool | tqdm
+    ) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    # --- shared by the families -------------------------------------------------------------
+
+    def _scored_batches(
+        self,
+        rows_of: list[np.ndarray],
+        batches: Iterator[tuple[np.ndarray, torch.Tensor, int]],
+        vocab_ids: np.ndarray,
+    ) -> Iterator[ScoredBatch]:
+        """ScoredBatch for each (distinct-text indices, [texts x vocabulary] logits, cut) batch:
+        `rows_of[i]` are the positions of the prompts whose text is distinct text i."""
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        for indices, logits, cut in batches:
+            rows = np.concatenate([rows_of[i] for i in indices])
+            batch_rows = np.concatenate(
+                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+            )
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows, device=self.device),
+                batch_rows=torch.as_tensor(batch_rows, device=self.device),
+                shared=logits[:, vocab_t],
+                log_z=torch.logsumexp(logits, dim=-1),
+                cut=cut,
+            )

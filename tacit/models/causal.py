@@ -29,10 +29,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM
 
+from tacit.core.blank import MASK
+from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
-from tacit.core.options import POOLINGS, SPAN_SCORINGS, check_choice
-from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
-from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
+from tacit.models.base import Scorer, SpanScores
+from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
     Pair,
     cache_layers,
@@ -61,6 +62,8 @@ class CausalLMScorer(Scorer):
     """
 
     kind = "causal"
+    capabilities = frozenset({"vocab", "words", "spans", "encode"})
+    blank_anywhere = False  # the next token: only a blank that ends the sentence
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
 
@@ -96,7 +99,7 @@ class CausalLMScorer(Scorer):
 
     # --- tokenising -------------------------------------------------------------------------
 
-    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+    def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids without special tokens (the start token is added where it is needed)."""
         if not texts:
             return []
@@ -207,24 +210,20 @@ class CausalLMScorer(Scorer):
 
         return prefix_lp.double().cpu().numpy(), batches()
 
-    def score_spans(
+    def _span_scores(
         self,
-        templates: Sequence[str],
-        spans: Sequence[str],
-        *,
-        scoring: str = "l2r",
-        progress: bool | tqdm = True,
-        cache: bool = True,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
     ) -> SpanScores:
-        """Every span in place of every template's `<mask>`, scored as the module docstring
-        says (`span`, `n_tokens`, `sentence`). A causal LM reads left to right whatever the
-        `scoring` (both choices give the same scores). `cache=False` scores every sentence
-        whole (the plain way, for comparison); the scores are the same."""
-        check_choice("--span-scoring", scoring, SPAN_SCORINGS)
-        unique_t, t_of = np.unique(np.asarray(templates, dtype=object), return_inverse=True)
-        unique_s, s_of = np.unique(np.asarray(spans, dtype=object), return_inverse=True)
-        prefixes, pairs = self._pairs(list(unique_t), list(unique_s), cache)
-        n_t, n_s = len(unique_t), len(unique_s)
+        """Every (distinct) span in place of every (distinct) template's `<mask>`, scored as the
+        module docstring says (`span`, `n_tokens`, `sentence`). A causal LM reads left to right
+        whatever the `scoring` (both choices give the same scores). `cache=False` scores every
+        sentence whole (the plain way, for comparison); the scores are the same."""
+        prefixes, pairs = self._pairs(templates, spans, cache)
+        n_t, n_s = len(templates), len(spans)
         span = np.zeros((n_t, n_s))
         sentence = np.zeros((n_t, n_s))
         n_tokens = np.array([[p.in_span.sum() for p in row] for row in pairs], dtype=np.int64)
@@ -259,12 +258,10 @@ class CausalLMScorer(Scorer):
             for indices, result in self._score_whole(sequences, bar):
                 for at, i in enumerate(indices):
                     add(whole[i], result[at])
-        self.span_work = {"span_tokens": tokens, "span_tokens_naive": naive_tokens}
         return SpanScores(
-            span=span[t_of][:, s_of].reshape(len(templates), len(spans)),
-            n_tokens=n_tokens[t_of][:, s_of].reshape(len(templates), len(spans)),
-            sentence=sentence[t_of][:, s_of].reshape(len(templates), len(spans)),
-        )
+            span=span, n_tokens=n_tokens, sentence=sentence,
+            work={"span_tokens": tokens, "span_tokens_naive": naive_tokens},
+        )  # fmt: skip
 
     # --- vocabulary mode --------------------------------------------------------------------
 
@@ -290,11 +287,13 @@ class CausalLMScorer(Scorer):
                 yield indices, result
                 bar.update(len(indices))
 
-    def _with_start(self, texts: Sequence[str], cut_to_fit: bool) -> tuple[list[list[int]], int]:
+    def _with_start(
+        self, texts: Sequence[str], cut_to_fit: bool
+    ) -> tuple[list[list[int]], np.ndarray]:
         """Start token + each text's tokens; too long ones keep their end (with cut_to_fit) or
-        are an error. Returns the token lists and how many were cut."""
-        encoded = [[self._start, *ids] for ids in self._encode(texts)]
-        cut = 0
+        are an error. Returns the token lists and which were cut (a bool per text)."""
+        encoded = [[self._start, *ids] for ids in self._encode_texts(texts)]
+        cut = np.zeros(len(encoded), dtype=bool)
         for n, ids in enumerate(encoded):
             if len(ids) > self.max_tokens:
                 if not cut_to_fit:
@@ -302,79 +301,61 @@ class CausalLMScorer(Scorer):
                         f"{shorten(repr(texts[n]))} is {len(ids)} tokens: longer than "
                         f"{self.name} takes ({self.max_tokens})"
                     )
-                encoded[n], cut = [ids[0], *ids[len(ids) - self.max_tokens + 1 :]], cut + 1
+                encoded[n], cut[n] = [ids[0], *ids[len(ids) - self.max_tokens + 1 :]], True
         return encoded, cut
 
-    def score_vocab(
-        self,
-        prompts: Sequence[str],
-        vocab_ids: np.ndarray,
-        *,
-        progress: bool | tqdm = True,
-        cut_to_fit: bool = False,
-    ) -> Iterator[ScoredBatch]:
+    def _vocab_logits(
+        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
         """The next-token distribution after the text before each prompt's blank, which must
         end the sentence (see split_at_blank); cut to fit, a prompt keeps its end."""
-        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
-        rows_of = group_rows(inverse.reshape(-1), len(unique))
-        before = [self.split_at_blank(p, at_end=True)[0] for p in unique]
-        encoded, self.last_cut = self._with_start(before, cut_to_fit)
-        batches = self._next_token_logits(encoded, progress, "scoring")
-        yield from self._scored_batches(rows_of, batches, vocab_ids)
+        before = [self.split_at_blank(p, at_end=True)[0] for p in texts]
+        encoded, cut = self._with_start(before, cut_to_fit)
+        for indices, logits in self._next_token_logits(encoded, progress, "scoring"):
+            yield indices, logits, int(cut[indices].sum())
 
-    def blank_ends(self, prompt: str) -> bool:
+    def reads_blank(self, prompt: str) -> bool:
         """Does the prompt's blank end its sentence (the next-token question applies)?"""
         return bool(SENTENCE_END.fullmatch(prompt.partition(MASK)[2]))
 
-    def score_words_in_place(
-        self, prompts: Sequence[str], words: Sequence[str], *, progress: bool | tqdm = True
-    ) -> Iterator[ScoredBatch]:
-        """Each prompt's blank scored over one-token words where the blank does not end the
-        sentence: every word is put in the blank and its sentence scored (score_spans, all
-        prompts in one pass, so prompts that begin alike share their prefix's run), so a word's
-        score is log P(sentence) and ranks words as P(word | the rest) does. `log_z` is the
-        logsumexp over `words`: probabilities are among these words, not over the model's whole
-        vocabulary (which a blank inside the sentence cannot give without scoring every token).
-        One batch per distinct prompt.
+    def _words_in_place(
+        self, texts: list[str], words: list[str], progress: bool | tqdm
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+        """Every word put in the blank of each text and its sentence scored (score_spans, all
+        texts in one pass, so texts that begin alike share their prefix's run): a word's score
+        is log P(sentence), which ranks words as P(word | the rest) does.
 
-        Progress: a bar of its own counts sentences (prompts x words, with a rate and an ETA);
-        a caller's bar, which counts prompts, advances by the prompts when they are done."""
-        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
-        rows_of = group_rows(inverse.reshape(-1), len(unique))
+        Progress: a bar of its own counts sentences (texts x words, with a rate and an ETA); a
+        caller's bar, which counts prompts, advances by the texts when they are done."""
         caller = progress if isinstance(progress, tqdm) else None
         with tqdm(
-            total=len(unique) * len(words),
+            total=len(texts) * len(words),
             desc=f"scoring words in place {self.name}",
             unit="sentence",
             disable=caller.disable if caller is not None else not progress,
             leave=caller is None,
         ) as bar:
-            scores = self.score_spans(list(unique), list(words), progress=bar)
+            scores = self.score_spans(texts, words, progress=bar)
         if caller is not None:
-            caller.update(len(unique))
+            caller.update(len(texts))
         assert scores.sentence is not None
-        for i, row in enumerate(rows_of):
-            shared = torch.as_tensor(scores.sentence[i], dtype=torch.float32, device=self.device)
-            yield ScoredBatch(
-                rows=torch.as_tensor(row, device=self.device),
-                batch_rows=torch.zeros(len(row), dtype=torch.long, device=self.device),
-                shared=shared.unsqueeze(0),
-                log_z=torch.logsumexp(shared, dim=-1, keepdim=True),
-            )
+        sentence = torch.as_tensor(scores.sentence, dtype=torch.float32, device=self.device)
+        yield np.arange(len(texts)), sentence
 
     # --- features ---------------------------------------------------------------------------
 
-    def encode(
-        self, texts: Sequence[str], *, pooling: str = "last", progress: bool | tqdm = True
+    def _encode(
+        self, texts: list[str], pooling: str | None, progress: bool | tqdm
     ) -> tuple[np.ndarray, int]:
         """The last hidden layer, float32: at the text's last token (`last`, the one that has
         read the whole text) or averaged over the text's tokens (`mean`; the start token, which
         every text shares, left out). Texts too long keep their end. `<mask>`-pooling is a
         masked LM's; a causal model refuses it."""
-        check_choice("--pooling", pooling, POOLINGS)
+        pooling = check_choice("--pooling", pooling or "last", POOLINGS)
         if pooling == "mask":
             raise self.unsupported("pool at a <mask> (use --pooling last or mean)")
-        encoded, cut = self._with_start(texts, cut_to_fit=True)
+        encoded, cut_flags = self._with_start(texts, cut_to_fit=True)
+        cut = int(cut_flags.sum())
         lengths = torch.tensor([len(e) for e in encoded], device=self.device)
 
         def forward(indices: np.ndarray) -> torch.Tensor:

@@ -61,7 +61,7 @@ def tokenised_pairs(
     CausalLMScorer.split_at_blank) and each (template, span) sentence tokenised whole, with the
     tokens that overlap the span's characters (its leading space included). A pair whose
     tokens do not begin with its prefix's (BPE merges across the blank) cannot use the cache."""
-    prefixes = scorer._encode([p for p, _, _ in split])
+    prefixes = scorer._encode_texts([p for p, _, _ in split])
     texts = [p + gap + span + after for p, gap, after in split for span in spans]
     encoded = scorer.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
     pairs: list[list[Pair]] = []

@@ -46,6 +46,7 @@ class NLIClassifier(Scorer):
     in length-sorted batches (each distinct pair once)."""
 
     kind = "classifier"
+    capabilities = frozenset({"classify"})
     auto_class = AutoModelForSequenceClassification
     head = "classification"
 
@@ -57,13 +58,15 @@ class NLIClassifier(Scorer):
         self.id2label = {int(i): str(label) for i, label in labels.items()}
         self.order = label_order(self.id2label, name_or_path, label_names)
 
-    def label_probabilities(
-        self, premises: Sequence[str], hypotheses: Sequence[str], *, progress: bool | tqdm = True
+    def check_tokenizer(self) -> None:
+        """Any tokenizer that encodes pairs will do (every transformers tokenizer does)."""
+
+    def _classify(
+        self, premises: list[str], hypotheses: list[str], progress: bool | tqdm
     ) -> tuple[np.ndarray, np.ndarray]:
         """[pairs x LABELS] probabilities in LABELS order, and which pairs were too long for the
-        model (they lose the end of their premise; the hypothesis stays whole). Each distinct
-        pair is classified once."""
-        pairs = pd.MultiIndex.from_arrays([list(premises), list(hypotheses)])
+        model (they lose the end of their premise; the hypothesis stays whole)."""
+        pairs = pd.MultiIndex.from_arrays([premises, hypotheses])
         codes, unique = pd.factorize(pairs)
         firsts = [p for p, _ in unique]
         seconds = [h for _, h in unique]

@@ -18,10 +18,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForMaskedLM
 
+from tacit.core.blank import MASK
+from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.options import POOLINGS, check_choice
-from tacit.models.base import MASK, ScoredBatch, Scorer, SpanScores
-from tacit.models.batching import group_rows, longest_first_batches, padded, progress_bar
+from tacit.models.base import Scorer, SpanScores
+from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.runtime import compile_errors_explained
 
 
@@ -35,6 +36,7 @@ class MaskedLMScorer(Scorer):
     """
 
     kind = "masked"
+    capabilities = frozenset({"vocab", "spans", "encode"})
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
     _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
@@ -108,17 +110,18 @@ class MaskedLMScorer(Scorer):
         token = str(self.tokenizer.convert_ids_to_tokens(token_id))
         return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
 
-    def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> int:
+    def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> np.ndarray:
         """Cut each token list longer than the model allows to a window of max_tokens around
-        its mask (or its start), keeping its first and last special tokens; return how many."""
-        cut = 0
+        its mask (or its start), keeping its first and last special tokens; return which were
+        cut (a bool per list)."""
+        cut = np.zeros(len(encoded), dtype=bool)
         for n, ids in enumerate(encoded):
             if len(ids) > self.max_tokens:
                 at = ids.index(self.tokenizer.mask_token_id) if around_mask else 0
                 start = max(0, min(at - self.max_tokens // 2, len(ids) - self.max_tokens))
                 window = ids[start : start + self.max_tokens]
                 window[0], window[-1] = ids[0], ids[-1]
-                encoded[n], cut = window, cut + 1
+                encoded[n], cut[n] = window, True
         return cut
 
     # --- running ----------------------------------------------------------------------------
@@ -164,43 +167,38 @@ class MaskedLMScorer(Scorer):
         finally:
             hook.remove()
 
-    def score_vocab(
-        self,
-        prompts: Sequence[str],
-        vocab_ids: np.ndarray,
-        *,
-        progress: bool | tqdm = True,
-        cut_to_fit: bool = False,
-    ) -> Iterator[ScoredBatch]:
-        unique, inverse = np.unique(np.asarray(prompts, dtype=object), return_inverse=True)
-        rows_of = group_rows(inverse.reshape(-1), len(unique))
-        encoded = self.encode_prompts(list(unique))
-        self.last_cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else 0
-        yield from self._scored_batches(rows_of, self._logits_at_mask(encoded, progress), vocab_ids)
+    def _vocab_logits(
+        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
+        encoded = self.encode_prompts(texts)
+        cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else np.zeros(0, bool)
+        for indices, logits in self._logits_at_mask(encoded, progress):
+            yield indices, logits, int(cut[indices].sum()) if cut_to_fit else 0
 
-    def score_spans(
+    def _span_scores(
         self,
-        templates: Sequence[str],
-        spans: Sequence[str],
-        *,
-        scoring: str = "l2r",
-        progress: bool | tqdm = True,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
     ) -> SpanScores:
         from tacit.models.spans import score_spans
 
         return score_spans(self, templates, spans, scoring=scoring, progress=progress)
 
-    def encode(
-        self, texts: Sequence[str], *, pooling: str = "mask", progress: bool | tqdm = True
+    def _encode(
+        self, texts: list[str], pooling: str | None, progress: bool | tqdm
     ) -> tuple[np.ndarray, int]:
-        """The encoder's last hidden layer for each text, float32: at the `<mask>` (`mask`), or
-        averaged over its tokens, special tokens included (`mean`). The LM head does not run.
+        """The encoder's last hidden layer for each text, float32: at the `<mask>` (`mask`, the
+        default), or averaged over its tokens, special tokens included (`mean`). The LM head
+        does not run.
 
         Texts longer than the model allows are cut to a window of max_tokens tokens around
         the mask (or their start, for `mean`), keeping the first and last special tokens.
         Returns the [texts x hidden] array and the number of texts cut.
         """
-        check_choice("--pooling", pooling, POOLINGS)
+        pooling = check_choice("--pooling", pooling or "mask", POOLINGS)
         if pooling == "last":
             raise TacitError(
                 f"--pooling last: {self.name} is a masked LM, which reads both ways; pool at "
@@ -211,7 +209,7 @@ class MaskedLMScorer(Scorer):
             if pooling == "mask"
             else self.tokenizer(list(texts))["input_ids"]
         )
-        cut = self._cut_to_fit(encoded, around_mask=pooling == "mask")
+        cut = int(self._cut_to_fit(encoded, around_mask=pooling == "mask").sum())
         mask_id = self.tokenizer.mask_token_id
 
         def forward(ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:

@@ -3,8 +3,9 @@
 Every model family (masked LM, NLI classifier, ...) is a ModelRuntime: it resolves the device
 and dtype, checks that a local path really is a model before transformers says something
 cryptic, loads with `from_pretrained` conventions (hub name or local directory, `revision`),
-refuses a checkpoint whose head is missing (its predictions would be random), can compile the
-encoder, and describes itself for the manifest.
+refuses a checkpoint whose head is missing (its predictions would be random), names a damaged
+file of a model (tacit.vocab.tokenizers) instead of a traceback, can compile the encoder, and
+describes itself for the manifest.
 """
 
 from __future__ import annotations
@@ -13,21 +14,25 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import torch
-from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
-from transformers.utils import logging as hf_logging
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from tacit.core.choices import DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.core.options import DTYPES, check_choice, check_device
+from tacit.vocab.tokenizers import (
+    check_model_source,
+    explain_load_error,
+    load_tokenizer,
+    quiet_transformers,
+)
 
 if TYPE_CHECKING:
+    from tacit.core.manifest import ModelRecord
     from tacit.core.options import RunOptions
 
 TORCH_DTYPES = dict(zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16)))
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -67,73 +72,6 @@ def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-def check_model_source(name_or_path: str, *, config: bool = True, tokenizer: bool = True) -> None:
-    """Fail with a message a user can act on when `name_or_path` cannot be a model: a path that
-    does not exist (and is not a hub id either), a directory without the config.json a model
-    needs, or without tokenizer files. Hub ids pass: from_pretrained reports on them."""
-    path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        missing = [] if not config or (path / "config.json").is_file() else ["config.json"]
-        if tokenizer and not any((path / f).is_file() for f in TOKENIZER_FILES):
-            missing.append("tokenizer files (" + ", ".join(TOKENIZER_FILES[:3]) + ", ...)")
-        if missing:
-            inside = sorted(p.name for p in path.iterdir())[:5]
-            raise TacitError(
-                f"--model {name_or_path}: not a model directory: no {' and no '.join(missing)} "
-                f"in it (it holds {', '.join(inside) or 'nothing'}"
-                f"{', ...' if len(inside) == 5 else ''})"
-            )
-        return
-    if path.exists():
-        raise TacitError(f"--model {name_or_path}: a file, not a model directory")
-    looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1
-    if looks_local or not _HUB_ID.match(name_or_path):
-        raise TacitError(
-            f"--model {name_or_path}: no such directory (and not a Hugging Face hub id "
-            "such as roberta-base or org/name)"
-        )
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' own warnings and progress bars while loading: tacit reports what
-    matters itself (a missing head is an error, not a warning in a table), and a user error
-    stays one line."""
-    verbosity = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def _not_found(name_or_path: str, err: Exception) -> TacitError:
-    """A loading error in one line; a hub id that cannot be reached says so plainly."""
-    message = first_line(err)
-    if not Path(name_or_path).exists() and ("not a valid model identifier" in message
-                                            or "huggingface.co" in message):  # fmt: skip
-        return TacitError(
-            f"--model {name_or_path}: not a local directory, and the Hugging Face hub does not "
-            f"have it or cannot be reached ({message})"
-        )
-    return TacitError(f"cannot load {name_or_path!r}: {message}")
-
-
-def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
-    """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
-    tokenizer saved on its own, without a model's config.json, will do)."""
-    check_model_source(name_or_path, config=False)
-    try:
-        with quiet_transformers():
-            return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
-    except (OSError, ValueError) as err:
-        raise _not_found(name_or_path, err) from err
-
-
 def load_with_head(
     auto_class: Any,
     name_or_path: str,
@@ -152,8 +90,9 @@ def load_with_head(
                 name_or_path, revision=revision, dtype=dtype, output_loading_info=True,
                 **placement,
             )  # fmt: skip
-    except (OSError, ValueError) as err:
-        raise _not_found(name_or_path, err) from err
+    except Exception as err:  # a damaged weights file: SafetensorError, torch.load's errors
+        explain_load_error(name_or_path, revision, err)
+        raise
     prefix = model.base_model_prefix + "."
     head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
     if head_missing:
@@ -238,6 +177,9 @@ def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> in
     return min(limit, tokenizer.model_max_length or limit)
 
 
+RuntimeT = TypeVar("RuntimeT", bound="ModelRuntime")
+
+
 class ModelRuntime:
     """One model and its tokenizer on one device, loaded by `from_pretrained` conventions.
 
@@ -262,27 +204,56 @@ class ModelRuntime:
         device_map: str | None = None,
         max_memory: str | None = None,
         offload_folder: str | Path | None = None,
+        model: PreTrainedModel | None = None,
     ) -> None:
         if batch_size < 1:
             raise TacitError(f"--batch-size {batch_size}: must be at least 1")
         self.name = name_or_path
         self.revision = revision
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype)
         self.batch_size = batch_size
-        self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
-        self.check_tokenizer()
         self.device_map = device_map
-        if device_map is None:
-            model = load_with_head(self.auto_class, name_or_path, revision, self.dtype,
-                                   head=self.head)  # fmt: skip
-            self.model: PreTrainedModel = model.to(self.device)  # type: ignore[arg-type]
-        else:
-            self.model = load_spread(self, name_or_path, device_map, max_memory, offload_folder)
         self.compiled = compile
+        if model is not None:  # a model already in memory (from_model)
+            if tokenizer is None:
+                raise TacitError(f"{name_or_path}: a loaded model needs its tokenizer too")
+            self.tokenizer = tokenizer
+            self.check_tokenizer()
+            self.model = model
+            first = next(model.parameters(), None)
+            self.device = first.device if first is not None else torch.device("cpu")
+            self.dtype = first.dtype if first is not None else torch.float32
+        else:
+            self.device = resolve_device(device)
+            self.dtype = resolve_dtype(dtype)
+            self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
+            self.check_tokenizer()
+            if device_map is None:
+                loaded = load_with_head(self.auto_class, name_or_path, revision, self.dtype,
+                                        head=self.head)  # fmt: skip
+                self.model = loaded.to(self.device)  # type: ignore[arg-type]
+            else:
+                self.model = load_spread(self, name_or_path, device_map, max_memory,
+                                         offload_folder)  # fmt: skip
         if compile:
             compile_encoder(self.model)
         self.max_tokens = max_tokens(self.model, self.tokenizer)
+
+    @classmethod
+    def from_model(
+        cls: type[RuntimeT],
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        name: str | None = None,
+        batch_size: int = 32,
+    ) -> RuntimeT:
+        """A scorer of a model already in memory (one being trained, one loaded with options
+        tacit does not know), on the model's own device and in its own precision. It is put in
+        evaluation mode (dropout off), which the caller may undo after scoring; it is not
+        checked for a missing head, as a model loaded by name is."""
+        label = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        model.eval()
+        return cls(label, tokenizer=tokenizer, batch_size=batch_size, model=model)
 
     @classmethod
     def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> ModelRuntime:
@@ -303,11 +274,11 @@ class ModelRuntime:
         """The hub commit the weights came from; None for a local directory."""
         return resolve_revision(self.name, self.revision)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ModelRecord:
         """The model as given, with the revision asked for and the one resolved, for the
         manifest."""
         local = Path(self.name)
-        return {
+        record: ModelRecord = {
             "name": self.name,
             "kind": self.kind,
             "local_path": str(local.resolve()) if local.is_dir() else None,
@@ -316,9 +287,7 @@ class ModelRuntime:
             "resolved_revision": self.resolved_revision,
             "mask_token": self.tokenizer.mask_token,
             "device": str(self.device),
-            **(
-                {"device_map": _placed(self.model.hf_device_map)}  # type: ignore[arg-type]
-                if self.device_map
-                else {}
-            ),
         }
+        if self.device_map:
+            record["device_map"] = _placed(self.model.hf_device_map)  # type: ignore[arg-type]
+        return record

@@ -25,9 +25,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.core.options import SPAN_SCORINGS, check_choice
-from tacit.models.base import MASK, SpanScores
+from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 
 if TYPE_CHECKING:
@@ -128,18 +128,13 @@ def score_spans(
     scoring: str = "l2r",
     progress: bool | tqdm = True,
 ) -> SpanScores:
-    """Every span in the blank of every template ([templates x spans]; see the module)."""
-    check_choice("--span-scoring", scoring, SPAN_SCORINGS)
-    unique_t, t_of = np.unique(np.asarray(templates, dtype=object), return_inverse=True)
-    unique_s, s_of = np.unique(np.asarray(spans, dtype=object), return_inverse=True)
-    plan = plan_spans(scorer, list(unique_t), list(unique_s), scoring)
+    """Every (distinct) span in the blank of every (distinct) template ([templates x spans];
+    see the module), with the rows run against one per span token per pair."""
+    plan = plan_spans(scorer, templates, spans, scoring)
     naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
-    scorer.span_work = {"span_rows": len(plan.rows), "span_rows_naive": naive}
-    sums = _run_plan(scorer, plan, progress)
-    n_tokens = np.asarray(plan.n_tokens).reshape(len(unique_t), len(unique_s))
-    sums = sums.reshape(len(unique_t), len(unique_s))
-    pick = np.ix_(t_of.reshape(-1), s_of.reshape(-1))
-    return SpanScores(span=sums[pick], n_tokens=n_tokens[pick])
+    sums = _run_plan(scorer, plan, progress).reshape(len(templates), len(spans))
+    n_tokens = np.asarray(plan.n_tokens).reshape(len(templates), len(spans))
+    return SpanScores(sums, n_tokens, work={"span_rows": len(plan.rows), "span_rows_naive": naive})
 
 
 def _run_plan(scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm) -> np.ndarray:

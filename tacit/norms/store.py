@@ -5,6 +5,10 @@ path, sha256, format, column mapping and counts, and which name is the default. 
 read again on every run, after checking that its file has not changed since it was installed.
 A registry written before names existed (one CSLB file: `{"path", "sha256"}`) reads as the
 norm set `cslb`, the default; the next install rewrites it in the new form.
+
+Every change of the registry (read, change, write) holds a lock (`norms.json.lock` beside it,
+tacit.core.locks), so that two installs at once both land; the registry is written whole
+(tacit.core.files), so reading it needs no lock.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
+from tacit.core.locks import file_lock
 from tacit.core.paths import config_dir
 from tacit.norms.reader import NormSet, read_norms
 
@@ -31,8 +37,8 @@ HOW_TO_GET_NORMS = (
     "of your own work the same way: `probe norms install [NAME] PATH`)"
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_REINSTALL = "run `probe norms install PATH` again"
 _RECORD_KEYS = ("path", "sha256", "format")
+REGISTRY_WAIT = 10.0  # seconds an install waits for another one to finish with the registry
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,44 @@ class InstalledNorms:
     default: bool
 
 
+@dataclass(frozen=True)
+class Installation:
+    """What an install did: the norm set read, its registry entry, and the entry of another
+    file it replaced under the same name (None when the name was free or named this file)."""
+
+    norms: NormSet
+    entry: InstalledNorms
+    replaced: InstalledNorms | None
+
+
 def _config_file() -> Path:
     return config_dir() / "norms.json"
+
+
+def _cannot_write(target: Path, err: OSError) -> TacitError:
+    return TacitError(
+        f"{target}: cannot remember norms there ({err.strerror}); make {target.parent} "
+        "writable, or set TACIT_CONFIG_DIR to a directory that is"
+    )
+
+
+@contextmanager
+def _registry_changed() -> Iterator[dict[str, Any]]:
+    """The registry, for changing: read under its lock, written back whole (tacit.core.files)
+    when the block ends without an error, before the lock is released."""
+    target = _config_file()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise _cannot_write(target, err) from None
+    with file_lock(target.with_name(target.name + ".lock"), "the norms registry",
+                   wait=REGISTRY_WAIT):  # fmt: skip
+        registry = _read_registry()
+        yield registry
+        try:
+            write_atomic(target, json.dumps(registry, indent=2) + "\n")
+        except OSError as err:
+            raise _cannot_write(target, err) from None
 
 
 def _read_registry() -> dict[str, Any]:
@@ -60,7 +102,14 @@ def _read_registry() -> dict[str, Any]:
     if not target.is_file():
         return {"default": None, "norms": {}}
     try:
-        registry = json.loads(target.read_text())
+        text = target.read_text()
+    except OSError as err:
+        raise TacitError(
+            f"{target}: cannot read it ({err.strerror}); make it readable, or set "
+            "TACIT_CONFIG_DIR to another directory"
+        ) from None
+    try:
+        registry = json.loads(text)
         if "norms" not in registry:  # written before names: one CSLB file
             old = {"path": registry["path"], "sha256": registry["sha256"], "format": "cslb"}
             registry = {"default": "cslb", "norms": {"cslb": old}}
@@ -69,17 +118,11 @@ def _read_registry() -> dict[str, Any]:
     except (ValueError, KeyError, TypeError, AttributeError):
         valid = False
     if not valid:
-        raise TacitError(f"{target}: unreadable; {_REINSTALL}")
+        raise TacitError(
+            f"{target}: unreadable (damaged, or edited by hand); move it away, then run `probe "
+            "norms install [NAME] PATH` again for each norm set"
+        )
     return registry
-
-
-def _write_registry(registry: dict[str, Any]) -> None:
-    target = _config_file()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, json.dumps(registry, indent=2) + "\n")
-    except OSError as err:
-        raise TacitError(f"{target}: cannot remember norms there ({err.strerror})") from None
 
 
 def default_name(norms: NormSet) -> str:
@@ -102,7 +145,22 @@ def install_norms(
     """Validate a norms file and remember it under `name` (default: default_name) with its
     absolute path, sha256, format and column mapping. Installing under a name already taken
     replaces that entry. The first norm set installed is the default, unless `default` makes
-    this one the default."""
+    this one the default. (register_norms says also what was replaced.)"""
+    return register_norms(path, name, format=format, columns=columns, default=default).norms
+
+
+def register_norms(
+    path: str | Path,
+    name: str | None = None,
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    default: bool = False,
+) -> Installation:
+    """install_norms, saying what it did: the entry written, and the entry of another file it
+    replaced under the same name. Reading the file comes first, outside the registry's lock;
+    the registry is then read, changed and written under it, so that installs at once all land
+    (one of two under the same name wins, the other is reported as replaced)."""
     norms = read_norms(path, format=format, columns=columns)
     name = default_name(norms) if name is None else name
     if not _NAME.fullmatch(name):
@@ -110,8 +168,7 @@ def install_norms(
             f"norms name {shorten(name)!r}: use letters, digits, '_', '.' and '-' (up to 64, "
             "starting with a letter or digit)"
         )
-    registry = _read_registry()
-    registry["norms"][name] = {
+    record = {
         "path": str(Path(path).resolve()),
         "sha256": norms.sha256,
         "format": norms.format,
@@ -119,37 +176,41 @@ def install_norms(
         "concepts": len(norms.concepts),
         "rows": len(norms.table),
     }
-    if default or registry.get("default") not in registry["norms"]:
-        registry["default"] = name
-    _write_registry(registry)
-    return norms
+    with _registry_changed() as registry:
+        old = registry["norms"].get(name)
+        replaced = _entry(name, old, registry) if old and old["path"] != record["path"] else None
+        registry["norms"][name] = record
+        if default or registry.get("default") not in registry["norms"]:
+            registry["default"] = name
+        entry = _entry(name, record, registry)
+    return Installation(norms, entry, replaced)
 
 
 def set_default_norms(name: str) -> None:
     """Make an installed norm set the one runs use without --norms."""
-    registry = _read_registry()
-    if name not in registry["norms"]:
-        raise TacitError(f"no installed norms named {shorten(name)!r}{_known(registry)}")
-    registry["default"] = name
-    _write_registry(registry)
+    with _registry_changed() as registry:
+        if name not in registry["norms"]:
+            raise TacitError(f"no installed norms named {shorten(name)!r}{_known(registry)}")
+        registry["default"] = name
 
 
 def installed_norms() -> list[InstalledNorms]:
     """Every installed norm set, in the order they were installed."""
     registry = _read_registry()
-    return [
-        InstalledNorms(
-            name=name,
-            path=Path(record["path"]),
-            format=record["format"],
-            sha256=record["sha256"],
-            columns=record.get("columns"),
-            concepts=record.get("concepts"),
-            rows=record.get("rows"),
-            default=name == registry.get("default"),
-        )
-        for name, record in registry["norms"].items()
-    ]
+    return [_entry(name, record, registry) for name, record in registry["norms"].items()]
+
+
+def _entry(name: str, record: dict[str, Any], registry: dict[str, Any]) -> InstalledNorms:
+    return InstalledNorms(
+        name=name,
+        path=Path(record["path"]),
+        format=record["format"],
+        sha256=record["sha256"],
+        columns=record.get("columns"),
+        concepts=record.get("concepts"),
+        rows=record.get("rows"),
+        default=name == registry.get("default"),
+    )
 
 
 def _known(registry: dict[str, Any]) -> str:
@@ -163,7 +224,12 @@ def _checked(name: str, record: dict[str, Any]) -> Path:
     again = f"run `probe norms install {name} PATH` again"
     if not path.is_file():
         raise TacitError(f"the installed norms file {path} ({name}) is gone; {again}")
-    if file_sha256(path) != record["sha256"]:
+    try:
+        sha256 = file_sha256(path)
+    except OSError as err:
+        raise TacitError(f"the installed norms file {path} ({name}): cannot read it "
+                         f"({err.strerror})") from None  # fmt: skip
+    if sha256 != record["sha256"]:
         raise TacitError(
             f"the installed norms file {path} ({name}) changed since it was installed; {again} "
             "to validate it"
@@ -200,9 +266,13 @@ def resolve_norms(option: str | Path | None) -> NormsSource:
 
 def _source(given: str | Path, registry: dict[str, Any]) -> NormsSource:
     path = Path(given)
-    if not path.exists() and str(given) in registry["norms"]:
+    try:
+        exists = path.exists()
+    except OSError:  # a name too long to look up: reading it says so in one line
+        exists = False
+    if not exists and str(given) in registry["norms"]:
         return _installed(str(given), registry)
-    if not path.exists() and _NAME.fullmatch(str(given)):
+    if not exists and _NAME.fullmatch(str(given)):
         raise TacitError(
             f"{given}: no such norms file, nor installed norms of that name{_known(registry)}"
         )

@@ -1,4 +1,6 @@
-"""Candidate sets of spans, and scoring a probe's prompts over them (any model family).
+"""What a probe's blank is ranked among, chosen per run (Candidates): the shared vocabulary of
+the models' tokenizers (the paper's, one token per word), or sets of candidate spans of any
+length, scored exactly by any model family (SpanRanker).
 
 A candidate set is a list of text spans put in the blank of every prompt: `concepts` (every
 concept of the norms with its article, "A bear", "An aardvark", "Scissors"), `answers` (every
@@ -17,7 +19,7 @@ it into the score spans are ranked by (`--normalize`):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +28,16 @@ import pandas as pd
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
-from tacit.core.options import NORMALIZATIONS, SPAN_SCORINGS, check_choice
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.norms.phrasing import answer_spans
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
-    from tacit.models.base import Scorer
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer, SpanScores
     from tacit.norms.reader import NormSet
+    from tacit.vocab.shared import Vocabulary
 
 TOP = 5  # candidates listed per prompt in prompts.csv
 
@@ -60,6 +63,95 @@ class CandidateSet:
 
     def record(self) -> dict[str, Any]:
         return {"source": self.source, "size": len(self.spans), "sha256": self.sha256}
+
+
+@dataclass
+class Candidates:
+    """The run's choice of candidates, with what the run needs of it: what a resumed run must
+    match, the manifest's record, and the work span scoring took (summed over models).
+
+    vocabulary: the shared vocabulary (vocabulary mode), with the tokenizers loaded to build it.
+    sets: candidate span sets by name (span mode): `all`, or one per elicitation relation.
+    """
+
+    vocabulary: Vocabulary | None = None
+    tokenizers: Mapping[str, Any] = field(default_factory=dict)
+    vocab_file: str | Path | None = None
+    sets: dict[str, CandidateSet] = field(default_factory=dict)
+    scoring: str = "l2r"
+    normalize: str = "sum"
+
+    @classmethod
+    def shared_vocabulary(cls, models: Sequence[Any], run: RunOptions) -> Candidates:
+        """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file)."""
+        from tacit.vocab.shared import vocabulary_for
+
+        vocab, tokenizers = vocabulary_for(
+            models, vocab_models=run.vocab_models, vocab_file=run.vocab_file,
+            revision=run.revision,
+        )  # fmt: skip
+        return cls(vocabulary=vocab, tokenizers=tokenizers, vocab_file=run.vocab_file)
+
+    @property
+    def vocab(self) -> Vocabulary:
+        assert self.vocabulary is not None, "span candidates have no vocabulary"
+        return self.vocabulary
+
+    def resume_key(self) -> dict[str, Any]:
+        """What a resumed run must have scored over too."""
+        if self.vocabulary is not None:
+            return {"vocabulary_sha256": self.vocabulary.sha256}
+        return {"candidates_sha256": {n: s.sha256 for n, s in self.sets.items()},
+                "span_scoring": self.scoring, "normalize": self.normalize}  # fmt: skip
+
+    def record(self, models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The manifest's account: the vocabulary, or the candidate sets, the span scoring, the
+        normalisation and the work the models' span scoring ran against the naive count (a
+        masked LM's forward rows, a causal LM's tokens: SpanScores.work)."""
+        if self.vocabulary is not None:
+            return {"vocabulary": self.vocabulary.record(self.vocab_file)}
+        return {
+            "candidates": {name: s.record() for name, s in self.sets.items()},
+            "span_scoring": self.scoring,
+            "normalize": self.normalize,
+            "span_work": {
+                key: sum(m.get(key, 0) for m in models)
+                for key in ("span_rows", "span_rows_naive", "span_tokens", "span_tokens_naive")
+                if any(key in m for m in models)
+            },
+        }
+
+
+def unreadable_spans(
+    spans: Sequence[str], models: Sequence[Any], run: RunOptions
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each model's tokenizer (loaded once: the models reuse it), and the spans some tokenizer
+    does not read whole (an unknown token, a character dropped: tacit.vocab.shared
+    span_problems), each with which tokenizer and why. Such a span would be scored as
+    something else: a FILE's is refused, a span the norms gave is left out and counted."""
+    from tacit.vocab.shared import span_problems
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    tokenizers = {}
+    for model in models:
+        name = model if isinstance(model, str) else model.name
+        tokenizers[name] = (load_tokenizer(model, revision=run.revision)
+                            if isinstance(model, str) else model.tokenizer)  # fmt: skip
+    problems: dict[str, str] = {}
+    for name, tokenizer in tokenizers.items():
+        for span, why in span_problems(tokenizer, spans).items():
+            problems.setdefault(span, f"not read whole by {name}'s tokenizer ({why})")
+    return tokenizers, problems
+
+
+def refuse_unreadable(candidates: CandidateSet, problems: Mapping[str, str]) -> None:
+    """A FILE of candidates holding a span a model cannot read: one line naming file and line."""
+    for number, span in enumerate(candidates.spans, start=1):
+        if span in problems:
+            raise TacitError(
+                f"{candidates.source}, line {number}: {shorten(span)!r} is {problems[span]}: "
+                "remove it, or use models that read it"
+            )
 
 
 def read_candidates(path: str | Path) -> CandidateSet:
@@ -110,11 +202,6 @@ def relation_answers(norms: NormSet, relation: str) -> pd.DataFrame:
             .drop_duplicates(["concept", "span"]).reset_index(drop=True))  # fmt: skip
 
 
-def check_span_options(span_scoring: str, normalize: str) -> None:
-    check_choice("--span-scoring", span_scoring, SPAN_SCORINGS)
-    check_choice("--normalize", normalize, NORMALIZATIONS)
-
-
 class SpanRanker:
     """One model's scores of the candidates in a probe's templates, normalised as asked, with
     the property-free baseline of `pmi` computed once per model."""
@@ -131,34 +218,38 @@ class SpanRanker:
         self._baselines: dict[tuple[str, str], np.ndarray] = {}
         self.work: dict[str, int] = {}
 
-    def scores(self, scorer: Scorer, templates: Sequence[str], bar: tqdm | bool) -> np.ndarray:
-        """[templates x candidates] scores to rank by (see the module docstring)."""
+    def scores(
+        self, scorer: Scorer, templates: Sequence[str], bar: tqdm | bool
+    ) -> tuple[np.ndarray, bool]:
+        """[templates x candidates] scores to rank by (see the module docstring), and whether
+        they are log-probabilities of the spans themselves (`sum`, with a family that scores
+        the span rather than its whole sentence)."""
         spans = self.candidates.spans
         raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=False)
-        self._count(scorer)
+        self._count(raw)
         if not isinstance(bar, bool):
             bar.update(len(templates))  # the run's bar counts prompt texts
         base = raw.sentence if raw.sentence is not None else raw.span
         if self.normalize == "mean":
-            return raw.span / raw.n_tokens
+            return raw.span / raw.n_tokens, False
         if self.normalize == "sum":
-            return base
+            return base, raw.sentence is None
         free = [self.baseline_of(t) for t in templates]
         missing = sorted({f for f in free if (scorer.name, f) not in self._baselines})
         if missing:
             got = scorer.score_spans(missing, spans, scoring=self.scoring, progress=False)
-            self._count(scorer)
+            self._count(got)
             got_base = got.sentence if got.sentence is not None else got.span
             for n, text in enumerate(missing):
                 self._baselines[(scorer.name, text)] = got_base[n]
-        return base - np.stack([self._baselines[(scorer.name, f)] for f in free])
+        return base - np.stack([self._baselines[(scorer.name, f)] for f in free]), False
 
-    def _count(self, scorer: Scorer) -> None:
-        for key, value in scorer.span_work.items():
+    def _count(self, scores: SpanScores) -> None:
+        for key, value in scores.work.items():
             self.work[key] = self.work.get(key, 0) + value
 
     def take_counts(self) -> dict[str, int]:
-        """The work run since the last call (Scorer.span_work), for the model's record."""
+        """The work run since the last call (SpanScores.work), for the model's record."""
         counts, self.work = self.work, {}
         return counts
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import torch
 
+from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.models.base import MASK, Scorer
+from tacit.models.base import Scorer
 from tacit.vocab.shared import word_token_id
 
 FIELD = re.compile(r"{([^{}]*)}")
@@ -103,27 +104,6 @@ def verbalizer_token_ids(scorer: Scorer, words: Mapping[str, str]) -> np.ndarray
     return np.asarray(ids, dtype=np.int64)
 
 
-def verbalizer_probs(
-    scorer: Scorer,
-    prompts: list[str],
-    vocab_ids: np.ndarray,
-    progress: bool,
-    *,
-    cut_to_fit: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Softmax over the verbalizer words' logits, and the words' total probability under the
-    whole-vocabulary softmax, for each prompt (each distinct text scored once; with
-    `cut_to_fit`, prompts too long are cut around the mask, see Scorer.score_vocab)."""
-    probs = torch.empty((len(prompts), len(vocab_ids)), dtype=torch.float64, device=scorer.device)
-    mass = torch.empty(len(prompts), dtype=torch.float64, device=scorer.device)
-    for batch in scorer.score_vocab(prompts, vocab_ids, progress=progress, cut_to_fit=cut_to_fit):
-        logits = batch.shared.double()
-        probs[batch.rows] = torch.softmax(logits, dim=-1)[batch.batch_rows]
-        whole = (logits - batch.log_z.double().unsqueeze(1)).exp().sum(dim=1)
-        mass[batch.rows] = whole[batch.batch_rows]
-    return probs.cpu().numpy(), mass.cpu().numpy()
-
-
 def label_probs(
     scorer: Scorer,
     prompts: list[str],
@@ -131,25 +111,31 @@ def label_probs(
     progress: bool,
     *,
     cut_to_fit: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each prompt's probabilities over the labels' `words`, and the words' total probability
-    (see verbalizer_probs). A causal model scores each word in the blank as a span: the label
-    probabilities are the softmax over the sentences' log-probabilities, the words' total is
-    their probability as the text right after the words before the blank."""
-    if scorer.kind != "causal":
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each prompt's probabilities over the labels' `words`, the words' total probability, and
+    how many prompts were cut to fit. A family that reads the blank wherever it is (a masked
+    LM) gives the softmax over the words' logits at the blank (each one token) and their
+    share of the whole-vocabulary softmax; one that cannot (a causal LM) scores each word in
+    the blank as a span: the label probabilities are the softmax over the sentences'
+    log-probabilities, the words' total their probability as the text right after the words
+    before the blank (any number of tokens)."""
+    if scorer.blank_anywhere:
+        from tacit.models.reduce import label_distribution
+
         ids = verbalizer_token_ids(scorer, words)
-        return verbalizer_probs(scorer, prompts, ids, progress, cut_to_fit=cut_to_fit)
+        batches = scorer.score_vocab(prompts, ids, progress=progress, cut_to_fit=cut_to_fit)
+        return label_distribution(batches, len(prompts), scorer.device)
     scores = scorer.score_spans(prompts, list(words.values()), progress=progress)
     assert scores.sentence is not None
     sentence = torch.as_tensor(scores.sentence, dtype=torch.float64)
     probs = torch.softmax(sentence, dim=-1).numpy()
-    return probs, np.exp(scores.span).sum(axis=1)
+    return probs, np.exp(scores.span).sum(axis=1), 0
 
 
 def verbalizer_record(scorer: Scorer, words: Mapping[str, str]) -> dict[str, int | list[int]]:
     """Each label's word as the model reads it for the manifest: its token id (masked), or the
     ids of its tokens after a space (causal: any number)."""
-    if scorer.kind != "causal":
+    if scorer.blank_anywhere:
         return dict(zip(words, map(int, verbalizer_token_ids(scorer, words))))
     encoded = scorer.tokenizer([" " + w for w in words.values()], add_special_tokens=False)
     return dict(zip(words, encoded["input_ids"]))

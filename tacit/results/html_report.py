@@ -12,14 +12,16 @@ import base64
 import csv
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.manifest import Manifest
+from tacit.probes import registry
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
@@ -32,12 +34,6 @@ figcaption { font-size: 0.85rem; color: #555; }
 details { margin: 0.5rem 0 1rem; } .muted { color: #666; font-size: 0.85rem; }
 .scroll { overflow-x: auto; max-width: 100%; }
 """
-# the tables a run directory may hold besides summary.csv, shown where present
-EXTRA_TABLES = {
-    "dropped.csv": "Concepts left out, and why",
-    "excluded.csv": "Features left out of the gold answers, and why",
-    "summary_by_seed.csv": "Summary per seed",
-}
 
 
 @dataclass
@@ -46,7 +42,7 @@ class Run:
     report shows exactly what the file holds) and as a table (for the figures)."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     summary_rows: list[list[str]]
     summary: pd.DataFrame
     extra: dict[str, list[list[str]]] = field(default_factory=dict)
@@ -76,8 +72,9 @@ def read_run(path: str | Path) -> Run:
         raise TacitError(f"{manifest_file}: not readable JSON ({first_line(err)})") from None
     rows = _csv_rows(summary_file)
     summary = pd.read_csv(summary_file)
-    extra = {name: _csv_rows(path / name) for name in EXTRA_TABLES if (path / name).is_file()}
-    return Run(path, manifest, rows, summary, extra)
+    tables = registry.of_run(manifest, path).extra_tables
+    extra = {name: _csv_rows(path / name) for name in tables if (path / name).is_file()}
+    return Run(path, cast(Manifest, manifest), rows, summary, extra)
 
 
 def _png_uri(data: bytes) -> str:
@@ -115,7 +112,11 @@ def _brief(run: Run) -> list[list[str]]:
     m = run.manifest
     models = "; ".join(
         f"{r.get('name')} ({r.get('kind') or r.get('mode') or 'model'}"
-        + (f", revision {r['resolved_revision'][:12]}" if r.get("resolved_revision") else "")
+        + (
+            f", revision {str(r.get('resolved_revision'))[:12]}"
+            if r.get("resolved_revision")
+            else ""
+        )
         + ")"
         for r in m.get("models", [])
     )
@@ -150,56 +151,13 @@ def _counts(run: Run) -> str:
 
 
 def run_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    """(caption, PNG) for the figures of runs of one probe, drawn as the run draws them."""
-    probe = runs[0].probe
-    drawers: dict[str, Callable[[Sequence[Run]], list[tuple[str, bytes]]]] = {
-        "retrieve": _retrieval_figures,
-        "elicit": _elicitation_figures,
-        "pragmeval": _pragmeval_figures,
-        "nli": _nli_figures,
-    }
-    return drawers[probe](runs) if probe in drawers else []
+    """(caption, PNG) for the figures of runs of one probe, drawn by the probe as the run and
+    `probe plot` draw them."""
+    from tacit.probes.figures import figure_bytes
 
-
-def _retrieval_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    from tacit.results.plots import figure_bytes, retrieval_figure
-
-    frames = [run.summary.assign(run=run.path.name) for run in runs]
-    figure = retrieval_figure(pd.concat(frames, ignore_index=True))
-    caption = "MRR and mean target probability by number of properties (bands: 95% bootstrap)"
-    return [(caption, figure_bytes(figure, "png"))]
-
-
-def _elicitation_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    from matplotlib.figure import Figure
-
-    from tacit.results.labels import model_label
-    from tacit.results.plots import figure_bytes
-
-    summary = pd.concat([run.summary.assign(run=run.path.name) for run in runs])
-    figure = Figure(figsize=(8, 3.6), layout="constrained")
-    axis = figure.subplots()
-    table = summary.pivot_table(index="relation", columns=["run", "model", "prefix"],
-                                values="map_vocab", sort=False)  # fmt: skip
-    table.columns = [f"{model_label(m)} ({r}, prefix {p})" if len(runs) > 1 else
-                     f"{model_label(m)}, prefix {p}" for r, m, p in table.columns]  # fmt: skip
-    table.plot.bar(ax=axis, rot=0)
-    axis.set_ylabel("mAP over the shared vocabulary")
-    axis.legend(fontsize="small")
-    return [("Elicitation: mean average precision by relation", figure_bytes(figure, "png"))]
-
-
-def _pragmeval_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    from tacit.results.pragmeval_report import pragmeval_figure
-
-    return [(f"PragmEval: {run.path.name}", pragmeval_figure(run.summary)) for run in runs]
-
-
-def _nli_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    from tacit.results.nli_figure import nli_figure, nli_panels
-
-    return [(f"NLI ({run.manifest.get('suite')}): {run.path.name}", nli_figure(run.summary))
-            for run in runs if nli_panels(run.summary)[0]]  # fmt: skip
+    probe = registry.get(runs[0].probe)
+    shown = [(run.path.name, run.summary, run.manifest) for run in runs]
+    return [(caption, figure_bytes(figure, "png")) for caption, figure in probe.figures(shown)]
 
 
 def _figure_html(caption: str, png: bytes) -> str:
@@ -214,7 +172,8 @@ def _run_section(run: Run, number: int) -> str:
              _table(run.summary_rows, "summary")]  # fmt: skip
     parts += [_figure_html(caption, png) for caption, png in run_figures([run])]
     for name, rows in run.extra.items():
-        what = f"{html.escape(EXTRA_TABLES[name])} ({len(rows) - 1} rows, {name})"
+        about = registry.get(run.probe).extra_tables[name]
+        what = f"{html.escape(about)} ({len(rows) - 1} rows, {name})"
         table = _table(rows, name[:-4], limit=500)
         parts.append(f"<details><summary>{what}</summary>{table}</details>")
     parts.append("</section>")

@@ -1,51 +1,27 @@
-"""Figures of retrieval runs: MRR and mean target probability against number of properties.
-
-Which figure is drawn follows from what the runs contain: several categories -> one line per
-category (the paper's Figure 3a); several selection x order conditions -> one line per
-condition with the random baseline dashed (Figure 3b); otherwise one line per model
-(Figure 2). With several models, the first two get one panel per model. Bands are the
-bootstrap intervals of summary.csv.
-"""
+"""`probe plot` and tacit.plot: one figure of one or more runs of a probe, drawn by the probe
+(Probe.figures), saved whole; runs that scored different things are drawn with a warning,
+printed and in the figure."""
 
 from __future__ import annotations
 
-import io
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from tacit.core.errors import TacitError, first_line
 from tacit.core.files import write_atomic
-from tacit.results.labels import model_label
 
-KINDS = ("auto", "models", "category", "ordering")
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 FORMATS = (".png", ".svg", ".pdf")
-_PANELS = [
-    ("mrr", "mrr_ci_low", "mrr_ci_high", "MRR"),
-    ("mean_target_prob", "target_prob_ci_low", "target_prob_ci_high", "mean target probability"),
-]
-_CATEGORY_ORDER = ["all", "visual", "functional", "encyclopaedic"]
-_ORDERING = [
-    ("top", "decreasing"),
-    ("top", "increasing"),
-    ("bottom", "decreasing"),
-    ("bottom", "increasing"),
-    ("random", "random"),
-]
-
-
-def _ordering_rank(condition: tuple[str, str]) -> int:
-    return _ORDERING.index(condition) if condition in _ORDERING else len(_ORDERING)
-
-
-RETRIEVAL_REQUIRED = frozenset({"model", "selection", "order", "category", "n_props", "mrr"})
 
 
 def read_summary(
-    run: str | Path, required: set[str] | frozenset[str] = RETRIEVAL_REQUIRED
+    run: str | Path, required: set[str] | frozenset[str] = frozenset()
 ) -> pd.DataFrame:
     """summary.csv of a run directory, with a `run` column naming the directory."""
     path = Path(run) / "summary.csv"
@@ -62,116 +38,10 @@ def read_summary(
     return summary
 
 
-def figure_kind(summary: pd.DataFrame) -> str:
-    """`category`, `ordering` or `models`, from the conditions the summary holds."""
-    if summary["category"].nunique() > 1:
-        return "category"
-    if summary[["selection", "order"]].drop_duplicates().shape[0] > 1:
-        return "ordering"
-    return "models"
-
-
-def _condition_label(selection: str, order: str) -> str:
-    if selection == "random" and order == "random":
-        return "random baseline"
-    return f"{selection} PF, {order}"
-
-
-def _lines(summary: pd.DataFrame, kind: str) -> list[tuple[str, str, pd.DataFrame]]:
-    """(panel title, line label, rows) for every line to draw."""
-    several_runs = summary.groupby("model")["run"].nunique().max() > 1
-    lines = []
-    for (model, run), rows in summary.groupby(["model", "run"], sort=False):
-        name = model_label(model) + (f" ({run})" if several_runs else "")
-        if kind == "models":
-            conditions = rows.groupby(["selection", "order", "category"], sort=False)
-            for (selection, order, category), cond in conditions:
-                label = name
-                if conditions.ngroups > 1:
-                    label += f": {_condition_label(selection, order)}, {category}"
-                lines.append(("", label, cond))
-        elif kind == "category":
-            for category in sorted(rows["category"].unique(), key=_category_rank):
-                lines.append((name, category, rows[rows["category"] == category]))
-        else:
-            conditions = rows.groupby(["selection", "order"], sort=False)
-            for (sel, order), cond in sorted(conditions, key=lambda c: _ordering_rank(c[0])):
-                lines.append((name, _condition_label(sel, order), cond))
-    return lines
-
-
-def _category_rank(category: str) -> int:
-    return _CATEGORY_ORDER.index(category) if category in _CATEGORY_ORDER else len(_CATEGORY_ORDER)
-
-
-def plot_summaries(
-    summary: pd.DataFrame, out: str | Path, *, kind: str = "auto", caption: str = ""
-) -> Path:
-    """Draw the figure for a retrieval summary (one or more runs) and save it whole."""
-    out = Path(out)
-    if out.suffix.lower() not in FORMATS:
-        raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
-    return save_figure(retrieval_figure(summary, kind=kind, caption=caption), out)
-
-
-def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str = "") -> Figure:
-    """The figure of a retrieval summary (one or more runs, a `run` column telling them
-    apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds."""
-    if kind not in KINDS:
-        raise TacitError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
-    if "run" not in summary.columns:
-        summary = summary.assign(run="")
-    kind = figure_kind(summary) if kind == "auto" else kind
-    lines = _lines(summary.sort_values("n_props"), kind)
-    panels = list(dict.fromkeys(title for title, _, _ in lines))
-    figure = Figure(figsize=(4.2 * len(panels) + 1.5, 6.4), layout="constrained")
-    axes = figure.subplots(2, len(panels), squeeze=False, sharex=True)
-    for column, panel in enumerate(panels):
-        for title, label, rows in lines:
-            if title != panel:
-                continue
-            baseline = label == "random baseline"
-            for row, (value, low, high, ylabel) in enumerate(_PANELS):
-                ax = axes[row][column]
-                style = {"linestyle": "--", "color": "0.35"} if baseline else {}
-                ax.plot(
-                    rows["n_props"], rows[value], marker="o", markersize=3, label=label, **style
-                )
-                if low in rows and rows[low].notna().any():
-                    ax.fill_between(
-                        rows["n_props"],
-                        rows[low],
-                        rows[high],
-                        alpha=0.2,
-                        color=ax.lines[-1].get_color(),
-                    )
-                ax.set_ylabel(ylabel)
-                ax.grid(alpha=0.3)
-        axes[0][column].set_title(panel)
-        axes[1][column].set_xlabel("number of properties in the prompt")
-        axes[1][column].xaxis.get_major_locator().set_params(integer=True)
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
-    headings = {
-        "models": "Concept retrieval by model",
-        "category": "Concept retrieval by property category",
-        "ordering": "Concept retrieval by property selection and order",
-    }
-    figure.suptitle(headings[kind] + "\n(bands: 95% bootstrap interval over concepts)",
-                    fontsize="medium")  # fmt: skip
-    if caption:
-        figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
-    return figure
-
-
-def figure_bytes(figure: Figure, file_format: str) -> bytes:
-    """The figure as the bytes of a .png, .svg or .pdf file."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=150, format=file_format)
-    return buffer.getvalue()
-
-
 def save_figure(figure: Figure, out: Path) -> Path:
     """Save whole or not at all (tacit.core.files), with the permissions the umask gives."""
+    from tacit.probes.figures import figure_bytes
+
     data = figure_bytes(figure, out.suffix.lstrip(".").lower())
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -181,24 +51,50 @@ def save_figure(figure: Figure, out: Path) -> Path:
 
 
 def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto") -> Path:
-    """Plot one or more retrieval runs (directories or summary DataFrames) into one figure.
+    """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
+    into one figure (`kind`: retrieval's figure, `auto` from what the runs contain).
 
     Example:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
-    from tacit.results.compare import check_kinds, differences
+    from tacit.core.manifest import Manifest, read_manifest
+    from tacit.probes import registry
+    from tacit.results.compare import differences
 
+    out = Path(out)
+    if out.suffix.lower() not in FORMATS:
+        raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
     if not runs:
         raise TacitError("no run directory given")
-    frames = []
+    shown: list[tuple[str, pd.DataFrame, Manifest]] = []
     for index, run in enumerate(runs):
         if isinstance(run, pd.DataFrame):
-            frames.append(run.assign(run=run["run"] if "run" in run else f"run{index + 1}"))
+            name = str(run["run"].iloc[0]) if "run" in run else f"run{index + 1}"
+            summary = run.assign(run=name)
         else:
-            frames.append(read_summary(run))
-    check_kinds(frames, figure_kind)
+            name, summary = Path(run).name, read_summary(run)
+        if not isinstance(run, pd.DataFrame) and (Path(run) / "manifest.json").is_file():
+            manifest = read_manifest(run)
+        else:  # a summary alone: the probe whose row keys it has
+            fits = [p for p in map(registry.get, registry.names())
+                    if {*p.keys, p.primary.column} <= set(summary)]  # fmt: skip
+            if not fits:
+                raise TacitError(f"{name}: not the summary of any probe")
+            manifest = {"probe": fits[0].name}
+        shown.append((name, summary, manifest))
+    probes = {manifest.get("probe", "?") for _, _, manifest in shown}
+    if len(probes) > 1:
+        raise TacitError(f"these runs are of different probes ({', '.join(sorted(probes))}): "
+                         "one figure shows one probe")  # fmt: skip
+    probe = registry.get(probes.pop())
     notes = differences([r for r in runs if not isinstance(r, pd.DataFrame)])
     for note in notes:
         warnings.warn(note, stacklevel=2)
     caption = "not like for like: " + "; ".join(notes) if notes else ""
-    return plot_summaries(pd.concat(frames, ignore_index=True), out, kind=kind, caption=caption)
+    figures = probe.figures(shown, kind=kind, caption=caption)
+    if not figures:
+        raise TacitError(f"{probe.name} runs have no figure to plot")
+    if len(figures) > 1:
+        listed = "; ".join(title for title, _ in figures)
+        raise TacitError(f"these runs draw different figures ({listed}): plot them apart")
+    return save_figure(figures[0][1], out)

@@ -3,6 +3,7 @@ unasked (see tacit.core.files for how its files are written)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -11,8 +12,10 @@ from datetime import datetime
 from pathlib import Path
 
 from tacit.core.errors import TacitError
+from tacit.core.files import is_temporary
 
 PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
+LOCK = ".lock"  # held by the one process that owns the run directory (tacit.core.locks)
 WRITE_TEST = ".write-test-"
 
 
@@ -37,21 +40,51 @@ def fresh_run_dir(probe: str, now: datetime | None = None) -> Path:
     raise TacitError(f"{parent}: a thousand runs started in {stamp}'s second; give --out")
 
 
+def _name_max(out: Path) -> int:
+    """The longest name (in bytes) the file system `out` would be on allows; 255, the common
+    limit, where it does not say."""
+    for ancestor in out.absolute().parents:
+        try:
+            if ancestor.is_dir():
+                return os.pathconf(ancestor, "PC_NAME_MAX")
+        except (OSError, ValueError, AttributeError):  # a name too long itself; no pathconf
+            continue
+    return 255
+
+
+def _exists(out: Path) -> bool:
+    """Whether `out` exists. A name longer than the file system allows, or one the system
+    refuses to look up, is one line (Path.exists raised an OSError), before any directory on
+    the way is made."""
+    limit = _name_max(out)
+    longest = max((len(os.fsencode(part)) for part in out.parts), default=0)
+    if longest > limit:
+        raise TacitError(
+            f"--out {out}: a name of {longest} bytes, longer than the {limit} this file system "
+            "allows; give another --out with shorter names"
+        )
+    try:
+        return out.exists()
+    except OSError as err:
+        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+
+
 def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
     """What the directory holds that a new run would overwrite, in words; None if nothing.
     `checkpoint_ours`: the checkpoint there is the saving run's own (it resumed from it)."""
-    if not out.is_dir():
+    if not _exists(out) or not out.is_dir():
         return None
     entries = sorted(
         p.name
         for p in out.iterdir()
-        if not p.name.startswith(WRITE_TEST) and not (checkpoint_ours and p.name == PARTIAL)
-    )
+        if not p.name.startswith(WRITE_TEST) and p.name != LOCK and not is_temporary(p.name)
+        and not (checkpoint_ours and p.name == PARTIAL)
+    )  # fmt: skip
     if not entries:
         return None
     if "manifest.json" in entries:
         return "a run"
-    if entries == [PARTIAL]:
+    if PARTIAL in entries:  # with the tables of a save that crashed before its manifest, too
         return "an interrupted run"
     shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
     return f"{len(entries)} other file(s) ({shown})"
@@ -76,7 +109,7 @@ def check_overwrite(
 def prepare_run_dir(out: str | Path) -> Path:
     """Create the run directory (and parents) or say clearly why it cannot be written."""
     out = Path(out)
-    if out.exists() and not out.is_dir():
+    if _exists(out) and not out.is_dir():
         raise TacitError(f"--out {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -87,11 +120,20 @@ def prepare_run_dir(out: str | Path) -> Path:
     return out
 
 
+def remove_leftovers(out: Path) -> None:
+    """Remove what a process killed while saving left: files it was writing under temporary
+    names (tacit.core.files), never seen as results."""
+    for path in out.iterdir():
+        if is_temporary(path.name):
+            with suppress(OSError):
+                path.unlink()
+
+
 def remove_stale(out: Path, keep: set[str]) -> None:
     """After an --overwrite run is saved: remove what the old run left that this one did not
-    write, so the directory holds one run only."""
+    write, so the directory holds one run only (its owner's lock file stays)."""
     for path in out.iterdir():
-        if path.name in keep:
+        if path.name in keep or path.name == LOCK:
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
@@ -102,13 +144,26 @@ def remove_stale(out: Path, keep: set[str]) -> None:
 
 @contextmanager
 def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
-    """Prepare the run directory; if the run fails, remove it again when we made it (or
-    `created` says so) and it is still empty, so a failed run leaves nothing behind."""
+    """Prepare the run directory and own it (one process at a time: a second is refused at
+    once, in one line naming the first's process id) until the block ends; if the run fails,
+    remove the directory again when we made it (or `created` says so) and it holds nothing, so
+    a failed run leaves nothing behind.
+
+    The lock file goes when the block ends, still locked: nothing waits on a run directory's
+    lock (a second owner is refused, never queued), so no process can be left holding the
+    removed file while another takes a new one."""
+    from tacit.core.locks import file_lock
+
     out = Path(out)
-    ours = created or not out.exists()
+    ours = created or not _exists(out)
     path = prepare_run_dir(out)
     try:
-        yield path
+        with file_lock(path / LOCK, f"the run directory {path}", wait=0):
+            try:
+                yield path
+            finally:
+                with suppress(OSError):
+                    (path / LOCK).unlink()
     except BaseException:
         if ours:
             with suppress(OSError):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.results.labels import short_labels
+from tacit.core.labels import short_labels
 from tacit.results.rundir import PARTIAL
 
 RUN_COLUMNS = ["run", "probe", "models", "norms", "started", "size", "state"]

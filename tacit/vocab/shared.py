@@ -14,15 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from transformers import PreTrainedTokenizerBase
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
-from tacit.models.runtime import load_tokenizer
 from tacit.vocab.cache import cached_words
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
@@ -51,6 +53,25 @@ def word_token_id(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
     if len(encoded) != 1 or encoded[0] in tokenizer.all_special_ids:
         return None
     return encoded[0] if _decode_each(encoded, tokenizer)[0].strip() == word else None
+
+
+def span_problems(tokenizer: PreTrainedTokenizerBase, spans: Sequence[str]) -> dict[str, str]:
+    """The spans this tokenizer does not read whole, each with why: an unknown token (BERT's
+    [UNK] for an emoji, which would be scored as the unknown token's probability), or tokens
+    that read back as other text (a control character dropped). Folding case or accents, as an
+    uncased model always does, is reading it whole."""
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    encoded = _in_sentence(list(spans), tokenizer)
+    problems = {}
+    for span, ids in zip(spans, encoded):
+        if tokenizer.unk_token_id is not None and tokenizer.unk_token_id in ids:
+            problems[span] = "an unknown token"
+            continue
+        back = str(tokenizer.decode(ids)).strip()
+        folded = normalizer.normalize_str(span) if normalizer is not None else span
+        if back != span and not (back == folded and len(folded) == len(span)):
+            problems[span] = f"it reads back as {back!r}"
+    return problems
 
 
 CONTEXT = "a"  # the word put before each word, so that it is encoded as inside a sentence
@@ -247,18 +268,26 @@ def build_vocabulary(
 
 
 def vocabulary_for(
-    models: Sequence[str],
+    models: Sequence[Any],
     *,
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
     revision: str | None = None,
 ) -> tuple[Vocabulary, dict[str, PreTrainedTokenizerBase]]:
-    """Load the tokenizers of the models (and of --vocab-model) and build their vocabulary.
+    """Load the tokenizers of the models (names; a Scorer already in memory brings its own)
+    and of --vocab-model, and build their vocabulary.
 
     Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
     again. `revision` applies to `models`; vocabulary-only models load their default revision.
     """
-    tokenizers = {name: load_tokenizer(name, revision=revision) for name in dict.fromkeys(models)}
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    tokenizers = {
+        model if isinstance(model, str) else model.name: (
+            load_tokenizer(model, revision=revision) if isinstance(model, str) else model.tokenizer
+        )
+        for model in dict.fromkeys(models)
+    }
     extra = {
         name: load_tokenizer(name) for name in dict.fromkeys(vocab_models) if name not in tokenizers
     }

@@ -1,0 +1,47 @@
+"""`probe plot`: one figure of runs of one probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tacit.cli.common import choice, user_errors
+from tacit.probes import registry
+
+# every probe's figures, by name (`auto`: the probe's choice from what the runs hold)
+PLOT_KINDS = tuple(dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds))
+
+
+@user_errors
+def command(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories of one probe.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
+    ] = Path("retrieval.png"),
+    kind: Annotated[
+        str,
+        choice(
+            "--kind", choices=PLOT_KINDS, help="Which figure; auto: from what the runs contain."
+        ),
+    ] = "auto",
+) -> None:
+    """Plot MRR and mean target probability against the number of properties.
+
+    One line per model (the paper's Figure 2), per property category (Figure 3a), or per
+    selection x order with the random baseline (Figure 3b), chosen from what the runs
+    contain; bands are 95% bootstrap intervals over concepts. Runs that draw different
+    figures are refused; runs that scored different things (vocabulary or candidates, norms,
+    concepts) are drawn with a warning, printed and in the figure.
+    """
+    import warnings
+
+    from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = plot_runs(runs, out, kind=kind)
+    for warning in caught:
+        typer.echo(f"warning: {warning.message} (said in the figure too)", err=True)
+    typer.echo(f"written to {written}")

@@ -1,0 +1,70 @@
+"""The choices of options that several layers share, declared once, and the checks every
+option goes through. Nothing heavy is imported here: the command line reads its choices from
+here (and from each probe's declaration, tacit.core.params) to print `probe --help` without
+loading torch or pandas. A wrong value gets the same one-line error from the API, the command
+line and sweeps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from typing import Literal, TypeVar, get_args
+
+from tacit.core.errors import TacitError, shorten
+
+Dtype = Literal["float32", "float16", "bfloat16"]
+Relation = Literal["is", "is a", "has", "has a", "made of"]
+Suite = Literal["imppres", "nope", "impli"]
+NormsFormat = Literal["cslb", "mcrae", "generic"]
+Pooling = Literal["mask", "mean", "last"]
+SpanScoring = Literal["l2r", "independent"]
+Normalize = Literal["sum", "mean", "pmi"]
+
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
+# the relations of elicitation, as tacit.norms phrases features into them
+RELATIONS: tuple[Relation, ...] = get_args(Relation)
+# the pragmatics suites (tacit.pragmatics) and the norms formats (tacit.norms) by name
+SUITES: tuple[Suite, ...] = get_args(Suite)
+NORMS_FORMATS: tuple[NormsFormat, ...] = get_args(NormsFormat)
+POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
+SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
+NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
+
+T = TypeVar("T")
+
+
+def check_choice(option: str, value: object, choices: Collection[T]) -> T:
+    """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
+    the option and the choices.
+
+    >>> check_choice("--dtype", "bfloat16", DTYPES)
+    'bfloat16'
+    """
+    if value not in choices:
+        raise TacitError(
+            f"{option} {shorten(repr(value))}: expected one of {', '.join(map(str, choices))}"
+        )
+    return value  # type: ignore[return-value]
+
+
+def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:
+    """Several values of a repeatable option, each checked, duplicates dropped, order kept; at
+    least one."""
+    if not values:
+        raise TacitError(f"{option}: give at least one of {', '.join(map(str, choices))}")
+    return [check_choice(option, value, choices) for value in dict.fromkeys(values)]
+
+
+def check_device(device: str) -> str:
+    """A --device value tacit knows (whether the machine has it is checked when a model loads,
+    tacit.models.runtime.resolve_device)."""
+    if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
+        raise TacitError(f"--device {device!r}: expected auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def check_at_least(option: str, value: int | None, minimum: int) -> None:
+    """A number option that must be at least `minimum` (None: not given)."""
+    if value is not None and value < minimum:
+        raise TacitError(f"{option} {value}: must be at least {minimum}")

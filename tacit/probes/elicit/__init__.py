@@ -1,0 +1,252 @@
+"""Property elicitation: ask for a concept's properties and score the answers against people's.
+
+"Everyone knows that a bear has <mask>." is scored against the answers people wrote for bear
+(fur, claws, ...), weighted by production frequency: over the shared vocabulary (one-word
+answers, the paper's) or over candidate spans (answers of any length). The package: options,
+prompts (and gold answers), scoring, summary, report; this module ties them to the Probe
+contract (tacit.probes.base).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Metric, Outcome, Plan, Probe, Scored, Work
+from tacit.probes.elicit.options import PARAMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+    from tacit.probes.candidates import Candidates
+
+
+@dataclass
+class State:
+    norms: Any
+    prefixes: list[bool]
+    prompts: pd.DataFrame
+    candidates: Candidates
+    left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
+    sensible: dict[str, Any] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
+
+
+class ElicitProbe(Probe):
+    name = "elicit"
+    description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"
+    help = """Each concept with at least one one-word answer for a relation (`has fur_hair`
+    answers `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is
+    scored against those answers: average precision over the shared vocabulary (ap_vocab) and
+    over every answer of that relation (ap_sens), and Spearman's rho between the answers'
+    production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
+    params = PARAMS
+    extra_tables = {
+        "excluded.csv": "Features left out of the gold answers, and why",
+        "answers_left_out.csv": "Answers that are not candidates, per relation",
+    }
+    primary = Metric("map_vocab", "mAP")
+    keys = ("model", "relation", "prefix")
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("masked", "causal")
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+
+        refuse_span_options(values, SPAN_PARAMS, "answers")
+        prefix = values["prefix"]
+        prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
+        norms = load_norms(values)
+        if values["candidates"] == "vocab":
+            state, work = self._vocab_work(models, norms, values, prefixes, run)
+        else:
+            state, work = self._span_work(models, norms, values, prefixes, run)
+        return Plan(work, values, state.candidates.resume_key(), state=state,
+                    tokenizers=state.candidates.tokenizers)  # fmt: skip
+
+    def _vocab_work(self, models: Sequence[str | Scorer], norms: Any,
+                    values: Mapping[str, Any], prefixes: list[bool],
+                    run: RunOptions) -> tuple[State, Work]:  # fmt: skip
+        import numpy as np
+
+        from tacit.probes.candidates import Candidates
+        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+        from tacit.probes.elicit.scoring import score_elicitation
+
+        candidates = Candidates.shared_vocabulary(models, run)
+        vocab, relations = candidates.vocab, values["relations"]
+        golds = gold_answers(norms, vocab, relations)
+        prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"])
+        if prompts.empty:
+            raise TacitError("no concept has a gold answer in the shared vocabulary")
+        answers = golds.answers
+        sensible = {
+            r: np.array(sorted({vocab.index(w) for w in words}))
+            for r in relations
+            if len(words := answers.loc[answers.relation == r, "word"])
+        }
+        work = Work(
+            prompts, "prompt",
+            lambda scorer, rows, bar: score_elicitation(rows, scorer, vocab, sensible,
+                                                        progress=bar),
+            kinds=self.kinds(values),
+        )  # fmt: skip
+        return State(norms, prefixes, prompts, candidates, golds.excluded, sensible), work
+
+    def _span_work(self, models: Sequence[str | Scorer], norms: Any, values: Mapping[str, Any],
+                   prefixes: list[bool], run: RunOptions) -> tuple[State, Work]:  # fmt: skip
+        """Each relation's answers ranked among spans: every answer people gave to it
+        (`answers`) or a FILE's. A span some model's tokenizer does not read whole is refused in
+        a FILE, and left out (counted) among the norms' answers."""
+        from tacit.probes.candidates import (
+            Candidates,
+            SpanRanker,
+            read_candidates,
+            refuse_unreadable,
+            relation_answers,
+            unreadable_spans,
+        )
+        from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
+        from tacit.probes.elicit.scoring import score_span_elicitation
+
+        given, relations = values["candidates"], values["relations"]
+        chosen = None if given == "answers" else read_candidates(given)
+        spans = chosen.spans if chosen is not None else sorted(
+            {span for r in relations for span in relation_answers(norms, r)["span"]}
+        )  # fmt: skip
+        tokenizers, unread = unreadable_spans(spans, models, run)
+        if chosen is not None:
+            refuse_unreadable(chosen, unread)
+        sets, gold, left_out = span_golds(norms, relations, chosen, unread)
+        prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
+        if prompts.empty:
+            raise TacitError(f"no concept has a gold answer among the candidates ({given})")
+        answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
+        candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
+                                scoring=values["span_scoring"],
+                                normalize=values["normalize"])  # fmt: skip
+        rankers = {r: SpanRanker(sets[r], candidates.scoring, candidates.normalize,
+                                 concept_free(r)) for r in relations}  # fmt: skip
+
+        def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
+            table = score_span_elicitation(rows, scorer, rankers, answering, bar)
+            counts: dict[str, int] = {}
+            for ranker in rankers.values():
+                for key, value in ranker.take_counts().items():
+                    counts[key] = counts.get(key, 0) + value
+            return Scored(table, counts)
+
+        work = Work(prompts, "prompt", score, kinds=self.kinds(values))
+        return State(norms, prefixes, prompts, candidates, left_out, unread=unread), work
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.report import elicitation_report, elicitation_span_report
+        from tacit.probes.elicit.summary import summarize_elicitation
+        from tacit.probes.inputs import norms_record
+
+        state: State = plan.state
+        values, candidates = plan.values, state.candidates
+        relations, spans = values["relations"], candidates.vocabulary is None
+        per_model = state.prompts
+        counts = per_model[per_model.prefix == state.prefixes[0]].groupby("relation").size()
+        added: dict[str, Any] = dict(candidates.record(manifest["models"]))
+        added["options"] = {"relations": relations, "prefix": values["prefix"]}
+        if spans:
+            added["options"].update(candidates=str(values["candidates"]),
+                                    span_scoring=candidates.scoring,
+                                    normalize=candidates.normalize)  # fmt: skip
+        added["options"]["concepts"] = values["concepts"]
+        added["norms"] = norms_record(state.norms)
+        added["counts"] = {
+            "prompts_per_model": len(per_model),
+            "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
+        }
+        if spans:
+            added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
+            added["counts"]["answers_not_read_whole"] = state.unread
+        else:
+            added["counts"].update(
+                paper_prompts_by_relation={r: PAPER_PROMPTS[r] for r in relations},
+                sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
+                features_excluded=state.left_out.to_dict("records"),
+            )
+        added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
+        full = with_keys(manifest, added)
+        summary = summarize_elicitation(rows)
+        report = elicitation_span_report if spans else elicitation_report
+        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
+        extra = {"answers_left_out" if spans else "excluded": state.left_out}
+        return Outcome(rows, summary, text, notes, added, extra, self._files(values, candidates),
+                       vocab=candidates.vocabulary)  # fmt: skip
+
+    @staticmethod
+    def _files(values: Mapping[str, Any], candidates: Candidates) -> dict[str, str]:
+        """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
+        if candidates.vocabulary is not None:
+            return {}
+        if values["candidates"] != "answers":
+            return {"candidates.txt": next(iter(candidates.sets.values())).text}
+        return {f"candidates-{r.replace(' ', '_')}.txt": s.text
+                for r, s in candidates.sets.items()}  # fmt: skip
+
+    def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
+        """The rows with the prefix (the paper's main condition), each relation's."""
+        prefixed = summary["prefix"].astype(str) == "True"
+        return summary[prefixed] if prefixed.any() else summary
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        from tacit.probes.notes import scored_over
+
+        return scored_over(manifest)
+
+    def estimate(self, values: Mapping[str, Any]) -> int | None:
+        """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
+        from tacit.probes.inputs import load_norms
+
+        table = load_norms(values).table
+        if values["concepts"] is not None:
+            table = table[table["concept"].isin(values["concepts"])]
+        pairs = table[table["relation"].isin(values["relations"])]
+        pairs = pairs.drop_duplicates(["concept", "relation"])
+        return len(pairs) * (2 if values["prefix"] == "both" else 1)
+
+    def keeps(self, norms: Any, vocab: Any) -> str | None:
+        """Elicitation's prompts per relation, and the features left out and why."""
+        from tacit.core.choices import RELATIONS
+        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+
+        golds = gold_answers(norms, vocab, RELATIONS)
+        built = build_elicitation_prompts(golds.answers, RELATIONS, [True])
+        prompts = built.groupby("relation").size()
+        lines = ["elicitation prompts: "
+                 + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)]  # fmt: skip
+        for row in golds.excluded.itertuples():
+            lines.append(
+                f"  {row.relation}: {row.features} features answer it, {row.kept} kept; left out "
+                f"{row.multi_word} of more than one word, {row.out_of_vocabulary} out of the "
+                "shared vocabulary"
+            )
+        return "\n".join(lines)
+
+    def table(self, summary: pd.DataFrame, **_: Any) -> str:
+        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix)."""
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.summary import format_elicitation_table
+
+        return format_elicitation_table(summary.drop(columns="run"), PAPER_PROMPTS)
+
+    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
+                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+        from tacit.probes.elicit.figures import elicitation_figure
+
+        return [("Elicitation: mean average precision by relation", elicitation_figure(runs))]

@@ -1,0 +1,183 @@
+"""Elicitation's prompts and gold answers: "Everyone knows that a bear has <mask>." for every
+concept with an answer to the relation, scored against the answers people wrote.
+
+Over the shared vocabulary (the paper's), the gold answers are a concept's one-word answers that
+are in it (gold_answers); over candidate spans, its answers of any length that are candidates
+(span_golds: `--candidates answers` ranks every answer any concept gave to the relation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from tacit.core.blank import MASK
+from tacit.core.errors import TacitError
+from tacit.lexicon import article, concept_text
+from tacit.norms.phrasing import one_word_answers
+from tacit.probes.candidates import CandidateSet, relation_answers
+
+if TYPE_CHECKING:
+    from tacit.norms import NormSet
+    from tacit.vocab.shared import Vocabulary
+
+# Prompts per relation in Weir et al. (2020), Table 1, for comparison.
+PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
+PREFIX = "Everyone knows that"
+# How each relation reads in the prompt: the paper's {is, has, is a, has a, is made of}. The
+# relation keeps CSLB's name `made of` (its answers are the `made of X` features).
+RELATION_WORDS = {"is": "is", "is a": "is a", "has": "has", "has a": "has a",
+                  "made of": "is made of"}  # fmt: skip
+PROMPT_COLUMNS = ["relation", "prefix", "concept", "prompt", "gold", "n_gold"]
+
+
+def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> str:
+    """'Everyone knows that a bear has <mask>.' (or 'A bear has <mask>.' without the prefix)."""
+    noun = concept_text(concept)
+    sentence = f"{article(noun)} {noun} {RELATION_WORDS[relation]} {MASK}."
+    return f"{PREFIX} {sentence}" if prefix else sentence[0].upper() + sentence[1:]
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """Gold answers and what was left out.
+
+    answers: `relation, concept, word, pf`, one row per answer (a word produced by several
+        features of a concept keeps the highest pf).
+    excluded: per relation, features that answer it, and how many were left out and why.
+    """
+
+    answers: pd.DataFrame
+    excluded: pd.DataFrame
+
+
+def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) -> GoldSet:
+    """One-word answers per relation and concept, restricted to the shared vocabulary.
+
+    A feature answers the relation in its `relation` column with the text in its `answer`
+    column (tacit.norms.NormSet): the probe reads no format's own syntax.
+    """
+    rows: list[tuple[str, str, str, float]] = []
+    report = []
+    table = norms.table
+    for relation in relations:
+        counts = {"features": 0, "multi_word": 0, "out_of_vocabulary": 0, "alternatives_oov": 0}
+        answering = table[table["relation"] == relation]
+        for concept, answer, pf in zip(
+            answering["concept"], answering["answer"], answering["pf"].tolist()
+        ):
+            counts["features"] += 1
+            words = one_word_answers(answer)
+            if words is None:
+                counts["multi_word"] += 1
+                continue
+            kept = [w for w in words if w in vocab]
+            counts["alternatives_oov"] += len(words) - len(kept)
+            if not kept:
+                counts["out_of_vocabulary"] += 1
+            rows.extend((relation, concept, word, pf) for word in kept)
+        counts["kept"] = counts["features"] - counts["multi_word"] - counts["out_of_vocabulary"]
+        report.append({"relation": relation, **counts})
+    answers = pd.DataFrame(rows, columns=["relation", "concept", "word", "pf"])
+    answers = (
+        answers.sort_values("pf", ascending=False, kind="stable")
+        .drop_duplicates(["relation", "concept", "word"])
+        .sort_values(["relation", "concept", "pf", "word"], ascending=[True, True, False, True])
+        .reset_index(drop=True)
+    )
+    return GoldSet(answers, pd.DataFrame(report))
+
+
+def build_elicitation_prompts(
+    answers: pd.DataFrame,
+    relations: Sequence[str],
+    prefixes: Sequence[bool],
+    concepts: Sequence[str] | None = None,
+    *,
+    column: str = "word",
+    separator: str = " ",
+) -> pd.DataFrame:
+    """One prompt per relation x prefix x concept with at least one gold answer; `gold` lists
+    the concept's answers (`answers[column]`, in the table's order) as `answer:pf`."""
+    if concepts is not None:
+        unknown = sorted(set(concepts) - set(answers["concept"]))
+        if unknown:
+            raise TacitError(f"--concepts: no gold answer for any relation: {', '.join(unknown)}")
+        answers = answers[answers["concept"].isin(concepts)]
+    records = []
+    for relation in relations:
+        for concept, rows in answers[answers["relation"] == relation].groupby("concept"):
+            gold = separator.join(f"{w}:{p}" for w, p in zip(rows[column], rows["pf"]))
+            for prefix in prefixes:
+                prompt = elicitation_prompt(concept, relation, prefix=prefix)
+                records.append((relation, prefix, concept, prompt, gold, len(rows)))
+    return pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
+
+
+def parse_gold(gold: str) -> list[tuple[str, int | float]]:
+    """'fur:20 claws:2.5' -> [('fur', 20), ('claws', 2.5)] (a generic table's pf can be any
+    number: whole ones read back as ints, others as the floats they were written from)."""
+    items = (item.rpartition(":") for item in gold.split())
+    return [(word, int(pf) if pf.isdigit() else float(pf)) for word, _, pf in items]
+
+
+GOLD_SEPARATOR = " | "  # spans hold spaces: 'fur:20 | four legs:3'
+
+
+def concept_free(relation: str) -> Callable[[str], str]:
+    """template -> the prompt with "it" for the concept, for `--normalize pmi`."""
+    sentence = f"it {RELATION_WORDS[relation]} <mask>."
+
+    def free(template: str) -> str:
+        prefixed = template.startswith(PREFIX)
+        return f"{PREFIX} {sentence}" if prefixed else sentence[0].upper() + sentence[1:]
+
+    return free
+
+
+def span_golds(
+    norms: NormSet,
+    relations: Sequence[str],
+    candidates: CandidateSet | None,
+    unread: Collection[str] = (),
+) -> tuple[dict[str, CandidateSet], pd.DataFrame, pd.DataFrame]:
+    """Per relation: the candidate set (`answers` when `candidates` is None, less the `unread`
+    spans some model's tokenizer does not read whole), the gold `relation, concept, span, pf`
+    rows among them, and per relation how many answers were left out because they are not
+    candidates or not read whole."""
+    sets, golds, report = {}, [], []
+    for relation in relations:
+        answers = relation_answers(norms, relation)
+        readable = answers[~answers["span"].isin(set(unread))]
+        chosen = candidates or CandidateSet("answers", sorted(set(readable["span"])))
+        kept = readable[readable["span"].isin(set(chosen.spans))]
+        sets[relation] = chosen
+        golds.append(kept.assign(relation=relation))
+        report.append({"relation": relation, "answers": len(answers), "kept": len(kept),
+                       "not_candidates": len(readable) - len(kept),
+                       "not_read_whole": len(answers) - len(readable)})  # fmt: skip
+    gold = pd.concat(golds, ignore_index=True)[["relation", "concept", "span", "pf"]]
+    return sets, gold, pd.DataFrame(report)
+
+
+def build_span_prompts(
+    gold: pd.DataFrame,
+    relations: Sequence[str],
+    prefixes: Sequence[bool],
+    concepts: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One prompt per relation x prefix x concept with at least one gold span (`gold` lists
+    them by pf, highest first, as `span:pf` separated by ` | `)."""
+    ordered = gold.sort_values(["relation", "concept", "pf", "span"],
+                               ascending=[True, True, False, True])  # fmt: skip
+    return build_elicitation_prompts(ordered, relations, prefixes, concepts, column="span",
+                                     separator=GOLD_SEPARATOR)  # fmt: skip
+
+
+def parse_span_gold(gold: str) -> list[tuple[str, float]]:
+    """'fur:20 | four legs:3' -> [('fur', 20.0), ('four legs', 3.0)]."""
+    items = (item.rpartition(":") for item in gold.split(GOLD_SEPARATOR))
+    return [(span, float(pf)) for span, _, pf in items]

@@ -1,0 +1,59 @@
+"""What an elicitation run says about itself: the paper's Table 1 layout, and per relation how
+many features (or answers) answer it and what was left out and why."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
+
+import pandas as pd
+
+from tacit.probes.elicit.summary import format_elicitation_table
+from tacit.probes.notes import ranked_among, run_notes
+
+
+def elicitation_report(
+    summary: pd.DataFrame, excluded: pd.DataFrame, manifest: Manifest,
+    paper_counts: dict[str, int],
+) -> tuple[str, list[str]]:  # fmt: skip
+    """Table 1's layout, then per relation how many features answer it and what was left out."""
+    lines = [format_elicitation_table(summary, paper_counts), ""]
+    for row in excluded.itertuples():
+        lines.append(
+            f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
+            f"{row.multi_word} of more than one word and {row.out_of_vocabulary} out of the "
+            f"shared vocabulary ({row.alternatives_oov} alternative words out of it)"
+        )
+    undefined = manifest["counts"]["spearman_undefined"]
+    lines.append(
+        f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
+    )
+    return "\n".join(lines), run_notes(manifest)
+
+
+def elicitation_span_report(
+    summary: pd.DataFrame, left_out: pd.DataFrame, manifest: Manifest,
+    paper_counts: dict[str, int],
+) -> tuple[str, list[str]]:  # fmt: skip
+    """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
+    lines = [format_elicitation_table(summary, paper_counts), ""]
+    for row in left_out.itertuples():
+        whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
+        lines.append(f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
+                     f"the candidates, {row.not_candidates} not{whole}")  # fmt: skip
+    lines.append(ranked_among(manifest))
+    undefined = manifest["counts"]["spearman_undefined"]
+    lines.append(
+        f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
+    )
+    notes = run_notes(manifest)
+    unread: dict[str, str] = manifest["counts"].get("answers_not_read_whole") or {}
+    if unread:
+        span, why = next(iter(unread.items()))
+        others = " and others" if len(unread) > 1 else ""
+        notes.append(f"note: {len(unread)} answer(s) left out of the candidates, {why} for "
+                     f"{span!r}{others} (manifest: counts)")  # fmt: skip
+    return "\n".join(lines), notes

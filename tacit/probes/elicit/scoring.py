@@ -1,0 +1,125 @@
+"""Elicitation's scoring, one model at a time: each prompt's gold answers ranked at the blank.
+
+Average precision of the gold answers over the candidates (`ap_vocab`: the shared vocabulary,
+or the candidate spans) and over the answers any concept gave to the relation (`ap_sens`; the
+two are equal for `--candidates answers`), Spearman's rho between the answers' production
+frequencies and the model's scores, and the top 5.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import torch
+from numpy.typing import ArrayLike
+
+from tacit.core.metrics import average_precision
+from tacit.probes.candidates import SpanRanker, top_spans
+from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from tacit.models.base import Scorer
+    from tacit.vocab.shared import Vocabulary
+
+RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "ap_vocab", "ap_sens", "spearman", "top5"]
+SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "n_candidates", "ap_vocab", "ap_sens",
+                       "spearman", "top5"]  # fmt: skip
+
+
+def score_elicitation(
+    prompts: pd.DataFrame,
+    scorer: Scorer,
+    vocab: Vocabulary,
+    sensible: dict[str, np.ndarray],
+    *,
+    progress: bool | tqdm = True,
+) -> pd.DataFrame:
+    """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt.
+
+    Args:
+        sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
+            relation across concepts.
+    """
+    from tacit.models.reduce import GoldScores
+
+    device = scorer.device
+    relation_ids = {r: i for i, r in enumerate(sensible)}
+    among = torch.zeros((len(sensible), len(vocab)), dtype=torch.bool, device=device)
+    for relation, positions in sensible.items():
+        among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
+    golds = [parse_gold(g) for g in prompts["gold"]]
+    ids = vocab.token_ids[scorer.name]
+    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
+    scores = GoldScores(
+        batches, [[vocab.index(w) for w, _ in gold] for gold in golds], among=among,
+        among_of_row=[relation_ids[r] for r in prompts["relation"]], top_k=5, device=device,
+    )  # fmt: skip
+    table = prompts.copy()
+    table.insert(0, "model", scorer.name)
+    table["ap_vocab"] = scores.ap
+    table["ap_sens"] = scores.ap_among
+    table["spearman"] = [
+        rank_correlation([pf for _, pf in gold], scores.prob[row, : len(gold)])
+        for row, gold in enumerate(golds)
+    ]
+    words = np.asarray(vocab.words, dtype=object)
+    table["top5"] = [
+        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
+        for i, prob in zip(scores.top_index, scores.top_prob)
+    ]
+    return table[RESULT_COLUMNS]
+
+
+def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
+    """Spearman's rho between production frequencies and model probabilities.
+
+    NaN (undefined) with fewer than 2 answers or when either side has no variance.
+
+    >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
+    (1.0, nan)
+    """
+    from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
+
+    x, y = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)
+
+
+def score_span_elicitation(
+    rows: pd.DataFrame,
+    scorer: Scorer,
+    rankers: dict[str, SpanRanker],
+    answering: dict[str, set[str]],
+    progress: tqdm | bool,
+) -> pd.DataFrame:
+    """AP over the candidates and over those answering the relation, rho, top 5, per prompt."""
+    parts = []
+    for relation, group in rows.groupby("relation", sort=False):
+        ranker = rankers[relation]
+        spans = ranker.candidates.spans
+        templates = list(dict.fromkeys(group["prompt"]))
+        scores, _ = ranker.scores(scorer, templates, progress)
+        row_of = {t: n for n, t in enumerate(templates)}
+        per_row = scores[[row_of[p] for p in group["prompt"]]]
+        index = ranker.candidates.index()
+        sensible = np.array([s in answering[relation] for s in spans])
+        table = group.copy()
+        ap_vocab, ap_sens, rho = [], [], []
+        for row, gold_text in zip(per_row, group["gold"]):
+            gold = parse_span_gold(gold_text)
+            relevant = np.zeros(len(spans), dtype=bool)
+            relevant[[index[s] for s, _ in gold]] = True
+            ap_vocab.append(average_precision(row, relevant))
+            ap_sens.append(average_precision(row[sensible], relevant[sensible]))
+            rho.append(rank_correlation([p for _, p in gold], [row[index[s]] for s, _ in gold]))
+        table.insert(0, "model", scorer.name)
+        table["n_candidates"] = len(spans)
+        table["ap_vocab"], table["ap_sens"], table["spearman"] = ap_vocab, ap_sens, rho
+        table["top5"] = top_spans(per_row, spans)
+        parts.append(table)
+    return pd.concat(parts).loc[rows.index, SPAN_RESULT_COLUMNS]

@@ -1,0 +1,123 @@
+"""The inputs the norms-based probes share, declared once: which norms (and how to read them),
+which concepts, and what the blank is ranked among (the shared vocabulary or candidate spans:
+tacit.probes.candidates). Light: declaring these options imports nothing heavy; the norms are
+read when a run starts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
+from tacit.core.errors import TacitError
+from tacit.core.params import Param
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import NormsRecord
+    from tacit.norms import NormSet
+
+
+def parse_concepts(value: str) -> list[str]:
+    """The command line's `bear,cat` or `@file` (one concept a line)."""
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None
+        names = [line.strip() for line in lines if line.strip()]
+    else:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise TacitError(f"--concepts {value!r}: names no concept")
+    return names
+
+
+def _norms(value: Any, label: str) -> Any:
+    from tacit.norms import NormSet
+
+    if not isinstance(value, str | Path | NormSet):
+        raise TacitError(
+            f"{label} {value!r}: expected a norms file, an installed name or a NormSet"
+        )
+    return value
+
+
+def _columns(value: Any, label: str) -> Mapping[str, str]:
+    if isinstance(value, str):
+        from tacit.norms import parse_columns
+
+        return parse_columns(value)
+    if not isinstance(value, Mapping):
+        raise TacitError(f"{label} {value!r}: expected KEY=NAME pairs or a mapping")
+    return value
+
+
+NORMS = Param(
+    "norms", None, kind="any", check=_norms,
+    help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV "
+    "table) or the name of installed norms. Default: the installed default (`probe norms "
+    "install`), else $TACIT_NORMS.",
+)  # fmt: skip
+NORMS_FORMAT = Param(
+    "norms_format", None, choices=NORMS_FORMATS,
+    help="Say the norms file's format when tacit cannot tell it from the file.",
+)  # fmt: skip
+NORMS_COLUMNS = Param(
+    "norms_columns", None, kind="any", check=_columns,
+    help="A generic table's column names, e.g. `concept=Word,feature=Property,pf=Count` "
+    "(feature_type optional).",
+)  # fmt: skip
+CONCEPTS = Param(
+    "concepts", None, kind="list", parse=parse_concepts,
+    help="Only these concepts: a comma-separated list, or @FILE with one a line.",
+)  # fmt: skip
+NORMS_PARAMS = (NORMS, NORMS_FORMAT, NORMS_COLUMNS, CONCEPTS)
+
+SPAN_SCORING = Param(
+    "span_scoring", "l2r", choices=SPAN_SCORINGS,
+    help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the exact "
+    "chain rule left to right (one mask per token still to come), or `independent` (all masked "
+    "at once, mLAMA's).",
+)  # fmt: skip
+NORMALIZE = Param(
+    "normalize", "sum", choices=NORMALIZATIONS,
+    help="What candidate spans are ranked by: their log-probability (`sum`), per token "
+    "(`mean`), or against the prompt without its properties (`pmi`).",
+)  # fmt: skip
+SPAN_PARAMS = (SPAN_SCORING, NORMALIZE)
+
+
+def load_norms(values: Mapping[str, Any]) -> NormSet:
+    """The run's NormSet: as given, or read from a path or an installed name."""
+    from tacit.norms import NormSet, load_norms
+
+    if isinstance(values["norms"], NormSet):
+        return values["norms"]
+    return load_norms(values["norms"], format=values["norms_format"],
+                      columns=values["norms_columns"])  # fmt: skip
+
+
+def norms_record(norms: NormSet) -> NormsRecord:
+    """The norms as a manifest records them."""
+    return {
+        "path": str(norms.path),
+        "format": norms.format,
+        "columns": dict(norms.columns) if norms.columns else None,
+        "feature_types": norms.feature_types,
+        "sha256": norms.sha256,
+        "rows": len(norms.table),
+        "concepts": len(norms.concepts),
+        "merged_duplicates": norms.merged.to_dict("records"),
+    }
+
+
+def refuse_span_options(values: Mapping[str, Any], params: Sequence[Param], spans: str) -> None:
+    """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
+    no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
+    given = [param.flag for param in params if values[param.name] != param.default]
+    if values["candidates"] == "vocab" and given:
+        raise TacitError(
+            f"{', '.join(given)}: for candidate spans only: add --candidates {spans} (or a FILE)"
+        )

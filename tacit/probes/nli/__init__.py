@@ -1,0 +1,160 @@
+"""Pragmatic inference as NLI: the suites IMPPRES, NOPE and IMPLI (tacit.pragmatics), asked of
+masked or causal LMs (cloze), of NLI classifiers, or read from released predictions, and
+reported in each paper's own breakdowns. The package: options, predict (the three ways of
+predicting), items (matching predictions to items), report, figures; this module ties them to
+the Probe contract (tacit.probes.base).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.nli.options import PARAMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+    from tacit.probes.nli.predict import ClozeSetup
+
+
+@dataclass
+class State:
+    items: pd.DataFrame
+    loaded: pd.DataFrame  # every item read, before --max-items
+    cloze: ClozeSetup
+
+
+class NLIProbe(Probe):
+    name = "nli"
+    description = (
+        "Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`."
+    )
+    help = """Cloze mode asks a masked LM `{premise}? <mask>, {hypothesis}` and reads Yes / Maybe
+    / No at the mask (a causal LM scores the sentence with each word in place); classifier mode
+    runs an NLI classifier; `--predictions` reads released prediction files. Writes items.csv
+    (one row per item x model x seed), summary.csv (each paper's breakdowns, mean and sd over
+    seeds), summary_by_seed.csv and manifest.json, and prints the summary (beside the paper's
+    numbers for NOPE predictions)."""
+    params = PARAMS
+    extra_tables = {"summary_by_seed.csv": "Summary per seed"}
+    primary = Metric("value", "accuracy")
+    keys = ("model", "section", "breakdown", "group", "metric")
+    run_options = frozenset({"seed", "resume"})
+    rows_file = "items.csv"
+    models_required = False
+    models_help = ("A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
+                   "mode): hub name or local directory. Repeat for several.")  # fmt: skip
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        from tacit.probes.nli.items import NLI_KINDS
+
+        return NLI_KINDS[values["mode"]]
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        import numpy as np
+
+        from tacit.pragmatics import SUITES
+        from tacit.probes.nli.items import nli_work, released_predictions
+
+        if values["suite"] is None or values["data"] is None:
+            raise TacitError("--suite and --data are both needed")
+        predictions = values["predictions"]
+        if bool(models) == (predictions is not None):
+            raise TacitError(
+                "give either --model (one or more) or --predictions, not both or neither"
+            )
+        cloze = self._cloze(values)
+        loaded = SUITES[values["suite"]].load(Path(values["data"]))
+        items, max_items = loaded, values["max_items"]
+        if max_items is not None and max_items < len(loaded):
+            keep = np.random.default_rng(run.seed).choice(len(loaded), size=max_items,
+                                                          replace=False)  # fmt: skip
+            items = items.iloc[np.sort(keep)].reset_index(drop=True)
+        state = State(items, loaded, cloze)
+        if predictions is not None:
+            given = released_predictions(predictions, values["suite"], items)
+            return Plan(None, values, state=state, given=given)
+        if values["mode"] != "classifier":
+            cloze.check()
+        work = nli_work(items, values["mode"], cloze, values["label_names"])
+        return Plan(work, values, {"suite": values["suite"], "cloze": cloze}, state=state)
+
+    @staticmethod
+    def _cloze(values: Mapping[str, Any]) -> ClozeSetup:
+        """The cloze setup: the API's ClozeSetup, or the template, verbalizer and calibrate
+        options (not both)."""
+        from tacit.probes.nli.predict import ClozeSetup
+
+        parts = {key: values[key] for key in ("template", "verbalizer") if values[key] is not None}
+        if values["calibrate"]:
+            parts["calibrate"] = True
+        if values["cloze"] is not None:
+            if parts:
+                raise TacitError(f"cloze= and {', '.join(parts)}= say the same: give one")
+            return values["cloze"]
+        return ClozeSetup(**parts)
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
+        from tacit.probes.nli.figures import nli_figure, nli_panels
+        from tacit.probes.nli.items import data_files_record, items_with_predictions, nli_summary
+        from tacit.probes.nli.report import nli_report
+
+        state: State = plan.state
+        values, predicted = plan.values, plan.values["predictions"] is not None
+        if not predicted:
+            rows["seed"] = ""
+        data = Path(values["data"])
+        scored, dropped = items_with_predictions(state.items, rows)
+        if scored.empty:
+            raise TacitError(f"no item of {data} got a prediction: nothing to report")
+        summary, by_seed, paper = nli_summary(scored, values["suite"], predicted)
+        cloze = state.cloze
+        added: dict[str, Any] = {
+            "suite": values["suite"], **paper,
+            "data": {
+                "path": str(data),
+                "files": data_files_record(data, state.loaded, scored),
+                "items_loaded": len(state.loaded),
+                "items_sampled": len(state.items) if values["max_items"] is not None else None,
+            },
+            "mode": values["mode"] if not predicted else "predictions",
+            "cloze": {"template": cloze.template, "verbalizer": cloze.verbalizer,
+                      "calibrate": cloze.calibrate},
+            "dropped": {"not_sampled": len(state.loaded) - len(state.items),
+                        "without_prediction": dropped.to_dict("records")},
+        }  # fmt: skip
+        text, notes = nli_report(summary, with_keys(manifest, added))
+        source = f"diamonds: the paper ({paper['paper_column']})" if paper["paper_column"] else ""
+        figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
+        return Outcome(scored, summary, text, notes, added, {"summary_by_seed": by_seed},
+                       figures=figures)  # fmt: skip
+
+    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
+        from tacit.probes.nli.report import format_nli_summary
+
+        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        data = manifest.get("data") or {}
+        files = ", ".join(f"{f.get('file')} ({str(f.get('sha256'))[:8]})"
+                          for f in data.get("files", []))  # fmt: skip
+        return {"suite": str(manifest.get("suite")), "data": files,
+                "cloze": str(manifest.get("cloze") or "")}  # fmt: skip
+
+    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
+                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+        from tacit.probes.nli.figures import draw_nli, nli_panels
+
+        return [(f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
+                for name, summary, manifest in runs if nli_panels(summary)[0]]  # fmt: skip

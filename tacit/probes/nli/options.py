@@ -1,0 +1,72 @@
+"""The NLI suites' options, declared once (tacit.core.params)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from tacit.core.choices import SUITES
+from tacit.core.errors import TacitError
+from tacit.core.params import Param
+
+NLIMode = Literal["auto", "cloze", "classifier"]
+NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
+# how `probe nli` asks a masked LM by default (tacit.probes.nli.predict)
+NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
+NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
+
+
+def _cloze(value: Any, label: str) -> Any:
+    from tacit.probes.nli.predict import ClozeSetup
+
+    if not isinstance(value, ClozeSetup):
+        raise TacitError(f"{label} {value!r}: expected a ClozeSetup")
+    return value
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+SUITE = Param("suite", None, choices=SUITES, help="Which suite.")
+DATA = Param(
+    "data", None, kind="path",
+    help="The suite's files as published: its folder, a part of it, or one file.",
+)  # fmt: skip
+PREDICTIONS = Param(
+    "predictions", None, kind="path",
+    help="Released predictions instead of a model: a .jsonl file (uid + logits in E, N, C "
+    "order, or predicted_label), a folder of them, or a folder of seed folders (averaged, "
+    "with their spread).",
+)  # fmt: skip
+MODE = Param(
+    "mode", "auto", choices=NLI_MODES,
+    help="auto (from the checkpoint's architecture), cloze or classifier.",
+)  # fmt: skip
+TEMPLATE = Param(
+    "template", None, shown_default=NLI_TEMPLATE,
+    help="Cloze mode: where premise, hypothesis and `<mask>` go.",
+)  # fmt: skip
+VERBALIZER = Param(
+    "verbalizer", None, shown_default=NLI_VERBALIZER,
+    help="Cloze mode: one single-token word per label.",
+)  # fmt: skip
+CALIBRATE = Param(
+    "calibrate", False, kind="bool",
+    help="Cloze mode: divide by the label distribution of content-free inputs "
+    "(Zhao et al. 2021).",
+)  # fmt: skip
+CLOZE = Param(
+    "cloze", None, kind="any", check=_cloze, cli=False,
+    help="Template, verbalizer and calibrate in one ClozeSetup (the API's, instead of the three).",
+)  # fmt: skip
+LABEL_NAMES = Param(
+    "label_names", None, kind="list", parse=_names,
+    help="Classifier mode: what its outputs mean, in order (e.g. "
+    "contradiction,neutral,entailment), when its config's id2label does not say.",
+)  # fmt: skip
+MAX_ITEMS = Param(
+    "max_items", None, kind="int", minimum=1,
+    help="Score a seeded random sample of this many items.",
+)  # fmt: skip
+PARAMS = (SUITE, DATA, PREDICTIONS, MODE, TEMPLATE, VERBALIZER, CALIBRATE, CLOZE, LABEL_NAMES,
+          MAX_ITEMS)  # fmt: skip

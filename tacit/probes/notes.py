@@ -1,0 +1,90 @@
+"""The notes a reader must see beside a run's numbers, shared by the probes' reports: what was
+dropped and why, batches halved, vocabulary warnings, what targets were ranked among.
+
+Each probe's report (its package's report module) gives the summary as text and its notes; the
+API puts both on the ProbeResult and the CLI prints them (notes on stderr), so the two always
+say the same. A note is one line that starts with `note:` or `warning:`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+
+def listed(names: Sequence[str], limit: int = 8) -> str:
+    """The first `limit` names, comma-separated, with ' ...' when there are more."""
+    return ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
+
+
+def run_notes(manifest: Manifest) -> list[str]:
+    """Notes every probe shares: vocabulary warnings, batches halved on out of memory, and
+    --revision given for a local directory (where it has no effect)."""
+    notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
+    if manifest.get("launch_warning"):
+        notes.append(f"warning: {manifest.get('launch_warning')}")
+    for record in manifest.get("models", []):
+        if record.get("local_path") and record.get("revision"):
+            notes.append(f"warning: {record['name']}: --revision {record['revision']} has no "
+                         "effect on a local directory (it was loaded as it is)")  # fmt: skip
+    asked = manifest.get("batch_size")
+    for record in manifest.get("models", []):
+        used = record.get("batch_size_used")
+        if used is not None and asked is not None and used < asked:
+            notes.append(
+                f"note: {record['name']}: ran out of device memory at --batch-size {asked} and "
+                f"went on {used} at a time (scores do not depend on it)"
+            )
+    return notes
+
+
+def ranked_among(manifest: Manifest) -> str:
+    """What targets were ranked among: the shared vocabulary, or candidate spans (with the
+    work their scoring took against the naive count)."""
+    if "candidates" not in manifest:
+        return f"shared vocabulary: {manifest['vocabulary']['size']} words"
+    sizes = ", ".join(f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
+                      for name, s in manifest["candidates"].items())  # fmt: skip
+    work = manifest["span_work"]
+    done = [f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
+            for what in ("rows", "tokens") if f"span_{what}" in work]  # fmt: skip
+    return (
+        f"candidates: {sizes}, scored {manifest['span_scoring']}, normalised "
+        f"{manifest['normalize']}; " + "; ".join(done)
+    )
+
+
+def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
+    """'concepts: 5 kept, 3 dropped (reason: n, ...)'."""
+    counts = dropped["reason"].value_counts()
+    detail = ", ".join(f"{reason}: {n}" for reason, n in counts.items())
+    return f"concepts: {kept} kept, {len(dropped)} dropped" + (f" ({detail})" if detail else "")
+
+
+def scored_over(manifest: Manifest) -> dict[str, str]:
+    """What a run of a norms-based probe scored, each as a short printable value: the
+    vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
+    the norms, the concepts. Two runs stand side by side like for like when these match."""
+    vocabulary = manifest.get("vocabulary") or {}
+    candidates = manifest.get("candidates") or {}
+    norms = manifest.get("norms") or {}
+    options = manifest.get("options") or {}
+    scoring = (f"{manifest.get('span_scoring')}, {manifest.get('normalize')}"
+               if candidates else "")  # fmt: skip
+    return {
+        "vocabulary": f"{vocabulary.get('size')} words ({str(vocabulary.get('sha256'))[:8]})"
+        if vocabulary else "",
+        "candidates": ", ".join(f"{c.get('size')} {c.get('source')} ({str(c.get('sha256'))[:8]})"
+                                for c in candidates.values()),
+        "span scoring": scoring,
+        "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
+        if norms else "",
+        "concepts": ",".join(options.get("concepts") or []) or "all",
+    }  # fmt: skip

@@ -1,0 +1,112 @@
+"""PragmEval (Sileo et al. 2022) on frozen models: 11 pragmatics tasks in 20 configurations, as
+linear probes on cached features or zero-shot cloze, averaged into the paper's tasks. The
+package: options, frozen (features, cache, linear probes, cloze), run (configurations and one
+model's pass), report; this module ties them to the Probe contract (tacit.probes.base).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.pragmeval.options import PARAMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+    from tacit.probes.pragmeval.run import Pass
+
+
+@dataclass
+class State:
+    configs: dict[str, Any]
+    skipped: dict[str, str]
+    reference: pd.DataFrame | None
+    kept: Pass
+
+
+class PragmevalProbe(Probe):
+    name = "pragmeval"
+    description = (
+        "PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze."
+    )
+    help = """Linear mode encodes every text once (cached per model and configuration), fits a
+    logistic regression with its regularisation chosen on dev, and reports test accuracy
+    (macro-F1 for SwitchBoard and MRDA), configurations averaged into tasks as the paper does.
+    This is a probe of a frozen model, not the paper's fine-tuning. Writes configs.csv,
+    summary.csv, predictions.csv, manifest.json and pragmeval.png."""
+    params = PARAMS
+    primary = Metric("score", "score")
+    keys = ("model", "task")
+    run_options = frozenset({"seed"})
+    rows_file = "configs.csv"
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("masked", "causal")
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.core.errors import TacitError
+        from tacit.probes.pragmeval.report import read_reference
+        from tacit.probes.pragmeval.run import configurations, pragmeval_work
+
+        if values["data"] is None:
+            raise TacitError("--data is needed: the PragmEval folder")
+        if values["verbalizer"] is not None and values["mode"] != "cloze":
+            raise TacitError("--verbalizer is for --mode cloze")
+        reference = read_reference(values["reference"]) if values["reference"] else None
+        configs, skipped = configurations(
+            values["data"], values["tasks"], values["mode"], values["pooling"],
+            values["template"], values["verbalizer"],
+        )  # fmt: skip
+        work, kept = pragmeval_work(configs, values, run.seed, run.progress)
+        return Plan(work, values, state=State(configs, skipped, reference, kept))
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        import pandas as pd
+
+        from tacit.core.files import file_sha256
+        from tacit.core.manifest import with_keys
+        from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE
+        from tacit.probes.pragmeval.frozen import C_GRID
+        from tacit.probes.pragmeval.report import (
+            pragmeval_figure,
+            pragmeval_report,
+            summarize_pragmeval,
+        )
+
+        state: State = plan.state
+        values, linear = plan.values, plan.values["mode"] == "linear"
+        summary = summarize_pragmeval(rows, state.reference)
+        files = [
+            {"file": f"{c.name}/{split}.tsv", "sha256": file_sha256(path),
+             "rows": len(c.splits[split])}
+            for c in state.configs.values()
+            for split, path in c.files.items()
+        ]  # fmt: skip
+        added: dict[str, Any] = {
+            "data": {"path": str(values["data"]), "files": files}, "mode": values["mode"],
+            "pooling": values["pooling"] if linear else None, "template": values["template"],
+            "max_train": values["max_train"], "c_grid": list(C_GRID) if linear else None,
+            "skipped_configs": state.skipped,
+            "reference": str(values["reference"]) if values["reference"] is not None else None,
+            "paper_bert_average": PAPER_BERT_AVERAGE,
+        }  # fmt: skip
+        text, notes = pragmeval_report(summary, with_keys(manifest, added))
+        models = [record["name"] for record in manifest["models"]]
+        predictions = pd.concat([state.kept.predictions[m] for m in models
+                                 if m in state.kept.predictions])  # fmt: skip
+        return Outcome(rows, summary, text, notes, added, {"predictions": predictions},
+                       figures={"pragmeval.png": lambda: pragmeval_figure(summary)})  # fmt: skip
+
+    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
+                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+        from tacit.probes.pragmeval.report import draw_pragmeval
+
+        return [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]

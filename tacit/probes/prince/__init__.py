@@ -1,0 +1,65 @@
+"""Prince (1978)'s own examples of tacit assumptions, both directions (Weir et al. 2020, Fig. 4):
+is "person" named from her properties of a person, and are her properties of a country what
+the model says a country has? No norms needed; the answers are ranked among the shared
+vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.probes.base import Metric, Outcome, Plan, Probe, Work
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+
+
+class PrinceProbe(Probe):
+    name = "prince"
+    description = "Prince (1978)'s own examples, both directions (the paper's Figure 4)."
+    help = """No norms needed. Concept direction: is `person` named by `A <mask> has parents,
+    siblings, relatives, a home, a pet, a car, a spouse, and a job.`? Property direction: how
+    well does `Everyone knows that a country has <mask>.` recover her list (leader, duke,
+    borders, president, queen, citizens, land, language, history)?"""
+    params = ()
+    primary = Metric("ap_vocab", "AP")
+    keys = ("model", "direction")
+    run_options = frozenset({"vocab"})
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("masked", "causal")
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.probes.candidates import Candidates
+        from tacit.probes.prince.scoring import prince_prompts, score_prince
+
+        candidates = Candidates.shared_vocabulary(models, run)
+        vocab = candidates.vocab
+        work = Work(
+            prince_prompts(vocab), "prompt",
+            lambda scorer, rows, bar: score_prince(rows, scorer, vocab, progress=bar),
+            kinds=self.kinds(values),
+        )  # fmt: skip
+        return Plan(work, values, candidates.resume_key(), state=candidates,
+                    tokenizers=candidates.tokenizers)  # fmt: skip
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
+        from tacit.probes.prince.scoring import prince_report
+
+        candidates = plan.state
+        added = dict(candidates.record(manifest["models"]))
+        summary = rows[["model", "direction", "rank", "target_prob", "ap_vocab"]]
+        text, notes = prince_report(rows, with_keys(manifest, added))
+        return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        from tacit.probes.notes import scored_over
+
+        return {"vocabulary": scored_over(manifest)["vocabulary"]}

@@ -1,0 +1,277 @@
+"""Concept retrieval: name the concept from a growing list of its properties.
+
+"A <mask> has fur, is big, and has claws." ranks the concept ("bear") at the blank, among the
+shared vocabulary (the paper's) or among candidate spans ("A bear", "An aardvark", ...). The
+package: options (the declaration), prompts, scoring, summary, report, figures; this module
+ties them to the Probe contract (tacit.probes.base).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Metric, Outcome, Plan, Probe, Work
+from tacit.probes.retrieve.options import PARAMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+    from tacit.probes.candidates import Candidates
+    from tacit.probes.retrieve.prompts import PromptSet
+
+CAUSAL_HINT = (
+    " with vocabulary candidates: retrieval's blank does not end the sentence, so a causal "
+    "model cannot score it over the vocabulary; score the concepts as spans with "
+    "--candidates concepts"
+)
+MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
+
+
+@dataclass
+class State:
+    norms: Any
+    conditions: list[Any]
+    prompt_set: PromptSet
+    candidates: Candidates
+
+
+class RetrieveProbe(Probe):
+    name = "retrieve"
+    description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
+    help = """For every concept that is one whole-word token in every model, prompts grow from 1
+    to --max-props of its properties (highest production frequency first); each model ranks the
+    concept among the shared vocabulary at `<mask>` (or, with --candidates, among spans of any
+    length). Writes manifest.json, vocab.txt (or candidates.txt), prompts.csv, summary.csv and
+    dropped.csv to the run directory and prints MRR and mean target probability by number of
+    properties."""
+    params = PARAMS
+    extra_tables = {"dropped.csv": "Concepts left out, and why"}
+    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
+    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high")
+    keys = ("model", "selection", "order", "category", "n_props")
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("masked",) if values["candidates"] == "vocab" else ("masked", "causal")
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.probes.candidates import Candidates
+        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.retrieve.options import ARTICLES
+        from tacit.probes.retrieve.prompts import (
+            build_prompts,
+            check_categories,
+            retrieval_conditions,
+        )
+
+        refuse_span_options(values, (*SPAN_PARAMS, ARTICLES), "concepts")
+        norms = load_norms(values)
+        conditions = retrieval_conditions(
+            values["selection"], values["order"], values["category"], values["ablation"]
+        )
+        check_categories(norms, conditions)
+        if values["candidates"] == "vocab":
+            candidates = Candidates.shared_vocabulary(models, run)
+            prompt_set = build_prompts(norms, candidates.vocab, conditions,
+                                       max_props=values["max_props"], concepts=values["concepts"],
+                                       seed=run.seed)  # fmt: skip
+            if prompt_set.prompts.empty:
+                raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+            work = self._vocab_work(prompt_set, candidates)
+        else:
+            prompt_set, candidates, work = self._span_work(models, norms, conditions, values, run)
+        state = State(norms, conditions, prompt_set, candidates)
+        return Plan(work, values, candidates.resume_key(), state=state,
+                    tokenizers=candidates.tokenizers)  # fmt: skip
+
+    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates) -> Work:
+        from tacit.probes.retrieve.scoring import score_prompts
+
+        vocab = candidates.vocab
+        return Work(
+            prompt_set.prompts, "prompt",
+            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
+            kinds=("masked",), hints={"causal": CAUSAL_HINT},
+        )  # fmt: skip
+
+    def _span_work(
+        self, models: Sequence[str | Scorer], norms: Any, conditions: list[Any],
+        values: Mapping[str, Any], run: RunOptions,
+    ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
+        """Every concept a target, ranked among spans: the norms' concepts with their articles
+        (`concepts`) or a FILE's spans (which must hold every target). A span some model's
+        tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
+        with the reason) among the norms' concepts."""
+        from tacit.lexicon import read_articles
+        from tacit.probes.base import Scored
+        from tacit.probes.candidates import (
+            Candidates,
+            CandidateSet,
+            SpanRanker,
+            concept_candidates,
+            read_candidates,
+            refuse_unreadable,
+            unreadable_spans,
+        )
+        from tacit.probes.retrieve.prompts import build_prompts, span_prompt
+        from tacit.probes.retrieve.scoring import property_free, score_span_prompts
+
+        articles = values["articles"]
+        table = (
+            read_articles(Path(articles)) if isinstance(articles, str | os.PathLike) else articles
+        )
+        prompt_set = build_prompts(norms, None, conditions, max_props=values["max_props"],
+                                   concepts=values["concepts"], seed=run.seed,
+                                   template=span_prompt)  # fmt: skip
+        if prompt_set.prompts.empty:
+            raise TacitError("no concept is left to probe")
+        every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
+        given = values["candidates"]
+        chosen = every if given == "concepts" else read_candidates(given)
+        tokenizers, problems = unreadable_spans(chosen.spans, models, run)
+        if given != "concepts":
+            refuse_unreadable(chosen, problems)
+        elif problems:
+            chosen = CandidateSet(chosen.source, [s for s in chosen.spans if s not in problems])
+            unread = {c: problems[span] for c, span in span_of.items() if span in problems}
+            prompt_set = prompt_set.without(unread)
+            span_of = {c: span for c, span in span_of.items() if c not in unread}
+            if prompt_set.prompts.empty:
+                raise TacitError("no concept is left to probe: no model reads any whole")
+        missing = sorted(set(span_of.values()) - set(chosen.spans))
+        if missing:
+            raise TacitError(
+                f"--candidates {given}: every target must be a candidate; {len(missing)} are "
+                f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
+            )
+        candidates = Candidates(tokenizers=tokenizers, sets={"all": chosen},
+                                scoring=values["span_scoring"],
+                                normalize=values["normalize"])  # fmt: skip
+        ranker = SpanRanker(chosen, candidates.scoring, candidates.normalize, property_free)
+
+        def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
+            table = score_span_prompts(rows, scorer, ranker, span_of, bar)
+            return Scored(table, ranker.take_counts())
+
+        work = Work(prompt_set.prompts, "prompt", score, kinds=("masked", "causal"))
+        return prompt_set, candidates, work
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.core.manifest import with_keys
+        from tacit.probes.inputs import norms_record
+        from tacit.probes.retrieve.prompts import retrieval_counts
+        from tacit.probes.retrieve.report import retrieval_report
+        from tacit.probes.retrieve.summary import summarize_retrieval
+
+        state: State = plan.state
+        values = plan.values
+        candidates = state.candidates
+        spans = candidates.vocabulary is None
+        added: dict[str, Any] = dict(candidates.record(manifest["models"]))
+        added["options"] = {
+            "max_props": values["max_props"], "selection": values["selection"] or "top",
+            "order": values["order"] or "decreasing", "category": values["category"] or "all",
+            "ablation": values["ablation"], "conditions": [asdict(c) for c in state.conditions],
+            "concepts": values["concepts"],
+            "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
+            **({"candidates": str(values["candidates"]),
+                "articles": str(values["articles"]) if values["articles"] else None}
+               if spans else {}),
+        }  # fmt: skip
+        added["norms"] = norms_record(state.norms)
+        added["counts"] = retrieval_counts(state.prompt_set, len(rows))
+        full = with_keys(manifest, added)
+        summary = summarize_retrieval(rows, seed=run.seed)
+        text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
+        files = {"candidates.txt": candidates.sets["all"].text} if spans else {}
+        return Outcome(rows, summary, text, notes, added, {"dropped": state.prompt_set.dropped},
+                       files, vocab=candidates.vocabulary)  # fmt: skip
+
+    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
+        from tacit.probes.retrieve.summary import format_retrieval_summary
+
+        return format_retrieval_summary(summary, verbose=True)
+
+    def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
+        """The main condition (an ablation's top/decreasing/all) at the run's largest number of
+        properties: one row per model."""
+        conditions = summary[["selection", "order", "category"]].drop_duplicates()
+        if len(conditions) > 1:
+            main = (summary[["selection", "order", "category"]] == MAIN_CONDITION).all(axis=1)
+            summary = summary[main]
+        return summary[summary["n_props"] == summary["n_props"].max()]
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        from tacit.probes.notes import scored_over
+
+        return scored_over(manifest)
+
+    def estimate(self, values: Mapping[str, Any]) -> int | None:
+        from tacit.probes.inputs import load_norms
+        from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
+
+        conditions = retrieval_conditions(
+            values["selection"], values["order"], values["category"], values["ablation"]
+        )
+        return estimated_prompts(load_norms(values), conditions, values["max_props"],
+                                 values["concepts"])  # fmt: skip
+
+    def keeps(self, norms: Any, vocab: Any) -> str | None:
+        """The concepts retrieval keeps as targets, and why the rest are dropped."""
+        from tacit.probes.notes import describe_drops, listed
+        from tacit.probes.retrieve.prompts import eligible_concepts
+
+        eligible, dropped = eligible_concepts(norms, vocab)
+        lines = [f"retrieval: {describe_drops(dropped, len(eligible))}"]
+        for reason, rows in dropped.groupby("reason", sort=False):
+            lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
+        return "\n".join(lines)
+
+    def table(self, summary: pd.DataFrame, *, n_props: str = "1,5,10", **_: Any) -> str:
+        """MRR at the chosen numbers of properties, a row per run, model and condition."""
+        try:
+            wanted = [int(n) for n in n_props.split(",")]
+        except ValueError:
+            raise TacitError(f"--n-props {n_props!r}: numbers separated by commas") from None
+        table = summary[summary["n_props"].isin(wanted)]
+        if table.empty:
+            raise TacitError(f"--n-props {n_props}: no run has prompts with that many properties")
+        conditions = table[["selection", "order", "category"]].astype(str).agg("/".join, axis=1)
+        table = table.assign(condition=conditions)
+        pivot = table.pivot(index=["model", "condition"], columns="n_props", values="mrr")
+        pivot.columns = [f"MRR@{n}" for n in pivot.columns]
+        return pivot.to_string(float_format=lambda x: f"{x:.4f}")
+
+    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
+                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+        """The paper's Figure 2 (a line per model), 3a (per category) or 3b (per selection x
+        order), from what the runs hold; runs that call for different ones get one each."""
+        import pandas as pd
+
+        from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
+
+        frames = [summary.assign(run=name) for name, summary, _ in runs]
+        kinds = [figure_kind(frame) for frame in frames]
+        distinct = list(dict.fromkeys(kinds))
+        if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:
+            groups = [[f for f, k in zip(frames, kinds) if k == each] for each in distinct]
+        else:
+            groups = [frames]
+        figures = []
+        for group in groups:
+            shown = pd.concat(group, ignore_index=True)
+            drawn = figure_kind(shown) if kind == "auto" else kind
+            names = ", ".join(dict.fromkeys(shown["run"]))
+            title = (f"MRR and mean target probability by number of properties ({drawn}: "
+                     f"{names}; bands: 95% bootstrap interval over concepts)")  # fmt: skip
+            figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
+        return figures

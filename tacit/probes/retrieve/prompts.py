@@ -1,0 +1,389 @@
+"""Retrieval's prompts: name the concept from a growing list of its properties.
+
+"A <mask> has fur.", "A <mask> has fur and is big.", "A <mask> has fur, is big, and has claws."
+The target is the concept: one token of the shared vocabulary (the paper's; concepts that are
+not one whole-word token in every model are dropped, and why is counted), or a span with its
+article ("A bear") among candidate spans (every concept is a target; the span brings its own
+article). Conditions say which properties and in which order; an ablation runs a grid of them.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from tacit.core.blank import MASK
+from tacit.core.errors import TacitError
+from tacit.probes.retrieve.options import MAX_PROPS
+
+if TYPE_CHECKING:
+    from tacit.norms import NormSet
+    from tacit.vocab.shared import Vocabulary
+
+# the CSLB feature type of each --category (None: all of them)
+CATEGORY_TYPES = {
+    "all": None,
+    "visual": "visual perceptual",
+    "functional": "functional",
+    "encyclopaedic": "encyclopaedic",
+}
+PROMPT_COLUMNS = [
+    "concept",
+    "n_props",
+    "selection",
+    "order",
+    "category",
+    "sample",
+    "prompt",
+    "target",
+]
+
+# Why a concept cannot be a retrieval target, in the order the reasons are checked.
+REASON_SENSE_LABEL = "sense label"
+REASON_MULTI_WORD = "more than one word"
+REASON_VOWEL = "vowel-initial (a/an)"
+REASON_NOT_IN_FILE = "not in the vocabulary file"
+
+
+def reason_not_single_token(model: str) -> str:
+    return f"not a single token in {model}"
+
+
+def english_list(phrases: Sequence[str]) -> str:
+    """Join phrases as an English list with a serial comma.
+
+    >>> english_list(["has fur"]), english_list(["has fur", "is big"])
+    ('has fur', 'has fur and is big')
+    >>> english_list(["has fur", "is big", "has claws"])
+    'has fur, is big, and has claws'
+    """
+    if len(phrases) < 3:
+        return " and ".join(phrases)
+    return ", ".join(phrases[:-1]) + ", and " + phrases[-1]
+
+
+def names_target(prompt: str, target: str) -> bool:
+    """Whether the prompt's properties contain the target word itself ("... and is a brush").
+
+    >>> names_target("A <mask> has a brush.", "brush"), names_target("A <mask> brushes.", "brush")
+    (True, False)
+    """
+    return (
+        re.search(rf"\b{re.escape(target)}\b", prompt.replace(MASK, ""), re.IGNORECASE) is not None
+    )
+
+
+def retrieval_prompt(phrases: Sequence[str]) -> str:
+    """'A <mask> has fur, is big, and has claws.'"""
+    return f"A {MASK} {english_list(phrases)}."
+
+
+def span_prompt(phrases: Sequence[str]) -> str:
+    """'<mask> has fur, is big, and has claws.': the candidate span brings its article."""
+    return f"{MASK} {english_list(phrases)}."
+
+
+def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
+    """Every concept of the norms, or those asked for (an unknown one is an error)."""
+    if requested is None:
+        return list(norms.concepts)
+    known = set(norms.concepts)
+    unknown = [c for c in requested if c not in known]
+    if unknown:
+        raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
+    return list(dict.fromkeys(requested))
+
+
+def ineligibility(concept: str, vocab: Vocabulary) -> str | None:
+    """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md)."""
+    if "(" in concept:
+        return REASON_SENSE_LABEL
+    if "_" in concept or " " in concept:
+        return REASON_MULTI_WORD
+    if concept[0].lower() in "aeiou":
+        return REASON_VOWEL
+    for model, words in vocab.single_token.items():
+        if concept not in words:
+            return reason_not_single_token(model)
+    if vocab.file_words is not None and concept not in vocab.file_words:
+        return REASON_NOT_IN_FILE
+    return None
+
+
+def eligible_concepts(
+    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None
+) -> tuple[list[str], pd.DataFrame]:
+    """The concepts that can be targets, and a `concept, reason` table of those left out.
+
+    With `requested`, only those concepts are considered; naming an unknown or an ineligible
+    concept is an error (the user asked for it explicitly).
+    """
+    known = requested_concepts(norms, requested)
+    if requested is not None:
+        reasons = [(c, ineligibility(c, vocab)) for c in known]
+        refused = [f"{c} ({why})" for c, why in reasons if why]
+        if refused:
+            raise TacitError(f"--concepts: cannot be retrieval targets: {', '.join(refused)}")
+        return known, pd.DataFrame(columns=["concept", "reason"])
+    reasons = [(c, ineligibility(c, vocab)) for c in known]
+    eligible = [c for c, why in reasons if why is None]
+    dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
+    return eligible, dropped
+
+
+def concept_properties(norms: NormSet, concept: str, category: str = "all") -> pd.DataFrame:
+    """A concept's distinct property phrases with their pf, highest pf first.
+
+    Two features can read the same once phrased (`does carry`, `does carry_transport`): the
+    phrase keeps the higher pf. Ties in pf are broken alphabetically by phrase, so the order
+    does not depend on the order of the norms file.
+    """
+    rows = norms.features_of(concept)
+    feature_type = CATEGORY_TYPES[category]
+    if feature_type is not None:
+        rows = rows[rows["feature_type"] == feature_type]
+    rows = rows.sort_values(["pf", "phrase"], ascending=[False, True], kind="stable")
+    return rows.drop_duplicates("phrase")[["phrase", "pf", "feature_type"]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Which properties a prompt series uses and in which order.
+
+    With random selection or order, `sets` random property sets are drawn per concept and
+    each is put in `orders` random orders: sets x orders series per concept, numbered by the
+    `sample` column.
+    """
+
+    selection: str = "top"
+    order: str = "decreasing"
+    category: str = "all"
+    sets: int = 1
+    orders: int = 1
+
+    def check(self) -> None:
+        from tacit.probes.retrieve.options import CATEGORY, ORDER, SELECTION
+
+        for param, value in ((SELECTION, self.selection), (ORDER, self.order),
+                             (CATEGORY, self.category)):  # fmt: skip
+            param.validate(value, "cli")
+
+
+def _series_rng(seed: int, concept: str, condition: Condition) -> np.random.Generator:
+    """A generator per concept and condition: its draws do not depend on which other concepts
+    or conditions are in the run (a 1 x 1 random run draws the first sample of a 5 x 5 one)."""
+    key = f"{condition.selection}/{condition.order}/{condition.category}"
+    return np.random.default_rng([seed, zlib.crc32(concept.encode()), zlib.crc32(key.encode())])
+
+
+# The paper's random baseline (footnote 7): 5 random permutations of 5 random property sets.
+RANDOM_BASELINE = Condition("random", "random", sets=5, orders=5)
+ABLATION_GRIDS = {
+    "ordering": [
+        Condition("top", "decreasing"),
+        Condition("top", "increasing"),
+        Condition("bottom", "decreasing"),
+        Condition("bottom", "increasing"),
+        RANDOM_BASELINE,
+    ],
+    "category": [Condition(category=c) for c in CATEGORY_TYPES],
+}
+
+
+def phrase_series(
+    properties: pd.DataFrame, condition: Condition, *, max_props: int, rng: np.random.Generator
+) -> list[list[str]]:
+    """The ordered property phrases of each sample of a condition for one concept."""
+    series = []
+    for _ in range(condition.sets):
+        chosen = select_properties(properties, condition.selection, max_props, rng)
+        for _ in range(condition.orders):
+            series.append(order_phrases(chosen, condition.order, rng))
+    return series
+
+
+def select_properties(
+    properties: pd.DataFrame, selection: str, max_props: int, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Up to max_props properties: the highest-pf, the lowest-pf, or a random set."""
+    n = min(max_props, len(properties))
+    if selection == "top":
+        return properties.iloc[:n]
+    if selection == "bottom":
+        return properties.iloc[len(properties) - n :]
+    return properties.iloc[np.sort(rng.choice(len(properties), size=n, replace=False))]
+
+
+def order_phrases(chosen: pd.DataFrame, order: str, rng: np.random.Generator) -> list[str]:
+    """Phrases by decreasing or increasing pf (input is sorted by decreasing pf), or shuffled."""
+    phrases = list(chosen["phrase"])
+    if order == "random":
+        return [phrases[i] for i in rng.permutation(len(phrases))]
+    return phrases if order == "decreasing" else phrases[::-1]
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """Retrieval prompts and what was left out building them.
+
+    short: category -> concepts with fewer properties of that category than max_props (they
+        get prompts up to what they have; with none, no prompts).
+    """
+
+    prompts: pd.DataFrame
+    dropped: pd.DataFrame
+    short: dict[str, list[str]] = field(default_factory=dict)
+    duplicate_phrases: int = 0
+
+    def without(self, reasons: Mapping[str, str]) -> PromptSet:
+        """The set with these concepts' prompts left out, each counted as dropped with its
+        reason."""
+        kept = self.prompts[~self.prompts["concept"].isin(list(reasons))].reset_index(drop=True)
+        more = pd.DataFrame(list(reasons.items()), columns=["concept", "reason"])
+        dropped = pd.concat([self.dropped, more], ignore_index=True) if len(more) else self.dropped
+        short = {k: [c for c in v if c not in reasons] for k, v in self.short.items()}
+        return PromptSet(kept, dropped, short, self.duplicate_phrases)
+
+
+def build_prompts(
+    norms: NormSet,
+    vocab: Vocabulary | None,
+    conditions: Sequence[Condition] = (Condition(),),
+    *,
+    max_props: int = 10,
+    concepts: Sequence[str] | None = None,
+    seed: int = 0,
+    template: Callable[[Sequence[str]], str] = retrieval_prompt,
+) -> PromptSet:
+    """Prompts for each eligible concept, condition, sample and number of properties.
+
+    With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target and
+    `template` writes the prompt (`<mask> has fur.`: the span brings its own article)."""
+    MAX_PROPS.validate(max_props, "cli")
+    for condition in conditions:
+        condition.check()
+    if vocab is None:
+        eligible, dropped = (
+            requested_concepts(norms, concepts),
+            pd.DataFrame(columns=["concept", "reason"]),
+        )
+    else:
+        eligible, dropped = eligible_concepts(norms, vocab, concepts)
+    records = []
+    short: dict[str, list[str]] = {}
+    duplicates = 0
+    for concept in eligible:
+        all_properties = concept_properties(norms, concept)
+        duplicates += len(norms.features_of(concept)) - len(all_properties)
+        for condition in conditions:
+            properties = all_properties
+            if CATEGORY_TYPES[condition.category] is not None:
+                wanted = CATEGORY_TYPES[condition.category]
+                properties = properties[properties["feature_type"] == wanted]
+            if len(properties) < max_props:
+                short.setdefault(condition.category, [])
+                if concept not in short[condition.category]:
+                    short[condition.category].append(concept)
+            for sample, phrases in enumerate(
+                phrase_series(
+                    properties,
+                    condition,
+                    max_props=max_props,
+                    rng=_series_rng(seed, concept, condition),
+                )
+            ):
+                for n in range(1, len(phrases) + 1):
+                    records.append(
+                        (
+                            concept,
+                            n,
+                            condition.selection,
+                            condition.order,
+                            condition.category,
+                            sample,
+                            template(phrases[:n]),
+                            concept,
+                        )
+                    )
+    prompts = pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
+    return PromptSet(prompts, dropped, short, duplicates)
+
+
+RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}
+
+
+def retrieval_conditions(
+    selection: str | None, order: str | None, category: str | None, ablation: str | None
+) -> list[Condition]:
+    """The conditions of a run: one from --select/--order/--category (None: not given, the
+    default), or an ablation's grid, which overrides all three: giving any of them with an
+    ablation is refused, whatever its value, so that no option is silently ignored."""
+    given = {"--select": selection, "--order": order, "--category": category}
+    if ablation is None:
+        chosen = {name: value or RETRIEVAL_DEFAULTS[name] for name, value in given.items()}
+        return [Condition(chosen["--select"], chosen["--order"], chosen["--category"])]
+    overridden = [name for name, value in given.items() if value is not None]
+    if overridden:
+        raise TacitError(
+            f"--ablation {ablation} runs its own grid of conditions, which sets "
+            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
+        )
+    return list(ABLATION_GRIDS[ablation])
+
+
+def check_categories(norms: NormSet, conditions: Sequence[Condition]) -> None:
+    """A category condition needs feature types: a generic table without them has none."""
+    typed = [c.category for c in conditions if c.category != "all"]
+    if typed and not norms.feature_types:
+        raise TacitError(
+            f"--category {typed[0]}: {norms.path} gives no feature types (no feature_type "
+            "column): add one, or run without --category / --ablation category"
+        )
+
+
+def retrieval_counts(prompt_set: PromptSet, prompt_rows: int) -> dict[str, Any]:
+    """What the manifest counts of a retrieval run: prompts, and everything left out and why."""
+    dropped, per_model = prompt_set.dropped, prompt_set.prompts
+    naming = [names_target(p, t) for p, t in zip(per_model["prompt"], per_model["target"])]
+    return {
+        "concepts": int(per_model["concept"].nunique()),
+        "prompts_per_model": len(per_model),
+        "unique_prompt_texts": int(per_model["prompt"].nunique()),
+        "prompt_rows": prompt_rows,
+        "concepts_dropped": len(dropped),
+        "concepts_dropped_by_reason": dropped["reason"].value_counts().to_dict(),
+        "concepts_with_fewer_properties_than_max_props": prompt_set.short,
+        "duplicate_property_phrases_merged": prompt_set.duplicate_phrases,
+        # prompts whose properties contain the target word: kept (as in the paper), counted
+        "prompts_naming_their_target": {
+            "prompts": int(sum(naming)),
+            "concepts": sorted(set(per_model.loc[naming, "concept"])),
+        },
+    }
+
+
+def estimated_prompts(
+    norms: NormSet,
+    conditions: Sequence[Condition],
+    max_props: int,
+    concepts: Sequence[str] | None,
+) -> int:
+    """At most how many prompts a run scores per model, before the vocabulary's eligibility
+    rules: each concept's distinct properties (of each condition's category) up to max_props,
+    for every sample of every condition."""
+    table = norms.table.drop_duplicates(["concept", "phrase"])
+    if concepts is not None:
+        table = table[table["concept"].isin(requested_concepts(norms, concepts))]
+    total = 0
+    for condition in conditions:
+        wanted = CATEGORY_TYPES[condition.category]
+        rows = table if wanted is None else table[table["feature_type"] == wanted]
+        per_concept = rows.groupby("concept").size().clip(upper=max_props)
+        total += int(per_concept.sum()) * condition.sets * condition.orders
+    return total

@@ -1,0 +1,166 @@
+"""Where a model's files come from, and its tokenizer: a hub id or a local directory, checked
+before transformers says something cryptic (and, when loading fails, the first damaged file
+named: one cut short by an interrupted download or a full disk), loaded by `from_pretrained`
+conventions. The shared vocabulary needs only tokenizers; the models (tacit.models.runtime)
+load theirs from here too. transformers is imported only when a tokenizer is loaded."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tacit.core.errors import TacitError, first_line, shorten
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model", "spiece.model")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+def check_model_source(name_or_path: str, *, config: bool = True, tokenizer: bool = True) -> None:
+    """Fail with a message a user can act on when `name_or_path` cannot be a model: a path that
+    does not exist (and is not a hub id either), a directory without the config.json a model
+    needs, or without tokenizer files. Hub ids pass: from_pretrained reports on them."""
+    path = Path(name_or_path).expanduser()
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as err:  # a name too long for the file system, a directory we may not read
+        raise TacitError(f"--model {name_or_path}: cannot read it ({err.strerror})") from None
+    if is_dir:
+        missing = [] if not config or (path / "config.json").is_file() else ["config.json"]
+        if tokenizer and not any((path / f).is_file() for f in TOKENIZER_FILES):
+            missing.append("tokenizer files (" + ", ".join(TOKENIZER_FILES[:3]) + ", ...)")
+        if missing:
+            inside = sorted(p.name for p in path.iterdir())[:5]
+            raise TacitError(
+                f"--model {name_or_path}: not a model directory: no {' and no '.join(missing)} "
+                f"in it (it holds {', '.join(inside) or 'nothing'}"
+                f"{', ...' if len(inside) == 5 else ''})"
+            )
+        return
+    if exists:
+        raise TacitError(f"--model {name_or_path}: a file, not a model directory")
+    looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1
+    if looks_local or not _HUB_ID.match(name_or_path):
+        raise TacitError(
+            f"--model {name_or_path}: no such directory (and not a Hugging Face hub id "
+            "such as roberta-base or org/name)"
+        )
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' own warnings and progress bars while loading: tacit reports what
+    matters itself (a missing head is an error, not a warning in a table), and a user error
+    stays one line."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def not_found(name_or_path: str, err: Exception) -> TacitError:
+    """A loading error in one line; a hub id that cannot be reached says so plainly."""
+    message = first_line(err)
+    if not Path(name_or_path).exists() and ("not a valid model identifier" in message
+                                            or "huggingface.co" in message):  # fmt: skip
+        return TacitError(
+            f"--model {name_or_path}: not a local directory, and the Hugging Face hub does not "
+            f"have it or cannot be reached ({message})"
+        )
+    return TacitError(f"cannot load {name_or_path!r}: {message}")
+
+
+def _model_dir(name_or_path: str, revision: str | None) -> Path | None:
+    """The local directory, or the hub cache's snapshot; None if neither (no network call)."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(name_or_path, "config.json", revision=revision)
+    except Exception:  # not a hub id, or no cache: nothing to look at
+        return None
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
+def _file_problem(file: Path) -> str | None:
+    """Why a model's file cannot be read whole: JSON that does not parse, a safetensors header
+    not covering the file, a torch zip cut short or failing a checksum; else None."""
+    try:
+        if file.suffix == ".json":
+            json.loads(file.read_text(encoding="utf-8"))
+        elif file.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            with safe_open(str(file), framework="pt"):
+                pass
+        elif file.suffix == ".bin":
+            with open(file, "rb") as handle:
+                if handle.read(2) != b"PK":  # torch's legacy format: nothing to check
+                    return None
+                bad = zipfile.ZipFile(handle).testzip()  # BadZipFile when cut short
+            return f"member {bad} fails its checksum" if bad else None
+    except OSError:  # not the file's content: the loader's own error names it
+        return None
+    except Exception as err:  # any reader's error means the file cannot be read
+        return shorten(first_line(err), 100)
+    return None
+
+
+def damaged_file(name_or_path: str, revision: str | None) -> TacitError | None:
+    """After loading failed: the model's first file that is damaged or cut short, in one line
+    saying what to do; None when every file reads whole (the failure is about something else)."""
+    directory = _model_dir(name_or_path, revision)
+    try:
+        files = sorted(directory.iterdir()) if directory is not None else []
+    except OSError:  # an unreadable directory: the loader's own error says so
+        return None
+    found = [(file, problem) for file in files if (problem := _file_problem(file))]
+    if directory is None or not found:
+        return None
+    if directory.parent.name == "snapshots":  # the hub cache: models--org--name/snapshots/
+        fix = (f"delete {directory.parents[1]} (the model's folder in the Hugging Face cache) "
+               "and run again to download it anew")  # fmt: skip
+    else:
+        fix = f"copy, download or save the model into {directory} again"
+    file, problem = found[0]
+    return TacitError(f"--model {name_or_path}: {file} is damaged or cut short ({problem}); {fix}")
+
+
+def explain_load_error(name_or_path: str, revision: str | None, err: Exception) -> None:
+    """Raise one line for a failed load: a damaged file named, or a hub id or path that cannot
+    be loaded; return (the caller re-raises `err`) when it is neither, a bug not the user's."""
+    if (damaged := damaged_file(name_or_path, revision)) is not None:
+        raise damaged from err
+    if isinstance(err, (OSError, ValueError)):
+        raise not_found(name_or_path, err) from err
+
+
+def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
+    """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
+    tokenizer saved on its own, without a model's config.json, will do)."""
+    from transformers import AutoTokenizer
+
+    check_model_source(name_or_path, config=False)
+    try:
+        with quiet_transformers():
+            return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+    except Exception as err:
+        explain_load_error(name_or_path, revision, err)
+        raise

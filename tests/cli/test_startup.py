@@ -1,0 +1,76 @@
+"""Start-up: importing tacit and asking for help load no torch; Ctrl-C at any moment of a
+run's start ends with one line and exit status 130."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+# the interpreter's own start-up (site imports) comes before any of our code: the child says
+# when it is past it, and the delays count from there
+PROBE = [
+    sys.executable, "-c",
+    "import sys; print('started', file=sys.stderr, flush=True)\n"
+    "from tacit.console import run; run()",
+]  # fmt: skip
+
+
+def _modules_after(code: str) -> set[str]:
+    script = f"import sys\n{code}\nprint(' '.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+HEAVY = {"torch", "transformers", "matplotlib", "sklearn"}
+
+
+def test_import_tacit_loads_nothing_heavy():
+    assert not HEAVY & _modules_after("import tacit")
+
+
+def test_help_loads_nothing_heavy():
+    code = (
+        "from typer.testing import CliRunner\nfrom tacit.cli import app\n"
+        "for args in ([], ['--help'], ['retrieve', '--help'], ['norms', 'show', '--help']):\n"
+        "    assert CliRunner().invoke(app, args).exit_code in (0, 2)"
+    )
+    assert not HEAVY & _modules_after(code)
+
+
+def test_api_names_load_on_first_use():
+    import tacit
+
+    assert callable(tacit.retrieve) and tacit.RunOptions().batch_size == 32
+    assert "retrieve" in dir(tacit) and tacit.__version__
+    with pytest.raises(AttributeError):
+        tacit.no_such_name  # noqa: B018
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.02, 0.05, 0.4, 1.5, 3.0])
+def test_ctrl_c_during_start_up_is_one_line(delay, tiny_bert, toy_norms_path, tmp_path):
+    """Interrupted while importing, loading the tokenizer or the model: never a traceback.
+
+    The one window left is Python importing the two tiny modules the console script names
+    (tacit/__init__.py, tacit/console.py: about a millisecond) before its handler exists."""
+    args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q",
+            "--out", str(tmp_path / "run")]  # fmt: skip
+    process = subprocess.Popen([*PROBE, *args], stderr=subprocess.PIPE, text=True)
+    assert process.stderr.readline() == "started\n"
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip(f"the run finished within {delay} s, before the interruption")
+    assert process.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert "Traceback" not in stderr
+    assert len(lines) == 1 and lines[0] in (
+        "interrupted by Ctrl-C: no result files were written",  # before the run directory
+        "interrupted by Ctrl-C: nothing was scored yet, nothing to resume",
+    ), stderr

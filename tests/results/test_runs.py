@@ -1,0 +1,90 @@
+"""`probe runs`: a user's past runs, with their state (issue 22, item 10)."""
+
+from __future__ import annotations
+
+from support import interrupt_after_one_chunk
+from typer.testing import CliRunner
+
+import tacit
+from tacit.cli import app
+
+runner = CliRunner()
+
+
+def test_runs_lists_complete_and_interrupted_runs(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = ["-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
+    assert runner.invoke(app, ["retrieve", *base]).exit_code == 0  # results/retrieve/<stamp>
+    assert runner.invoke(app, ["elicit", *base, "--out", "results/mine"]).exit_code == 0
+    with monkeypatch.context() as patch:
+        interrupt_after_one_chunk(patch)
+        stopped = runner.invoke(app, ["retrieve", *base, "--out", "results/stopped"])
+    assert stopped.exit_code == 130
+    (tmp_path / "results" / "notes").mkdir()  # not a run: not listed
+    listing = tacit.list_runs()
+    assert sorted(listing["probe"]) == ["elicit", "retrieve", "retrieve"]
+    states = dict(zip(listing["run"], listing["state"]))
+    assert states["mine"] == "complete" and states["stopped"] == "interrupted (--resume)"
+    assert set(listing["models"]) == {"tiny-bert0"}
+    assert (listing.loc[listing["state"] == "complete", "norms"] == "norms.dat").all()
+    printed = runner.invoke(app, ["runs"])
+    assert printed.exit_code == 0 and "interrupted (--resume)" in printed.stdout
+    assert "results/notes" not in printed.stdout
+
+
+def test_runs_of_a_missing_folder_is_one_line(tmp_path):
+    result = runner.invoke(app, ["runs", str(tmp_path / "nothing")])
+    assert result.exit_code == 1 and "no such directory" in result.stderr
+
+
+def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, tmp_path):
+    """A run and its prefix ablation hold the same model, relation and prefix: the table
+    names each by its run (it ended in a 61-line pandas traceback)."""
+    base = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--relation", "has"]
+    assert runner.invoke(app, [*base, "--out", str(tmp_path / "plain")]).exit_code == 0
+    ablation = [*base, "--prefix-ablation", "--out", str(tmp_path / "both")]
+    assert runner.invoke(app, ablation).exit_code == 0
+    result = runner.invoke(app, ["table", str(tmp_path / "plain"), str(tmp_path / "both")])
+    assert result.exit_code == 0, result.output
+    assert "tiny-bert0 (plain)" in result.stdout and "tiny-bert0 (both)" in result.stdout
+
+
+def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    for name, model in (("a", tiny_bert), ("b", tiny_roberta)):
+        args = ["retrieve", "-m", model, "--norms", str(toy_norms_path), "-q",
+                "--out", str(tmp_path / name)]  # fmt: skip
+        assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"),
+                                 "--n-props", "1,3"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "MRR@1" in result.stdout and "MRR@3" in result.stdout
+    assert "tiny-bert0" in result.stdout and "tiny-roberta0" in result.stdout
+    elicit = tmp_path / "e"
+    args = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(elicit)]
+    assert runner.invoke(app, args).exit_code == 0
+    mixed = runner.invoke(app, ["table", str(tmp_path / "a"), str(elicit)])
+    assert mixed.exit_code == 1 and "runs are of different probes" in mixed.stderr
+
+
+def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_norms_path, tmp_path):
+    """An ordering run beside a category run drew one garbled panel; runs over different
+    vocabularies looked like a fair comparison (issue 22, items 3 and 4)."""
+    import stat
+
+    base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
+    for name, extra in (("ordering", ["--ablation", "ordering"]),
+                        ("category", ["--ablation", "category"]),
+                        ("all", []), ("few", ["--concepts", "bear,cat"])):  # fmt: skip
+        assert runner.invoke(app, [*base, *extra, "--out", str(tmp_path / name)]).exit_code == 0
+    mixed = runner.invoke(app, ["plot", str(tmp_path / "ordering"), str(tmp_path / "category"),
+                                "--out", str(tmp_path / "mixed.png")])  # fmt: skip
+    assert mixed.exit_code == 1 and "draw different figures" in mixed.stderr
+    figure = tmp_path / "differ.png"
+    differ = runner.invoke(app, ["plot", str(tmp_path / "all"), str(tmp_path / "few"),
+                                 "--out", str(figure)])  # fmt: skip
+    assert differ.exit_code == 0, differ.output
+    assert "warning: the runs differ in concepts (all: all; few: bear,cat)" in differ.stderr
+    assert "differ in vocabulary" not in differ.stderr  # the same models: the same vocabulary
+    assert stat.S_IMODE(figure.stat().st_mode) == stat.S_IMODE(
+        (tmp_path / "all" / "summary.csv").stat().st_mode
+    )  # figures follow the umask like the tables

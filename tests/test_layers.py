@@ -1,0 +1,164 @@
+"""Where things live: layers import downward only, no cycle between tacit's packages, building
+prompts and reading norms load no torch, no module grows past 400 lines, and nothing outside a
+probe's own package (and the registry) compares against a probe's name.
+
+The import graph is read from the source (ast), every import counted: those inside functions
+and those only for type checkers too, since each is a dependency a reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tacit"
+# each part of tacit and its layer; a module may import from its own layer or below
+LAYERS = {
+    "core": 0,
+    "norms": 1, "lexicon": 1, "vocab": 1, "pragmatics": 1,  # data
+    "models": 2,
+    "probes": 3,
+    "engine": 4,
+    "results": 5,
+    "api": 6, "sweep": 6,
+    "cli": 7, "console": 7,
+    "__init__": 8,  # tacit/__init__.py: the public names, loaded lazily
+}  # fmt: skip
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = modules()
+
+
+def part_of(module: str) -> str:
+    """The layer key of a tacit module: its first part under tacit (`tacit` itself: __init__)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports_of(module: str, path: Path) -> set[str]:
+    """The tacit modules `module` imports, anywhere in its file."""
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module and name.startswith("tacit"):
+                found.add(name)
+    return found
+
+
+GRAPH = {module: imports_of(module, path) for module, path in MODULES.items()}
+
+
+def test_every_part_of_tacit_has_a_layer():
+    assert {part_of(m) for m in MODULES} <= set(LAYERS)
+
+
+def test_imports_point_down():
+    upward = [
+        f"{module} ({part_of(module)}) imports {target} ({part_of(target)})"
+        for module, targets in GRAPH.items()
+        if not module.endswith("__main__")  # an entry script: nothing imports it
+        for target in targets
+        if LAYERS[part_of(target)] > LAYERS[part_of(module)]
+    ]
+    assert upward == []
+
+
+def test_no_cycle_between_packages():
+    """Parts of tacit (core, models, probes, ...) and, inside probes, each probe's package."""
+
+    def group(module: str) -> str:
+        parts = module.split(".")
+        probe = ".".join(parts[:3])
+        if parts[1:2] == ["probes"] and probe in MODULES and MODULES[probe].name == "__init__.py":
+            return probe  # a probe's package
+        return ".".join(parts[:2])
+
+    edges: dict[str, set[str]] = {}
+    for module, targets in GRAPH.items():
+        if module.endswith("__main__"):
+            continue
+        for target in targets:
+            if group(target) != group(module):
+                edges.setdefault(group(module), set()).add(group(target))
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in edges.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    cycles = sorted(g for g in edges if reaches(g, g, {g}))
+    assert cycles == []
+
+
+def test_prompts_and_norms_load_no_torch():
+    script = (
+        "import sys\n"
+        "import tacit.norms, tacit.lexicon, tacit.core.params, tacit.probes.registry\n"
+        "from tacit.probes import registry\n"
+        "for name in registry.names():\n"
+        "    registry.get(name)\n"  # every probe's declaration
+        "import tacit.probes.retrieve.prompts, tacit.probes.elicit.prompts\n"
+        "import tacit.probes.candidates, tacit.vocab.shared\n"
+        "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
+        "print(' '.join(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_no_module_grows_past_400_lines():
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
+
+
+PROBE_NAMES = {"retrieve", "elicit", "prince", "nli", "pragmeval"}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_only_a_probe_compares_against_its_name(module):
+    """`probe == "retrieve"` outside tacit/probes/retrieve/ (and the registry) would be a probe's
+    knowledge living elsewhere."""
+    parts = module.split(".")
+    if parts[1:2] == ["probes"] and (len(parts) > 3 or parts[-1] == "registry"):
+        return  # inside a probe's own package, or the registry
+    tree = ast.parse(MODULES[module].read_text())
+    compared = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        for side in (node.left, *node.comparators)
+        if isinstance(side, ast.Constant)
+        and side.value in PROBE_NAMES
+        or isinstance(side, ast.Tuple | ast.List | ast.Set)
+        and any(isinstance(e, ast.Constant) and e.value in PROBE_NAMES for e in side.elts)
+    ]
+    assert compared == [], f"{module} compares against a probe's name on lines {compared}"
