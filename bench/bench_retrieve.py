@@ -32,6 +32,7 @@ import json
 import multiprocessing
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -177,19 +178,40 @@ def run_lama(model_dir, prompts, targets, vocab_ids, batch_size):
 
 
 def timed_command(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run a command as a user would, in a fresh interpreter: (wall s, its peak RSS MB)."""
+    """Run a command as a user would, in a fresh interpreter: (wall s, its peak RSS MB).
+
+    The peak is the child's own high-water mark (VmHWM, read every 20 ms while it runs), not
+    its rusage: Linux carries the parent's resident size over into a child's ru_maxrss across
+    fork and exec, so a parent holding a model would set every child's floor."""
     with tempfile.TemporaryFile() as errors:  # a pipe could fill up and stall the child
         start = time.perf_counter()
         process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=errors, env={**os.environ, **(env or {})}
         )
-        _, status, usage = os.wait4(process.pid, 0)
+        peak_kb, status = 0, None
+        while status is None:
+            peak_kb = max(peak_kb, high_water_kb(process.pid))
+            pid, waited, _ = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                status = waited
+            else:
+                time.sleep(0.02)
         seconds = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
             errors.seek(0)
             raise RuntimeError(f"{' '.join(argv)} failed: {errors.read().decode()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, peak_kb / 1024
+
+
+def high_water_kb(pid: int) -> int:
+    """A running process's peak resident set so far (kB; 0 once it has exited)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    return int(found.group(1)) if found else 0
 
 
 def probe_command() -> list[str]:
