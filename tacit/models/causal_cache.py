@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from tacit.models.causal import CausalLMScorer
 
 SHARE_DEEPER = 2  # tokens after a template's prefix that its sentences may share in one run
+# sentences that must share those tokens: a group of its own is batched apart from the rest, so
+# a small one saves a few tokens per sentence and costs batches (at 9 retrieval prompts x 50
+# concepts each concept's 9 sentences made a group: 450 batches of one row, 1.3x slower)
+SHARE_DEEPER_MIN = 32
 BAND_SLACK = 0.125  # a row in a band is padded by at most this share of the band's width
 
 
@@ -89,12 +93,14 @@ def shared_prefixes(
     pairs: Sequence[Sequence[Pair]],
     at_least: int,
     deeper: int = SHARE_DEEPER,
+    deeper_at_least: int = SHARE_DEEPER_MIN,
 ) -> dict[tuple[int, ...], list[tuple[int, int]]]:
     """The (template, span) pairs that will reuse a cached prefix, by the prefix's tokens.
 
     A sentence's prefix is its template's text before the blank and up to `deeper` tokens
-    after it: the longest such beginning that at least `at_least` cacheable sentences share and
-    that leaves a token to score. Templates that begin alike share one run (retrieval's prompts
+    after it: the longest such beginning that at least `at_least` cacheable sentences share
+    (`deeper_at_least` where it goes past the template's text) and that leaves a token to
+    score. Templates that begin alike share one run (retrieval's prompts
     all begin with the blank: "A bear has fur." and "A cat is big, ..." share the run of start
     + "A"). Sentences whose prefix is shared by fewer than `at_least` are left out (scored
     whole: not worth a run of their own). Each pair kept has its `start` set to its prefix's
@@ -102,7 +108,7 @@ def shared_prefixes(
 
     >>> pair = lambda ids: Pair(ids, np.ones(len(ids), bool), cacheable=True)
     >>> rows = [[pair([5, 1, 2]), pair([5, 1, 3])], [pair([5, 4])], [pair([7, 3])]]
-    >>> shared_prefixes([[5], [5], [7]], rows, 2)
+    >>> shared_prefixes([[5], [5], [7]], rows, 2, deeper_at_least=2)
     {(5, 1): [(0, 0), (0, 1)]}
     >>> [p.start for row in rows for p in row]
     [2, 2, 0, 0]
@@ -122,8 +128,9 @@ def shared_prefixes(
                 keys = (
                     tuple(pair.ids[: n + d])
                     for d in range(min(deeper, len(pair.ids) - n - 1), -1, -1)
+                    if counts[tuple(pair.ids[: n + d])] >= (deeper_at_least if d else at_least)
                 )
-                key = next((k for k in keys if counts[k] >= at_least), tuple(prefixes[t]))
+                key = next(keys, tuple(prefixes[t]))
                 groups.setdefault(key, []).append((t, s))
     groups = {prefix: members for prefix, members in groups.items() if len(members) >= at_least}
     for prefix, members in groups.items():

@@ -112,24 +112,40 @@ def counting_calls(scorer):
     return calls, fed
 
 
+def test_a_concept_in_many_templates_is_not_a_prefix_of_its_own(tiny_gpt2):
+    """9 retrieval prompts x 8 concepts: each concept begins 9 sentences, but a group that
+    small, cut apart from the rest, would run them in batches of one; every sentence shares the
+    run of start + "A" instead, batched across templates; scores as the plain computation."""
+    templates = [f"<mask> has {n} legs." for n in range(2, 11)]
+    spans = ["A bear", "A cat", "A dog", "A bee", "A cow", "A fox", "A pig", "A hen"]
+    scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=32)
+    calls, _ = counting_calls(scorer)
+    scores = scorer.score_spans(templates, spans, progress=False)
+    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
+    assert calls[0] == (1, 2) and [rows for rows, _ in calls[1:]].count(1) == 0
+    assert len(calls) <= 1 + 72 // 32 + 2  # the prefix, then batches (cut where rows shorten)
+
+
 def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
     """Retrieval's prompts all begin with the blank: one run of the start token and the
     spans' shared first token ("A") serves every sentence that begins so, in every template,
     batched across templates; scores as the plain computation."""
     templates = ["<mask> has fur.", "<mask> is big and has claws.", "<mask> flies."]
-    spans = ["A bear", "A cat", "A dog", "A bee", "An ant", "An owl", "Scissors", "Mice"]
+    animals = ["bear", "cat", "dog", "bee", "cow", "fox", "pig", "hen", "rat", "elk", "yak"]
+    spans = [f"A {a}" for a in animals] + ["An ant", "An owl", "Scissors", "Mice"]
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
     calls, _ = counting_calls(scorer)
     scores = scorer.score_spans(templates, spans, progress=False)
     span, total, _ = reference_scores(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
-    # start + "A" (12 sentences), start alone ("An", "Scissors", "Mice": 12), each run once
+    # start + "A" (33 sentences), start alone ("An", "Scissors", "Mice": 12), each run once
     assert calls.count((1, 1)) == calls.count((1, 2)) == 1
-    assert sum(rows for rows, _ in calls) == 2 + 24
+    assert sum(rows for rows, _ in calls) == 2 + 45
     naive = naive_tokens(scorer.tokenizer, templates, spans)
-    work = {"span_tokens": naive - (12 * 2 - 2) - (12 - 1), "span_tokens_naive": naive}
-    assert scores.work == work  # the loop runs start + "A" 12 times, start alone 12 times
+    work = {"span_tokens": naive - (33 * 2 - 2) - (12 - 1), "span_tokens_naive": naive}
+    assert scores.work == work  # the loop runs start + "A" 33 times, start alone 12 times
 
 
 def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
