@@ -125,7 +125,7 @@ def main() -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
         f"torch {torch.__version__}",
         "date": date.today().isoformat(),
-        "command": "python bench/bench_causal.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python", "bench/bench_causal.py", *sys.argv[1:]]),
         "shape": args.shape,
         "prompts": len(templates),
         "answers": len(spans),
