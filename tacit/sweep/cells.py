@@ -10,7 +10,9 @@ the process ends) and a record of the last failure of a cell that failed.
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -197,8 +199,11 @@ def run_cells(sweep: Sweep, out: Path, indices: Sequence[int], say: Say) -> dict
 def run_job(sweep: Sweep, out: str, index: int) -> str:
     """One cell as a launcher's job (tacit.sweep.launch): its outcome, or an error that fails
     the job when the cell failed."""
-    outcome = run_one(sweep, Path(out), index, f"cell {index} {sweep.cells[index].name}",
-                      lambda line: print(line, flush=True))  # fmt: skip
+    head = f"cell {index} {sweep.cells[index].name}"
+    devices = os.environ.get("CUDA_VISIBLE_DEVICES")
+    print(f"{head}: on {socket.gethostname()}, CUDA_VISIBLE_DEVICES="
+          f"{'unset' if devices is None else devices}", flush=True)  # fmt: skip
+    outcome = run_one(sweep, Path(out), index, head, lambda line: print(line, flush=True))
     if outcome == "failed":
         raise TacitError((failure(Path(out), sweep.cells[index]) or {}).get("error", "failed"))
     return outcome

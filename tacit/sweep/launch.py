@@ -159,9 +159,12 @@ def _local(submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int], how: 
                          f"{len(gpus)}")  # fmt: skip
     slots = []
     for slot in range(parallel):
-        own = gpus[slot * per_cell : (slot + 1) * per_cell] if per_cell else []
-        parameters = {"timeout_min": how.time_min, "gpus_per_node": per_cell,
-                      "local_visible_gpus": own or None, **how.options}  # fmt: skip
+        parameters = {"timeout_min": how.time_min, "gpus_per_node": per_cell, **how.options}
+        if per_cell:  # the slot's own GPUs, set before the job's process starts
+            own = ",".join(map(str, gpus[slot * per_cell : (slot + 1) * per_cell]))
+            given = how.options.get("local_setup", [])
+            given = [given] if isinstance(given, str) else list(given)
+            parameters["local_setup"] = [f"export CUDA_VISIBLE_DEVICES={own}", *given]
         slots.append(_executor(submitit, out / LOGS, "local", parameters))
     waiting, busy = list(indices), dict[int, tuple[int, Any]]()
     try:

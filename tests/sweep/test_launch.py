@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -36,14 +37,20 @@ def test_local_jobs_run_the_grid_and_a_rerun_submits_the_failed_cell_only(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # as if it had two GPUs: a cell on each
     later = tmp_path / "later-model"  # no model there yet: its cell fails
     grid, out = tmp_path / "grid.toml", tmp_path / "grid"
     write_grid(grid, [tiny_bert, later, tiny_roberta], toy_norms_path)
-    launch = ["sweep", str(grid), "--out", str(out), "--launcher", "local", "--parallel", "2"]
+    launch = ["sweep", str(grid), "--out", str(out), "--launcher", "local", "--gpus-per-cell", "1"]
     first = runner.invoke(app, launch)
     assert first.exit_code == 1, first.output
     started = [line for line in first.stdout.splitlines() if ": started (process" in line]
     assert len(started) == 3 and {line.split()[1] for line in started} == {"0", "1", "2"}
+    for line in started:  # each job's process saw its slot's GPU, and only that one
+        process, slot = re.search(r"process (\d+), slot (\d)", line).groups()
+        assert (
+            f"CUDA_VISIBLE_DEVICES={slot}\n" in (out / "logs" / f"{process}_0_log.out").read_text()
+        )
     failed = next(line for line in first.stdout.splitlines() if ": failed: " in line)
     assert failed.startswith(f"cell 1 retrieve-later-model-norms-max_props=1: failed: --model "
                              f"{later}: no such directory")  # fmt: skip
