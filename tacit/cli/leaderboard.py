@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from tacit.cli.common import user_errors
+from tacit.core.errors import TacitError
 
 
 @user_errors
@@ -19,8 +20,9 @@ def command(
     ] = None,
 ) -> None:
     """One table across the runs of a folder: a row per model, a column per probe and cell
-    settings (retrieval MRR, elicitation mAP); written as leaderboard.csv and leaderboard.md."""
-    from tacit.core.errors import TacitError
+    settings (retrieval MRR, elicitation mAP); written as leaderboard.csv and leaderboard.md.
+    For a sweep over training checkpoints, also the metric against the step, a line per model:
+    by_step.csv and by_step.png."""
     from tacit.core.files import table_text, write_files
     from tacit.results.leaderboard import leaderboard as build
     from tacit.results.leaderboard import markdown
@@ -34,3 +36,24 @@ def command(
         raise TacitError(f"{folder}: cannot write the leaderboard ({err.strerror})") from None
     typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     typer.echo(f"written to {folder / 'leaderboard.csv'} and leaderboard.md")
+    from tacit.results.steps import has_steps
+
+    if has_steps(folder):  # a sweep over training checkpoints: the metric by step too
+        _by_step(folder, n_props)
+
+
+def _by_step(folder: Path, n_props: int | None) -> None:
+    """by_step.csv and by_step.png: the primary metric against the training step."""
+    from tacit.core.files import table_text, write_files
+    from tacit.probes.figures import figure_bytes
+    from tacit.results.steps import by_step, steps_figure
+
+    table = by_step(folder, n_props=n_props)
+    figure = figure_bytes(steps_figure(table))
+    try:
+        write_files(folder, {"by_step.csv": table_text(table), "by_step.png": figure})
+    except OSError as err:
+        raise TacitError(f"{folder}: cannot write the table by step ({err.strerror})") from None
+    shown = table.pivot_table(index=["model", "step"], columns="cell", values="value")
+    typer.echo(shown.to_string(float_format=lambda x: f"{x:.4f}"))
+    typer.echo(f"by training step: written to {folder / 'by_step.csv'} and by_step.png")

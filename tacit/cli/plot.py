@@ -11,19 +11,29 @@ from tacit.cli.common import choice, user_errors
 from tacit.probes import registry
 
 # every probe's figures, by name (`auto`: the probe's choice from what the runs hold)
-PLOT_KINDS = tuple(dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds))
+# (`steps`: the metric by training step of a sweep over checkpoints: tacit.results.steps)
+PLOT_KINDS = (
+    *dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds),
+    "steps",
+)
 
 
 @user_errors
 def command(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories of one probe.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(help="Run directories of one probe (`--kind steps`: sweep folders)."),
+    ],
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
     ] = Path("retrieval.png"),
     kind: Annotated[
         str,
         choice(
-            "--kind", choices=PLOT_KINDS, help="Which figure; auto: from what the runs contain."
+            "--kind",
+            choices=PLOT_KINDS,
+            help="Which figure; auto: from what the runs contain; steps: the primary metric "
+            "against the training step of a sweep over checkpoints, a line per model.",
         ),
     ] = "auto",
 ) -> None:
@@ -33,7 +43,8 @@ def command(
     selection x order with the random baseline (Figure 3b), chosen from what the runs
     contain; bands are 95% bootstrap intervals over concepts. Runs that draw different
     figures are refused; runs that scored different things (vocabulary or candidates, norms,
-    concepts) are drawn with a warning, printed and in the figure.
+    concepts) are drawn with a warning, printed and in the figure. With `--kind steps`, the
+    primary metric of every training checkpoint under the folders against its step.
     """
     import warnings
 

@@ -103,6 +103,22 @@ class CandidatesRecord(TypedDict, total=False):
     sha256: str
 
 
+class SweepRecord(TypedDict, total=False):
+    """A sweep cell's record (tacit.sweep): where it comes from and its values in full."""
+
+    file: str
+    index: int
+    cell: str  # the run directory's name
+    label: str  # the model as the leaderboard shows it (a checkpoint's: `pythia-70m@step1000`)
+    settings: str  # the name's part after the probe and model (a leaderboard column)
+    model: str
+    norms: str | None
+    options: dict[str, Any]
+    series: str | None  # for a training checkpoint: the model it is a checkpoint of
+    step: int | None  # and its training step
+    revision: str | None
+
+
 class Manifest(TypedDict, total=False):
     """manifest.json (see docs/run-directory.md). The shared keys come from the engine
     (tacit.engine.runner.run_manifest); a probe adds its own (`options`, `counts`, `norms`,
@@ -144,6 +160,7 @@ class Manifest(TypedDict, total=False):
     skipped_configs: dict[str, str]
     reference: str | None
     paper_bert_average: float
+    sweep: SweepRecord
 
 
 def read_manifest(path: str | Path) -> Manifest:

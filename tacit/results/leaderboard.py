@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.labels import model_label
 
 
 def leaderboard(folder: str | Path, *, n_props: int | None = None) -> pd.DataFrame:
@@ -19,6 +18,7 @@ def leaderboard(folder: str | Path, *, n_props: int | None = None) -> pd.DataFra
     run), elicitation's mAP with the prefix averaged over relations."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
+    from tacit.results.steps import cell_labels
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -36,10 +36,10 @@ def leaderboard(folder: str | Path, *, n_props: int | None = None) -> pd.DataFra
         if "n_props" in rows and len(rows):
             label += f"@{int(rows['n_props'].max())}"
         for model, group in rows.groupby("model", sort=False):
-            settings = run.name.replace(f"{probe.name}-{model_label(str(model))}", "", 1)
-            column = label + (f" [{settings.strip('-')}]" if settings.strip("-") else "")
+            row, settings = cell_labels(run, manifest, probe.name, str(model))
+            column = label + (f" [{settings}]" if settings else "")
             value = float(group[probe.primary.column].mean())
-            entries.append({"model": model_label(str(model)), "cell": column, "value": value})
+            entries.append({"model": row, "cell": column, "value": value})
     if not entries:
         raise TacitError(f"{folder}: no complete run in it")
     table = pd.DataFrame(entries).pivot_table(index="model", columns="cell", values="value")

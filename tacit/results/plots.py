@@ -52,7 +52,8 @@ def save_figure(figure: Figure, out: Path) -> Path:
 
 def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto") -> Path:
     """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
-    into one figure (`kind`: retrieval's figure, `auto` from what the runs contain).
+    into one figure (`kind`: retrieval's figure, `auto` from what the runs contain; `steps`:
+    the primary metric by training step of the checkpoint runs under sweep folders).
 
     Example:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
@@ -66,6 +67,11 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
         raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
     if not runs:
         raise TacitError("no run directory given")
+    if kind == "steps":  # the metric by training step of the checkpoints under folders
+        from tacit.results.steps import by_step, steps_figure
+
+        tables = [by_step(run) for run in runs if not isinstance(run, pd.DataFrame)]
+        return save_figure(steps_figure(pd.concat(tables, ignore_index=True)), out)
     shown: list[tuple[str, pd.DataFrame, Manifest]] = []
     for index, run in enumerate(runs):
         if isinstance(run, pd.DataFrame):

@@ -241,7 +241,7 @@ def test_ctrl_c_during_the_final_renames_is_held_until_they_are_done(tmp_path):
         ("[retrieve]\nmax_prop = 3\n", "[retrieve] 'max_prop' is not an option of retrieve"),
         ('[retrieve]\nmax_props = "ten"\n', "[retrieve] max_props 'ten': expected a whole number"),
         (
-            '[elicit]\nrelations = [["has", "wings"]]\n',
+            '[elicit]\nrelations = { axis = [["has", "wings"]] }\n',
             "[elicit] relations 'wings': expected one of",
         ),
     ],

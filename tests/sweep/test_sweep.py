@@ -47,6 +47,9 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
         patch.setattr(tacit.api, "run_probe", elicit_stopped_once)
         stopped = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out)])
     assert stopped.exit_code == 130
+    assert (
+        "6 of 8 cell(s) complete" in stopped.output and "the same command goes on" in stopped.output
+    )
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/manifest.json")}
     assert len(done) == 6  # 4 retrieve cells and 2 elicit cells finished before the stop
     again = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out)])
