@@ -26,14 +26,24 @@ def command(
             "--kind", choices=PLOT_KINDS, help="Which figure; auto: from what the runs contain."
         ),
     ] = "auto",
+    mixed: Annotated[
+        bool,
+        typer.Option(
+            "--mixed",
+            help="Draw runs that are not like for like (different "
+            "vocabularies, candidates, norms, concepts, ...) in one figure anyway, the "
+            "difference said in it.",
+        ),
+    ] = False,
 ) -> None:
     """Plot MRR and mean target probability against the number of properties.
 
     One line per model (the paper's Figure 2), per property category (Figure 3a), or per
     selection x order with the random baseline (Figure 3b), chosen from what the runs
     contain; bands are 95% bootstrap intervals over concepts. Runs that draw different
-    figures are refused; runs that scored different things (vocabulary or candidates, norms,
-    concepts) are drawn with a warning, printed and in the figure.
+    figures are refused; so are runs that scored different things (vocabulary or candidates,
+    norms, concepts), unless --mixed: then they are drawn with a warning, printed and in the
+    figure.
     """
     import warnings
 
@@ -41,7 +51,8 @@ def command(
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        written = plot_runs(runs, out, kind=kind)
+        written = plot_runs(runs, out, kind=kind, mixed=mixed)
     for warning in caught:
-        typer.echo(f"warning: {warning.message} (said in the figure too)", err=True)
+        said = " (said in the figure too)" if str(warning.message).startswith("the runs") else ""
+        typer.echo(f"warning: {warning.message}{said}", err=True)
     typer.echo(f"written to {written}")
