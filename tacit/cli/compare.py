@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import user_errors
+from tacit.cli.common import user_errors, warnings_said
 from tacit.cli.table import Format
 
 
@@ -47,5 +47,6 @@ def command(
     from tacit.core.display import render
     from tacit.results.comparisons import compare, comparison_tables
 
-    table = compare(runs, n_resamples=resamples, seed=seed, n_props=n_props)
+    with warnings_said():
+        table = compare(runs, n_resamples=resamples, seed=seed, n_props=n_props)
     typer.echo(render(comparison_tables(table), format), nl=False)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import user_errors
+from tacit.cli.common import user_errors, warnings_said
 from tacit.cli.table import Format
 
 EXTENSIONS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "text"}
@@ -61,7 +61,8 @@ def command(
     if out is not None and out.suffix.lower() not in EXTENSIONS:
         raise TacitError(f"--out {out}: the extension says the format: one of "
                          f"{', '.join(EXTENSIONS)}")  # fmt: skip
-    table = leaderboard(folder, n_props=n_props, conditions=conditions)
+    with warnings_said():
+        table = leaderboard(folder, n_props=n_props, conditions=conditions)
     tables, warnings = leaderboard_tables(table)
 
     def shown(chosen: str, width: int | None = None) -> str:

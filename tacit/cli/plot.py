@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import choice, user_errors
+from tacit.cli.common import choice, user_errors, warnings_said
 from tacit.probes import registry
 
 # every probe's figures, by name (`auto`: the probe's choice from what the runs hold)
@@ -45,14 +45,11 @@ def command(
     norms, concepts), unless --mixed: then they are drawn with a warning, printed and in the
     figure.
     """
-    import warnings
-
     from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    def said(message: str) -> str:
+        return " (said in the figure too)" if message.startswith("the runs") else ""
+
+    with warnings_said(said):
         written = plot_runs(runs, out, kind=kind, mixed=mixed)
-    for warning in caught:
-        said = " (said in the figure too)" if str(warning.message).startswith("the runs") else ""
-        typer.echo(f"warning: {warning.message}{said}", err=True)
     typer.echo(f"written to {written}")

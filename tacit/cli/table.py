@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import choice, user_errors
+from tacit.cli.common import choice, user_errors, warnings_said
 from tacit.core.display import FORMATS
 
 Format = Annotated[
@@ -42,7 +42,8 @@ def command(
     from tacit.core.display import render
     from tacit.results.tables import runs_tables
 
-    tables, warnings = runs_tables(runs, n_props=n_props)
+    with warnings_said():
+        tables, warnings = runs_tables(runs, n_props=n_props)
     typer.echo(render(tables, format), nl=False)
     for warning in warnings:
         typer.echo(warning, err=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tacit.core.errors import TacitError, first_line
+from tacit.core.errors import TacitError, TacitWarning, first_line
 from tacit.core.labels import short_labels
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def run_paths(runs: Sequence[Any]) -> list[Any]:
     if not files or len(files) == len(runs):
         return list(runs)
     for file in files:
-        warnings.warn(f"{file}: a file, not a run directory: left out", stacklevel=3)
+        warnings.warn(f"{file}: a file, not a run directory: left out", TacitWarning, stacklevel=3)
     return [run for run in runs if run not in files]
 
 
@@ -159,14 +159,24 @@ def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
 
 
 def _differ(groups: Sequence[Group]) -> list[str]:
+    """How the groups differ: in probe, and within a probe in what each scored over."""
+    by_probe: dict[str, list[Group]] = {}
+    for group in groups:
+        by_probe.setdefault(group.scored_over["probe"], []).append(group)
     notes = []
-    whats = list(dict.fromkeys(what for g in groups for what in g.scored_over))
-    for what in whats:
-        values = [g.scored_over.get(what, "") for g in groups]
-        if len(set(values)) > 1:
-            shown = "; ".join(f"{g.names}: {value or 'none'}" for g, value in zip(groups, values))
-            hint = f"; {HINTS[what]}" if what in HINTS else ""
-            notes.append(f"the runs differ in {what} ({shown}){hint}")
+    if len(by_probe) > 1:
+        shown = "; ".join(f"{probe}: {', '.join(g.names for g in found)}"
+                          for probe, found in by_probe.items())  # fmt: skip
+        notes.append(f"the runs are of different probes ({shown})")
+    for found in by_probe.values():
+        whats = list(dict.fromkeys(what for g in found for what in g.scored_over))
+        for what in whats:
+            values = [g.scored_over.get(what, "") for g in found]
+            if len(set(values)) > 1:
+                shown = "; ".join(f"{g.names}: {value or 'none'}"
+                                  for g, value in zip(found, values))  # fmt: skip
+                hint = f"; {HINTS[what]}" if what in HINTS else ""
+                notes.append(f"the runs differ in {what} ({shown}){hint}")
     return notes
 
 

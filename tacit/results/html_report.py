@@ -128,7 +128,7 @@ def _brief(run: Run) -> list[list[str]]:
     scored = run.info.probe.comparable(m)
     rows += [[what, value] for what, value in scored.items() if value and what != "norms"]
     for key in ("suite", "mode", "dtype", "device", "batch_size", "seed", "started", "finished"):
-        if m.get(key) not in (None, ""):
+        if m.get(key) not in (None, "") and key not in scored:
             rows.append([key, str(m[key])])
     software = m.get("software", {})
     rows.append(["software", ", ".join(f"{k} {v}" for k, v in software.items() if v)])
@@ -171,10 +171,11 @@ def _probe_tables(run: Run) -> str:
     from tacit.results.tables import labelled
 
     probe = run.info.probe
+    summary = labelled([run.info.summary], probe.keys)
     try:
-        tables = probe.table(labelled([run.info.summary], probe.keys), run.info.manifest)
-    except TacitError:
-        return _file_table(run.summary_rows, "summary")
+        tables = probe.table(summary, run.info.manifest)
+    except TacitError:  # a probe without a table: its summary, models by their short names
+        tables = [Table(summary.drop(columns="run"))]
     full = _file_table(run.summary_rows, "summary")
     return (
         render(tables, "html") + "<details><summary>summary.csv, every column "

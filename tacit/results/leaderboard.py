@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from tacit.core.display import Table
-from tacit.core.errors import TacitError
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.labels import short_labels
 
 COLUMNS = ["group", "probe", "metric", "condition", "scored_over", "model", "run", "value",
@@ -84,7 +84,7 @@ def leaderboard(folder: str | Path, *, n_props: int | None = None,
         try:
             entries += _entries(manifest_file.parent, folder, n_props, conditions)
         except TacitError as err:
-            warnings.warn(f"left out: {err}", stacklevel=2)
+            warnings.warn(f"left out: {err}", TacitWarning, stacklevel=2)
     if not entries:
         raise TacitError(f"{folder}: no complete run in it (no manifest.json at any depth)")
     table = pd.DataFrame(entries)

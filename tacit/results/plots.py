@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.core.errors import TacitError
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
 from tacit.results.compare import read_summary
 
@@ -81,7 +81,7 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
             "(or --mixed to draw them together, the difference said in the figure)"
         )
     for note in notes:
-        warnings.warn(note, stacklevel=2)
+        warnings.warn(note, TacitWarning, stacklevel=2)
     caption = "not like for like: " + "; ".join(notes) if notes else ""
     figures = probe.figures(shown, kind=kind, caption=caption)
     if not figures:

@@ -71,12 +71,9 @@ def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_pa
     lines = result.stdout.splitlines()
     assert "MRR [95% CI]" in lines[1] and "P@1" in lines[1] and "Group" not in result.stdout
     rows = [line.split()[:2] for line in lines[3:7]]
-    assert rows == [
-        ["tiny-bert0", "1"],
-        ["tiny-bert0", "3"],
-        ["tiny-roberta0", "1"],
-        ["tiny-roberta0", "3"],
-    ]  # fmt: skip  (--model order, then properties)
+    # --model order, then the number of properties
+    assert rows == [["tiny-bert0", "1"], ["tiny-bert0", "3"], ["tiny-roberta0", "1"],
+                    ["tiny-roberta0", "3"]]  # fmt: skip
     csv = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"), "--format",
                               "csv"])  # fmt: skip
     table = pd.read_csv(io.StringIO(csv.stdout))
