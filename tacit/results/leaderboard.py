@@ -111,9 +111,10 @@ def leaderboard_tables(table: pd.DataFrame) -> tuple[list[Table], list[str]]:
         shown = rows[["rank", "model", "run", "value", "ci_low", "ci_high", "n", *extra]]
         shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
         title = f"{group}. {first['probe']}: {first['metric']}, {first['condition']}".rstrip(", ")
+        interval = {"ci_low", "ci_high"} <= set(shown.columns)  # a metric with an interval
         tables.append(Table(
-            shown, title, intervals={"value": ("ci_low", "ci_high")},
-            headers={"value": f"{first['metric']} [95% CI]"},
+            shown, title, intervals={"value": ("ci_low", "ci_high")} if interval else {},
+            headers={"value": f"{first['metric']}" + (" [95% CI]" if interval else "")},
             note=f"scored over: {first['scored_over']}" if first["scored_over"] else "",
         ))  # fmt: skip
     said = []
