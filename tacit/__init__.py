@@ -41,6 +41,8 @@ _EXPORTS = {
     "list_runs": "tacit.results.runs",
     "run_sweep": "tacit.sweep",
     "leaderboard": "tacit.results.leaderboard",
+    "compare": "tacit.results.comparisons",
+    "table": "tacit.results.tables",
 }
 
 if TYPE_CHECKING:
@@ -56,10 +58,12 @@ if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
+    from tacit.results.comparisons import compare
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
     from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
+    from tacit.results.tables import table
     from tacit.sweep import run_sweep
     from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 

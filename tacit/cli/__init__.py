@@ -18,7 +18,7 @@ from tacit.cli.common import DEBUG
 
 # command -> its module under tacit/cli/ (each defines `command`)
 COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "runs", "table", "plot",
-            "vocab", "report", "sweep", "leaderboard")  # fmt: skip
+            "vocab", "report", "sweep", "leaderboard", "compare")  # fmt: skip
 
 app = typer.Typer(
     help="Probe language models for the tacit assumptions people hold about concepts.",

@@ -8,14 +8,15 @@ import functools
 import os
 import signal
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from tacit.core.choices import DTYPES
-from tacit.core.errors import TacitError
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.options import RunOptions
 from tacit.core.params import Param
 
@@ -71,6 +72,21 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+@contextmanager
+def warnings_said(suffix: Callable[[str], str] = lambda message: "") -> Iterator[None]:
+    """Warnings raised while runs are read (a file among them left out, runs that differ), each
+    said as one `warning:` line on stderr when the command's work is done (`suffix`: what to
+    add to a message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TacitWarning)
+        try:
+            yield
+        finally:
+            said = dict.fromkeys(str(warning.message) for warning in caught)
+            for message in said:
+                typer.echo(f"warning: {message}{suffix(message)}", err=True)
 
 
 def choice(*names: str, choices: Sequence[str], help: str, default: str | None = None) -> Any:

@@ -14,61 +14,51 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.labels import model_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from tacit.core.manifest import Manifest
 
 STEP_COLUMNS = ["model", "step", "cell", "value"]
 
 
-def cell_labels(run: Path, manifest: Manifest, probe: str, model: str) -> tuple[str, str]:
-    """(row label, settings) of a run's model in the leaderboard: a sweep cell's as the cell
-    records them (`pythia-70m@step1000`; its norms and options), else the model's label and
-    the run directory's name after the probe and the model."""
-    record = manifest.get("sweep") or {}
-    if record.get("label") is not None:
-        return str(record["label"]), str(record.get("settings", ""))
-    settings = run.name.replace(f"{probe}-{model_label(model)}", "", 1).strip("-")
-    return model_label(model), settings
-
-
-def _checkpoints(folder: Path) -> dict[str, tuple[str, int]]:
-    """Leaderboard row label -> (model, step) of every run of a training checkpoint."""
+def has_steps(folder: str | Path) -> bool:
+    """Does the folder hold runs of training checkpoints (a sweep cell's record with a step)?"""
     from tacit.core.manifest import read_manifest
 
-    found: dict[str, tuple[str, int]] = {}
-    for manifest_file in sorted(folder.rglob("manifest.json")):
-        record = read_manifest(manifest_file).get("sweep") or {}
-        step, label = record.get("step"), record.get("label")
-        if step is not None and label is not None:
-            found[str(label)] = (str(record.get("series")), int(step))
-    return found
-
-
-def has_steps(folder: str | Path) -> bool:
-    """Does the folder hold runs of training checkpoints?"""
-    return bool(_checkpoints(Path(folder)))
+    for found in sorted(Path(folder).rglob("manifest.json")):
+        try:
+            if (read_manifest(found).get("sweep") or {}).get("step") is not None:
+                return True
+        except TacitError:  # a damaged run: the leaderboard leaves it out, saying so
+            continue
+    return False
 
 
 def by_step(folder: str | Path, *, n_props: int | None = None) -> pd.DataFrame:
-    """STEP_COLUMNS, a row per model, training step and leaderboard column (probe, metric and
-    cell settings), in step order; runs that are no checkpoint are left out."""
+    """STEP_COLUMNS, a row per model, training step and cell of the sweep (its probe, metric,
+    condition and settings), in step order; runs that are no checkpoint are left out. Each
+    value is the leaderboard's for that run (tacit.results.leaderboard)."""
+    from tacit.core.manifest import read_manifest
     from tacit.results.leaderboard import leaderboard
 
     folder = Path(folder)
-    checkpoints = _checkpoints(folder) if folder.is_dir() else {}
-    if not checkpoints:
+    if not folder.is_dir() or not has_steps(folder):
         raise TacitError(f"{folder}: no run of a training checkpoint in it (a sweep's "
                          "`revisions` or [checkpoints])")  # fmt: skip
-    board = leaderboard(folder, n_props=n_props)
-    long = board.melt(id_vars="model", var_name="cell", value_name="value").dropna()
-    long = long[long["model"].isin(list(checkpoints))]
-    series = long["model"].map(lambda label: checkpoints[label][0])
-    steps = long["model"].map(lambda label: checkpoints[label][1])
-    table = long.assign(model=series, step=steps)[STEP_COLUMNS]
+    rows = []
+    for entry in leaderboard(folder, n_props=n_props).itertuples(index=False):
+        run = folder / str(entry.run)  # the folder itself where it is the one run
+        record = read_manifest(run if run.is_dir() else folder).get("sweep") or {}
+        step = record.get("step")
+        if step is None:
+            continue
+        condition = f", {entry.condition}" if entry.condition else ""
+        settings = f" [{record['settings']}]" if record.get("settings") else ""
+        rows.append({"model": str(record.get("series")), "step": int(step),
+                     "cell": f"{entry.probe} {entry.metric}{condition}{settings}",
+                     "value": float(entry.value)})  # fmt: skip
+    table = pd.DataFrame(rows, columns=STEP_COLUMNS)
     return table.sort_values(["cell", "model", "step"], kind="stable").reset_index(drop=True)
 
 

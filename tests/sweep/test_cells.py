@@ -173,6 +173,7 @@ def test_cells_as_separate_processes_make_the_same_folder_as_one_sweep(
 
 
 def invoke_leaderboard(folder) -> str:
-    result = runner.invoke(app, ["leaderboard", str(folder)])
+    board = folder.parent / f"{folder.name}-leaderboard.csv"
+    result = runner.invoke(app, ["leaderboard", str(folder), "--out", str(board)])
     assert result.exit_code == 0, result.output
-    return (folder / "leaderboard.csv").read_text()
+    return board.read_text()

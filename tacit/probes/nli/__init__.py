@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.nli.options import PARAMS
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class NLIProbe(Probe):
     numbers for NOPE predictions)."""
     params = PARAMS
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
-    primary = Metric("value", "accuracy")
+    primary = Metric("value", "accuracy", count="n")
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
@@ -144,6 +144,22 @@ class NLIProbe(Probe):
         from tacit.probes.nli.report import format_nli_summary
 
         return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """Every breakdown group of the summary; first the accuracy over the most items (the
+        suite's main split)."""
+        keys = ["section", "group", "metric"]
+        groups = summary.groupby(keys, sort=False)
+        found = [(f"{section}: {group} ({metric})", rows)
+                 for (section, group, metric), rows in groups]  # fmt: skip
+
+        def main_first(condition: Condition) -> tuple[bool, float]:
+            rows = condition[1]
+            accuracy = ((rows["section"] == "accuracy") & (rows["metric"] == "accuracy")).all()
+            return (not accuracy, -float(rows["n"].max()))
+
+        return sorted(found, key=main_first)
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         data = manifest.get("data") or {}

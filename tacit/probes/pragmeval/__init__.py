@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.pragmeval.options import PARAMS
 
 if TYPE_CHECKING:
@@ -104,6 +104,14 @@ class PragmevalProbe(Probe):
                                  if m in state.kept.predictions])  # fmt: skip
         return Outcome(rows, summary, text, notes, added, {"predictions": predictions},
                        figures={"pragmeval.png": lambda: pragmeval_figure(summary)})  # fmt: skip
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """The average over the tasks first (where a model has all eleven), then each task."""
+        from tacit.probes.pragmeval.report import AVERAGE
+
+        tasks = sorted(dict.fromkeys(summary["task"]), key=lambda t: t != AVERAGE)
+        return [(str(task), summary[summary["task"] == task]) for task in tasks]
 
     def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
                 kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
