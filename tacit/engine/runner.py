@@ -180,6 +180,8 @@ def run_models(
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
                         scored[c] = score_chunk(work, scorer, chunk, bar)
+                        if model.loaded:  # its record first: a kill after the chunk keeps both
+                            checkpoint.save(f"{number}-model", model.record())
                         checkpoint.save(f"{number}-{c}", scored[c])
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
