@@ -17,6 +17,7 @@ from typing import Any
 
 from tacit.core.errors import TacitError
 from tacit.core.files import write_atomic
+from tacit.core.interface import option
 
 
 class Checkpoint:
@@ -30,11 +31,12 @@ class Checkpoint:
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
         if resume:
             if not plan_file.is_file():
-                raise TacitError(f"--resume: no unfinished run in {directory.parent}")
+                raise TacitError(f"{option('--resume')}: no unfinished run in {directory.parent}")
             if plan_file.read_text() != text:
                 raise TacitError(
-                    f"--resume: the unfinished run in {directory.parent} was started with other "
-                    "models, options, norms or vocabulary; rerun it without --resume"
+                    f"{option('--resume')}: the unfinished run in {directory.parent} was started "
+                    "with other models, options, norms or vocabulary; rerun it without "
+                    f"{option('--resume')}"
                 )
             return
         shutil.rmtree(directory, ignore_errors=True)

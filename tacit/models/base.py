@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.choices import SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.models.batching import group_rows
 from tacit.models.runtime import ModelRuntime
 
@@ -240,7 +241,7 @@ class Scorer(ModelRuntime, ABC):
         before the blank (the plain way, for comparison: the scores are the same); a masked LM
         always shares its prefix tree's rows."""
         self._require("spans", "score candidate spans")
-        check_choice("--span-scoring", scoring, SPAN_SCORINGS)
+        check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
         scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)

@@ -24,6 +24,7 @@ from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
+from tacit.core.interface import option as named
 from tacit.core.locks import file_lock
 from tacit.core.paths import config_dir
 from tacit.norms.reader import NormSet, read_norms
@@ -303,8 +304,9 @@ def load_norms(
     asked = (format or source.format, dict(columns or source.columns or {}))
     if asked != (source.format, dict(source.columns or {})):
         raise TacitError(
-            f"--norms {source.name}: installed as {source.format} norms"
+            f"{named('--norms')} {source.name}: installed as {source.format} norms"
             + (f" with columns {dict(source.columns)}" if source.columns else "")
-            + "; --norms-format and --norms-columns apply to a norms file given by path"
+            + f"; {named('--norms-format')} and {named('--norms-columns')} apply to a norms "
+            "file given by path"
         )
     return read_norms(source.path, format=source.format, columns=source.columns)

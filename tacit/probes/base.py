@@ -147,9 +147,15 @@ class Probe(ABC):
     rows_file: ClassVar[str] = "prompts.csv"
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
+    # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
+    # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
+    limit: ClassVar[str | None] = None
     models_required: ClassVar[bool] = True
     models_help: ClassVar[str] = (
-        "Model to probe: a Hugging Face hub name or a local directory. Repeat for several."
+        "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
+        "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
+        "attn_implementation, peft, load_in_8bit, load_in_4bit: see docs/models.md). Repeat "
+        "for several."
     )
 
     def validate(

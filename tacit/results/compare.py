@@ -20,7 +20,11 @@ def differences(runs: Sequence[str | Path]) -> list[str]:
     for run in runs:
         try:
             manifest = read_manifest(run)
-            prints[Path(run).name] = registry.of_run(manifest, run).comparable(manifest)
+            limit = manifest.get("limit")
+            prints[Path(run).name] = {
+                **registry.of_run(manifest, run).comparable(manifest),
+                "limit": f"the first {limit['first']} {limit['of']}" if limit else "",
+            }
         except TacitError:
             continue  # a summary without a manifest: nothing to compare
     notes = []

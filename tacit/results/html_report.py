@@ -20,6 +20,7 @@ from typing import cast
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.interface import option
 from tacit.core.manifest import Manifest
 from tacit.probes import registry
 
@@ -215,10 +216,10 @@ def write_report(runs: Sequence[str | Path], out: str | Path) -> Path:
 
     out = Path(out)
     if out.suffix.lower() not in (".html", ".htm"):
-        raise TacitError(f"--out {out}: the report is an .html file")
+        raise TacitError(f"{option('--out')} {out}: the report is an .html file")
     text = render([read_run(run) for run in runs])
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(out, text)
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None

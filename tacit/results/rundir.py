@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 
 PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
 WRITE_TEST = ".write-test-"
@@ -35,7 +36,9 @@ def fresh_run_dir(probe: str, now: datetime | None = None) -> Path:
         except OSError as err:
             raise TacitError(f"{path}: cannot write there ({err.strerror})") from None
         return path
-    raise TacitError(f"{parent}: a thousand runs started in {stamp}'s second; give --out")
+    raise TacitError(
+        f"{parent}: a thousand runs started in {stamp}'s second; give {option('--out')}"
+    )
 
 
 def _name_max(out: Path) -> int:
@@ -58,13 +61,13 @@ def _exists(out: Path) -> bool:
     longest = max((len(os.fsencode(part)) for part in out.parts), default=0)
     if longest > limit:
         raise TacitError(
-            f"--out {out}: a name of {longest} bytes, longer than the {limit} this file system "
-            "allows; give another --out with shorter names"
+            f"{option('--out')} {out}: a name of {longest} bytes, longer than the {limit} this "
+            f"file system allows; give another {option('--out')} with shorter names"
         )
     try:
         return out.exists()
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None
 
 
 def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
@@ -97,23 +100,25 @@ def check_overwrite(
     if held is None or overwrite or (resume and held in ("a run", "an interrupted run")):
         return
     if held == "an interrupted run":
-        ask = "--resume to continue it, or --overwrite to replace it"
+        ask = f"{option('--resume')} to continue it, or {option('--overwrite')} to replace it"
     else:
-        ask = "--overwrite to replace the whole directory, or another --out"
-    raise TacitError(f"--out {out}: already holds {held}: {ask}")
+        ask = (
+            f"{option('--overwrite')} to replace the whole directory, or another {option('--out')}"
+        )
+    raise TacitError(f"{option('--out')} {out}: already holds {held}: {ask}")
 
 
 def prepare_run_dir(out: str | Path) -> Path:
     """Create the run directory (and parents) or say clearly why it cannot be written."""
     out = Path(out)
     if _exists(out) and not out.is_dir():
-        raise TacitError(f"--out {out}: exists and is not a directory")
+        raise TacitError(f"{option('--out')} {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=WRITE_TEST):
             pass
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None
     return out
 
 

@@ -51,6 +51,7 @@ class ElicitProbe(Probe):
     }
     primary = Metric("map_vocab", "mAP")
     keys = ("model", "relation", "prefix")
+    limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
@@ -66,7 +67,7 @@ class ElicitProbe(Probe):
         if values["candidates"] == "vocab":
             state, work = self._vocab_work(models, norms, values, prefixes, run)
         else:
-            state, work = self._span_work(norms, values, prefixes)
+            state, work = self._span_work(norms, values, prefixes, run.limit)
         return Plan(work, values, state.candidates.resume_key(), state=state,
                     tokenizers=state.candidates.tokenizers)  # fmt: skip
 
@@ -78,6 +79,7 @@ class ElicitProbe(Probe):
         from tacit.probes.candidates import Candidates
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
+        from tacit.probes.inputs import first_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab, relations = candidates.vocab, values["relations"]
@@ -85,6 +87,7 @@ class ElicitProbe(Probe):
         prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
+        prompts = first_concepts(prompts, run.limit)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -99,11 +102,12 @@ class ElicitProbe(Probe):
         )  # fmt: skip
         return State(norms, prefixes, prompts, candidates, golds.excluded, sensible), work
 
-    def _span_work(self, norms: Any, values: Mapping[str, Any],
-                   prefixes: list[bool]) -> tuple[State, Work]:  # fmt: skip
+    def _span_work(self, norms: Any, values: Mapping[str, Any], prefixes: list[bool],
+                   limit: int | None) -> tuple[State, Work]:  # fmt: skip
         from tacit.probes.candidates import Candidates, SpanRanker, read_candidates
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
+        from tacit.probes.inputs import first_concepts
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
@@ -111,6 +115,7 @@ class ElicitProbe(Probe):
         prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
+        prompts = first_concepts(prompts, limit)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(sets=dict(sets), scoring=values["span_scoring"],
                                 normalize=values["normalize"])  # fmt: skip

@@ -14,6 +14,7 @@ import pandas as pd
 
 from tacit.core import paths
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.probes.base import Scored, Work
 
 
@@ -35,8 +36,8 @@ def configurations(
             if name not in CLOZE_DEFAULTS:
                 skipped[name] = (
                     f"{len(config.labels)} labels: no default cloze template and verbalizer "
-                    "(cloze defaults cover the 2- and 3-label tasks; give --template and "
-                    "--verbalizer)"
+                    f"(cloze defaults cover the 2- and 3-label tasks; give {option('--template')} "
+                    f"and {option('--verbalizer')})"
                 )
                 del configs[name]
     if not configs:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.core.labels import model_label
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     """The figure of a retrieval summary (one or more runs, a `run` column telling them
     apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds."""
     if kind not in KINDS:
-        raise TacitError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise TacitError(f"{option('--kind')} {kind!r}: expected one of {', '.join(KINDS)}")
     if "run" not in summary.columns:
         summary = summary.assign(run="")
     from matplotlib.figure import Figure
