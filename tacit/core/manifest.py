@@ -127,6 +127,7 @@ class Manifest(TypedDict, total=False):
     model_args: dict[str, Any]  # --model-args: loading options of every model
     vocab_words: str  # --vocab-words, where not `all`
     limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
+    training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int
     started: str
     finished: str

@@ -81,8 +81,19 @@ class ModelSpec:
             raise TacitError(f"{option(flag)} {text!r}: expected a model's name or path")
         if "=" not in text or _exists(text):
             return cls(text.strip())
-        name, *pairs = (part.strip() for part in text.split(","))
-        return cls(name, **_options(pairs, f"{option(flag)} {shorten(text)}"))
+        where = f"{option(flag)} {shorten(text)}"
+        parts = text.split(",")
+        cut = len(parts)  # the options are the KEY=VALUE parts at the end
+        while (
+            cut > 1
+            and "=" in parts[cut - 1]
+            and parts[cut - 1].split("=")[0].strip() in LOAD_OPTIONS
+        ):
+            cut -= 1
+        name = ",".join(parts[:cut]).strip()
+        if cut > 1 and not _exists(name):  # NAME,typo=1: say which part is not an option
+            _options(parts[1:cut], where)
+        return cls(name, **_options(parts[cut:], where))
 
     @classmethod
     def of(cls, model: str | ModelSpec | Mapping[str, Any]) -> ModelSpec:
@@ -135,24 +146,25 @@ def parse_model_args(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         pairs = [part.strip() for part in value.split(",") if part.strip()]
-        given = _options(pairs, f"{label} {shorten(value)}")
+        given = _options(pairs, f"{label} {shorten(value)}", "KEY=VALUE,...")
     elif isinstance(value, Mapping):
-        given = _options([f"{k}={v}" for k, v in value.items()], f"{label} {dict(value)!r}")
+        pairs = [f"{k}={v}" for k, v in value.items()]
+        given = _options(pairs, f"{label} {shorten(dict(value))}", "KEY=VALUE,...")
     else:
         raise TacitError(f"{label} {value!r}: expected KEY=VALUE pairs or a mapping")
     ModelSpec("model", **given)  # the same checks as a model's own options
     return given
 
 
-def _options(pairs: list[str], where: str) -> dict[str, Any]:
+def _options(pairs: list[str], where: str, form: str = "NAME,KEY=VALUE,...") -> dict[str, Any]:
     """KEY=VALUE texts -> the options they give (booleans read; each key once)."""
     given: dict[str, Any] = {}
     for pair in pairs:
         key, equals, value = (s.strip() for s in pair.partition("="))
         if key not in LOAD_OPTIONS or not equals:
             raise TacitError(
-                f"{where}: {shorten(pair, 30)!r} is not a loading option: expected NAME then "
-                f",KEY=VALUE with KEY one of {', '.join(LOAD_OPTIONS)}"
+                f"{where}: {shorten(pair, 30)!r} is not a loading option: expected {form} with "
+                f"KEY one of {', '.join(LOAD_OPTIONS)}"
             )
         if key in given:
             raise TacitError(f"{where}: {key} is given twice")

@@ -6,6 +6,7 @@ naming a damaged file instead of a traceback (tacit.vocab.tokenizers)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, cast
 
@@ -73,6 +74,8 @@ def load_weights(
     }  # fmt: skip
     try:
         with quiet_transformers(), hub_access(name) as hub:
+            if hub:  # transformers looks for an adapter config without local_files_only
+                extra["adapter_kwargs"] = dict(hub)
             model, info = auto_class.from_pretrained(
                 name, revision=spec.revision, dtype=dtype, output_loading_info=True,
                 **extra, **quantized, **placement, **hub,
@@ -107,7 +110,8 @@ def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> Pre
     if path.is_dir() and not (path / "adapter_config.json").is_file():
         raise TacitError(f"{where}: no adapter_config.json in it: not a PEFT adapter directory")
     try:
-        with quiet_transformers(), hub_access(adapter) as hub:
+        with quiet_transformers(), hub_access(adapter) as hub, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # peft's about transformers' names
             wrapped = PeftModel.from_pretrained(model, adapter, is_trainable=False, **hub)
     except (OSError, ValueError, RuntimeError, KeyError) as err:  # not found, shapes differ
         raise TacitError(f"{where}: cannot put it on the model ({shorten(first_line(err), 200)})"

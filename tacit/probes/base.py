@@ -194,6 +194,16 @@ class Probe(ABC):
         By default every row (a probe with one row per model needs no more)."""
         return summary
 
+    def headline(self, summary: pd.DataFrame, manifest: Manifest) -> dict[str, float]:
+        """The primary metric at the main condition, one value per model (the mean over its
+        main rows): what a leaderboard, a result's short form and a training log show."""
+        rows = self.main_rows(summary, manifest)
+        column = self.primary.column
+        if column not in rows:
+            return {}
+        return {str(model): float(group[column].mean())
+                for model, group in rows.groupby("model", sort=False)}  # fmt: skip
+
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         """What must match for two runs of this probe to stand side by side (in one table,
         figure, report or leaderboard column), each as a short printable value."""

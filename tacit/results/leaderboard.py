@@ -35,11 +35,10 @@ def leaderboard(folder: str | Path, *, n_props: int | None = None) -> pd.DataFra
         label = f"{probe.name} {probe.primary.label}"
         if "n_props" in rows and len(rows):
             label += f"@{int(rows['n_props'].max())}"
-        for model, group in rows.groupby("model", sort=False):
-            settings = run.name.replace(f"{probe.name}-{model_label(str(model))}", "", 1)
+        for model, value in probe.headline(summary, manifest).items():
+            settings = run.name.replace(f"{probe.name}-{model_label(model)}", "", 1)
             column = label + (f" [{settings.strip('-')}]" if settings.strip("-") else "")
-            value = float(group[probe.primary.column].mean())
-            entries.append({"model": model_label(str(model)), "cell": column, "value": value})
+            entries.append({"model": model_label(model), "cell": column, "value": value})
     if not entries:
         raise TacitError(f"{folder}: no complete run in it")
     table = pd.DataFrame(entries).pivot_table(index="model", columns="cell", values="value")

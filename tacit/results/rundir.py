@@ -138,7 +138,8 @@ def remove_stale(out: Path, keep: set[str]) -> None:
 @contextmanager
 def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
     """Prepare the run directory; if the run fails, remove it again when we made it (or
-    `created` says so) and it is still empty, so a failed run leaves nothing behind."""
+    `created` says so) and it is still empty, so a failed run leaves nothing behind: with
+    `created` (fresh_run_dir's results/<probe>/<timestamp>), its empty parents go too."""
     out = Path(out)
     ours = created or not _exists(out)
     path = prepare_run_dir(out)
@@ -146,6 +147,9 @@ def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
         yield path
     except BaseException:
         if ours:
-            with suppress(OSError):
-                path.rmdir()  # only succeeds while empty
+            for empty in [path, *(path.parents[:2] if created else [])]:
+                try:
+                    empty.rmdir()  # only succeeds while empty
+                except OSError:
+                    break
         raise

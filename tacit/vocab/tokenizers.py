@@ -92,6 +92,12 @@ def not_found(name_or_path: str, err: Exception, flag: str = "--model") -> Tacit
     if (missing := not_cached(name_or_path, flag)) is not None:
         return missing
     message = shorten(first_line(err), 200)
+    if "trust_remote_code" in str(err) or "contains custom code" in str(err):
+        return TacitError(
+            f"{option(flag)} {name_or_path}: the model's classes are its own code, in its "
+            f"repository: read that code, then run it with {name_or_path},trust_remote_code=true "
+            f"(or {option('--model-args')} trust_remote_code=true)"
+        )
     if not Path(name_or_path).exists():
         return TacitError(
             f"{option(flag)} {name_or_path}: not a local directory, and the Hugging Face hub does "
