@@ -92,6 +92,7 @@ class VocabularyRecord(TypedDict, total=False):
 
 
 class NormsRecord(TypedDict, total=False):
+    name: str | None  # the installed name it was read by; None for a file given by path
     path: str
     format: str
     columns: dict[str, str] | None

@@ -60,8 +60,8 @@ def _columns(value: Any, label: str) -> Mapping[str, str]:
 NORMS = Param(
     "norms", None, kind="any", check=_norms,
     help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV "
-    "table) or the name of installed norms. Default: the installed default (`probe norms "
-    "install`), else $TACIT_NORMS.",
+    "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
+    "installed default (`probe norms install`).",
 )  # fmt: skip
 NORMS_FORMAT = Param(
     "norms_format", None, choices=NORMS_FORMATS,
@@ -105,6 +105,7 @@ def load_norms(values: Mapping[str, Any]) -> NormSet:
 def norms_record(norms: NormSet) -> NormsRecord:
     """The norms as a manifest records them."""
     return {
+        "name": norms.name,
         "path": str(norms.path),
         "format": norms.format,
         "columns": dict(norms.columns) if norms.columns else None,
