@@ -50,6 +50,7 @@ class NLIProbe(Probe):
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
+    limit = "items"
     models_required = False
     models_help = ("A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
                    "mode): hub name or local directory. Repeat for several.")  # fmt: skip

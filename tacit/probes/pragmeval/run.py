@@ -107,10 +107,11 @@ def run_model(
     total = sum(texts_to_encode(c, max_train) for c in configs.values())
     bar = tqdm(total=total, desc=f"encoding {model.name}", unit="text", leave=False,
                disable=not progress or mode != "linear")  # fmt: skip
-    fingerprint = model_fingerprint(
-        model.name, resolve_revision(model.name, model.options.revision)
-    )
-    cache = FeatureCache(paths.cache_dir(values["cache_dir"]), fingerprint, model.options.dtype,
+    spec = model.options.model_spec(model.name)  # its own loading options, the run's
+    fingerprint = model_fingerprint(spec.name, resolve_revision(spec.name, spec.revision))
+    if load := {k: v for k, v in spec.given().items() if k not in ("revision", "dtype")}:
+        fingerprint["load"] = load  # an adapter, remote code, ...: other features
+    cache = FeatureCache(paths.cache_dir(values["cache_dir"]), fingerprint, str(spec.dtype),
                          pooling)  # fmt: skip
     encoder = FrozenEncoder(model, cache, pooling, bar)
     outcomes, predictions = {}, []
