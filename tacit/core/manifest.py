@@ -130,6 +130,7 @@ class Manifest(TypedDict, total=False):
     limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
     training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int
+    launch_warning: str
     started: str
     finished: str
     options: dict[str, Any]

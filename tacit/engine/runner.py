@@ -239,6 +239,7 @@ def run_manifest(
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
+        **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,
         "started": started,
         "finished": now(),

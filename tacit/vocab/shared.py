@@ -57,6 +57,25 @@ def word_token_id(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
     return encoded[0] if _decode_each(encoded, tokenizer)[0].strip() == word else None
 
 
+def span_problems(tokenizer: PreTrainedTokenizerBase, spans: Sequence[str]) -> dict[str, str]:
+    """The spans this tokenizer does not read whole, each with why: an unknown token (BERT's
+    [UNK] for an emoji, which would be scored as the unknown token's probability), or tokens
+    that read back as other text (a control character dropped). Folding case or accents, as an
+    uncased model always does, is reading it whole."""
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    encoded = _in_sentence(list(spans), tokenizer)
+    problems = {}
+    for span, ids in zip(spans, encoded):
+        if tokenizer.unk_token_id is not None and tokenizer.unk_token_id in ids:
+            problems[span] = "an unknown token"
+            continue
+        back = str(tokenizer.decode(ids)).strip()
+        folded = normalizer.normalize_str(span) if normalizer is not None else span
+        if back != span and not (back == folded and len(folded) == len(span)):
+            problems[span] = f"it reads back as {back!r}"
+    return problems
+
+
 CONTEXT = "a"  # the word put before each word, so that it is encoded as inside a sentence
 
 
@@ -290,22 +309,7 @@ def vocabulary_for(
     again. `revision` and `model_args` apply to `models` where their own text gives none;
     vocabulary-only models load as their own text says (by default, their default revision).
     """
-    from tacit.core.modelspec import ModelSpec
-    from tacit.vocab.tokenizers import load_tokenizer
-
-    defaults = {"revision": revision, **(model_args or {})}
-
-    def tokenizer_of(text: str, flag: str, defaults: Mapping[str, Any]) -> Any:
-        spec = ModelSpec.parse(text, flag=flag).over(defaults)
-        return load_tokenizer(spec.name, revision=spec.revision, flag=flag,
-                              trust_remote_code=bool(spec.trust_remote_code))  # fmt: skip
-
-    tokenizers = {
-        model if isinstance(model, str) else model.name: (
-            tokenizer_of(model, "--model", defaults) if isinstance(model, str) else model.tokenizer
-        )
-        for model in dict.fromkeys(models)
-    }
+    tokenizers = model_tokenizers(models, revision=revision, model_args=model_args)
     extra = {
         name: tokenizer_of(name, "--vocab-model", {})
         for name in dict.fromkeys(vocab_models)
@@ -313,3 +317,32 @@ def vocabulary_for(
     }
     vocabulary = build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file, words=words)
     return vocabulary, tokenizers
+
+
+def model_tokenizers(
+    models: Sequence[Any],
+    *,
+    revision: str | None = None,
+    model_args: Mapping[str, Any] | None = None,
+) -> dict[str, PreTrainedTokenizerBase]:
+    """Each model's tokenizer, by the model's text: a name or path with its loading options
+    (tacit.core.modelspec; `revision` and `model_args` where its own text gives none), or a
+    Scorer already in memory, which brings its own."""
+    defaults = {"revision": revision, **(model_args or {})}
+    return {
+        model if isinstance(model, str) else model.name: (
+            tokenizer_of(model, "--model", defaults) if isinstance(model, str) else model.tokenizer
+        )
+        for model in dict.fromkeys(models)
+    }
+
+
+def tokenizer_of(text: str, flag: str, defaults: Mapping[str, Any]) -> PreTrainedTokenizerBase:
+    """The tokenizer of a model's text (its revision and remote code as the text or `defaults`
+    say); `flag`: the option that named it, as errors say."""
+    from tacit.core.modelspec import ModelSpec
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    spec = ModelSpec.parse(text, flag=flag).over(defaults)
+    return load_tokenizer(spec.name, revision=spec.revision, flag=flag,
+                          trust_remote_code=bool(spec.trust_remote_code))  # fmt: skip

@@ -106,3 +106,12 @@ def test_loading_mistakes_are_one_line(tiny_bert, toy_norms_path, tmp_path, args
     out = tmp_path / "never"
     given = [a.format(m=tiny_bert) for a in args]
     fails_cleanly(["retrieve", *given, "--norms", toy_norms_path, "--out", out], message, out)
+
+
+def test_span_candidates_read_a_models_text_with_its_options(tiny_gpt2, toy_norms_path, tmp_path):
+    """The tokenizers that check span candidates load by the model's text, options and all."""
+    _, manifest, summary = _run(tmp_path, "spans", "--norms", toy_norms_path,
+                                "-m", f"{tiny_gpt2},attn_implementation=eager",
+                                "--candidates", "concepts", "--limit", "2")  # fmt: skip
+    assert manifest["models"][0]["load"]["attn_implementation"] == "eager"
+    assert len(summary) > 0

@@ -34,6 +34,7 @@ class State:
     candidates: Candidates
     left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
     sensible: dict[str, Any] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
 
 class ElicitProbe(Probe):
@@ -67,7 +68,7 @@ class ElicitProbe(Probe):
         if values["candidates"] == "vocab":
             state, work = self._vocab_work(models, norms, values, prefixes, run)
         else:
-            state, work = self._span_work(norms, values, prefixes, run.limit)
+            state, work = self._span_work(models, norms, values, prefixes, run)
         return Plan(work, values, state.candidates.resume_key(), state=state,
                     tokenizers=state.candidates.tokenizers)  # fmt: skip
 
@@ -102,22 +103,39 @@ class ElicitProbe(Probe):
         )  # fmt: skip
         return State(norms, prefixes, prompts, candidates, golds.excluded, sensible), work
 
-    def _span_work(self, norms: Any, values: Mapping[str, Any], prefixes: list[bool],
-                   limit: int | None) -> tuple[State, Work]:  # fmt: skip
-        from tacit.probes.candidates import Candidates, SpanRanker, read_candidates
+    def _span_work(self, models: Sequence[str | Scorer], norms: Any, values: Mapping[str, Any],
+                   prefixes: list[bool], run: RunOptions) -> tuple[State, Work]:  # fmt: skip
+        """Each relation's answers ranked among spans: every answer people gave to it
+        (`answers`) or a FILE's. A span some model's tokenizer does not read whole is refused in
+        a FILE, and left out (counted) among the norms' answers."""
+        from tacit.probes.candidates import (
+            Candidates,
+            SpanRanker,
+            read_candidates,
+            refuse_unreadable,
+            relation_answers,
+            unreadable_spans,
+        )
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.inputs import first_concepts
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
-        sets, gold, left_out = span_golds(norms, relations, chosen)
+        spans = chosen.spans if chosen is not None else sorted(
+            {span for r in relations for span in relation_answers(norms, r)["span"]}
+        )  # fmt: skip
+        tokenizers, unread = unreadable_spans(spans, models, run)
+        if chosen is not None:
+            refuse_unreadable(chosen, unread)
+        sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = first_concepts(prompts, limit)[0]
+        prompts = first_concepts(prompts, run.limit)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
-        candidates = Candidates(sets=dict(sets), scoring=values["span_scoring"],
+        candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
+                                scoring=values["span_scoring"],
                                 normalize=values["normalize"])  # fmt: skip
         rankers = {r: SpanRanker(sets[r], candidates.scoring, candidates.normalize,
                                  concept_free(r)) for r in relations}  # fmt: skip
@@ -131,7 +149,7 @@ class ElicitProbe(Probe):
             return Scored(table, counts)
 
         work = Work(prompts, "prompt", score, kinds=self.kinds(values))
-        return State(norms, prefixes, prompts, candidates, left_out), work
+        return State(norms, prefixes, prompts, candidates, left_out, unread=unread), work
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
@@ -160,6 +178,7 @@ class ElicitProbe(Probe):
         }
         if spans:
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
+            added["counts"]["answers_not_read_whole"] = state.unread
         else:
             added["counts"].update(
                 paper_prompts_by_relation={r: PAPER_PROMPTS[r] for r in relations},

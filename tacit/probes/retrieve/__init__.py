@@ -108,7 +108,7 @@ class RetrieveProbe(Probe):
             prompt_set = limited(prompt_set, run.limit)
             work = self._vocab_work(prompt_set, candidates)
         else:
-            prompt_set, candidates, work = self._span_work(norms, conditions, values, run)
+            prompt_set, candidates, work = self._span_work(models, norms, conditions, values, run)
         state = State(norms, conditions, prompt_set, candidates)
         return Plan(work, values, candidates.resume_key(), state=state,
                     tokenizers=candidates.tokenizers)  # fmt: skip
@@ -124,17 +124,23 @@ class RetrieveProbe(Probe):
         )  # fmt: skip
 
     def _span_work(
-        self, norms: Any, conditions: list[Any], values: Mapping[str, Any], run: RunOptions
-    ) -> tuple[PromptSet, Candidates, Work]:
+        self, models: Sequence[str | Scorer], norms: Any, conditions: list[Any],
+        values: Mapping[str, Any], run: RunOptions,
+    ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
         """Every concept a target, ranked among spans: the norms' concepts with their articles
-        (`concepts`) or a FILE's spans (which must hold every target)."""
+        (`concepts`) or a FILE's spans (which must hold every target). A span some model's
+        tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
+        with the reason) among the norms' concepts."""
         from tacit.lexicon import read_articles
         from tacit.probes.base import Scored
         from tacit.probes.candidates import (
             Candidates,
+            CandidateSet,
             SpanRanker,
             concept_candidates,
             read_candidates,
+            refuse_unreadable,
+            unreadable_spans,
         )
         from tacit.probes.retrieve.prompts import build_prompts, span_prompt
         from tacit.probes.retrieve.scoring import property_free, score_span_prompts
@@ -152,13 +158,24 @@ class RetrieveProbe(Probe):
         every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
         given = values["candidates"]
         chosen = every if given == "concepts" else read_candidates(given)
+        tokenizers, problems = unreadable_spans(chosen.spans, models, run)
+        if given != "concepts":
+            refuse_unreadable(chosen, problems)
+        elif problems:
+            chosen = CandidateSet(chosen.source, [s for s in chosen.spans if s not in problems])
+            unread = {c: problems[span] for c, span in span_of.items() if span in problems}
+            prompt_set = prompt_set.without(unread)
+            span_of = {c: span for c, span in span_of.items() if c not in unread}
+            if prompt_set.prompts.empty:
+                raise TacitError("no concept is left to probe: no model reads any whole")
         missing = sorted(set(span_of.values()) - set(chosen.spans))
         if missing:
             raise TacitError(
                 f"{option('--candidates')} {given}: every target must be a candidate; "
                 f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
-        candidates = Candidates(sets={"all": chosen}, scoring=values["span_scoring"],
+        candidates = Candidates(tokenizers=tokenizers, sets={"all": chosen},
+                                scoring=values["span_scoring"],
                                 normalize=values["normalize"])  # fmt: skip
         ranker = SpanRanker(chosen, candidates.scoring, candidates.normalize, property_free)
 

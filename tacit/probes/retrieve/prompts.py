@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -243,6 +243,15 @@ class PromptSet:
     dropped: pd.DataFrame
     short: dict[str, list[str]] = field(default_factory=dict)
     duplicate_phrases: int = 0
+
+    def without(self, reasons: Mapping[str, str]) -> PromptSet:
+        """The set with these concepts' prompts left out, each counted as dropped with its
+        reason."""
+        kept = self.prompts[~self.prompts["concept"].isin(list(reasons))].reset_index(drop=True)
+        more = pd.DataFrame(list(reasons.items()), columns=["concept", "reason"])
+        dropped = pd.concat([self.dropped, more], ignore_index=True) if len(more) else self.dropped
+        short = {k: [c for c in v if c not in reasons] for k, v in self.short.items()}
+        return PromptSet(kept, dropped, short, self.duplicate_phrases)
 
 
 def build_prompts(
