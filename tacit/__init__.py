@@ -43,13 +43,17 @@ _EXPORTS = {
     "leaderboard": "tacit.results.leaderboard",
     "compare": "tacit.results.comparisons",
     "table": "tacit.results.tables",
+    "ModelSpec": "tacit.core.modelspec",
+    "ProbeCallback": "tacit.integrations.trainer",
 }
 
 if TYPE_CHECKING:
     from tacit.api import elicit, nli, pragmeval, prince, retrieve, run_probe
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
+    from tacit.core.modelspec import ModelSpec
     from tacit.core.options import RunOptions
+    from tacit.integrations.trainer import ProbeCallback
     from tacit.models import load_scorer
     from tacit.models.base import Scorer
     from tacit.models.causal import CausalLMScorer
@@ -86,4 +90,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    """The public names only (not the helpers this module itself imports)."""
+    return sorted([*_EXPORTS, "__version__"])

@@ -50,8 +50,12 @@ def command_line() -> str:
 ModelRecord = TypedDict(
     "ModelRecord",
     {
-        "name": str,  # as given to --model
+        "name": str,  # as given to --model: a name or path, with its loading options if any
+        "source": str,  # the name or path alone, where the options make `name` longer
         "kind": str,  # masked, causal, classifier
+        # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
+        # trust_remote_code, quantization (8bit, 4bit), peft (the adapter)
+        "load": "dict[str, Any]",
         "local_path": "str | None",
         "class": str,
         "revision": "str | None",
@@ -60,6 +64,7 @@ ModelRecord = TypedDict(
         "device": "str | None",
         "device_map": "dict[str, int]",
         "batch_size_used": "int | None",
+        "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
         "mode": str,
         # what the probe counted while this model scored (summed over chunks), and its own
@@ -87,6 +92,7 @@ class VocabularyRecord(TypedDict, total=False):
 
 
 class NormsRecord(TypedDict, total=False):
+    name: str | None  # the installed name it was read by; None for a file given by path
     path: str
     format: str
     columns: dict[str, str] | None
@@ -131,10 +137,14 @@ class Manifest(TypedDict, total=False):
     vocab_models: list[str]
     device: str | None
     dtype: str
-    batch_size: int
+    batch_size: int | str  # or "auto"
     compile: bool
     seed: int
     resumed: bool
+    model_args: dict[str, Any]  # --model-args: loading options of every model
+    vocab_words: str  # --vocab-words, where not `all`
+    limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
+    training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int
     launch_warning: str
     started: str

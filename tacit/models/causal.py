@@ -28,6 +28,7 @@ from transformers import AutoModelForCausalLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
+from tacit.core.interface import option
 from tacit.models.base import Scorer, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import Pair, cache_layers, expanded_cache, tokenised_pairs
@@ -318,9 +319,9 @@ class CausalLMScorer(Scorer):
         read the whole text) or averaged over the text's tokens (`mean`; the start token, which
         every text shares, left out). Texts too long keep their end. `<mask>`-pooling is a
         masked LM's; a causal model refuses it."""
-        pooling = check_choice("--pooling", pooling or "last", POOLINGS)
+        pooling = check_choice(option("--pooling"), pooling or "last", POOLINGS)
         if pooling == "mask":
-            raise self.unsupported("pool at a <mask> (use --pooling last or mean)")
+            raise self.unsupported(f"pool at a <mask> (use {option('--pooling')} last or mean)")
         encoded, cut_flags = self._with_start(texts, cut_to_fit=True)
         cut = int(cut_flags.sum())
         lengths = torch.tensor([len(e) for e in encoded], device=self.device)

@@ -155,9 +155,15 @@ class Probe(ABC):
     rows_file: ClassVar[str] = "prompts.csv"
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
+    # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
+    # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
+    limit: ClassVar[str | None] = None
     models_required: ClassVar[bool] = True
     models_help: ClassVar[str] = (
-        "Model to probe: a Hugging Face hub name or a local directory. Repeat for several."
+        "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
+        "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
+        "attn_implementation, peft, load_in_8bit, load_in_4bit: see docs/models.md). Repeat "
+        "for several."
     )
 
     def validate(
@@ -211,6 +217,16 @@ class Probe(ABC):
         model is the main condition's value in summary.csv. What model comparisons test
         (tacit.results.comparisons); None where the probe has no such scores."""
         return None
+
+    def headline(self, summary: pd.DataFrame, manifest: Manifest) -> dict[str, float]:
+        """The primary metric at the main condition, one value per model (the mean over its
+        main rows): what a leaderboard, a result's short form and a training log show."""
+        rows = self.main_rows(summary, manifest)
+        column = self.primary.column
+        if column not in rows:
+            return {}
+        return {str(model): float(group[column].mean())
+                for model, group in rows.groupby("model", sort=False)}  # fmt: skip
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         """What must match for two runs of this probe to stand side by side (in one table,

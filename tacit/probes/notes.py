@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from tacit.core.interface import option
+
 
 def listed(names: Sequence[str], limit: int = 8) -> str:
     """The first `limit` names, comma-separated, with ' ...' when there are more."""
@@ -32,15 +34,18 @@ def run_notes(manifest: Manifest) -> list[str]:
         notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):
         if record.get("local_path") and record.get("revision"):
-            notes.append(f"warning: {record['name']}: --revision {record['revision']} has no "
-                         "effect on a local directory (it was loaded as it is)")  # fmt: skip
+            notes.append(f"warning: {record['name']}: {option('--revision')} {record['revision']} "
+                         "has no effect on a local directory (it was loaded as it is)")  # fmt: skip
     asked = manifest.get("batch_size")
     for record in manifest.get("models", []):
         used = record.get("batch_size_used")
-        if used is not None and asked is not None and used < asked:
+        if used is not None and asked == "auto":
+            notes.append(f"note: {record['name']}: {option('--batch-size')} auto: {used} at a "
+                         "time fitted (scores do not depend on it)")  # fmt: skip
+        elif used is not None and isinstance(asked, int) and used < asked:
             notes.append(
-                f"note: {record['name']}: ran out of device memory at --batch-size {asked} and "
-                f"went on {used} at a time (scores do not depend on it)"
+                f"note: {record['name']}: ran out of device memory at {option('--batch-size')} "
+                f"{asked} and went on {used} at a time (scores do not depend on it)"
             )
     return notes
 

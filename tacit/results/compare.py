@@ -71,8 +71,8 @@ class RunInfo:
         return self._rows
 
     def scored_over(self) -> dict[str, str]:
-        """What must match for runs to stand side by side: the probe, and what it declares."""
-        return {"probe": self.probe.name, **self.probe.comparable(self.manifest)}
+        """What must match for runs to stand side by side (scored_over)."""
+        return scored_over(self.probe, self.manifest)
 
     @property
     def models(self) -> list[str]:
@@ -80,6 +80,15 @@ class RunInfo:
         return [str(record.get("name")) for record in self.manifest.get("models", [])] or list(
             dict.fromkeys(self.summary["model"])
         )
+
+
+def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
+    """What must match for runs to stand side by side: the probe, what it declares, and a
+    `--limit` (the first N concepts or items are not the whole set)."""
+    limit = manifest.get("limit")
+    shown = f"the first {limit['first']} {limit['of']}" if limit else ""
+    found = {"probe": probe.name, **probe.comparable(manifest)}
+    return {**found, "limit": shown} if shown else found
 
 
 def run_paths(runs: Sequence[Any]) -> list[Any]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tacit.core.display import Table, render
 from tacit.core.errors import TacitError, first_line
+from tacit.core.interface import option
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
 from tacit.results.compare import Group, RunInfo, like_for_like, read_runs
@@ -273,10 +274,10 @@ def write_report(runs: Sequence[str | Path], out: str | Path) -> Path:
 
     out = Path(out)
     if out.suffix.lower() not in (".html", ".htm"):
-        raise TacitError(f"--out {out}: the report is an .html file")
+        raise TacitError(f"{option('--out')} {out}: the report is an .html file")
     text = render_report(read_report_runs(runs))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(out, text)
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None

@@ -31,7 +31,7 @@ def _entries(run: Path, folder: Path, n_props: int | None,
     """A run's rows: one per model, its main condition's primary metric (and the others')."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import Group, read_summary
+    from tacit.results.compare import Group, read_summary, scored_over
 
     manifest = read_manifest(run)
     probe = registry.of_run(manifest, run)
@@ -39,7 +39,7 @@ def _entries(run: Path, folder: Path, n_props: int | None,
     found = probe.conditions(summary, manifest, n_props=n_props)
     (label, main), others = found[0], found[1:]
     metric = probe.primary
-    scored = {"probe": probe.name, **probe.comparable(manifest)}
+    scored = scored_over(probe, manifest)
     # A sweep's cell of a training checkpoint names its model as the cell does
     # (pythia-70m@step1000): the checkpoints of one model are told apart by their step.
     record = manifest.get("sweep") or {}

@@ -13,6 +13,7 @@ import pandas as pd
 
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
+from tacit.core.interface import option
 from tacit.results.compare import read_summary
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ def save_figure(figure: Figure, out: Path) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(out, data)
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write the figure ({err.strerror})") from None
+        raise TacitError(
+            f"{option('--out')} {out}: cannot write the figure ({err.strerror})"
+        ) from None
 
 
 def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto",
@@ -50,7 +53,9 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
 
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
-        raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
+        raise TacitError(
+            f"{option('--out')} {out}: the extension must be one of {', '.join(FORMATS)}"
+        )
     if not runs:
         raise TacitError("no run directory given")
     if kind == "steps":  # the metric by training step of the checkpoints under folders

@@ -116,7 +116,9 @@ def test_install_then_runs_find_it(toy_norms_path, tmp_path, monkeypatch):
     assert resolve_norms_path(None) == toy_norms_path
     copy = write_norms(tmp_path / "installed.dat")
     install_norms(copy)
-    assert resolve_norms_path(None) == copy.resolve()  # installed beats the environment
+    assert resolve_norms_path(None) == toy_norms_path  # the environment beats the installed
+    monkeypatch.delenv("TACIT_NORMS")
+    assert resolve_norms_path(None) == copy.absolute()  # then the installed default
     assert resolve_norms_path(toy_norms_path) == toy_norms_path  # --norms beats both
     assert load_norms().sha256 == read_norms(copy).sha256
     copy.write_text(copy.read_text() + "living\tfunctional\tcat\tdoes sleep\t3\t\t\n")

@@ -70,7 +70,7 @@ def test_revision_on_a_local_directory_is_a_warning():
     manifest = {"models": [{"name": "./m", "local_path": "/x/m", "revision": "v1"},
                            {"name": "roberta-base", "local_path": None, "revision": "v1"}]}  # fmt: skip
     notes = run_notes(manifest)
-    assert notes == ["warning: ./m: --revision v1 has no effect on a local directory (it was "
+    assert notes == ["warning: ./m: revision v1 has no effect on a local directory (it was "
                      "loaded as it is)"]  # fmt: skip
 
 

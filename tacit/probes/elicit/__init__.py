@@ -55,6 +55,7 @@ class ElicitProbe(Probe):
         "map_vocab", "mAP", True, "map_vocab_ci_low", "map_vocab_ci_high", "n_concepts"
     )
     keys = ("model", "relation", "prefix")
+    limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
@@ -82,6 +83,7 @@ class ElicitProbe(Probe):
         from tacit.probes.candidates import Candidates
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
+        from tacit.probes.inputs import first_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab, relations = candidates.vocab, values["relations"]
@@ -89,6 +91,7 @@ class ElicitProbe(Probe):
         prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
+        prompts = first_concepts(prompts, run.limit)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -118,6 +121,7 @@ class ElicitProbe(Probe):
         )
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
+        from tacit.probes.inputs import first_concepts
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
@@ -131,6 +135,7 @@ class ElicitProbe(Probe):
         prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
+        prompts = first_concepts(prompts, run.limit)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
                                 scoring=values["span_scoring"],

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.nli.options import PARAMS
 
@@ -49,6 +50,7 @@ class NLIProbe(Probe):
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
+    limit = "items"
     models_required = False
     models_help = ("A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
                    "mode): hub name or local directory. Repeat for several.")  # fmt: skip
@@ -66,14 +68,17 @@ class NLIProbe(Probe):
         from tacit.probes.nli.items import nli_work, released_predictions
 
         if values["suite"] is None or values["data"] is None:
-            raise TacitError("--suite and --data are both needed")
+            raise TacitError(f"{option('--suite')} and {option('--data')} are both needed")
         predictions = values["predictions"]
         if bool(models) == (predictions is not None):
             raise TacitError(
-                "give either --model (one or more) or --predictions, not both or neither"
+                f"give either {option('--model')} (one or more) or {option('--predictions')}, not "
+                "both or neither"
             )
         cloze = self._cloze(values)
         loaded = SUITES[values["suite"]].load(Path(values["data"]))
+        if run.limit is not None:  # the first N items, in the suite's order
+            loaded = loaded.head(run.limit).reset_index(drop=True)
         items, max_items = loaded, values["max_items"]
         if max_items is not None and max_items < len(loaded):
             keep = np.random.default_rng(run.seed).choice(len(loaded), size=max_items,

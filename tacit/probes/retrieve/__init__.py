@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import PARAMS
 
@@ -61,6 +62,24 @@ class State:
     candidates: Candidates
 
 
+def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
+    """The prompts of the first `limit` target concepts; the others join the dropped concepts,
+    with the limit as their reason (the concept list and counts stay honest)."""
+    import pandas as pd
+
+    from tacit.probes.inputs import first_concepts
+
+    prompts, left_out = first_concepts(prompt_set.prompts, limit)
+    if not left_out:
+        return prompt_set
+    reason = pd.DataFrame({"concept": left_out, "reason": f"beyond the limit (first {limit})"})
+    kept = set(prompts["concept"])
+    short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
+    short = {k: v for k, v in short.items() if v}
+    dropped = pd.concat([prompt_set.dropped, reason], ignore_index=True)
+    return replace(prompt_set, prompts=prompts, dropped=dropped, short=short)
+
+
 class RetrieveProbe(Probe):
     name = "retrieve"
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
@@ -75,6 +94,7 @@ class RetrieveProbe(Probe):
     figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
     primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
     keys = ("model", "selection", "order", "category", "n_props")
+    limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked",) if values["candidates"] == "vocab" else ("masked", "causal")
@@ -103,6 +123,7 @@ class RetrieveProbe(Probe):
                                        seed=run.seed)  # fmt: skip
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+            prompt_set = limited(prompt_set, run.limit)
             work = self._vocab_work(prompt_set, candidates)
         else:
             prompt_set, candidates, work = self._span_work(models, norms, conditions, values, run)
@@ -151,6 +172,7 @@ class RetrieveProbe(Probe):
                                    template=span_prompt)  # fmt: skip
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
+        prompt_set = limited(prompt_set, run.limit)
         every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
         given = values["candidates"]
         chosen = every if given == "concepts" else read_candidates(given)
@@ -167,8 +189,8 @@ class RetrieveProbe(Probe):
         missing = sorted(set(span_of.values()) - set(chosen.spans))
         if missing:
             raise TacitError(
-                f"--candidates {given}: every target must be a candidate; {len(missing)} are "
-                f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
+                f"{option('--candidates')} {given}: every target must be a candidate; "
+                f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
         candidates = Candidates(tokenizers=tokenizers, sets={"all": chosen},
                                 scoring=values["span_scoring"],

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.core.labels import model_label
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     panel (a model, or a model of a run), MRR beside the mean target probability, each row
     with its own legend listing every line; a panel with nothing to draw says why."""
     if kind not in KINDS:
-        raise TacitError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise TacitError(f"{option('--kind')} {kind!r}: expected one of {', '.join(KINDS)}")
     if "run" not in summary.columns:
         summary = summary.assign(run="")
     from matplotlib.figure import Figure
