@@ -41,13 +41,19 @@ _EXPORTS = {
     "list_runs": "tacit.results.runs",
     "run_sweep": "tacit.sweep",
     "leaderboard": "tacit.results.leaderboard",
+    "compare": "tacit.results.comparisons",
+    "table": "tacit.results.tables",
+    "ModelSpec": "tacit.core.modelspec",
+    "ProbeCallback": "tacit.integrations.trainer",
 }
 
 if TYPE_CHECKING:
     from tacit.api import elicit, nli, pragmeval, prince, retrieve, run_probe
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
+    from tacit.core.modelspec import ModelSpec
     from tacit.core.options import RunOptions
+    from tacit.integrations.trainer import ProbeCallback
     from tacit.models import load_scorer
     from tacit.models.base import Scorer
     from tacit.models.causal import CausalLMScorer
@@ -56,10 +62,12 @@ if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
+    from tacit.results.comparisons import compare
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
     from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
+    from tacit.results.tables import table
     from tacit.sweep import run_sweep
     from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
 
@@ -82,4 +90,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    """The public names only (not the helpers this module itself imports)."""
+    return sorted([*_EXPORTS, "__version__"])

@@ -5,8 +5,10 @@ check its options (as the probe declares them) and the run options -> the probe'
 any model loads -> the engine scores the plan's work with each model in turn -> the probe's
 summary, report and figures -> a ProbeResult (what the command line prints and saves).
 
-A model is a hub name, a local directory or a Scorer already in memory
-(`tacit.MaskedLMScorer.from_model(model, tokenizer)`, a model being trained).
+A model is a hub name or a local directory, with its own loading options if any
+(`"EleutherAI/pythia-160m,revision=step1000"`, or a tacit.ModelSpec: tacit.core.modelspec), or a
+Scorer already in memory (`tacit.MaskedLMScorer.from_model(model, tokenizer)`, a model being
+trained).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
+from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.options import RunOptions
 
 if TYPE_CHECKING:
@@ -29,9 +33,9 @@ if TYPE_CHECKING:
     from tacit.probes.retrieve.options import Ablation, Category, Order, Selection
     from tacit.results.result import ProbeResult
 
-Models = Sequence["str | Scorer"]
+Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
 RUN_GROUPS = {  # the run options a probe may do without, by group (Probe.run_options)
-    "vocab": ("vocab_models", "vocab_file"),
+    "vocab": ("vocab_models", "vocab_file", "vocab_words"),
     "seed": ("seed",),
     "resume": ("resume",),
 }
@@ -62,9 +66,13 @@ def run_probe(
     run = RunOptions.build(options, run_options or {})
     values = probe.validate(given, context=context)
     _check_run_options(probe.name, probe.run_options, run)
+    if run.limit is not None and probe.limit is None:
+        raise TacitError(f"{name}: {option('--limit')} is not available: it has no list of "
+                         "concepts or items to take the first few of")  # fmt: skip
+    models = _model_texts(models)
     if probe.models_required and not models:
-        raise TacitError("no --model given")
-    _check_device(run)
+        raise TacitError(f"no {option('--model')} given")
+    _check_device(run, [m for m in models if isinstance(m, str)])
     started = now()
     plan = probe.plan(list(models), values, run)
     if plan.work is not None:
@@ -73,14 +81,25 @@ def run_probe(
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
-    manifest = run_manifest(name, run, records, started, **plan.manifest)
+    limit = {"limit": {"first": run.limit, "of": probe.limit}} if run.limit is not None else {}
+    manifest = run_manifest(name, run, records, started, **plan.manifest, **limit)
     outcome = probe.finish(plan, rows, manifest, run)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
+    text = outcome.text
+    if run.limit is not None:  # said first, so that no one takes it for a full run
+        text = (f"limited to the first {run.limit} {probe.limit} ({option('--limit')} "
+                f"{run.limit}): a first look, not comparable with a full run\n{text}")  # fmt: skip
     return ProbeResult(
         outcome.rows, outcome.summary, outcome.vocab, manifest, outcome.extra,
-        rows_file=probe.rows_file, text=outcome.text, notes=outcome.notes,
+        rows_file=probe.rows_file, text=text, notes=outcome.notes,
         figures=outcome.figures, files=outcome.files,
     )  # fmt: skip
+
+
+def _model_texts(models: Models) -> list[str | Scorer]:
+    """Every model as the runner takes it: its text (a ModelSpec or a mapping written out), or
+    a Scorer already in memory."""
+    return [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
 
 
 def _check_run_options(probe: str, takes: frozenset[str], run: RunOptions) -> None:
@@ -90,12 +109,17 @@ def _check_run_options(probe: str, takes: frozenset[str], run: RunOptions) -> No
             run.refuse(probe, **{f: REASONS[group] for f in fields})
 
 
-def _check_device(run: RunOptions) -> None:
-    """Is the device asked for on this machine? (before anything slow)"""
-    if run.device not in ("auto", "cpu"):
+def _check_device(run: RunOptions, models: Sequence[str]) -> None:
+    """Is the device asked for on this machine, and does every model's text read (its loading
+    options known, 8- or 4-bit weights only on a GPU)? Before anything slow."""
+    specs = [run.model_spec(model) for model in models]
+    if run.device not in ("auto", "cpu") or any(s.quantization for s in specs):
+        from tacit.models.loading import check_quantization
         from tacit.models.runtime import resolve_device
 
-        resolve_device(run.device)
+        device = resolve_device(run.device)
+        for spec in specs:
+            check_quantization(spec, device)
 
 
 def _given(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The `probe` console script. It sits outside tacit.cli so that an interruption while the
-command line itself is being imported also ends with the one-line message, not a traceback."""
+command line itself is being imported also ends with the one-line message, not a traceback.
+Exit statuses: tacit.cli.exits (0 done, 1 a user mistake, 130 Ctrl-C, 143 SIGTERM)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def run() -> None:
 
         raise SystemExit(interrupted(stop).exit_code) from None
     except SystemExit as done:
-        # typer turns a Ctrl-C that comes while it parses the command line (before a command's
-        # own handler runs) into a silent exit 130: say it here, once
+        # a Ctrl-C that comes while the command line is parsed (before a command's own
+        # handler runs) ends as exit 130: say it here, once
         if done.code == 130:
             from tacit.cli.common import INTERRUPTION, interrupted
 

@@ -24,7 +24,7 @@ LAYERS = {
     "probes": 3,
     "engine": 4,
     "results": 5,
-    "api": 6, "sweep": 6,
+    "api": 6, "sweep": 6, "integrations": 6,
     "cli": 7, "console": 7,
     "__init__": 8,  # tacit/__init__.py: the public names, loaded lazily
 }  # fmt: skip

@@ -15,12 +15,14 @@ import typer
 
 from tacit.cli import norms
 from tacit.cli.common import DEBUG
+from tacit.cli.exits import ProbeGroup
 
 # command -> its module under tacit/cli/ (each defines `command`)
 COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "runs", "table", "plot",
-            "vocab", "report", "sweep", "leaderboard")  # fmt: skip
+            "vocab", "report", "sweep", "leaderboard", "compare")  # fmt: skip
 
 app = typer.Typer(
+    cls=ProbeGroup,  # one exit status for every user mistake: tacit.cli.exits
     help="Probe language models for the tacit assumptions people hold about concepts.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -8,15 +8,18 @@ import functools
 import os
 import signal
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import DTYPES
-from tacit.core.errors import TacitError
-from tacit.core.options import RunOptions
+from tacit.core.choices import LOAD_DTYPES, VOCAB_WORDS
+from tacit.core.errors import TacitError, TacitWarning
+from tacit.core.interface import command_line
+from tacit.core.modelspec import parse_model_args
+from tacit.core.options import RunOptions, parse_batch_size
 from tacit.core.params import Param
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
@@ -59,7 +62,8 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         warnings.formatwarning = _one_line_warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            return command(*args, **kwargs)
+            with command_line():  # errors name flags, not the API's arguments
+                return command(*args, **kwargs)
         except TacitError as err:
             if DEBUG["on"]:
                 raise
@@ -71,6 +75,21 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+@contextmanager
+def warnings_said(suffix: Callable[[str], str] = lambda message: "") -> Iterator[None]:
+    """Warnings raised while runs are read (a file among them left out, runs that differ), each
+    said as one `warning:` line on stderr when the command's work is done (`suffix`: what to
+    add to a message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TacitWarning)
+        try:
+            yield
+        finally:
+            said = dict.fromkeys(str(warning.message) for warning in caught)
+            for message in said:
+                typer.echo(f"warning: {message}{suffix(message)}", err=True)
 
 
 def choice(*names: str, choices: Sequence[str], help: str, default: str | None = None) -> Any:
@@ -115,13 +134,13 @@ def _flags(param: Param) -> tuple[str, ...]:
 
 
 # Options shared by the commands (typer reads the metadata from Annotated).
-Models = Annotated[
-    list[str],
-    typer.Option(
-        "--model", "-m",
-        help="Model to probe: a Hugging Face hub name or a local directory. Repeat for several.",
-    ),
-]  # fmt: skip
+MODEL_HELP = (
+    "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
+    "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
+    "attn_implementation, peft, load_in_8bit, load_in_4bit; see docs/models.md). Repeat for "
+    "several."
+)
+Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)]
 VocabModels = Annotated[
     list[str] | None,
     typer.Option(
@@ -139,8 +158,33 @@ Revision = Annotated[
     typer.Option("--revision", help="Model revision (branch, tag or commit) for every --model."),
 ]
 Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
-DtypeOption = Annotated[str, choice("--dtype", choices=DTYPES, help="Weights' precision.")]
-BatchSize = Annotated[int, typer.Option("--batch-size", help="Texts per forward pass.")]
+DtypeOption = Annotated[
+    str, choice("--dtype", choices=LOAD_DTYPES, help="Weights' precision (auto: the checkpoint's).")
+]
+BatchSize = Annotated[
+    str,
+    typer.Option("--batch-size", help="Texts per forward pass, or `auto`: the largest that fits "
+                 "in the device's memory (found on the longest batch; recorded).  [default: 32]",
+                 show_default=False),
+]  # fmt: skip
+ModelArgs = Annotated[
+    str | None,
+    typer.Option("--model-args", help="Loading options for every --model, as "
+                 "lm-evaluation-harness's --model_args: KEY=VALUE,... (trust_remote_code, "
+                 "attn_implementation, peft, load_in_8bit, load_in_4bit); a model's own win."),
+]  # fmt: skip
+Limit = Annotated[
+    int | None,
+    typer.Option("--limit", help="Only the first N concepts (or items, configurations): a quick "
+                 "first look, said in the summary and recorded."),
+]  # fmt: skip
+VocabWordsOption = Annotated[
+    str,
+    choice("--vocab-words", choices=VOCAB_WORDS, help="Which single-token words the shared "
+           "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
+           "symbols) or lower (lower-case letters only: also no names or capitalised word "
+           "pieces).", default="all"),
+]  # fmt: skip
 DeviceMap = Annotated[
     str | None,
     typer.Option("--device-map", help="`auto`: spread a model too large for one device over "
@@ -200,10 +244,13 @@ Verbose = Annotated[
 SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "vocab_model": (VocabModels, None),
     "vocab_file": (VocabFile, None),
+    "vocab_words": (VocabWordsOption, "all"),
     "revision": (Revision, None),
+    "model_args": (ModelArgs, None),
     "device": (Device, "auto"),
     "dtype": (DtypeOption, "float32"),
-    "batch_size": (BatchSize, 32),
+    "batch_size": (BatchSize, "32"),
+    "limit": (Limit, None),
     "compile": (Compile, False),
     "device_map": (DeviceMap, None),
     "max_memory": (MaxMemory, None),
@@ -224,22 +271,28 @@ def run_options(
     revision: str | None,
     device: str,
     dtype: str,
-    batch_size: int,
+    batch_size: str,
     compile: bool,
     seed: int = 0,
     quiet: bool,
     device_map: str | None = None,
     max_memory: str | None = None,
     offload_folder: Path | None = None,
+    model_args: str | None = None,
+    limit: int | None = None,
+    vocab_words: str = "all",
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
         vocab_models=tuple(vocab_model or ()),
         vocab_file=vocab_file,
+        vocab_words=vocab_words,  # type: ignore[arg-type]  # RunOptions checks it
         revision=revision,
+        model_args=parse_model_args(model_args),
+        limit=limit,
         device=device,
         dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
-        batch_size=batch_size,
+        batch_size=parse_batch_size(batch_size),
         compile=compile,
         seed=seed,
         progress=not quiet,

@@ -1,4 +1,4 @@
-"""`probe norms install` and `probe norms show`: the norm sets a run can use."""
+"""`probe norms install`, `show` and `remove`: the norm sets a run can use."""
 
 from __future__ import annotations
 
@@ -103,9 +103,28 @@ def install(
     if done.replaced is not None:
         typer.echo(f"note: {installed.name!r} named {done.replaced.path}; it names "
                    f"{installed.path} now", err=True)  # fmt: skip
-    default_note = " (the default: runs without --norms use it)" if installed.default else ""
+    default_note = (" (the default: runs without --norms or $TACIT_NORMS use it)"
+                    if installed.default else "")  # fmt: skip
     typer.echo(f"installed as {installed.name!r}{default_note}: later runs take --norms "
                f"{installed.name}")  # fmt: skip
+
+
+@app.command("remove")
+@user_errors
+def remove(
+    name: Annotated[str, typer.Argument(help="The installed name (see `probe norms show`).")],
+) -> None:
+    """Forget an installed norm set (its file is left where it is).
+
+    If it was the default, the first norm set left becomes the default.
+    """
+    from tacit.norms.store import remove_norms
+
+    removed, default = remove_norms(name)
+    typer.echo(f"removed {removed.name!r} ({removed.format}, {removed.path}; the file is kept)")
+    if removed.default:
+        typer.echo(f"the default is now {default!r}" if default else "no norm set is installed: "
+                   "runs need --norms or $TACIT_NORMS")  # fmt: skip
 
 
 @app.command("show")

@@ -7,41 +7,60 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import choice, user_errors
+from tacit.cli.common import choice, user_errors, warnings_said
 from tacit.probes import registry
 
 # every probe's figures, by name (`auto`: the probe's choice from what the runs hold)
-PLOT_KINDS = tuple(dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds))
+# (`steps`: the metric by training step of a sweep over checkpoints: tacit.results.steps)
+PLOT_KINDS = (
+    *dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds),
+    "steps",
+)
 
 
 @user_errors
 def command(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories of one probe.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(help="Run directories of one probe (`--kind steps`: sweep folders)."),
+    ],
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
     ] = Path("retrieval.png"),
     kind: Annotated[
         str,
         choice(
-            "--kind", choices=PLOT_KINDS, help="Which figure; auto: from what the runs contain."
+            "--kind",
+            choices=PLOT_KINDS,
+            help="Which figure; auto: from what the runs contain; steps: the primary metric "
+            "against the training step of a sweep over checkpoints, a line per model.",
         ),
     ] = "auto",
+    mixed: Annotated[
+        bool,
+        typer.Option(
+            "--mixed",
+            help="Draw runs that are not like for like (different "
+            "vocabularies, candidates, norms, concepts, ...) in one figure anyway, the "
+            "difference said in it.",
+        ),
+    ] = False,
 ) -> None:
     """Plot MRR and mean target probability against the number of properties.
 
     One line per model (the paper's Figure 2), per property category (Figure 3a), or per
     selection x order with the random baseline (Figure 3b), chosen from what the runs
     contain; bands are 95% bootstrap intervals over concepts. Runs that draw different
-    figures are refused; runs that scored different things (vocabulary or candidates, norms,
-    concepts) are drawn with a warning, printed and in the figure.
+    figures are refused; so are runs that scored different things (vocabulary or candidates,
+    norms, concepts), unless --mixed: then they are drawn with a warning, printed and in the
+    figure. With `--kind steps`, the primary metric of every training checkpoint under the
+    folders against its step.
     """
-    import warnings
-
     from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        written = plot_runs(runs, out, kind=kind)
-    for warning in caught:
-        typer.echo(f"warning: {warning.message} (said in the figure too)", err=True)
+    def said(message: str) -> str:
+        return " (said in the figure too)" if message.startswith("the runs") else ""
+
+    with warnings_said(said):
+        written = plot_runs(runs, out, kind=kind, mixed=mixed)
     typer.echo(f"written to {written}")

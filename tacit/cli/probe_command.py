@@ -18,14 +18,16 @@ from tacit.core.params import Param
 from tacit.probes import registry
 
 # the shared options that belong to a group a probe may do without (Probe.run_options)
-GROUPS = {"vocab_model": "vocab", "vocab_file": "vocab", "seed": "seed", "resume": "resume"}
+GROUPS = {"vocab_model": "vocab", "vocab_file": "vocab", "vocab_words": "vocab", "seed": "seed",
+          "resume": "resume"}  # fmt: skip
 
 
 def probe_command(name: str) -> Callable[..., None]:
     """The typer command of the registered probe `name`."""
     probe = registry.get(name)
     declared = [param for param in probe.params if param.cli]
-    shared = [n for n in SHARED_OPTIONS if n not in GROUPS or GROUPS[n] in probe.run_options]
+    shared = [n for n in SHARED_OPTIONS if (n not in GROUPS or GROUPS[n] in probe.run_options)
+              and (n != "limit" or probe.limit is not None)]  # fmt: skip
     parameters = [_models(probe.models_required, probe.models_help)]
     for param in declared:
         if param.switches:

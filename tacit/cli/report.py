@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import user_errors
+from tacit.cli.common import user_errors, warnings_said
 
 
 @user_errors
@@ -22,4 +22,6 @@ def command(
     network (styles and figures are inside the file)."""
     from tacit.results.html_report import write_report
 
-    typer.echo(f"written to {write_report(runs, out)}")
+    with warnings_said():
+        written = write_report(runs, out)
+    typer.echo(f"written to {written}")

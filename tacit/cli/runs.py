@@ -18,10 +18,11 @@ def command(
 ) -> None:
     """List the run directories under a folder: probe, models, norms, when it started, size,
     and whether it is complete or interrupted (then `--resume --out RUN` goes on with it)."""
+    from tacit.core.display import Table, render
     from tacit.results.runs import list_runs
 
     found = list_runs(folder)
     if found.empty:
         typer.echo(f"no runs under {folder}")
         return
-    typer.echo(found.to_string(index=False))
+    typer.echo(render(Table(found)), nl=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli.common import Models, Revision, VocabFile, user_errors
+from tacit.cli.common import Models, Revision, VocabFile, VocabWordsOption, user_errors
 from tacit.core.errors import TacitError
 
 
@@ -15,6 +15,7 @@ from tacit.core.errors import TacitError
 def command(
     model: Models,
     vocab_file: VocabFile = None,
+    vocab_words: VocabWordsOption = "all",
     revision: Revision = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the words here.")] = None,
 ) -> None:
@@ -22,15 +23,18 @@ def command(
 
     A word is in it when every tokenizer encodes it, after a space, as one whole-word token
     (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
-    --vocab-file, when the file lists it.
+    --vocab-file, when the file lists it (and with --vocab-words, when it is a word of letters).
     """
     from tacit.core.files import write_atomic
     from tacit.vocab.shared import vocabulary_for
 
-    shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision)
+    shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
     typer.echo(shared.coverage.to_string(index=False))
     for warning in shared.warnings():
         typer.echo(f"warning: {warning}", err=True)
+    if shared.words_filter != "all":
+        typer.echo(f"--vocab-words {shared.words_filter}: {shared.filtered_out} shared words left "
+                   "out")  # fmt: skip
     typer.echo(f"shared vocabulary: {len(shared)} words (sha256 {shared.sha256[:12]})")
     if out is not None:
         try:

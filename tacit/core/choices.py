@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from typing import Literal, TypeVar, get_args
 
 from tacit.core.errors import TacitError, shorten
+from tacit.core.interface import option
 
 Dtype = Literal["float32", "float16", "bfloat16"]
 Relation = Literal["is", "is a", "has", "has a", "made of"]
@@ -20,8 +21,11 @@ NormsFormat = Literal["cslb", "mcrae", "generic"]
 Pooling = Literal["mask", "mean", "last"]
 SpanScoring = Literal["l2r", "independent"]
 Normalize = Literal["sum", "mean", "pmi"]
+VocabWords = Literal["all", "alpha", "lower"]
 
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
+LoadDtype = Literal[Dtype, "auto"]  # `auto`: the checkpoint's own precision
+LOAD_DTYPES: tuple[str, ...] = (*DTYPES, "auto")
 # the relations of elicitation, as tacit.norms phrases features into them
 RELATIONS: tuple[Relation, ...] = get_args(Relation)
 # the pragmatics suites (tacit.pragmatics) and the norms formats (tacit.norms) by name
@@ -30,6 +34,7 @@ NORMS_FORMATS: tuple[NormsFormat, ...] = get_args(NormsFormat)
 POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
+VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
 
 T = TypeVar("T")
 
@@ -60,7 +65,9 @@ def check_device(device: str) -> str:
     """A --device value tacit knows (whether the machine has it is checked when a model loads,
     tacit.models.runtime.resolve_device)."""
     if device not in ("auto", "cpu", "cuda", "mps") and not re.fullmatch(r"cuda:\d+", device):
-        raise TacitError(f"--device {device!r}: expected auto, cpu, cuda, cuda:N or mps")
+        raise TacitError(
+            f"{option('--device')} {device!r}: expected auto, cpu, cuda, cuda:N or mps"
+        )
     return device
 
 

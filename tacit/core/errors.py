@@ -8,6 +8,12 @@ class TacitError(Exception):
     """
 
 
+class TacitWarning(UserWarning):
+    """Something a reader of the output must know that does not stop the command (a file among
+    run directories left out, a run that could not be read): the commands across runs say each
+    as one `warning:` line on stderr (tacit.cli.common.warnings_said)."""
+
+
 def first_line(err: BaseException) -> str:
     """The first line of an exception's message (or its type): enough for a one-line error."""
     text = str(err).strip()

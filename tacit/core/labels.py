@@ -7,9 +7,19 @@ from pathlib import Path
 
 
 def model_label(name: str) -> str:
-    """A model as a reader names it: hub ids as given, local paths by their last part."""
-    path = Path(name)
-    return path.name if path.is_absolute() or name.startswith((".", "~")) else name
+    """A model as a reader names it: hub ids as given, local paths by their last part, its
+    loading options (`,revision=step1000`: tacit.core.modelspec) kept."""
+    from tacit.core.errors import TacitError
+    from tacit.core.modelspec import ModelSpec
+
+    try:
+        source = ModelSpec.parse(name).name
+    except TacitError:  # not a model's text: shown as it is
+        source = name
+    options = name[len(source) :] if name.startswith(source) else ""
+    path = Path(source)
+    short = path.name if path.is_absolute() or source.startswith((".", "~")) else source
+    return short + options
 
 
 def short_labels(names: Iterable[str]) -> dict[str, str]:

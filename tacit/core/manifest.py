@@ -50,8 +50,12 @@ def command_line() -> str:
 ModelRecord = TypedDict(
     "ModelRecord",
     {
-        "name": str,  # as given to --model
+        "name": str,  # as given to --model: a name or path, with its loading options if any
+        "source": str,  # the name or path alone, where the options make `name` longer
         "kind": str,  # masked, causal, classifier
+        # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
+        # trust_remote_code, quantization (8bit, 4bit), peft (the adapter)
+        "load": "dict[str, Any]",
         "local_path": "str | None",
         "class": str,
         "revision": "str | None",
@@ -60,6 +64,7 @@ ModelRecord = TypedDict(
         "device": "str | None",
         "device_map": "dict[str, int]",
         "batch_size_used": "int | None",
+        "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
         "mode": str,
         # what the probe counted while this model scored (summed over chunks), and its own
@@ -87,6 +92,7 @@ class VocabularyRecord(TypedDict, total=False):
 
 
 class NormsRecord(TypedDict, total=False):
+    name: str | None  # the installed name it was read by; None for a file given by path
     path: str
     format: str
     columns: dict[str, str] | None
@@ -103,6 +109,22 @@ class CandidatesRecord(TypedDict, total=False):
     sha256: str
 
 
+class SweepRecord(TypedDict, total=False):
+    """A sweep cell's record (tacit.sweep): where it comes from and its values in full."""
+
+    file: str
+    index: int
+    cell: str  # the run directory's name
+    label: str  # the model as the leaderboard shows it (a checkpoint's: `pythia-70m@step1000`)
+    settings: str  # the name's part after the probe and model (a leaderboard column)
+    model: str
+    norms: str | None
+    options: dict[str, Any]
+    series: str | None  # for a training checkpoint: the model it is a checkpoint of
+    step: int | None  # and its training step
+    revision: str | None
+
+
 class Manifest(TypedDict, total=False):
     """manifest.json (see docs/run-directory.md). The shared keys come from the engine
     (tacit.engine.runner.run_manifest); a probe adds its own (`options`, `counts`, `norms`,
@@ -115,10 +137,14 @@ class Manifest(TypedDict, total=False):
     vocab_models: list[str]
     device: str | None
     dtype: str
-    batch_size: int
+    batch_size: int | str  # or "auto"
     compile: bool
     seed: int
     resumed: bool
+    model_args: dict[str, Any]  # --model-args: loading options of every model
+    vocab_words: str  # --vocab-words, where not `all`
+    limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
+    training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int
     launch_warning: str
     started: str
@@ -144,6 +170,7 @@ class Manifest(TypedDict, total=False):
     skipped_configs: dict[str, str]
     reference: str | None
     paper_bert_average: float
+    sweep: SweepRecord
 
 
 def read_manifest(path: str | Path) -> Manifest:

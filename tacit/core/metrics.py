@@ -1,4 +1,5 @@
-"""Metrics on ranks and probabilities: plain arrays in, plain floats or arrays out."""
+"""Metrics on ranks and probabilities: plain arrays in, plain floats or arrays out (intervals
+and tests over them: tacit.core.stats)."""
 
 from __future__ import annotations
 
@@ -30,29 +31,17 @@ def mean_reciprocal_rank(ranks: ArrayLike) -> float:
     return float(reciprocal_rank(ranks).mean())
 
 
-def bootstrap_mean_ci(
-    values: ArrayLike,
-    *,
-    rng: np.random.Generator,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap interval for the mean of each column, resampling rows.
+def hits_at_k(ranks: ArrayLike, k: int) -> np.ndarray:
+    """1 where the target is among the first `k` (rank <= k), else 0: averaged over prompts,
+    precision at 1 (k = 1) and hits@k, the share of prompts whose target is in the top k.
 
-    Rows are the units sampled (concepts), columns the metrics. One row gives a zero-width
-    interval.
-
-    >>> low, high = bootstrap_mean_ci([[0.0], [1.0]] * 50, rng=np.random.default_rng(0))
-    >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
-    (True, True)
+    >>> hits_at_k([1, 2, 11], 1).tolist(), hits_at_k([1, 2, 11], 10).tolist()
+    ([1.0, 0.0, 0.0], [1.0, 1.0, 0.0])
     """
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 1:
-        values = values[:, None]
-    picks = rng.integers(0, len(values), size=(n_resamples, len(values)))
-    means = values[picks].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    return np.percentile(means, tail, axis=0), np.percentile(means, 100 - tail, axis=0)
+    ranks = np.asarray(ranks, dtype=float)
+    if np.any(ranks < 1):
+        raise ValueError("ranks start at 1")
+    return (ranks <= k).astype(float)
 
 
 def average_precision(scores: ArrayLike, relevant: ArrayLike) -> float:

@@ -7,12 +7,22 @@ for is checked when a run starts (tacit.models.runtime.resolve_device), before a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from tacit.core.choices import DTYPES, Dtype, check_at_least, check_choice, check_device
+from tacit.core.choices import (
+    LOAD_DTYPES,
+    VOCAB_WORDS,
+    LoadDtype,
+    VocabWords,
+    check_at_least,
+    check_choice,
+    check_device,
+)
 from tacit.core.errors import TacitError
+from tacit.core.interface import on_command_line, option
+from tacit.core.modelspec import ModelSpec, parse_model_args
 
 
 @dataclass(frozen=True)
@@ -24,8 +34,11 @@ class RunOptions:
         vocab_file: a word list the shared vocabulary must lie in.
         revision: branch, tag or commit for every model (hub models only).
         device: `auto` (CUDA, then MPS, then CPU), `cpu`, `cuda`, `cuda:N` or `mps`.
-        dtype: the weights' precision; scores are always normalised in float32.
-        batch_size: texts per forward pass; results do not depend on it.
+        dtype: the weights' precision (`auto`: the checkpoint's own); scores are always
+            normalised in float32.
+        batch_size: texts per forward pass, or `auto`: the largest that fits in the device's
+            memory, found by halving from a large start (tacit.models.batching); results do
+            not depend on it.
         compile: torch.compile the encoder.
         seed: seeds every random choice of the run (recorded in the manifest).
         progress: show progress bars.
@@ -35,14 +48,22 @@ class RunOptions:
             one device over the GPUs, the CPU and disk (transformers' big-model loading).
         max_memory: with device_map, the memory each device may take: "0=20GiB,cpu=60GiB".
         offload_folder: with device_map, where layers that fit nowhere else are kept on disk.
+        model_args: loading options for every model (tacit.core.modelspec.LOAD_OPTIONS:
+            trust_remote_code, attn_implementation, peft, load_in_8bit, ...), as a mapping or
+            lm-evaluation-harness's `KEY=VALUE,...`; a model's own (`name,KEY=VALUE`) win.
+        limit: probe only the first N concepts or items (what a probe counts: Probe.limit),
+            for a quick first look; said in the summary and recorded.
+        vocab_words: which single-token words the shared vocabulary keeps: `all` (the
+            paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
+            (lower-case letters only: also no names or capitalised word pieces).
     """
 
     vocab_models: Sequence[str] = ()
     vocab_file: str | Path | None = None
     revision: str | None = None
     device: str = "auto"
-    dtype: Dtype = "float32"
-    batch_size: int = 32
+    dtype: LoadDtype = "float32"
+    batch_size: int | Literal["auto"] = 32
     compile: bool = False
     seed: int = 0
     progress: bool = True
@@ -51,16 +72,33 @@ class RunOptions:
     device_map: str | None = None
     max_memory: str | None = None
     offload_folder: str | Path | None = None
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    vocab_words: VocabWords = "all"
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
-        check_at_least("--batch-size", self.batch_size, 1)
-        check_choice("--dtype", self.dtype, DTYPES)
+        check_batch_size(self.batch_size)
+        check_at_least(option("--limit"), self.limit, 1)
+        check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
+        object.__setattr__(self, "model_args", parse_model_args(self.model_args))
+        for key in ("revision", "dtype"):
+            if key in self.model_args:
+                raise TacitError(
+                    f"{option('--model-args')}: {key} has its own option, {option('--' + key)} "
+                    f"(or give it one model: NAME,{key}=...)"
+                )
+        check_choice(option("--dtype"), self.dtype, LOAD_DTYPES)
         check_device(self.device)  # whether this machine has it: when a run starts
         if self.resume and self.checkpoint is None:
-            raise TacitError("--resume needs --out DIR: the run directory to continue")
+            needs = ("--out DIR: the run directory to continue" if on_command_line()
+                     else "checkpoint: where the interrupted run kept its chunks")  # fmt: skip
+            raise TacitError(f"{option('--resume')} needs {needs}")
         if self.device_map is None and (self.max_memory or self.offload_folder):
-            raise TacitError("--max-memory and --offload-folder need --device-map auto")
+            raise TacitError(
+                f"{option('--max-memory')} and {option('--offload-folder')} need "
+                f"{option('--device-map')} auto"
+            )
         if self.max_memory is not None:
             parse_max_memory(self.max_memory)
         object.__setattr__(self, "vocab_models", tuple(dict.fromkeys(self.vocab_models)))
@@ -84,6 +122,14 @@ class RunOptions:
                 option = "--" + name.replace("_", "-")
                 raise TacitError(f"{probe}: {option} is not available: {reason}")
 
+    def model_defaults(self) -> dict[str, Any]:
+        """The loading options of every model of the run (a model's own win)."""
+        return {"revision": self.revision, "dtype": self.dtype, **self.model_args}
+
+    def model_spec(self, model: str) -> ModelSpec:
+        """A model's text (`name[,KEY=VALUE...]`) with the run's options where it gives none."""
+        return ModelSpec.parse(model).over(self.model_defaults())
+
     def recorded(self) -> dict[str, Any]:
         """The options as a manifest records them (not where checkpoints go, nor progress)."""
         return {
@@ -95,10 +141,32 @@ class RunOptions:
             "batch_size": self.batch_size,
             "compile": self.compile,
             "seed": self.seed,
+            **({"model_args": dict(self.model_args)} if self.model_args else {}),
+            **({"limit": self.limit} if self.limit is not None else {}),
+            **({"vocab_words": self.vocab_words} if self.vocab_words != "all" else {}),
             **({"device_map": self.device_map, "max_memory": self.max_memory,
                 "offload_folder": str(self.offload_folder) if self.offload_folder else None}
                if self.device_map is not None else {}),
         }  # fmt: skip
+
+
+def check_batch_size(value: object) -> None:
+    """A whole number of at least 1, or `auto`."""
+    if value == "auto":
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TacitError(f"{option('--batch-size')} {value!r}: expected a whole number or auto")
+    check_at_least(option("--batch-size"), value, 1)
+
+
+def parse_batch_size(text: str) -> int | Literal["auto"]:
+    """The command line's --batch-size: a number, or `auto`."""
+    if text == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise TacitError(f"--batch-size {text!r}: expected a whole number or auto") from None
 
 
 def parse_max_memory(text: str) -> dict[int | str, int | str]:
@@ -108,7 +176,8 @@ def parse_max_memory(text: str) -> dict[int | str, int | str]:
         device, equals, amount = item.strip().partition("=")
         if not equals or not device or not amount:
             raise TacitError(
-                f"--max-memory {text!r}: expected DEVICE=AMOUNT pairs, e.g. 0=20GiB,cpu=60GiB"
+                f"{option('--max-memory')} {text!r}: expected DEVICE=AMOUNT pairs, e.g. "
+                "0=20GiB,cpu=60GiB"
             )
         memory[int(device) if device.isdigit() else device] = (
             int(amount) if amount.isdigit() else amount  # plain bytes, or '20GiB'

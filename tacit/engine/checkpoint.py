@@ -18,6 +18,7 @@ from typing import Any
 from tacit.core import faults
 from tacit.core.errors import TacitError
 from tacit.core.files import write_atomic
+from tacit.core.interface import option
 
 
 class Checkpoint:
@@ -32,15 +33,16 @@ class Checkpoint:
         if resume and not plan_file.is_file():
             if (directory.parent / "manifest.json").is_file():
                 raise TacitError(
-                    f"--resume: the run in {directory.parent} is complete, nothing to resume: "
-                    "--overwrite runs it again"
+                    f"{option('--resume')}: the run in {directory.parent} is complete, nothing "
+                    f"to resume: {option('--overwrite')} runs it again"
                 )
             resume = False  # killed before it kept anything: nothing to reuse, start afresh
         if resume:
             if plan_file.read_text() != text:
                 raise TacitError(
-                    f"--resume: the unfinished run in {directory.parent} was started with other "
-                    "models, options, norms or vocabulary; rerun it without --resume"
+                    f"{option('--resume')}: the unfinished run in {directory.parent} was started "
+                    "with other models, options, norms or vocabulary; rerun it without "
+                    f"{option('--resume')}"
                 )
             return
         shutil.rmtree(directory, ignore_errors=True)
@@ -50,7 +52,7 @@ class Checkpoint:
         except OSError as err:
             raise TacitError(
                 f"{directory}: cannot keep the run's checkpoint there ({err.strerror}); free "
-                "some space, or give --out a writable place with room"
+                f"some space, or give {option('--out')} a writable place with room"
             ) from None
 
     def _path(self, key: str) -> Path:
@@ -76,8 +78,8 @@ class Checkpoint:
         except OSError as err:
             raise TacitError(
                 f"{self.directory}: cannot keep the run's scored chunks there ({err.strerror}); "
-                "free some space (what was kept stays: --resume goes on from it), or give "
-                "--out a place with room"
+                f"free some space (what was kept stays: {option('--resume')} goes on from it), "
+                f"or give {option('--out')} a place with room"
             ) from None
         faults.point("checkpoint:saved")
 

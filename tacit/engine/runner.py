@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, table_text
+from tacit.core.interface import option
 from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
 from tacit.core.options import RunOptions
 from tacit.engine import distributed
@@ -84,7 +85,8 @@ class ModelHandle:
         """The model for the manifest; `batch_size_used` is smaller than --batch-size if device
         memory ran out. A model never loaded is recorded by name and revision only."""
         if self._scorer is None:
-            return {"name": self.name, "revision": self.options.revision, "device": None,
+            revision = self.options.model_spec(self.name).revision
+            return {"name": self.name, "revision": revision, "device": None,
                     "batch_size_used": None}  # fmt: skip
         record = self._scorer.record()
         record["batch_size_used"] = self._scorer.batch_size
@@ -108,7 +110,7 @@ def each_model(
     """(number, handle) for each distinct model, in order; each is freed before the next.
     `tokenizers` are those already loaded (for the shared vocabulary), reused."""
     if not models:
-        raise TacitError("no --model given")
+        raise TacitError(f"no {option('--model')} given")
     first: dict[str, str | Scorer] = {}
     for model in models:
         first.setdefault(model_name(model), model)
@@ -180,6 +182,8 @@ def run_models(
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
                         scored[c] = score_chunk(work, scorer, chunk, bar)
+                        if model.loaded:  # its record first: a kill after the chunk keeps both
+                            checkpoint.save(f"{number}-model", model.record())
                         checkpoint.save(f"{number}-{c}", scored[c])
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
@@ -234,6 +238,8 @@ def run_manifest(
         "compile": options.compile,
         "seed": options.seed,
         "resumed": options.resume,
+        **({"model_args": dict(options.model_args)} if options.model_args else {}),
+        **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
         **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,

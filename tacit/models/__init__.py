@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 
 if TYPE_CHECKING:
+    from tacit.core.modelspec import ModelSpec
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
 
@@ -37,22 +38,30 @@ def family(kind: str) -> type[Scorer]:
     return getattr(importlib.import_module(module), name)
 
 
-def model_kind(name_or_path: str, revision: str | None = None) -> str:
+def model_kind(
+    name_or_path: str | ModelSpec, revision: str | None = None, *, flag: str = "--model"
+) -> str:
     """The kind of a checkpoint, from its config's architectures (no weights are loaded).
+    `name_or_path`: a name or path, or a ModelSpec (its revision and trust_remote_code apply).
 
     A config without architectures is taken for a masked LM (loading then refuses it if its
     masked-LM head is missing).
     """
     from transformers import AutoConfig
 
+    from tacit.core.modelspec import ModelSpec
+    from tacit.vocab.hub import hub_access
     from tacit.vocab.tokenizers import check_model_source, not_found, quiet_transformers
 
-    check_model_source(name_or_path, tokenizer=False)
+    spec = name_or_path if isinstance(name_or_path, ModelSpec) else ModelSpec(name_or_path)
+    name, revision = spec.name, spec.revision or revision
+    check_model_source(name, tokenizer=False, flag=flag)
+    remote = {"trust_remote_code": True} if spec.trust_remote_code else {}
     try:
-        with quiet_transformers():
-            config = AutoConfig.from_pretrained(name_or_path, revision=revision)
+        with quiet_transformers(), hub_access(name) as hub:
+            config = AutoConfig.from_pretrained(name, revision=revision, **remote, **hub)
     except (OSError, ValueError) as err:
-        raise not_found(name_or_path, err) from err
+        raise not_found(name, err, flag) from err
     architectures = getattr(config, "architectures", None) or []
     for architecture in architectures:
         if kind := _kind_of_architecture(architecture):
@@ -60,7 +69,7 @@ def model_kind(name_or_path: str, revision: str | None = None) -> str:
     if not architectures:
         return "masked"
     raise TacitError(
-        f"{name_or_path}: a {', '.join(architectures)} checkpoint is none of the model kinds "
+        f"{name}: a {', '.join(architectures)} checkpoint is none of the model kinds "
         f"tacit can score ({', '.join(FAMILIES)}): give a checkpoint with a masked-LM head, a "
         "causal-LM head (decoder-only) or an NLI classification head"
     )
@@ -105,10 +114,11 @@ def load_scorer(
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
     hints: Mapping[str, str] | None = None,
 ) -> Scorer:
-    """Load a model as the run's options say, as the family its checkpoint belongs to, if that
+    """Load a model (its text: a name or path with its own loading options, if any) as the
+    run's options say, as the family its checkpoint belongs to, if that
     is one of the `kinds` the probe can use (else a one-line error, with the probe's `hints`).
     `load_options` gives each kind's own keyword arguments (the classifier's label names)."""
-    kind = model_kind(name_or_path, options.revision)
+    kind = model_kind(options.model_spec(name_or_path))
     if kind == "masked" and kind not in kinds and len(kinds) == 1:
         kind = kinds[0]  # a config without architectures: let loading check the head
     check_kind(name_or_path, kind, kinds, probe, hints)

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.choices import SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.models.batching import group_rows
 from tacit.models.runtime import ModelRuntime
 
@@ -212,18 +213,33 @@ class Scorer(ModelRuntime, ABC):
     def _in_place(
         self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
     ) -> Iterator[ScoredBatch]:
+        """Each word put in each prompt's blank. The caller's bar (a run's, counting prompts)
+        advances a prompt at a time; the sentences scored, a prompt's words each, have their
+        own bar (total and time left), as a prompt of a 50,000-word vocabulary takes long."""
         self._require("words", "score words in a blank inside a sentence")
         unique, inverse = distinct(prompts)
         rows_of = group_rows(inverse, len(unique))
-        for indices, scores in self._words_in_place(unique, list(words), progress):
-            for at, i in enumerate(indices):
-                shared = scores[at].unsqueeze(0)
-                yield ScoredBatch(
-                    rows=torch.as_tensor(rows_of[i], device=self.device),
-                    batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
-                    shared=shared,
-                    log_z=torch.logsumexp(shared, dim=-1),
-                )
+        outer = progress if isinstance(progress, tqdm) else None
+        shown = not outer.disable if outer is not None else bool(progress)
+        with tqdm(total=len(unique) * len(words), desc=f"words in the blank {self.name}",
+                  unit="sentence", leave=outer is None, disable=not shown) as inner:  # fmt: skip
+            for indices, scores in self._words_in_place(unique, list(words), inner):
+                yield from self._in_place_batches(indices, scores, rows_of)
+                if outer is not None:
+                    outer.update(len(indices))
+
+    def _in_place_batches(
+        self, indices: np.ndarray, scores: torch.Tensor, rows_of: list[np.ndarray]
+    ) -> Iterator[ScoredBatch]:
+        """A ScoredBatch per text of a _words_in_place batch (`scores`: [texts x words])."""
+        for at, i in enumerate(indices):
+            shared = scores[at].unsqueeze(0)
+            yield ScoredBatch(
+                rows=torch.as_tensor(rows_of[i], device=self.device),
+                batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
+                shared=shared,
+                log_z=torch.logsumexp(shared, dim=-1),
+            )
 
     def score_spans(
         self,
@@ -241,7 +257,7 @@ class Scorer(ModelRuntime, ABC):
         before the blank (the plain way, for comparison: the scores are the same); a masked LM
         always shares its prefix tree's rows."""
         self._require("spans", "score candidate spans")
-        check_choice("--span-scoring", scoring, SPAN_SCORINGS)
+        check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
         scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)

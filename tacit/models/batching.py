@@ -11,17 +11,49 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
+# what other devices' allocators say when memory runs out (as accelerate's
+# should_reduce_batch_size reads them): HIP and XPU, Apple's MPS, the CPU
+OUT_OF_MEMORY_MESSAGES = (" out of memory.", "MPS backend out of memory",
+                          "DefaultCPUAllocator: can't allocate memory")  # fmt: skip
+# `--batch-size auto` starts here and shrinks until a batch fits (find_executable_batch_size's
+# way). A CPU gains nothing from more than a few dozen texts at once, and its memory running
+# out is rarely an error Python sees, so it starts low.
+AUTO_START = {"cuda": 512, "mps": 256, "cpu": 64}
 T = TypeVar("T")
 
 
 class Batched(Protocol):
-    """A model that runs in batches on a device."""
+    """A model that runs in batches on a device (`auto_batch`: its batch size was not given
+    but is being found)."""
 
     name: str
     device: torch.device
     batch_size: int
+
+
+def starting_batch_size(batch_size: int | str, device: torch.device) -> tuple[int, bool]:
+    """(the batch size to start from, whether it is `auto`'s search)."""
+    if batch_size == "auto":
+        return AUTO_START.get(device.type, AUTO_START["cpu"]), True
+    return int(batch_size), False
+
+
+def out_of_memory(err: BaseException) -> bool:
+    """Did the device run out of memory (CUDA's own error, or another allocator's message)?"""
+    if isinstance(err, OUT_OF_MEMORY):
+        return True
+    return isinstance(err, RuntimeError) and any(m in str(err) for m in OUT_OF_MEMORY_MESSAGES)
+
+
+def smaller_batch(model: Batched) -> int:
+    """The next batch size to try after running out of memory: 90% (accelerate's step, which
+    finds the largest size that fits to within a tenth) while `auto` searches, else half."""
+    if getattr(model, "auto_batch", False):
+        return max(1, min(model.batch_size - 1, int(model.batch_size * 0.9)))
+    return max(1, model.batch_size // 2)
 
 
 @contextmanager
@@ -40,9 +72,10 @@ def longest_first_batches(
 ) -> Iterator[tuple[np.ndarray, T]]:
     """Yield (item indices, run(indices)) for batches of `model.batch_size` items of similar
     length, longest first, so that a batch size too large for the device shows at once: on
-    running out of device memory `model.batch_size` is halved (an error at 1) and the batch run
-    again. Results do not depend on the batch size; `model.batch_size` keeps the size that
-    fitted, for the manifest."""
+    running out of device memory `model.batch_size` shrinks (smaller_batch; an error at 1) and
+    the batch runs again. With `--batch-size auto` this is the search for the largest size that
+    fits, made on the longest batch. Results do not depend on the batch size;
+    `model.batch_size` keeps the size that fitted, for the manifest."""
     order = np.argsort([-n for n in lengths], kind="stable")
     start = 0
     while start < len(order):
@@ -51,14 +84,16 @@ def longest_first_batches(
         try:
             result = run(indices)
             fitted = True
-        except OUT_OF_MEMORY as err:
+        except Exception as err:
+            if not out_of_memory(err):
+                raise
             if model.batch_size == 1:
                 raise TacitError(
                     f"{model.name}: out of memory on {model.device} even one item at a time; "
-                    "try --dtype bfloat16 or another device"
+                    f"try {option('--dtype')} bfloat16 or another device"
                 ) from err
         if not fitted:  # out of the except block, the failed batch's tensors are freed
-            model.batch_size //= 2
+            model.batch_size = smaller_batch(model)
             if model.device.type == "cuda":
                 torch.cuda.empty_cache()
             continue

@@ -32,6 +32,7 @@ from transformers import AutoModelForCausalLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
+from tacit.core.interface import option
 from tacit.models.base import Scorer, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
@@ -322,22 +323,10 @@ class CausalLMScorer(Scorer):
         self, texts: list[str], words: list[str], progress: bool | tqdm
     ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
         """Every word put in the blank of each text and its sentence scored (score_spans, all
-        texts in one pass, so texts that begin alike share their prefix's run): a word's score
-        is log P(sentence), which ranks words as P(word | the rest) does.
-
-        Progress: a bar of its own counts sentences (texts x words, with a rate and an ETA); a
-        caller's bar, which counts prompts, advances by the texts when they are done."""
-        caller = progress if isinstance(progress, tqdm) else None
-        with tqdm(
-            total=len(texts) * len(words),
-            desc=f"scoring words in place {self.name}",
-            unit="sentence",
-            disable=caller.disable if caller is not None else not progress,
-            leave=caller is None,
-        ) as bar:
-            scores = self.score_spans(texts, words, progress=bar)
-        if caller is not None:
-            caller.update(len(texts))
+        texts in one pass, so texts that begin alike share their prefix's run and are batched
+        together): a word's score is log P(sentence), which ranks words as P(word | the rest)
+        does. `progress` (the base's bar of sentences) advances a sentence at a time."""
+        scores = self.score_spans(texts, words, progress=progress)
         assert scores.sentence is not None
         sentence = torch.as_tensor(scores.sentence, dtype=torch.float32, device=self.device)
         yield np.arange(len(texts)), sentence
@@ -351,9 +340,9 @@ class CausalLMScorer(Scorer):
         read the whole text) or averaged over the text's tokens (`mean`; the start token, which
         every text shares, left out). Texts too long keep their end. `<mask>`-pooling is a
         masked LM's; a causal model refuses it."""
-        pooling = check_choice("--pooling", pooling or "last", POOLINGS)
+        pooling = check_choice(option("--pooling"), pooling or "last", POOLINGS)
         if pooling == "mask":
-            raise self.unsupported("pool at a <mask> (use --pooling last or mean)")
+            raise self.unsupported(f"pool at a <mask> (use {option('--pooling')} last or mean)")
         encoded, cut_flags = self._with_start(texts, cut_to_fit=True)
         cut = int(cut_flags.sum())
         lengths = torch.tensor([len(e) for e in encoded], device=self.device)

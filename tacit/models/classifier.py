@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.models.base import Scorer
 from tacit.models.batching import longest_first_batches, progress_bar
 from tacit.models.runtime import compile_errors_explained
@@ -22,7 +23,7 @@ def label_order(
 ) -> list[int]:
     """For each of LABELS, the classifier output that means it."""
     names = list(label_names) if label_names else [id2label[i] for i in sorted(id2label)]
-    where = f"--label-names of {name}" if label_names else f"{name}'s config (id2label)"
+    where = f"{option('--label-names')} of {name}" if label_names else f"{name}'s config (id2label)"
     if len(names) != len(LABELS):
         raise TacitError(
             f"{where}: {len(names)} labels ({', '.join(map(str, names))}); an NLI classifier "
@@ -33,8 +34,8 @@ def label_order(
     except TacitError:
         raise TacitError(
             f"{where}: labels {', '.join(map(str, names))} do not name entailment, neutral and "
-            "contradiction; give them in output order with --label-names, e.g. "
-            "--label-names contradiction,neutral,entailment"
+            f"contradiction; give them in output order with {option('--label-names')}, e.g. "
+            f"{option('--label-names')} contradiction,neutral,entailment"
         ) from None
     if sorted(mapped) != sorted(LABELS):
         raise TacitError(f"{where}: labels {', '.join(names)} repeat a class")

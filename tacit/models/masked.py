@@ -21,6 +21,7 @@ from transformers import AutoModelForMaskedLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.models.base import Scorer, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.runtime import compile_errors_explained
@@ -198,11 +199,11 @@ class MaskedLMScorer(Scorer):
         the mask (or their start, for `mean`), keeping the first and last special tokens.
         Returns the [texts x hidden] array and the number of texts cut.
         """
-        pooling = check_choice("--pooling", pooling or "mask", POOLINGS)
+        pooling = check_choice(option("--pooling"), pooling or "mask", POOLINGS)
         if pooling == "last":
             raise TacitError(
-                f"--pooling last: {self.name} is a masked LM, which reads both ways; pool at "
-                "the mask or the mean (last is a causal model's)"
+                f"{option('--pooling')} last: {self.name} is a masked LM, which reads both ways; "
+                "pool at the mask or the mean (last is a causal model's)"
             )
         encoded = (
             self.encode_prompts(texts)

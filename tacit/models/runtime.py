@@ -1,11 +1,10 @@
 """The model runtime: where a model comes from, how it is loaded, and on which device it runs.
 
-Every model family (masked LM, NLI classifier, ...) is a ModelRuntime: it resolves the device
-and dtype, checks that a local path really is a model before transformers says something
-cryptic, loads with `from_pretrained` conventions (hub name or local directory, `revision`),
-refuses a checkpoint whose head is missing (its predictions would be random), names a damaged
-file of a model (tacit.vocab.tokenizers) instead of a traceback, can compile the encoder, and
-describes itself for the manifest.
+Every model family (masked LM, NLI classifier, ...) is a ModelRuntime: it reads the model's
+text (a name with its loading options: tacit.core.modelspec), resolves the device, dtype and
+batch size, loads its tokenizer and weights (tacit.models.loading: revision, remote code,
+attention kernel, 8/4-bit weights, a PEFT adapter, the head check, a damaged file named), can
+compile the encoder, and describes itself for the manifest.
 """
 
 from __future__ import annotations
@@ -19,20 +18,22 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from tacit.core.choices import DTYPES, check_choice, check_device
+from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.vocab.tokenizers import (
-    check_model_source,
-    explain_load_error,
-    load_tokenizer,
-    quiet_transformers,
-)
+from tacit.core.interface import option
+from tacit.core.modelspec import ModelSpec
+from tacit.core.options import check_batch_size
+from tacit.models.batching import starting_batch_size
+from tacit.models.loading import load_spread, load_weights, placed
+from tacit.vocab.tokenizers import load_tokenizer
 
 if TYPE_CHECKING:
     from tacit.core.manifest import ModelRecord
     from tacit.core.options import RunOptions
 
-TORCH_DTYPES = dict(zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16)))
+TORCH_DTYPES: dict[str, torch.dtype] = dict(
+    zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16))
+)
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -45,15 +46,17 @@ def resolve_device(device: str = "auto") -> torch.device:
         return torch.device("cpu")
     check_device(device)
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise TacitError(f"--device {device}: no CUDA GPU is available here")
+        raise TacitError(f"{option('--device')} {device}: no CUDA GPU is available here")
     if device == "mps" and not torch.backends.mps.is_available():
-        raise TacitError("--device mps: Apple's MPS backend is not available here")
+        raise TacitError(f"{option('--device')} mps: Apple's MPS backend is not available here")
     return torch.device(device)
 
 
-def resolve_dtype(dtype: str) -> torch.dtype:
-    """Parse --dtype; scores are always normalised in float32 whatever the weights are in."""
-    return TORCH_DTYPES[check_choice("--dtype", dtype, DTYPES)]
+def resolve_dtype(dtype: str) -> torch.dtype | str:
+    """Parse --dtype (`auto`: the checkpoint's own, read off the weights once loaded); scores
+    are always normalised in float32 whatever the weights are in."""
+    chosen = check_choice(option("--dtype"), dtype, LOAD_DTYPES)
+    return "auto" if chosen == "auto" else TORCH_DTYPES[chosen]
 
 
 def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
@@ -70,75 +73,6 @@ def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
         return None
     match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", cached)
     return match.group(1) if match else None
-
-
-def load_with_head(
-    auto_class: Any,
-    name_or_path: str,
-    revision: str | None,
-    dtype: torch.dtype,
-    *,
-    head: str,
-    **placement: Any,
-) -> PreTrainedModel:
-    """`auto_class.from_pretrained`, refusing a checkpoint whose `head` head is missing: it
-    would be initialised at random, and so would every prediction."""
-    check_model_source(name_or_path, tokenizer=False)
-    try:
-        with quiet_transformers():
-            model, info = auto_class.from_pretrained(
-                name_or_path, revision=revision, dtype=dtype, output_loading_info=True,
-                **placement,
-            )  # fmt: skip
-    except Exception as err:  # a damaged weights file: SafetensorError, torch.load's errors
-        explain_load_error(name_or_path, revision, err)
-        raise
-    prefix = model.base_model_prefix + "."
-    head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
-    if head_missing:
-        raise TacitError(
-            f"{name_or_path!r} has no trained {head} head (missing {', '.join(head_missing[:3])}"
-            f"{', ...' if len(head_missing) > 3 else ''}): its predictions would be random"
-        )
-    return model.eval()
-
-
-def load_spread(
-    runtime: Any,
-    name_or_path: str,
-    device_map: str,
-    max_memory: str | None,
-    offload_folder: str | Path | None,
-) -> PreTrainedModel:
-    """A model spread over devices by accelerate's big-model loading; inputs then go to the
-    device of its first part (runtime.device), and accelerate's hooks move activations on."""
-    from tacit.core.options import parse_max_memory
-
-    try:
-        import accelerate  # noqa: F401  (transformers needs it for a device map)
-    except ImportError:
-        raise TacitError(
-            "--device-map needs accelerate: pip install 'tacit[dist]' (or accelerate)"
-        ) from None
-    model = load_with_head(
-        runtime.auto_class, name_or_path, runtime.revision, runtime.dtype, head=runtime.head,
-        device_map=device_map, max_memory=parse_max_memory(max_memory) if max_memory else None,
-        offload_folder=str(offload_folder) if offload_folder else None,
-    )  # fmt: skip
-    placed: dict[str, Any] = model.hf_device_map  # type: ignore[assignment]
-    first = next(iter(placed.values()))
-    runtime.device = torch.device(
-        f"cuda:{first}" if isinstance(first, int) else "cpu" if first == "disk" else first
-    )
-    return model
-
-
-def _placed(device_map: dict[str, Any]) -> dict[str, int]:
-    """How many of a spread model's modules went to each device (the manifest's summary)."""
-    counts: dict[str, int] = {}
-    for device in device_map.values():
-        counts[str(device)] = counts.get(str(device), 0) + 1
-    return counts
 
 
 def compile_encoder(model: PreTrainedModel) -> None:
@@ -161,8 +95,8 @@ def compile_errors_explained(compiled: bool, name: str, device: torch.device) ->
 
         if compiled and isinstance(err, TorchDynamoException):
             raise TacitError(
-                f"--compile: torch.compile failed for {name} on {device} ({first_line(err)}); "
-                "run without --compile"
+                f"{option('--compile')}: torch.compile failed for {name} on {device} "
+                f"({first_line(err)}); run without {option('--compile')}"
             ) from err
         raise
 
@@ -198,42 +132,51 @@ class ModelRuntime:
         revision: str | None = None,
         device: str = "auto",
         dtype: str = "float32",
-        batch_size: int = 32,
+        batch_size: int | str = 32,
         tokenizer: PreTrainedTokenizerBase | None = None,
         compile: bool = False,
         device_map: str | None = None,
         max_memory: str | None = None,
         offload_folder: str | Path | None = None,
         model: PreTrainedModel | None = None,
+        **load: Any,
     ) -> None:
-        if batch_size < 1:
-            raise TacitError(f"--batch-size {batch_size}: must be at least 1")
-        self.name = name_or_path
-        self.revision = revision
-        self.batch_size = batch_size
+        """`name_or_path`: a hub id or local directory, with its own loading options if any
+        (`name,revision=step1000,dtype=bfloat16`: tacit.core.modelspec); `revision`, `dtype` and
+        `load` (trust_remote_code, attn_implementation, peft, load_in_8bit, load_in_4bit) apply
+        where it gives none. `batch_size="auto"` finds the largest that fits."""
+        check_batch_size(batch_size)
+        self.name = name_or_path  # as given: how tables and the manifest name it
         self.device_map = device_map
         self.compiled = compile
         if model is not None:  # a model already in memory (from_model)
             if tokenizer is None:
                 raise TacitError(f"{name_or_path}: a loaded model needs its tokenizer too")
+            self.spec = ModelSpec(name_or_path)
             self.tokenizer = tokenizer
             self.check_tokenizer()
             self.model = model
             first = next(model.parameters(), None)
             self.device = first.device if first is not None else torch.device("cpu")
-            self.dtype = first.dtype if first is not None else torch.float32
         else:
+            self.spec = ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype,
+                                                            **load})  # fmt: skip
             self.device = resolve_device(device)
-            self.dtype = resolve_dtype(dtype)
-            self.tokenizer = tokenizer or load_tokenizer(name_or_path, revision=revision)
+            self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
+            self.tokenizer = tokenizer or load_tokenizer(
+                self.spec.name, revision=self.spec.revision,
+                trust_remote_code=bool(self.spec.trust_remote_code),
+            )  # fmt: skip
             self.check_tokenizer()
             if device_map is None:
-                loaded = load_with_head(self.auto_class, name_or_path, revision, self.dtype,
-                                        head=self.head)  # fmt: skip
-                self.model = loaded.to(self.device)  # type: ignore[arg-type]
+                self.model = load_weights(self.auto_class, self.spec, self.load_dtype,
+                                          self.device, head=self.head)  # fmt: skip
             else:
-                self.model = load_spread(self, name_or_path, device_map, max_memory,
-                                         offload_folder)  # fmt: skip
+                self.model = load_spread(self, self.spec, device_map, max_memory, offload_folder)
+        self.revision = self.spec.revision
+        self.dtype = next((p.dtype for p in self.model.parameters() if p.is_floating_point()),
+                          torch.float32)  # fmt: skip
+        self.batch_size, self.auto_batch = starting_batch_size(batch_size, self.device)
         if compile:
             compile_encoder(self.model)
         self.max_tokens = max_tokens(self.model, self.tokenizer)
@@ -245,7 +188,7 @@ class ModelRuntime:
         tokenizer: PreTrainedTokenizerBase,
         *,
         name: str | None = None,
-        batch_size: int = 32,
+        batch_size: int | str = 32,
     ) -> RuntimeT:
         """A scorer of a model already in memory (one being trained, one loaded with options
         tacit does not know), on the model's own device and in its own precision. It is put in
@@ -257,13 +200,13 @@ class ModelRuntime:
 
     @classmethod
     def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> ModelRuntime:
-        """Load as the run's options say (revision, device, dtype, batch size, compile, device
-        map)."""
+        """Load as the run's options say (revision, dtype and the other loading options where
+        the model's own text gives none; device, batch size, compile, device map)."""
         return cls(
             name_or_path, revision=options.revision, device=options.device, dtype=options.dtype,
             batch_size=options.batch_size, compile=options.compile,
             device_map=options.device_map, max_memory=options.max_memory,
-            offload_folder=options.offload_folder, **extra,
+            offload_folder=options.offload_folder, **options.model_args, **extra,
         )  # fmt: skip
 
     def check_tokenizer(self) -> None:
@@ -272,12 +215,12 @@ class ModelRuntime:
     @property
     def resolved_revision(self) -> str | None:
         """The hub commit the weights came from; None for a local directory."""
-        return resolve_revision(self.name, self.revision)
+        return resolve_revision(self.spec.name, self.revision)
 
     def record(self) -> ModelRecord:
-        """The model as given, with the revision asked for and the one resolved, for the
-        manifest."""
-        local = Path(self.name)
+        """The model as given, with the revision asked for and the one resolved, and how it was
+        loaded, for the manifest."""
+        local = Path(self.spec.name)
         record: ModelRecord = {
             "name": self.name,
             "kind": self.kind,
@@ -287,7 +230,25 @@ class ModelRuntime:
             "resolved_revision": self.resolved_revision,
             "mask_token": self.tokenizer.mask_token,
             "device": str(self.device),
+            "load": self.load_record(),
         }
+        if self.spec.name != self.name:
+            record["source"] = self.spec.name
+        if self.auto_batch:
+            record["batch_size_auto"] = True
         if self.device_map:
-            record["device_map"] = _placed(self.model.hf_device_map)  # type: ignore[arg-type]
+            record["device_map"] = placed(self.model.hf_device_map)  # type: ignore[arg-type]
         return record
+
+    def load_record(self) -> dict[str, Any]:
+        """How the weights were loaded: their precision, the attention kernel, remote code, a
+        quantization and a PEFT adapter (each as transformers names it)."""
+        config = getattr(self.model, "config", None)
+        return {
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "dtype_asked": self.spec.dtype,
+            "attn_implementation": getattr(config, "_attn_implementation", None),
+            "trust_remote_code": bool(self.spec.trust_remote_code),
+            "quantization": self.spec.quantization,
+            "peft": self.spec.peft,
+        }

@@ -22,6 +22,10 @@ from tacit.norms.tables import delimited_rows, locate_columns
 REQUIRED = {"concept": "concept", "feature": "feature", "feature type": "feature_type", "pf": "pf"}
 PARTICIPANTS = "participant list"
 SIGNATURE = ("domain", "feature alternatives", "participant list")  # only CSLB has these
+# sha256 of the norms.dat the CSLB hands out, the file the paper used: its published counts
+# (elicitation's prompts per relation) are printed beside ours only for this file
+# (tests/data/test_norms.py checks it against the file where ../shared/data has it)
+PAPER_SHA256 = "d81d512028acada062947a1ea1b588db3a2875ce14bd5052d6e9b0ccb55b6197"
 EXPECTED = f"a tab-separated CSLB norms file with columns {', '.join(REQUIRED)}"
 
 

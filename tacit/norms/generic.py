@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, shorten
+from tacit.core.interface import option
 from tacit.norms.cslb import describe
 from tacit.norms.normset import (
     FEATURE_TYPES,
@@ -61,7 +62,7 @@ def parse_columns(text: str) -> dict[str, str]:
     >>> parse_columns("concept=Word, pf=Count")
     {'concept': 'Word', 'pf': 'Count'}
     """
-    where = f"--norms-columns {shorten(text)!r}"
+    where = f"{option('--norms-columns')} {shorten(text)!r}"
     pairs = [item.partition("=") for item in text.split(",") if item.strip()]
     if not pairs or any(not sep or not key.strip() for key, sep, _ in pairs):
         raise TacitError(

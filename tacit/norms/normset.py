@@ -62,6 +62,8 @@ class NormSet:
         columns: for a generic table, our column name -> the file's header name.
         feature_types: whether the file gave feature types (a generic table may not; then
             every row has generic.DEFAULT_FEATURE_TYPE).
+        name: the name the norm set is installed under (`probe norms install`), when it was
+            read by that name; None for a file given by path.
     """
 
     table: pd.DataFrame
@@ -71,6 +73,7 @@ class NormSet:
     format: str = "cslb"
     columns: Mapping[str, str] | None = None
     feature_types: bool = True
+    name: str | None = None
 
     @property
     def concepts(self) -> list[str]:

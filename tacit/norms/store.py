@@ -1,7 +1,8 @@
 """Remember installed norm sets under names, and find the norms a run should use.
 
 The registry is `norms.json` in tacit.core.paths.config_dir(): for each name the file's absolute
-path, sha256, format, column mapping and counts, and which name is the default. A norm set is
+path (as the user named it: a link is not followed), sha256, format, column mapping and counts,
+and which name is the default. `probe norms remove NAME` forgets one (its file stays). A norm set is
 read again on every run, after checking that its file has not changed since it was installed.
 A registry written before names existed (one CSLB file: `{"path", "sha256"}`) reads as the
 norm set `cslb`, the default; the next install rewrites it in the new form.
@@ -18,12 +19,13 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
+from tacit.core.interface import option as named
 from tacit.core.locks import file_lock
 from tacit.core.paths import config_dir
 from tacit.norms.reader import NormSet, read_norms
@@ -169,7 +171,7 @@ def register_norms(
             "starting with a letter or digit)"
         )
     record = {
-        "path": str(Path(path).resolve()),
+        "path": str(Path(path).expanduser().absolute()),  # a link stays the name given
         "sha256": norms.sha256,
         "format": norms.format,
         "columns": dict(norms.columns) if norms.columns else None,
@@ -192,6 +194,19 @@ def set_default_norms(name: str) -> None:
         if name not in registry["norms"]:
             raise TacitError(f"no installed norms named {shorten(name)!r}{_known(registry)}")
         registry["default"] = name
+
+
+def remove_norms(name: str) -> tuple[InstalledNorms, str | None]:
+    """Forget an installed norm set (its file is left alone): what it was, and the default
+    now (the first norm set left, if the removed one was the default; None when none is)."""
+    with _registry_changed() as registry:
+        if name not in registry["norms"]:
+            raise TacitError(f"no installed norms named {shorten(name)!r}{_known(registry)}")
+        removed = _entry(name, registry["norms"].pop(name), registry)
+        if registry.get("default") not in registry["norms"]:
+            registry["default"] = next(iter(registry["norms"]), None)
+        default = registry["default"]
+    return removed, default
 
 
 def installed_norms() -> list[InstalledNorms]:
@@ -248,7 +263,9 @@ class NormsSource:
 
 
 def resolve_norms(option: str | Path | None) -> NormsSource:
-    """--norms, else the installed default, else $TACIT_NORMS, else a clear error.
+    """--norms, else $TACIT_NORMS, else the installed default, else a clear error: the nearer
+    the choice is to the run, the more it counts (an environment variable set for a session or
+    a job wins over what was installed once).
 
     --norms and $TACIT_NORMS name an existing file, else an installed norm set: a file of the
     same name as an installed norm set wins (give another path, e.g. `./NAME`, to say a file).
@@ -256,11 +273,11 @@ def resolve_norms(option: str | Path | None) -> NormsSource:
     registry = _read_registry()
     if option:
         return _source(option, registry)
+    if os.environ.get(NORMS_ENV):
+        return _source(os.environ[NORMS_ENV], registry)
     default = registry.get("default")
     if isinstance(default, str) and default in registry["norms"]:
         return _installed(default, registry)
-    if os.environ.get(NORMS_ENV):
-        return _source(os.environ[NORMS_ENV], registry)
     raise TacitError(f"no norms file: {HOW_TO_GET_NORMS}")
 
 
@@ -303,8 +320,10 @@ def load_norms(
     asked = (format or source.format, dict(columns or source.columns or {}))
     if asked != (source.format, dict(source.columns or {})):
         raise TacitError(
-            f"--norms {source.name}: installed as {source.format} norms"
+            f"{named('--norms')} {source.name}: installed as {source.format} norms"
             + (f" with columns {dict(source.columns)}" if source.columns else "")
-            + "; --norms-format and --norms-columns apply to a norms file given by path"
+            + f"; {named('--norms-format')} and {named('--norms-columns')} apply to a norms "
+            "file given by path"
         )
-    return read_norms(source.path, format=source.format, columns=source.columns)
+    norms = read_norms(source.path, format=source.format, columns=source.columns)
+    return replace(norms, name=source.name)

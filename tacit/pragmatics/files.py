@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 
 
 def data_files(path: str | Path, pattern: str, *, what: str) -> list[Path]:
@@ -16,10 +17,10 @@ def data_files(path: str | Path, pattern: str, *, what: str) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise TacitError(f"--data {path}: no such file or folder")
+        raise TacitError(f"{option('--data')} {path}: no such file or folder")
     files = sorted(p for p in path.rglob(pattern) if p.is_file())
     if not files:
-        raise TacitError(f"--data {path}: no {pattern} files of {what} in it")
+        raise TacitError(f"{option('--data')} {path}: no {pattern} files of {what} in it")
     return files
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.pragmatics.files import read_lines, read_text
 
 SPLITS = ("train", "dev", "test")
@@ -51,10 +52,12 @@ def configs_in(root: str | Path) -> list[str]:
     """The configurations under a PragmEval folder: its subfolders that hold a train.tsv."""
     root = Path(root)
     if not root.is_dir():
-        raise TacitError(f"--data {root}: no such folder")
+        raise TacitError(f"{option('--data')} {root}: no such folder")
     names = sorted(p.parent.name for p in root.glob("*/train.tsv"))
     if not names:
-        raise TacitError(f"--data {root}: no <Task>/train.tsv in it: not a PragmEval folder")
+        raise TacitError(
+            f"{option('--data')} {root}: no <Task>/train.tsv in it: not a PragmEval folder"
+        )
     return names
 
 
@@ -70,7 +73,7 @@ def select_configs(root: str | Path, tasks: list[str] | None) -> list[str]:
         matches = [c for c in available if c.lower() == wanted or task_of(c).lower() == wanted]
         if not matches:
             raise TacitError(
-                f"--task {task!r}: not in {root}; it has "
+                f"{option('--task')} {task!r}: not in {root}; it has "
                 + ", ".join(sorted({task_of(c) for c in available}))
             )
         chosen += [m for m in matches if m not in chosen]

@@ -11,8 +11,9 @@ tacit.probes.registry. It declares, once:
   run must match) and what it makes of the scored rows (`finish`: summary, printed report,
   notes, figures, the manifest's own keys);
 - its primary metric and whether greater is better, the columns that identify a summary row,
-  its main condition (`main_rows`, what a leaderboard shows), and what must match for two of
-  its runs to stand side by side (`comparable`).
+  its conditions (`conditions`: the main one first, what a leaderboard shows), the primary
+  metric per prompt of the main condition (`main_scores`, what model comparisons test), and
+  what must match for two of its runs to stand side by side (`comparable`).
 
 Nothing outside a probe's package and the registry names a probe: the engine runs a Plan's
 Work, and results, reports, tables, leaderboards and sweeps ask the probe. Probe modules that
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
+    from tacit.core.display import Table
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
@@ -124,13 +126,19 @@ class Outcome:
 @dataclass(frozen=True)
 class Metric:
     """A probe's primary metric: its summary column, how it is printed, which way is better,
-    and the columns of its interval (if it has one)."""
+    the columns of its interval (if it has one), and the column counting the units (concepts,
+    prompts, items) it is a mean over."""
 
     column: str
     label: str
     greater_is_better: bool = True
     low: str | None = None
     high: str | None = None
+    count: str | None = None
+
+
+# a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
+Condition = tuple[str, "pd.DataFrame"]
 
 
 class Probe(ABC):
@@ -147,9 +155,15 @@ class Probe(ABC):
     rows_file: ClassVar[str] = "prompts.csv"
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
+    # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
+    # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
+    limit: ClassVar[str | None] = None
     models_required: ClassVar[bool] = True
     models_help: ClassVar[str] = (
-        "Model to probe: a Hugging Face hub name or a local directory. Repeat for several."
+        "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
+        "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
+        "attn_implementation, peft, load_in_8bit, load_in_4bit: see docs/models.md). Repeat "
+        "for several."
     )
 
     def validate(
@@ -183,14 +197,40 @@ class Probe(ABC):
         None where the printed summary is all of it."""
         return None
 
-    def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
-        """The summary rows of the main condition: one per model (what a leaderboard shows).
-        By default every row (a probe with one row per model needs no more)."""
-        return summary
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **options: Any) -> list[Condition]:  # fmt: skip
+        """The run's conditions as (label, summary rows: one per model), the main one first
+        (what a leaderboard shows; the others are its extra columns when asked). `options`
+        are the probe's own (retrieval's `n_props`); a probe ignores those it does not take.
+        By default one condition, every row (a probe with one row per model needs no more)."""
+        return [("", summary)]
+
+    def main_rows(self, summary: pd.DataFrame, manifest: Manifest,
+                  **options: Any) -> pd.DataFrame:  # fmt: skip
+        """The summary rows of the main condition: one per model."""
+        return self.conditions(summary, manifest, **options)[0][1]
+
+    def main_scores(self, rows: pd.DataFrame, manifest: Manifest,
+                    **options: Any) -> pd.DataFrame | None:  # fmt: skip
+        """The primary metric per prompt of the main condition, from the run's rows file:
+        columns `model`, `unit` (what is resampled: the concept) and `value`; their mean per
+        model is the main condition's value in summary.csv. What model comparisons test
+        (tacit.results.comparisons); None where the probe has no such scores."""
+        return None
+
+    def headline(self, summary: pd.DataFrame, manifest: Manifest) -> dict[str, float]:
+        """The primary metric at the main condition, one value per model (the mean over its
+        main rows): what a leaderboard, a result's short form and a training log show."""
+        rows = self.main_rows(summary, manifest)
+        column = self.primary.column
+        if column not in rows:
+            return {}
+        return {str(model): float(group[column].mean())
+                for model, group in rows.groupby("model", sort=False)}  # fmt: skip
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         """What must match for two runs of this probe to stand side by side (in one table,
-        figure, report or leaderboard column), each as a short printable value."""
+        figure, report, leaderboard or comparison), each as a short printable value."""
         return {}
 
     def estimate(self, values: Mapping[str, Any]) -> int | None:
@@ -203,9 +243,12 @@ class Probe(ABC):
         is left out (`probe norms show --model`); None for a probe that reads no norms."""
         return None
 
-    def table(self, summary: pd.DataFrame, **options: Any) -> str:
-        """One table of the summaries of runs of this probe (`probe table`): `summary` holds
-        their rows, models labelled so that two runs' rows do not clash."""
+    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None,
+              **options: Any) -> list[Table]:  # fmt: skip
+        """The tables of the summaries of like-for-like runs of this probe (`probe table`, and
+        a run's printed summary): `summary` holds their rows, models labelled so that two
+        runs' rows do not clash, in the order of --model; `manifest` is one of theirs (they
+        are like for like)."""
         from tacit.core.errors import TacitError
 
         raise TacitError(f"{self.name} runs have no table across runs: see their summary.csv")

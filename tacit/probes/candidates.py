@@ -28,6 +28,7 @@ import pandas as pd
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
+from tacit.core.interface import option
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.norms.phrasing import answer_spans
 
@@ -88,7 +89,7 @@ class Candidates:
 
         vocab, tokenizers = vocabulary_for(
             models, vocab_models=run.vocab_models, vocab_file=run.vocab_file,
-            revision=run.revision,
+            revision=run.revision, model_args=run.model_args, words=run.vocab_words,
         )  # fmt: skip
         return cls(vocabulary=vocab, tokenizers=tokenizers, vocab_file=run.vocab_file)
 
@@ -129,14 +130,9 @@ def unreadable_spans(
     does not read whole (an unknown token, a character dropped: tacit.vocab.shared
     span_problems), each with which tokenizer and why. Such a span would be scored as
     something else: a FILE's is refused, a span the norms gave is left out and counted."""
-    from tacit.vocab.shared import span_problems
-    from tacit.vocab.tokenizers import load_tokenizer
+    from tacit.vocab.shared import model_tokenizers, span_problems
 
-    tokenizers = {}
-    for model in models:
-        name = model if isinstance(model, str) else model.name
-        tokenizers[name] = (load_tokenizer(model, revision=run.revision)
-                            if isinstance(model, str) else model.tokenizer)  # fmt: skip
+    tokenizers = model_tokenizers(models, revision=run.revision, model_args=run.model_args)
     problems: dict[str, str] = {}
     for name, tokenizer in tokenizers.items():
         for span, why in span_problems(tokenizer, spans).items():
@@ -161,9 +157,11 @@ def read_candidates(path: str | Path) -> CandidateSet:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise TacitError(f"--candidates {path}: no such file") from None
+        raise TacitError(f"{option('--candidates')} {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise TacitError(f"--candidates {path}: cannot read it as UTF-8 text ({err})") from None
+        raise TacitError(
+            f"{option('--candidates')} {path}: cannot read it as UTF-8 text ({err})"
+        ) from None
     spans: list[str] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -175,7 +173,7 @@ def read_candidates(path: str | Path) -> CandidateSet:
         seen[span] = number
         spans.append(span)
     if not spans:
-        raise TacitError(f"--candidates {path}: the file names no candidate")
+        raise TacitError(f"{option('--candidates')} {path}: the file names no candidate")
     return CandidateSet(str(path), spans)
 
 

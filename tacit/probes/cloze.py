@@ -16,6 +16,7 @@ import torch
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.models.base import Scorer
 from tacit.vocab.shared import word_token_id
 
@@ -97,8 +98,8 @@ def verbalizer_token_ids(scorer: Scorer, words: Mapping[str, str]) -> np.ndarray
         if token is None:
             pieces = scorer.tokenizer.tokenize(" " + word)
             raise TacitError(
-                f"--verbalizer: {word!r} ({label}) is not one token for {scorer.name} (it splits "
-                f"into {pieces}); choose single-token words"
+                f"{option('--verbalizer')}: {word!r} ({label}) is not one token for {scorer.name} "
+                f"(it splits into {pieces}); choose single-token words"
             )
         ids.append(token)
     return np.asarray(ids, dtype=np.int64)

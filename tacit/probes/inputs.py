@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.core.params import Param
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tacit.core.manifest import NormsRecord
     from tacit.norms import NormSet
 
@@ -57,8 +60,8 @@ def _columns(value: Any, label: str) -> Mapping[str, str]:
 NORMS = Param(
     "norms", None, kind="any", check=_norms,
     help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV "
-    "table) or the name of installed norms. Default: the installed default (`probe norms "
-    "install`), else $TACIT_NORMS.",
+    "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
+    "installed default (`probe norms install`).",
 )  # fmt: skip
 NORMS_FORMAT = Param(
     "norms_format", None, choices=NORMS_FORMATS,
@@ -102,6 +105,7 @@ def load_norms(values: Mapping[str, Any]) -> NormSet:
 def norms_record(norms: NormSet) -> NormsRecord:
     """The norms as a manifest records them."""
     return {
+        "name": norms.name,
         "path": str(norms.path),
         "format": norms.format,
         "columns": dict(norms.columns) if norms.columns else None,
@@ -113,11 +117,25 @@ def norms_record(norms: NormSet) -> NormsRecord:
     }
 
 
+def first_concepts(prompts: pd.DataFrame, limit: int | None) -> tuple[pd.DataFrame, list[str]]:
+    """The prompts of the first `limit` concepts (in the order they first appear: the norms'
+    for retrieval, alphabetical for elicitation, whose prompts go relation by relation), and the
+    concepts the limit leaves out (`--limit`, RunOptions.limit); all of them without a limit."""
+    if limit is None:
+        return prompts, []
+    concepts = list(dict.fromkeys(prompts["concept"]))
+    if "relation" in prompts:
+        concepts.sort()
+    kept = prompts[prompts["concept"].isin(concepts[:limit])].reset_index(drop=True)
+    return kept, concepts[limit:]
+
+
 def refuse_span_options(values: Mapping[str, Any], params: Sequence[Param], spans: str) -> None:
     """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
     no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
     given = [param.flag for param in params if values[param.name] != param.default]
     if values["candidates"] == "vocab" and given:
         raise TacitError(
-            f"{', '.join(given)}: for candidate spans only: add --candidates {spans} (or a FILE)"
+            f"{', '.join(given)}: for candidate spans only: add {option('--candidates')} {spans} "
+            "(or a FILE)"
         )

@@ -8,7 +8,7 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+
+from tacit.core.interface import option
 
 
 def listed(names: Sequence[str], limit: int = 8) -> str:
@@ -32,15 +34,18 @@ def run_notes(manifest: Manifest) -> list[str]:
         notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):
         if record.get("local_path") and record.get("revision"):
-            notes.append(f"warning: {record['name']}: --revision {record['revision']} has no "
-                         "effect on a local directory (it was loaded as it is)")  # fmt: skip
+            notes.append(f"warning: {record['name']}: {option('--revision')} {record['revision']} "
+                         "has no effect on a local directory (it was loaded as it is)")  # fmt: skip
     asked = manifest.get("batch_size")
     for record in manifest.get("models", []):
         used = record.get("batch_size_used")
-        if used is not None and asked is not None and used < asked:
+        if used is not None and asked == "auto":
+            notes.append(f"note: {record['name']}: {option('--batch-size')} auto: {used} at a "
+                         "time fitted (scores do not depend on it)")  # fmt: skip
+        elif used is not None and isinstance(asked, int) and used < asked:
             notes.append(
-                f"note: {record['name']}: ran out of device memory at --batch-size {asked} and "
-                f"went on {used} at a time (scores do not depend on it)"
+                f"note: {record['name']}: ran out of device memory at {option('--batch-size')} "
+                f"{asked} and went on {used} at a time (scores do not depend on it)"
             )
     return notes
 
@@ -68,10 +73,25 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
     return f"concepts: {kept} kept, {len(dropped)} dropped" + (f" ({detail})" if detail else "")
 
 
+def templates_of(manifest: Manifest) -> str:
+    """The prompt templates a run used, as a short printable value: empty for the built-in
+    ones, the only ones so far. Here is where templates of one's own (and paraphrase sets) say
+    what they were, once a run can be given them: a manifest's `templates` record, its name
+    and sha256 as the norms' are printed."""
+    record: Any = dict(manifest).get("templates")
+    if not record:
+        return ""
+    if isinstance(record, dict):
+        name, digest = record.get("name") or record.get("path") or "", record.get("sha256") or ""
+        return f"{name} ({str(digest)[:8]})" if digest else str(name)
+    return str(record)
+
+
 def scored_over(manifest: Manifest) -> dict[str, str]:
     """What a run of a norms-based probe scored, each as a short printable value: the
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
-    the norms, the concepts. Two runs stand side by side like for like when these match."""
+    the norms, the concepts, the prompt templates. Two runs stand side by side like for like
+    when these match."""
     vocabulary = manifest.get("vocabulary") or {}
     candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
@@ -87,4 +107,5 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
         if norms else "",
         "concepts": ",".join(options.get("concepts") or []) or "all",
+        "templates": templates_of(manifest),
     }  # fmt: skip

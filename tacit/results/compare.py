@@ -1,33 +1,220 @@
-"""Whether runs can stand side by side in one figure, table, report or leaderboard: each probe
-says what must match for two of its runs to be like for like (Probe.comparable: the vocabulary
-or candidates, norms, concepts, span scoring, ...); here the runs' values are compared."""
+"""Whether runs can stand side by side, once for every command that puts runs together (`probe
+table`, `plot`, `report`, `leaderboard`, `compare`): each probe says what must match for two of
+its runs to be like for like (Probe.comparable: the vocabulary or candidates and their sha256,
+the norms and theirs, span scoring and normalisation, concepts, templates, ...); here runs are
+read, and grouped by those values. Runs of different groups are never averaged together or
+shown in one table without saying so: each command shows the groups apart (or refuses) with
+the reason.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from tacit.core.errors import TacitError
+import pandas as pd
+
+from tacit.core.errors import TacitError, TacitWarning, first_line
+from tacit.core.labels import short_labels
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+    from tacit.probes.base import Probe
+    from tacit.results.result import ProbeResult
+
+# what to do about a difference, said beside it
+HINTS = {"vocabulary": "score runs over one vocabulary with --vocab-model (or --vocab-file)"}
+
+
+def read_summary(
+    run: str | Path, required: set[str] | frozenset[str] = frozenset()
+) -> pd.DataFrame:
+    """summary.csv of a run directory, with a `run` column naming the directory."""
+    path = Path(run) / "summary.csv"
+    if not path.is_file():
+        raise TacitError(f"{run}: not a run directory (no summary.csv)")
+    try:
+        summary = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
+    missing = set(required) - set(summary.columns)
+    if missing:
+        raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
+    summary["run"] = Path(run).name
+    return summary
+
+
+@dataclass
+class RunInfo:
+    """A run as the commands across runs read it: its name (unique among the runs read
+    together), manifest, summary, probe, and its rows file (read when first asked for)."""
+
+    name: str
+    manifest: Manifest
+    summary: pd.DataFrame
+    probe: Probe
+    path: Path | None = None
+    _rows: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The run's rows file (prompts.csv for retrieval and elicitation)."""
+        if self._rows is None:
+            assert self.path is not None
+            file = self.path / self.probe.rows_file
+            try:
+                self._rows = pd.read_csv(file)
+            except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+                raise TacitError(f"{file}: not a readable CSV table ({first_line(err)})") from None
+        return self._rows
+
+    def scored_over(self) -> dict[str, str]:
+        """What must match for runs to stand side by side (scored_over)."""
+        return scored_over(self.probe, self.manifest)
+
+    @property
+    def models(self) -> list[str]:
+        """The run's models in --model order."""
+        return [str(record.get("name")) for record in self.manifest.get("models", [])] or list(
+            dict.fromkeys(self.summary["model"])
+        )
+
+
+def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
+    """What must match for runs to stand side by side: the probe, what it declares, and a
+    `--limit` (the first N concepts or items are not the whole set)."""
+    limit = manifest.get("limit")
+    shown = f"the first {limit['first']} {limit['of']}" if limit else ""
+    found = {"probe": probe.name, **probe.comparable(manifest)}
+    return {**found, "limit": shown} if shown else found
+
+
+def run_paths(runs: Sequence[Any]) -> list[Any]:
+    """The runs given, less plain files among them (a leaderboard or report written beside the
+    runs that a shell's `results/retrieve/*` also names): each left out with a warning."""
+    import warnings
+
+    files = [run for run in runs if isinstance(run, str | Path) and Path(run).is_file()]
+    if not files or len(files) == len(runs):
+        return list(runs)
+    for file in files:
+        warnings.warn(f"{file}: a file, not a run directory: left out", TacitWarning, stacklevel=3)
+    return [run for run in runs if run not in files]
+
+
+def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
+    """Run directories (or results in memory) as RunInfo, named by their directories (as
+    many of their last parts as tell them apart); plain files among several runs are left out
+    (run_paths); a one-line error for anything else."""
+    from tacit.core.manifest import read_manifest
+    from tacit.probes import registry
+
+    if not runs:
+        raise TacitError("no run directory given")
+    runs = run_paths(runs)
+    paths = [str(run) for run in runs if isinstance(run, str | Path)]
+    names = short_labels(str(Path(p).absolute()) for p in paths)
+    read = []
+    for index, run in enumerate(runs):
+        if isinstance(run, str | Path):
+            if not Path(run).is_dir():
+                raise TacitError(f"{run}: not a run directory")
+            manifest = read_manifest(run)
+            probe = registry.of_run(manifest, run)
+            summary = read_summary(run, required={*probe.keys, probe.primary.column})
+            name = names[str(Path(run).absolute())]
+            read.append(RunInfo(name, manifest, summary.assign(run=name), probe, Path(run)))
+        else:
+            probe = registry.of_run(run.manifest, f"result {index + 1}")
+            name = f"result{index + 1}"
+            read.append(RunInfo(name, run.manifest, run.summary.assign(run=name), probe,
+                                _rows=run.prompts))  # fmt: skip
+    return read
+
+
+@dataclass
+class Group:
+    """Runs that are like for like, and what they scored over."""
+
+    runs: list[RunInfo]
+    scored_over: dict[str, str]
+
+    def describe(self) -> str:
+        """What the group's runs scored over, in a line: `vocabulary 47 words (ab12cd34); ...`."""
+        shown = [f"{what} {value}" for what, value in self.scored_over.items()
+                 if value and what != "probe"]  # fmt: skip
+        return "; ".join(shown)
+
+    @property
+    def names(self) -> str:
+        return ", ".join(run.name for run in self.runs)
+
+
+def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
+    """The runs in groups that may stand side by side (in the order first met), and for
+    several groups, one line per way they differ (with what to do about it)."""
+    groups: list[Group] = []
+    for run in runs:
+        scored = run.scored_over()
+        for group in groups:
+            if group.scored_over == scored:
+                group.runs.append(run)
+                break
+        else:
+            groups.append(Group([run], scored))
+    return groups, _differ(groups)
+
+
+def _differ(groups: Sequence[Group]) -> list[str]:
+    """How the groups differ: in probe, and within a probe in what each scored over."""
+    by_probe: dict[str, list[Group]] = {}
+    for group in groups:
+        by_probe.setdefault(group.scored_over["probe"], []).append(group)
+    notes = []
+    if len(by_probe) > 1:
+        shown = "; ".join(f"{probe}: {', '.join(g.names for g in found)}"
+                          for probe, found in by_probe.items())  # fmt: skip
+        notes.append(f"the runs are of different probes ({shown})")
+    for found in by_probe.values():
+        whats = list(dict.fromkeys(what for g in found for what in g.scored_over))
+        for what in whats:
+            values = [g.scored_over.get(what, "") for g in found]
+            if len(set(values)) > 1:
+                shown = "; ".join(f"{g.names}: {value or 'none'}"
+                                  for g, value in zip(found, values))  # fmt: skip
+                hint = f"; {HINTS[what]}" if what in HINTS else ""
+                notes.append(f"the runs differ in {what} ({shown}){hint}")
+    return notes
 
 
 def differences(runs: Sequence[str | Path]) -> list[str]:
     """One line per way the runs differ in what they scored, naming each run's value; empty
     when they are like for like (or have no manifest to tell)."""
-    from tacit.core.manifest import read_manifest
-    from tacit.probes import registry
-
-    prints: dict[str, dict[str, str]] = {}
+    read = []
     for run in runs:
         try:
-            manifest = read_manifest(run)
-            prints[Path(run).name] = registry.of_run(manifest, run).comparable(manifest)
+            read.extend(read_runs([run]))
         except TacitError:
             continue  # a summary without a manifest: nothing to compare
-    notes = []
-    whats = list(dict.fromkeys(what for p in prints.values() for what in p))
-    for what in whats:
-        values = {name: p.get(what, "") for name, p in prints.items()}
-        if len(set(values.values())) > 1:
-            shown = "; ".join(f"{name}: {value or 'none'}" for name, value in values.items())
-            notes.append(f"the runs differ in {what} ({shown})")
+    groups, notes = like_for_like(read)
     return notes
+
+
+def apart(groups: Sequence[Group], notes: Sequence[str], what: str) -> str:
+    """The line said when runs are shown apart: how they differ, and that they are."""
+    return (
+        f"warning: not like for like: {'; '.join(notes)}: {what} shown apart, {len(groups)} groups"
+    )
+
+
+def one_probe(runs: Sequence[RunInfo], what: str) -> Probe:
+    """The probe of runs that one table or figure takes; different probes are refused."""
+    probes: dict[str, Any] = {}
+    for run in runs:
+        probes.setdefault(run.probe.name, run.name)
+    if len(probes) > 1:
+        listed = "; ".join(f"{name}: {run}" for name, run in probes.items())
+        raise TacitError(f"these runs are of different probes ({listed}): one {what} takes one")
+    return runs[0].probe

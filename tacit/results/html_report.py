@@ -1,9 +1,12 @@
 """`probe report`: one self-contained HTML file to look at, for one run or several side by side.
 
 The file needs no network to open: styles are inline and figures are PNG data URIs. It holds
-each run's manifest in brief, its summary table exactly as in summary.csv (the same text in
-every cell), its figures drawn by the same functions the run and `probe plot` use, what was
-dropped and why, and for several runs a comparison.
+each run's manifest in brief (what was scored over, how), its tables as the probe lays them out
+and its summary.csv (numbers printed to significant digits: tacit.core.numbers; the files hold
+every digit), its figures drawn by the same functions the run and `probe plot` use, and what
+was dropped and why; for several runs, which are like for like (tacit.results.compare), their
+figures side by side per like-for-like group, and the paired comparisons of their models
+(tacit.results.comparisons).
 """
 
 from __future__ import annotations
@@ -11,45 +14,44 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
-import pandas as pd
-
+from tacit.core.display import Table, render
 from tacit.core.errors import TacitError, first_line
-from tacit.core.manifest import Manifest
-from tacit.probes import registry
+from tacit.core.interface import option
+from tacit.core.labels import short_labels
+from tacit.core.numbers import format_number
+from tacit.results.compare import Group, RunInfo, like_for_like, read_runs
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
-h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222;
+       padding: 0 1rem; }
+h1 { margin-bottom: 0.2rem; font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.5rem; text-align: left; }
 th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; }
-figcaption { font-size: 0.85rem; color: #555; }
+td { overflow-wrap: anywhere; } table.manifest td:first-child { white-space: nowrap; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
+figcaption, .caption { font-size: 0.85rem; color: #555; }
 details { margin: 0.5rem 0 1rem; } .muted { color: #666; font-size: 0.85rem; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; } .warn { color: #8a1c1c; }
 """
 
 
 @dataclass
 class Run:
-    """A run directory as the report reads it: the manifest, summary.csv as text rows (so the
-    report shows exactly what the file holds) and as a table (for the figures)."""
+    """A run directory as the report reads it: what the commands across runs read (RunInfo),
+    summary.csv as text rows, and the probe's further tables as text rows."""
 
-    path: Path
-    manifest: Manifest
+    info: RunInfo
     summary_rows: list[list[str]]
-    summary: pd.DataFrame
     extra: dict[str, list[list[str]]] = field(default_factory=dict)
 
     @property
     def probe(self) -> str:
-        return str(self.manifest.get("probe", "?"))
+        return self.info.probe.name
 
 
 def _csv_rows(path: Path) -> list[list[str]]:
@@ -60,34 +62,29 @@ def _csv_rows(path: Path) -> list[list[str]]:
         raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
 
 
-def read_run(path: str | Path) -> Run:
-    """A run directory's manifest and tables; a one-line error for anything else."""
-    path = Path(path)
-    manifest_file, summary_file = path / "manifest.json", path / "summary.csv"
-    if not manifest_file.is_file() or not summary_file.is_file():
-        raise TacitError(f"{path}: not a finished run directory (no manifest.json or summary.csv)")
-    try:
-        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        raise TacitError(f"{manifest_file}: not readable JSON ({first_line(err)})") from None
-    rows = _csv_rows(summary_file)
-    summary = pd.read_csv(summary_file)
-    tables = registry.of_run(manifest, path).extra_tables
-    extra = {name: _csv_rows(path / name) for name in tables if (path / name).is_file()}
-    return Run(path, cast(Manifest, manifest), rows, summary, extra)
+def read_report_runs(paths: Sequence[str | Path]) -> list[Run]:
+    """Run directories with their files' text rows; a one-line error for anything else."""
+    runs = []
+    for info in read_runs(paths):
+        assert info.path is not None
+        tables = info.probe.extra_tables
+        extra = {n: _csv_rows(info.path / n) for n in tables if (info.path / n).is_file()}
+        runs.append(Run(info, _csv_rows(info.path / "summary.csv"), extra))
+    return runs
 
 
 def _png_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _table(rows: list[list[str]], css_class: str, limit: int | None = None) -> str:
-    """An HTML table of text rows (the first is the header), cells as given."""
+def _file_table(rows: list[list[str]], css_class: str, limit: int | None = None) -> str:
+    """A run's file as an HTML table (the first row its header), numbers as printed."""
     header, *body = rows
 
     def cell(text: str, tag: str) -> str:
         number = tag == "td" and _is_number(text)
-        return f"<{tag}{' class=num' if number else ''}>{html.escape(text)}</{tag}>"
+        shown = format_number(_number(text)) if number and text.strip() else text
+        return f"<{tag}{' class=num' if number else ''}>{html.escape(shown)}</{tag}>"
 
     shown = body if limit is None else body[:limit]
     lines = [f'<div class=scroll><table class="{css_class}">',
@@ -99,6 +96,14 @@ def _table(rows: list[list[str]], css_class: str, limit: int | None = None) -> s
     return "\n".join(lines)
 
 
+def _number(text: str) -> int | float:
+    """A file's number as it was written: `32` an integer, `32.0` or `0.5` a float."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -108,28 +113,23 @@ def _is_number(text: str) -> bool:
 
 
 def _brief(run: Run) -> list[list[str]]:
-    """The manifest in brief: what ran, on what, with which options."""
-    m = run.manifest
+    """The manifest in brief: what ran, on what, scored over what, with which options."""
+    m = run.info.manifest
     models = "; ".join(
         f"{r.get('name')} ({r.get('kind') or r.get('mode') or 'model'}"
-        + (
-            f", revision {str(r.get('resolved_revision'))[:12]}"
-            if r.get("resolved_revision")
-            else ""
-        )
-        + ")"
+        + (f", revision {str(r.get('resolved_revision'))[:12]}"
+           if r.get("resolved_revision") else "") + ")"
         for r in m.get("models", [])
-    )
+    )  # fmt: skip
     rows = [["probe", run.probe], ["command", str(m.get("command", ""))], ["models", models]]
     if "norms" in m:
         n = m["norms"]
         rows.append(["norms", f"{n.get('path')} ({n.get('format', 'cslb')}, "
                               f"sha256 {str(n.get('sha256', ''))[:12]})"])  # fmt: skip
-    if "vocabulary" in m:
-        v = m["vocabulary"]
-        rows.append(["vocabulary", f"{v.get('size')} words (sha256 {str(v.get('sha256'))[:12]})"])
+    scored = run.info.probe.comparable(m)
+    rows += [[what, value] for what, value in scored.items() if value and what != "norms"]
     for key in ("suite", "mode", "dtype", "device", "batch_size", "seed", "started", "finished"):
-        if m.get(key) not in (None, ""):
+        if m.get(key) not in (None, "") and key not in scored:
             rows.append([key, str(m[key])])
     software = m.get("software", {})
     rows.append(["software", ", ".join(f"{k} {v}" for k, v in software.items() if v)])
@@ -138,26 +138,27 @@ def _brief(run: Run) -> list[list[str]]:
 
 def _counts(run: Run) -> str:
     """What the manifest counts as left out, as a list."""
-    counts = run.manifest.get("counts", {})
+    counts = run.info.manifest.get("counts", {})
     items = []
     for key in ("concepts_dropped_by_reason", "prompts_by_relation"):
         if counts.get(key):
             detail = ", ".join(f"{k}: {v}" for k, v in counts[key].items())
             items.append(f"<li>{html.escape(key.replace('_', ' '))}: {html.escape(detail)}</li>")
-    dropped = run.manifest.get("dropped", {})
+    dropped = run.info.manifest.get("dropped", {})
     if dropped.get("not_sampled"):
         items.append(f"<li>items not sampled (--max-items): {dropped['not_sampled']}</li>")
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-def run_figures(runs: Sequence[Run]) -> list[tuple[str, bytes]]:
-    """(caption, PNG) for the figures of runs of one probe, drawn by the probe as the run and
-    `probe plot` draw them."""
+def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes]]:
+    """(caption, PNG) for the figures of like-for-like runs of one probe, drawn by the probe
+    as the run and `probe plot` draw them."""
     from tacit.probes.figures import figure_bytes
 
-    probe = registry.get(runs[0].probe)
-    shown = [(run.path.name, run.summary, run.manifest) for run in runs]
-    return [(caption, figure_bytes(figure, "png")) for caption, figure in probe.figures(shown)]
+    probe = runs[0].info.probe
+    shown = [(run.info.name, run.info.summary, run.info.manifest) for run in runs]
+    figures = probe.figures(shown, caption=caption)
+    return [(title, figure_bytes(figure, "png")) for title, figure in figures]
 
 
 def _figure_html(caption: str, png: bytes) -> str:
@@ -165,45 +166,103 @@ def _figure_html(caption: str, png: bytes) -> str:
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")  # fmt: skip
 
 
+def _probe_tables(run: Run) -> str:
+    """The run's tables as its probe lays them out (`probe table` of this run alone); the
+    summary itself for a probe without."""
+    from tacit.results.tables import labelled
+
+    probe = run.info.probe
+    summary = labelled([run.info.summary], probe.keys)
+    try:
+        tables = probe.table(summary, run.info.manifest)
+    except TacitError:  # a probe without a table: its summary, models by their short names
+        tables = [Table(summary.drop(columns="run"))]
+    full = _file_table(run.summary_rows, "summary")
+    return (
+        render(tables, "html") + "<details><summary>summary.csv, every column "
+        f"({len(run.summary_rows) - 1} rows)</summary>{full}</details>"
+    )
+
+
 def _run_section(run: Run, number: int) -> str:
     parts = [f'<section class="run" id="run{number}">',
-             f"<h2>{html.escape(run.probe)}: {html.escape(str(run.path))}</h2>",
-             _table(_brief(run), "manifest"), _counts(run), "<h3>Summary</h3>",
-             _table(run.summary_rows, "summary")]  # fmt: skip
+             f"<h2>{html.escape(run.probe)}: {html.escape(run.info.name)}</h2>",
+             f'<p class="muted">{html.escape(str(run.info.path))}</p>',
+             _file_table(_brief(run), "manifest"), _counts(run), "<h3>Summary</h3>",
+             _probe_tables(run)]  # fmt: skip
     parts += [_figure_html(caption, png) for caption, png in run_figures([run])]
     for name, rows in run.extra.items():
-        about = registry.get(run.probe).extra_tables[name]
+        about = run.info.probe.extra_tables[name]
         what = f"{html.escape(about)} ({len(rows) - 1} rows, {name})"
-        table = _table(rows, name[:-4], limit=500)
+        table = _file_table(rows, name[:-4], limit=500)
         parts.append(f"<details><summary>{what}</summary>{table}</details>")
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _comparison(runs: Sequence[Run]) -> str:
-    """Runs of the same probe side by side, in one figure."""
-    probes = {run.probe for run in runs}
+def _like_for_like(runs: Sequence[Run], groups: Sequence[Group], notes: Sequence[str]) -> str:
+    """Which runs may stand side by side, and their figures together, group by group."""
     parts = ['<section class="comparison"><h2>Side by side</h2>']
-    if len(probes) > 1:
-        parts.append(f"<p>These runs are of different probes ({', '.join(sorted(probes))}): "
-                     "each is shown in its own section.</p>")  # fmt: skip
-    else:
-        parts += [_figure_html(c, png) for c, png in run_figures(runs) if c]
+    if notes:
+        said = html.escape("; ".join(notes))
+        parts.append(f'<p class="warn">Not like for like: {said}. Runs of different groups are '
+                     "shown apart, never together.</p>")  # fmt: skip
+    by_name = {run.info.name: run for run in runs}
+    for number, group in enumerate(groups, start=1):
+        parts.append(f"<h3>Group {number}: {html.escape(group.names)}</h3>")
+        if group.describe():
+            parts.append(f'<p class="muted">scored over: {html.escape(group.describe())}</p>')
+        if len(group.runs) > 1:
+            members = [by_name[info.name] for info in group.runs]
+            parts += [_figure_html(c, png) for c, png in run_figures(members) if c]
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def render(runs: Sequence[Run]) -> str:
+def _model_comparisons(runs: Sequence[Run]) -> str:
+    """The paired comparisons of the runs' models, where two scored the same items."""
+    from tacit.results.comparisons import compare, comparison_tables
+
+    try:
+        table = compare([run.info.path for run in runs if run.info.path is not None])
+    except TacitError as err:
+        return ('<section class="models"><h2>Model comparisons</h2>'
+                f'<p class="muted">{html.escape(str(err))}</p></section>')  # fmt: skip
+    tables: list[Table] = comparison_tables(table)
+    return f'<section class="models"><h2>Model comparisons</h2>{render(tables, "html")}</section>'
+
+
+def title_of(runs: Sequence[Run]) -> str:
+    """`tacit report: retrieve (bert-base-cased, roberta-base); elicit (gpt2)`."""
+    names = [str(r.get("name")) for run in runs for r in run.info.manifest.get("models", [])]
+    labels = short_labels(names)
+    by_probe: dict[str, list[str]] = {}
+    for run in runs:
+        models = by_probe.setdefault(run.probe, [])
+        for record in run.info.manifest.get("models", []):
+            if labels[str(record.get("name"))] not in models:
+                models.append(labels[str(record.get("name"))])
+    return "tacit report: " + "; ".join(f"{probe} ({', '.join(models) or 'no model'})"
+                                        for probe, models in by_probe.items())  # fmt: skip
+
+
+def render_report(runs: Sequence[Run]) -> str:
     """The whole report as one HTML document."""
     if not runs:
         raise TacitError("no run directory given")
-    title = "tacit report: " + ", ".join(run.path.name for run in runs)
+    title = title_of(runs)
     body = [f"<h1>{html.escape(title)}</h1>",
-            f'<p class="muted">{len(runs)} run(s); every table is the run\'s file as written; '
-            "figures drawn from its summary.csv.</p>"]  # fmt: skip
-    body += [_run_section(run, n) for n, run in enumerate(runs, start=1)]
+            f'<p class="muted">{len(runs)} run(s): '
+            + ", ".join(html.escape(run.info.name) for run in runs)
+            + "; numbers to 3 significant digits (the files hold every digit); figures drawn "
+            "from each run's summary.csv.</p>"]  # fmt: skip
     if len(runs) > 1:
-        body.append(_comparison(runs))
+        groups, notes = like_for_like([run.info for run in runs])
+        body.append(_like_for_like(runs, groups, notes))
+        body.append(_model_comparisons(runs))
+    else:
+        body.append(_model_comparisons(runs) if len(runs[0].info.models) > 1 else "")
+    body += [_run_section(run, n) for n, run in enumerate(runs, start=1)]
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")  # fmt: skip
@@ -215,10 +274,10 @@ def write_report(runs: Sequence[str | Path], out: str | Path) -> Path:
 
     out = Path(out)
     if out.suffix.lower() not in (".html", ".htm"):
-        raise TacitError(f"--out {out}: the report is an .html file")
-    text = render([read_run(run) for run in runs])
+        raise TacitError(f"{option('--out')} {out}: the report is an .html file")
+    text = render_report(read_report_runs(runs))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(out, text)
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None

@@ -11,31 +11,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.core.errors import TacitError, first_line
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
+from tacit.core.interface import option
+from tacit.results.compare import read_summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 FORMATS = (".png", ".svg", ".pdf")
-
-
-def read_summary(
-    run: str | Path, required: set[str] | frozenset[str] = frozenset()
-) -> pd.DataFrame:
-    """summary.csv of a run directory, with a `run` column naming the directory."""
-    path = Path(run) / "summary.csv"
-    if not path.is_file():
-        raise TacitError(f"{run}: not a run directory (no summary.csv)")
-    try:
-        summary = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
-    missing = set(required) - set(summary.columns)
-    if missing:
-        raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
-    summary["run"] = Path(run).name
-    return summary
 
 
 def save_figure(figure: Figure, out: Path) -> Path:
@@ -47,25 +31,39 @@ def save_figure(figure: Figure, out: Path) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         return write_atomic(out, data)
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write the figure ({err.strerror})") from None
+        raise TacitError(
+            f"{option('--out')} {out}: cannot write the figure ({err.strerror})"
+        ) from None
 
 
-def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto") -> Path:
+def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto",
+         mixed: bool = False) -> Path:  # fmt: skip
     """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
-    into one figure (`kind`: retrieval's figure, `auto` from what the runs contain).
+    into one figure (`kind`: retrieval's figure, `auto` from what the runs contain; `steps`:
+    the primary metric by training step of the checkpoint runs under sweep folders). Runs that
+    are not like for like (tacit.results.compare) are refused, unless `mixed`: then they are
+    drawn together, the difference said in the figure and warned about.
 
     Example:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
     from tacit.core.manifest import Manifest, read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import differences
+    from tacit.results.compare import differences, run_paths
 
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
-        raise TacitError(f"--out {out}: the extension must be one of {', '.join(FORMATS)}")
+        raise TacitError(
+            f"{option('--out')} {out}: the extension must be one of {', '.join(FORMATS)}"
+        )
     if not runs:
         raise TacitError("no run directory given")
+    if kind == "steps":  # the metric by training step of the checkpoints under folders
+        from tacit.results.steps import by_step, steps_figure
+
+        tables = [by_step(run) for run in runs if not isinstance(run, pd.DataFrame)]
+        return save_figure(steps_figure(pd.concat(tables, ignore_index=True)), out)
+    runs = run_paths(runs)
     shown: list[tuple[str, pd.DataFrame, Manifest]] = []
     for index, run in enumerate(runs):
         if isinstance(run, pd.DataFrame):
@@ -88,8 +86,13 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
                          "one figure shows one probe")  # fmt: skip
     probe = registry.get(probes.pop())
     notes = differences([r for r in runs if not isinstance(r, pd.DataFrame)])
+    if notes and not mixed:
+        raise TacitError(
+            "not like for like: " + "; ".join(notes) + ": plot each kind apart "
+            "(or --mixed to draw them together, the difference said in the figure)"
+        )
     for note in notes:
-        warnings.warn(note, stacklevel=2)
+        warnings.warn(note, TacitWarning, stacklevel=2)
     caption = "not like for like: " + "; ".join(notes) if notes else ""
     figures = probe.figures(shown, kind=kind, caption=caption)
     if not figures:

@@ -72,6 +72,18 @@ class ProbeResult:
     def __str__(self) -> str:
         return "\n".join([self.text, *self.notes]).strip()
 
+    def __repr__(self) -> str:
+        """One line (probe, models, the primary metric per model, notes), not the tables."""
+        from tacit.results.notebook import short_text
+
+        return short_text(self)
+
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the printed summary, the notes and the main figure."""
+        from tacit.results.notebook import html_text
+
+        return html_text(self)
+
     def report(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         """Print the summary to `out` (stdout) and each note to `err` (stderr), as the CLI does."""
         print(self.text, file=out or sys.stdout)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tacit.core.errors import TacitError
 from tacit.core.files import is_temporary
+from tacit.core.interface import option
 
 PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
 LOCK = ".lock"  # held by the one process that owns the run directory (tacit.core.locks)
@@ -37,7 +38,9 @@ def fresh_run_dir(probe: str, now: datetime | None = None) -> Path:
         except OSError as err:
             raise TacitError(f"{path}: cannot write there ({err.strerror})") from None
         return path
-    raise TacitError(f"{parent}: a thousand runs started in {stamp}'s second; give --out")
+    raise TacitError(
+        f"{parent}: a thousand runs started in {stamp}'s second; give {option('--out')}"
+    )
 
 
 def _name_max(out: Path) -> int:
@@ -60,13 +63,13 @@ def _exists(out: Path) -> bool:
     longest = max((len(os.fsencode(part)) for part in out.parts), default=0)
     if longest > limit:
         raise TacitError(
-            f"--out {out}: a name of {longest} bytes, longer than the {limit} this file system "
-            "allows; give another --out with shorter names"
+            f"{option('--out')} {out}: a name of {longest} bytes, longer than the {limit} this "
+            f"file system allows; give another {option('--out')} with shorter names"
         )
     try:
         return out.exists()
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None
 
 
 def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
@@ -100,23 +103,25 @@ def check_overwrite(
     if held is None or overwrite or (resume and held in ("a run", "an interrupted run")):
         return
     if held == "an interrupted run":
-        ask = "--resume to continue it, or --overwrite to replace it"
+        ask = f"{option('--resume')} to continue it, or {option('--overwrite')} to replace it"
     else:
-        ask = "--overwrite to replace the whole directory, or another --out"
-    raise TacitError(f"--out {out}: already holds {held}: {ask}")
+        ask = (
+            f"{option('--overwrite')} to replace the whole directory, or another {option('--out')}"
+        )
+    raise TacitError(f"{option('--out')} {out}: already holds {held}: {ask}")
 
 
 def prepare_run_dir(out: str | Path) -> Path:
     """Create the run directory (and parents) or say clearly why it cannot be written."""
     out = Path(out)
     if _exists(out) and not out.is_dir():
-        raise TacitError(f"--out {out}: exists and is not a directory")
+        raise TacitError(f"{option('--out')} {out}: exists and is not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=WRITE_TEST):
             pass
     except OSError as err:
-        raise TacitError(f"--out {out}: cannot write there ({err.strerror})") from None
+        raise TacitError(f"{option('--out')} {out}: cannot write there ({err.strerror})") from None
     return out
 
 
@@ -147,7 +152,8 @@ def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
     """Prepare the run directory and own it (one process at a time: a second is refused at
     once, in one line naming the first's process id) until the block ends; if the run fails,
     remove the directory again when we made it (or `created` says so) and it holds nothing, so
-    a failed run leaves nothing behind.
+    a failed run leaves nothing behind: with `created` (fresh_run_dir's
+    results/<probe>/<timestamp>), its empty parents go too.
 
     The lock file goes when the block ends, still locked: nothing waits on a run directory's
     lock (a second owner is refused, never queued), so no process can be left holding the
@@ -166,6 +172,9 @@ def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
                     (path / LOCK).unlink()
     except BaseException:
         if ours:
-            with suppress(OSError):
-                path.rmdir()  # only succeeds while empty
+            for empty in [path, *(path.parents[:2] if created else [])]:
+                try:
+                    empty.rmdir()  # only succeeds while empty
+                except OSError:
+                    break
         raise

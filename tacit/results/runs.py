@@ -27,7 +27,26 @@ def _size(path: Path) -> str:
     return ""
 
 
-def _describe(path: Path, root: Path) -> dict[str, str] | None:
+def _installed_names() -> dict[str, str]:
+    """sha256 -> the name a norm set is installed under (`probe norms install`), so that a run
+    shows `cslb` rather than `norms.dat`; empty where none is installed or the registry cannot
+    be read."""
+    from tacit.core.errors import TacitError
+    from tacit.norms.store import installed_norms
+
+    try:
+        return {entry.sha256: entry.name for entry in installed_norms()}
+    except (TacitError, OSError):
+        return {}
+
+
+def _norms_name(norms: object, installed: dict[str, str]) -> str:
+    if not isinstance(norms, dict) or not norms.get("path"):
+        return ""
+    return installed.get(str(norms.get("sha256")), Path(norms["path"]).name)
+
+
+def _describe(path: Path, root: Path, installed: dict[str, str]) -> dict[str, str] | None:
     manifest_file, plan_file = path / "manifest.json", path / PARTIAL / "plan.json"
     if manifest_file.is_file():
         source, state = manifest_file, "complete"
@@ -42,24 +61,26 @@ def _describe(path: Path, root: Path) -> dict[str, str] | None:
     models = record.get("models", [])
     names = [m.get("name", "?") if isinstance(m, dict) else str(m) for m in models]
     labels = short_labels(names)
-    norms = record.get("norms") or {}
+    norms = record.get("norms")
     return {
         "run": str(path.relative_to(root)) if path != root else path.name,
         "probe": record.get("probe", ""),
         "models": ", ".join(labels[n] for n in names),
-        "norms": Path(norms["path"]).name if isinstance(norms, dict) and norms.get("path") else "",
-        "started": str(record.get("started", ""))[:19],
+        "norms": _norms_name(norms, installed),
+        "started": str(record.get("started", ""))[:16].replace("T", " "),
         "size": _size(path),
         "state": state,
     }
 
 
 def list_runs(root: str | Path = "results") -> pd.DataFrame:
-    """The runs under `root` (itself included), oldest first: RUN_COLUMNS."""
+    """The runs under `root` (itself included), oldest first: RUN_COLUMNS; norms by the name
+    they are installed under where they are installed."""
     root = Path(root)
     if not root.is_dir():
         raise TacitError(f"{root}: no such directory (runs go to results/ by default)")
-    found = [_describe(path, root) for path in [root, *sorted(root.rglob("*"))]
+    installed = _installed_names()
+    found = [_describe(path, root, installed) for path in [root, *sorted(root.rglob("*"))]
              if path.is_dir() and path.name != PARTIAL]  # fmt: skip
     runs = pd.DataFrame([f for f in found if f is not None], columns=RUN_COLUMNS)
     return runs.sort_values(["started", "run"], kind="stable").reset_index(drop=True)

@@ -10,7 +10,7 @@ special tokens and entries the tokenizer can never produce whole (BERT's `...`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
+from tacit.core.interface import option
 from tacit.vocab.cache import cached_words
 
 if TYPE_CHECKING:
@@ -106,6 +108,16 @@ def _encode_words(texts: list[str], tokenizer: PreTrainedTokenizerBase) -> list[
     return tokenizer(texts, add_special_tokens=False)["input_ids"]
 
 
+# which single-token words the shared vocabulary keeps (--vocab-words): all of them (the
+# paper's), letters only (no punctuation, digits, symbols: `!`, `!=`, `1990`), or lower-case
+# letters only (also no names and no capitalised word pieces such as RoBERTa's `Brah`)
+WORD_FILTERS: dict[str, Callable[[str], bool]] = {
+    "all": lambda word: True,
+    "alpha": str.isalpha,
+    "lower": lambda word: word.isalpha() and word.islower(),
+}
+
+
 def read_vocab_file(path: str | Path) -> list[str]:
     """Words of a vocabulary file, one a line (blank lines skipped), in file order."""
     path = Path(path)
@@ -137,6 +149,8 @@ class Vocabulary:
         file_words: the words of the vocabulary file, or None without one.
         found_by: model name -> how its single-token words were found (`computed`, or read
             from the cache: see tacit.vocab.cache), for the manifest.
+        words_filter: which words it keeps (WORD_FILTERS: `all`, `alpha`, `lower`).
+        filtered_out: how many words the tokenizers shared that the filter left out.
     """
 
     words: tuple[str, ...]
@@ -144,6 +158,8 @@ class Vocabulary:
     single_token: Mapping[str, frozenset[str]]
     file_words: frozenset[str] | None = None
     found_by: Mapping[str, str] = field(default_factory=dict)
+    words_filter: str = "all"
+    filtered_out: int = 0
 
     @property
     def coverage(self) -> pd.DataFrame:
@@ -224,13 +240,16 @@ class Vocabulary:
             "single_token_words": dict(self.found_by),
             "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in shrinkage.items()},
             "warnings": self.warnings(shrinkage),
-        }
+            **({"words_filter": {"words": self.words_filter, "left_out": self.filtered_out}}
+               if self.words_filter != "all" else {}),
+        }  # fmt: skip
 
 
 def build_vocabulary(
     tokenizers: Mapping[str, PreTrainedTokenizerBase],
     *,
     vocab_file: str | Path | None = None,
+    words: str = "all",
 ) -> Vocabulary:
     """Intersect the single-token words of every tokenizer (and the vocabulary file, if any).
     Each tokenizer's words are read from the cache when it holds them (tacit.vocab.cache).
@@ -239,12 +258,16 @@ def build_vocabulary(
         tokenizers: model name as given -> its tokenizer; every model compared and every
             `--vocab-model`.
         vocab_file: optional list of allowed words, one a line (e.g. LAMA's common vocabulary).
+        words: which words to keep (WORD_FILTERS): `all`, `alpha` or `lower`.
     """
+    keep = WORD_FILTERS[check_choice(option("--vocab-words"), words, VOCAB_WORDS)]
     if not tokenizers:
         raise TacitError("no model given: the shared vocabulary needs at least one tokenizer")
     found = {name: cached_words(tok, single_token_words) for name, tok in tokenizers.items()}
     per_model = {name: words for name, (words, _) in found.items()}
-    shared = set.intersection(*(set(words) for words in per_model.values()))
+    every = set.intersection(*(set(offered) for offered in per_model.values()))
+    shared = {word for word in every if keep(word)}
+    filtered_out = len(every) - len(shared)  # of the words the tokenizers share
     file_words = None
     if vocab_file is not None:
         file_words = frozenset(read_vocab_file(vocab_file))
@@ -253,17 +276,19 @@ def build_vocabulary(
             raise TacitError(
                 f"{vocab_file}: shares no word with the single-token words of the models"
             )
-    words = tuple(sorted(shared))
+    kept = tuple(sorted(shared))
     token_ids = {
-        name: np.array([words_of[w] for w in words], dtype=np.int64)
+        name: np.array([words_of[w] for w in kept], dtype=np.int64)
         for name, words_of in per_model.items()
     }
     return Vocabulary(
-        words=words,
+        words=kept,
         token_ids=token_ids,
         single_token={name: frozenset(w) for name, w in per_model.items()},
         file_words=file_words,
         found_by={name: how for name, (_, how) in found.items()},
+        words_filter=words,
+        filtered_out=filtered_out,
     )
 
 
@@ -273,22 +298,51 @@ def vocabulary_for(
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
     revision: str | None = None,
+    model_args: Mapping[str, Any] | None = None,
+    words: str = "all",
 ) -> tuple[Vocabulary, dict[str, PreTrainedTokenizerBase]]:
-    """Load the tokenizers of the models (names; a Scorer already in memory brings its own)
-    and of --vocab-model, and build their vocabulary.
+    """Load the tokenizers of the models (names or paths with their loading options, if any:
+    tacit.core.modelspec; a Scorer already in memory brings its own) and of --vocab-model, and
+    build their vocabulary (keeping `words`: WORD_FILTERS).
 
     Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
-    again. `revision` applies to `models`; vocabulary-only models load their default revision.
+    again. `revision` and `model_args` apply to `models` where their own text gives none;
+    vocabulary-only models load as their own text says (by default, their default revision).
     """
-    from tacit.vocab.tokenizers import load_tokenizer
+    tokenizers = model_tokenizers(models, revision=revision, model_args=model_args)
+    extra = {
+        name: tokenizer_of(name, "--vocab-model", {})
+        for name in dict.fromkeys(vocab_models)
+        if name not in tokenizers
+    }
+    vocabulary = build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file, words=words)
+    return vocabulary, tokenizers
 
-    tokenizers = {
+
+def model_tokenizers(
+    models: Sequence[Any],
+    *,
+    revision: str | None = None,
+    model_args: Mapping[str, Any] | None = None,
+) -> dict[str, PreTrainedTokenizerBase]:
+    """Each model's tokenizer, by the model's text: a name or path with its loading options
+    (tacit.core.modelspec; `revision` and `model_args` where its own text gives none), or a
+    Scorer already in memory, which brings its own."""
+    defaults = {"revision": revision, **(model_args or {})}
+    return {
         model if isinstance(model, str) else model.name: (
-            load_tokenizer(model, revision=revision) if isinstance(model, str) else model.tokenizer
+            tokenizer_of(model, "--model", defaults) if isinstance(model, str) else model.tokenizer
         )
         for model in dict.fromkeys(models)
     }
-    extra = {
-        name: load_tokenizer(name) for name in dict.fromkeys(vocab_models) if name not in tokenizers
-    }
-    return build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file), tokenizers
+
+
+def tokenizer_of(text: str, flag: str, defaults: Mapping[str, Any]) -> PreTrainedTokenizerBase:
+    """The tokenizer of a model's text (its revision and remote code as the text or `defaults`
+    say); `flag`: the option that named it, as errors say."""
+    from tacit.core.modelspec import ModelSpec
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    spec = ModelSpec.parse(text, flag=flag).over(defaults)
+    return load_tokenizer(spec.name, revision=spec.revision, flag=flag,
+                          trust_remote_code=bool(spec.trust_remote_code))  # fmt: skip

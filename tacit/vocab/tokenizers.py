@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.errors import TacitError, first_line, shorten
+from tacit.core.interface import option
+from tacit.vocab.hub import hub_access, not_cached
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -23,15 +25,25 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
-def check_model_source(name_or_path: str, *, config: bool = True, tokenizer: bool = True) -> None:
+def check_model_source(
+    name_or_path: str, *, config: bool = True, tokenizer: bool = True, flag: str = "--model"
+) -> None:
     """Fail with a message a user can act on when `name_or_path` cannot be a model: a path that
     does not exist (and is not a hub id either), a directory without the config.json a model
-    needs, or without tokenizer files. Hub ids pass: from_pretrained reports on them."""
+    needs, or without tokenizer files, a PEFT adapter given as a model. Hub ids pass:
+    from_pretrained reports on them. `flag`: the option that named it (--model,
+    --vocab-model), as errors say."""
+    label = option(flag)
     path = Path(name_or_path).expanduser()
     try:
         is_dir, exists = path.is_dir(), path.exists()
     except OSError as err:  # a name too long for the file system, a directory we may not read
-        raise TacitError(f"--model {name_or_path}: cannot read it ({err.strerror})") from None
+        raise TacitError(f"{label} {name_or_path}: cannot read it ({err.strerror})") from None
+    if is_dir and (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
+        raise TacitError(
+            f"{label} {name_or_path}: a PEFT adapter, not a model: give its base model with the "
+            f"adapter as an option, BASE,peft={name_or_path}"
+        )
     if is_dir:
         missing = [] if not config or (path / "config.json").is_file() else ["config.json"]
         if tokenizer and not any((path / f).is_file() for f in TOKENIZER_FILES):
@@ -39,17 +51,17 @@ def check_model_source(name_or_path: str, *, config: bool = True, tokenizer: boo
         if missing:
             inside = sorted(p.name for p in path.iterdir())[:5]
             raise TacitError(
-                f"--model {name_or_path}: not a model directory: no {' and no '.join(missing)} "
+                f"{label} {name_or_path}: not a model directory: no {' and no '.join(missing)} "
                 f"in it (it holds {', '.join(inside) or 'nothing'}"
                 f"{', ...' if len(inside) == 5 else ''})"
             )
         return
     if exists:
-        raise TacitError(f"--model {name_or_path}: a file, not a model directory")
+        raise TacitError(f"{label} {name_or_path}: a file, not a model directory")
     looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1
     if looks_local or not _HUB_ID.match(name_or_path):
         raise TacitError(
-            f"--model {name_or_path}: no such directory (and not a Hugging Face hub id "
+            f"{label} {name_or_path}: no such directory (and not a Hugging Face hub id "
             "such as roberta-base or org/name)"
         )
 
@@ -73,16 +85,25 @@ def quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def not_found(name_or_path: str, err: Exception) -> TacitError:
-    """A loading error in one line; a hub id that cannot be reached says so plainly."""
-    message = first_line(err)
-    if not Path(name_or_path).exists() and ("not a valid model identifier" in message
-                                            or "huggingface.co" in message):  # fmt: skip
+def not_found(name_or_path: str, err: Exception, flag: str = "--model") -> TacitError:
+    """A loading error in one line naming the option; a hub id the hub does not have (or that
+    cannot be fetched) says so plainly, and one the hub is not asked for (offline) says where
+    the cache is (tacit.vocab.hub.not_cached)."""
+    if (missing := not_cached(name_or_path, flag)) is not None:
+        return missing
+    message = shorten(first_line(err), 200)
+    if "trust_remote_code" in str(err) or "contains custom code" in str(err):
         return TacitError(
-            f"--model {name_or_path}: not a local directory, and the Hugging Face hub does not "
-            f"have it or cannot be reached ({message})"
+            f"{option(flag)} {name_or_path}: the model's classes are its own code, in its "
+            f"repository: read that code, then run it with {name_or_path},trust_remote_code=true "
+            f"(or {option('--model-args')} trust_remote_code=true)"
         )
-    return TacitError(f"cannot load {name_or_path!r}: {message}")
+    if not Path(name_or_path).exists():
+        return TacitError(
+            f"{option(flag)} {name_or_path}: not a local directory, and the Hugging Face hub does "
+            f"not have it or cannot give it ({message})"
+        )
+    return TacitError(f"{option(flag)} {name_or_path}: cannot load it ({message})")
 
 
 def _model_dir(name_or_path: str, revision: str | None) -> Path | None:
@@ -123,7 +144,9 @@ def _file_problem(file: Path) -> str | None:
     return None
 
 
-def damaged_file(name_or_path: str, revision: str | None) -> TacitError | None:
+def damaged_file(
+    name_or_path: str, revision: str | None, flag: str = "--model"
+) -> TacitError | None:
     """After loading failed: the model's first file that is damaged or cut short, in one line
     saying what to do; None when every file reads whole (the failure is about something else)."""
     directory = _model_dir(name_or_path, revision)
@@ -140,27 +163,40 @@ def damaged_file(name_or_path: str, revision: str | None) -> TacitError | None:
     else:
         fix = f"copy, download or save the model into {directory} again"
     file, problem = found[0]
-    return TacitError(f"--model {name_or_path}: {file} is damaged or cut short ({problem}); {fix}")
+    return TacitError(
+        f"{option(flag)} {name_or_path}: {file} is damaged or cut short ({problem}); {fix}"
+    )
 
 
-def explain_load_error(name_or_path: str, revision: str | None, err: Exception) -> None:
+def explain_load_error(
+    name_or_path: str, revision: str | None, err: Exception, flag: str = "--model"
+) -> None:
     """Raise one line for a failed load: a damaged file named, or a hub id or path that cannot
     be loaded; return (the caller re-raises `err`) when it is neither, a bug not the user's."""
-    if (damaged := damaged_file(name_or_path, revision)) is not None:
+    if (damaged := damaged_file(name_or_path, revision, flag)) is not None:
         raise damaged from err
     if isinstance(err, (OSError, ValueError)):
-        raise not_found(name_or_path, err) from err
+        raise not_found(name_or_path, err, flag) from err
 
 
-def load_tokenizer(name_or_path: str, *, revision: str | None = None) -> PreTrainedTokenizerBase:
+def load_tokenizer(
+    name_or_path: str,
+    *,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    flag: str = "--model",
+) -> PreTrainedTokenizerBase:
     """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
-    tokenizer saved on its own, without a model's config.json, will do)."""
+    tokenizer saved on its own, without a model's config.json, will do); the hub is asked as
+    tacit.vocab.hub says (once, briefly). `flag`: the option that named it, as errors say."""
     from transformers import AutoTokenizer
 
-    check_model_source(name_or_path, config=False)
+    check_model_source(name_or_path, config=False, flag=flag)
     try:
-        with quiet_transformers():
-            return AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+        with quiet_transformers(), hub_access(name_or_path) as hub:
+            return AutoTokenizer.from_pretrained(
+                name_or_path, revision=revision, trust_remote_code=trust_remote_code, **hub
+            )
     except Exception as err:
-        explain_load_error(name_or_path, revision, err)
+        explain_load_error(name_or_path, revision, err, flag)
         raise

@@ -44,7 +44,7 @@ def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_pa
         "--quiet",
     )
     assert result.exit_code == 0, result.output
-    assert "mrr" in result.stdout and "5 kept, 3 dropped" in result.stdout
+    assert "MRR [95% CI]" in result.stdout and "5 kept, 3 dropped" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "dropped.csv",
         "manifest.json",
@@ -348,13 +348,18 @@ def test_category_ablation_with_two_models(tiny_bert, tiny_roberta, toy_norms_pa
 
 
 def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    both = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # one vocabulary
     runs = [
-        _run(["retrieve", "-m", model, "--norms", toy_norms_path], tmp_path / name)
+        _run(["retrieve", "-m", model, "--norms", toy_norms_path, *both], tmp_path / name)
         for name, model in (("bert", tiny_bert), ("roberta", tiny_roberta))
     ]
     figure = tmp_path / "models.png"
     assert invoke("plot", *runs, "--out", figure).exit_code == 0
     assert _is_png(figure)
+    alone = _run(["retrieve", "-m", tiny_bert, "--norms", toy_norms_path], tmp_path / "alone")
+    refused = runner.invoke(app, ["plot", str(alone), str(runs[1]), "--out", str(figure)])
+    assert refused.exit_code == 1 and "differ in vocabulary" in refused.stderr
+    assert "--vocab-model" in refused.stderr and "--mixed" in refused.stderr
     bad = runner.invoke(app, ["plot", str(tmp_path), "--out", str(tmp_path / "x.png")])
     assert bad.exit_code == 1 and "no summary.csv" in bad.stderr
     bad = runner.invoke(app, ["plot", str(runs[0]), "--out", str(tmp_path / "x.jpg")])

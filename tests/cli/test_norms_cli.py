@@ -120,3 +120,25 @@ def test_norms_formats_are_declared_once():
     from tacit.norms import FORMATS
 
     assert tuple(FORMATS) == NORMS_FORMATS
+
+
+def test_remove_an_installed_norm_set_and_the_name_in_the_manifest(tiny_bert, toy_norms_path,
+                                                                    tmp_path):  # fmt: skip
+    link = tmp_path / "linked.dat"
+    link.symlink_to(toy_norms_path)
+    assert invoke("norms", "install", "toy", link).exit_code == 0
+    assert invoke("norms", "install", "other", toy_norms_path).exit_code == 0
+    [entry, _] = tacit.norms.installed_norms()
+    assert entry.path == link  # the path as given (made absolute): the link is not followed
+    done = invoke("retrieve", "-m", tiny_bert, "--max-props", 1, "-q", "--out", tmp_path / "r")
+    assert done.exit_code == 0, done.output
+    norms = json.loads((tmp_path / "r" / "manifest.json").read_text())["norms"]
+    assert norms["name"] == "toy" and norms["path"] == str(link)
+    removed = invoke("norms", "remove", "toy")
+    assert removed.exit_code == 0, removed.output
+    assert "removed 'toy'" in removed.stdout and "the default is now 'other'" in removed.stdout
+    assert link.is_file()  # the file itself stays
+    assert [e.name for e in tacit.norms.installed_norms()] == ["other"]
+    fails_cleanly(["norms", "remove", "toy"], "no installed norms named 'toy' (installed: other)")
+    assert invoke("norms", "remove", "other").exit_code == 0
+    fails_cleanly(["retrieve", "-m", tiny_bert], "no norms file")

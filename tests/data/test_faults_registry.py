@@ -136,7 +136,8 @@ def test_the_same_name_installed_by_another_install_meanwhile(tmp_path, monkeypa
     result = CliRunner().invoke(app, ["norms", "install", "lab", str(first)])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().endswith("installed as 'lab' (the default: runs without "
-                                          "--norms use it): later runs take --norms lab")  # fmt: skip
+                                          "--norms or $TACIT_NORMS use it): later runs take "
+                                          "--norms lab")  # fmt: skip
     assert [(e.name, e.path) for e in installed_norms()] == [("lab", second)]
 
 

@@ -116,7 +116,9 @@ def test_install_then_runs_find_it(toy_norms_path, tmp_path, monkeypatch):
     assert resolve_norms_path(None) == toy_norms_path
     copy = write_norms(tmp_path / "installed.dat")
     install_norms(copy)
-    assert resolve_norms_path(None) == copy.resolve()  # installed beats the environment
+    assert resolve_norms_path(None) == toy_norms_path  # the environment beats the installed
+    monkeypatch.delenv("TACIT_NORMS")
+    assert resolve_norms_path(None) == copy.absolute()  # then the installed default
     assert resolve_norms_path(toy_norms_path) == toy_norms_path  # --norms beats both
     assert load_norms().sha256 == read_norms(copy).sha256
     copy.write_text(copy.read_text() + "living\tfunctional\tcat\tdoes sleep\t3\t\t\n")
@@ -141,3 +143,31 @@ def test_real_cslb_file():
     assert sorted(norms.merged["concept"]) == ["hamster", "leopard", "poison", "tarantula"]
     assert norms.table["pf"].between(2, 30).all()
     assert not norms.table.duplicated(["concept", "feature"]).any()
+
+
+@pytest.mark.skipif(not REAL_NORMS.is_file(), reason=f"CSLB's norms.dat not found at {REAL_NORMS}")
+def test_the_papers_norms_are_known_by_their_sha256():
+    """The paper's counts are printed only beside runs of the file the paper used: its sha256
+    is a constant in tacit (CI may not have the file), checked here against the file."""
+    from tacit.core.files import file_sha256
+    from tacit.norms.cslb import PAPER_SHA256
+
+    assert file_sha256(REAL_NORMS) == PAPER_SHA256 == read_norms(REAL_NORMS).sha256
+
+
+def test_the_papers_counts_only_beside_the_papers_norms(tmp_path):
+    import pandas as pd
+
+    from tacit.norms.cslb import PAPER_SHA256
+    from tacit.probes import registry
+
+    summary = pd.DataFrame({
+        "model": ["m", "m"], "relation": ["has", "is"], "prefix": [True, True], "n_prompts": [4, 3],
+        "n_concepts": [4, 3], "map_vocab": [0.5, 0.25], "map_vocab_ci_low": [0.4, 0.2],
+        "map_vocab_ci_high": [0.6, 0.3], "map_sens": [0.7, 0.6], "spearman_mean": [0.1, None],
+    })  # fmt: skip
+    elicit = registry.get("elicit")
+    toy = {"norms": {"sha256": read_norms(write_norms(tmp_path / "n.dat")).sha256}}
+    assert "paper_n_prompts" not in elicit.table(summary, toy)[0].frame
+    papers = elicit.table(summary, {"norms": {"sha256": PAPER_SHA256}})[0].frame
+    assert papers["paper_n_prompts"].tolist() == [564, 583]

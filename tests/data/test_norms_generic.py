@@ -165,7 +165,14 @@ def test_feature_types_are_checked_and_any_case(tmp_path):
     ],
 )
 def test_bad_column_mappings(text, message):
+    """Named as the caller wrote it: `norms_columns` in Python, `--norms-columns` on the
+    command line (tacit.core.interface)."""
+    from tacit.core.interface import command_line
+
     with pytest.raises(TacitError) as err:
+        parse_columns(text)
+    assert message in str(err.value) and str(err.value).startswith("norms_columns ")
+    with command_line(), pytest.raises(TacitError) as err:
         parse_columns(text)
     assert message in str(err.value) and str(err.value).startswith("--norms-columns ")
 

@@ -95,7 +95,7 @@ def test_installed_norms_are_checked_before_use(files):
 def test_format_options_apply_to_paths_not_names(files):
     install_norms(files["generic"], "mine", columns=MAPPING)
     assert load_norms("mine", format="generic", columns=MAPPING).format == "generic"  # the same
-    with pytest.raises(TacitError, match="--norms mine: installed as generic norms with columns"):
+    with pytest.raises(TacitError, match="norms mine: installed as generic norms with columns"):
         load_norms("mine", format="cslb")
     with pytest.raises(TacitError, match="apply to a norms file given by path"):
         load_norms("mine", columns={"concept": "Word", "feature": "Property", "pf": "n"})
@@ -110,16 +110,15 @@ def test_unknown_names_and_where_runs_look(files, tmp_path, monkeypatch):
     monkeypatch.setenv("TACIT_NORMS", "mcrae")  # $TACIT_NORMS may name an installed set too
     install_norms(files["mcrae"], "mcrae")
     install_norms(files["cslb"], default=True)
-    assert load_norms().format == "cslb"  # the installed default beats the environment
-    set_default_norms("mcrae")
-    registry = config_dir() / "norms.json"
-    record = json.loads(registry.read_text())
-    record["default"] = None  # no default: the environment is next
-    registry.write_text(json.dumps(record))
+    assert load_norms().format == "mcrae"  # the environment beats the installed default
+    assert load_norms().name == "mcrae"
     monkeypatch.setenv("TACIT_NORMS", str(files["generic"]))
     assert load_norms(columns=MAPPING).format == "generic"
+    assert load_norms(columns=MAPPING).name is None  # a file by path has no installed name
+    monkeypatch.delenv("TACIT_NORMS")
+    assert load_norms().format == "cslb"  # without it, the installed default
     monkeypatch.setenv("TACIT_NORMS", "mcrae")
-    assert load_norms().format == "mcrae"
+    assert load_norms("cslb").format == "cslb"  # --norms beats both
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mcrae").write_bytes(files["cslb"].read_bytes())
     assert load_norms("mcrae").format == "cslb"  # a file of that name wins over the name

@@ -134,3 +134,47 @@ def test_an_unwritable_cache_still_builds(tiny_bert, tmp_path, monkeypatch):
     assert vocab.found_by == {"b": f"computed, not cached ({blocker}/single-token-words: "
                                    "Not a directory)"}  # fmt: skip
     assert "bear" in vocab.words
+
+
+def test_the_words_filter_keeps_words_of_letters(tiny_bert):
+    """--vocab-words: `all` (the default, unchanged), `alpha` (letters only) or `lower`; how
+    many shared words each left out is recorded."""
+    from tacit.vocab.shared import WORD_FILTERS
+
+    tokenizers = {tiny_bert: load_tokenizer(tiny_bert)}
+    every = build_vocabulary(tokenizers)
+    alpha = build_vocabulary(tokenizers, words="alpha")
+    lower = build_vocabulary(tokenizers, words="lower")
+    assert set(alpha.words) == {w for w in every.words if w.isalpha()}
+    assert set(lower.words) == {w for w in alpha.words if w.islower()}
+    assert {".", ","} <= set(every.words) - set(alpha.words)
+    assert {"A", "Everyone"} <= set(alpha.words) - set(lower.words)
+    assert alpha.filtered_out == len(every) - len(alpha)
+    assert alpha.record()["words_filter"] == {"words": "alpha", "left_out": alpha.filtered_out}
+    assert "words_filter" not in every.record()  # the default records what it always did
+    assert WORD_FILTERS["lower"]("bear") and not WORD_FILTERS["lower"]("Brah")
+    with pytest.raises(TacitError, match="vocab_words 'letters': expected one of all, alpha"):
+        build_vocabulary(tokenizers, words="letters")
+
+
+def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
+    import tacit
+
+    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha",
+                            progress=False)  # fmt: skip
+    assert all(w.isalpha() for w in result.vocab.words)
+    assert result.manifest["vocabulary"]["words_filter"]["words"] == "alpha"
+    assert result.manifest["vocab_words"] == "alpha"
+
+
+@needs_shared
+def test_the_words_filter_on_roberta_base_alone():
+    """A single RoBERTa's shared vocabulary: punctuation and capitalised word pieces out."""
+    tokenizers = {"roberta": real_roberta_tokenizer()}
+    every = build_vocabulary(tokenizers)
+    alpha = build_vocabulary(tokenizers, words="alpha")
+    lower = build_vocabulary(tokenizers, words="lower")
+    assert {"!", "!="} <= set(every.words) and not {"!", "!="} & set(alpha.words)
+    assert {"Brah", "Mamm"} <= set(alpha.words) and not {"Brah", "Mamm"} & set(lower.words)
+    assert {"bear", "fur", "claws"} <= set(lower.words)
+    assert len(every) > len(alpha) > len(lower)

@@ -67,7 +67,10 @@ def uninterrupted(tiny_bert, tiny_roberta, toy_norms_path, tmp_path_factory) -> 
 
 
 PHASES = {
-    "checkpoint:saved@2": "killed while scoring (the first model's chunk kept)",
+    "checkpoint:saved@1": "killed while scoring, the first model's record kept, no chunk yet",
+    "checkpoint:saved@2": "killed while scoring, the first model's first chunk kept (the resumed "
+    "manifest used to lose that model's device, class and batch size: its record was kept only "
+    "at the model's end)",
     "save:staged@2": "killed while the final save wrote its files under temporary names",
     "save:renamed@2": "killed between the final renames (tables written, no manifest yet)",
     "save:written": "killed after the final save, before the checkpoint went",
@@ -241,7 +244,7 @@ def test_ctrl_c_during_the_final_renames_is_held_until_they_are_done(tmp_path):
         ("[retrieve]\nmax_prop = 3\n", "[retrieve] 'max_prop' is not an option of retrieve"),
         ('[retrieve]\nmax_props = "ten"\n', "[retrieve] max_props 'ten': expected a whole number"),
         (
-            '[elicit]\nrelations = [["has", "wings"]]\n',
+            '[elicit]\nrelations = { axis = [["has", "wings"]] }\n',
             "[elicit] relations 'wings': expected one of",
         ),
     ],

@@ -78,7 +78,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # as on our machines
     base = ["retrieve", "--norms", toy_norms_path, "--out", tmp_path / "o"]
     fails_cleanly([*base, "-m", tmp_path / "nowhere"], "nowhere: no such directory")
-    fails_cleanly([*base, "-m", "no-such-org/no-such-model-xyz"], "the Hugging Face hub does not")
+    fails_cleanly([*base, "-m", "no-such-org/no-such-model-xyz"], "not in the Hugging Face cache")
     # a directory that is not a model (a folder of models, say) says what is missing
     folder = tmp_path / "models"
     (folder / "one").mkdir(parents=True)

@@ -287,8 +287,8 @@ def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_pat
 
 def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
     """Every prompt's words are scored in one score_spans pass (prompts that begin alike share
-    their prefix's run); its own bar counts sentences with a total, and a caller's bar, which
-    counts prompts, advances by the prompts."""
+    their prefix's run); the bar of sentences has a total, and a caller's bar, which counts
+    prompts, advances by the prompts."""
     prompts = ["A <mask> has a car.", "A <mask> has a job.", "A <mask> has a car."]
     words = ["person", "dog", "man", "woman", "house", "bear", "land", "queen", "water"]
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=4)

@@ -122,7 +122,7 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "change when the prefix is dropped" in result.stdout
+    assert "Change when the prefix is dropped" in result.stdout
     prompts = pd.read_csv(out / "prompts.csv")
     assert list(prompts.columns) == [
         "model",
@@ -143,16 +143,20 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
     )
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
-        "model",
-        "relation",
-        "prefix",
-        "n_prompts",
-        "map_vocab",
-        "map_sens",
-        "spearman_mean",
-        "n_spearman",
-    ]
+        "model", "relation", "prefix", "n_prompts", "n_concepts",
+        "map_vocab", "map_vocab_ci_low", "map_vocab_ci_high",
+        "map_sens", "map_sens_ci_low", "map_sens_ci_high",
+        "spearman_mean", "spearman_ci_low", "spearman_ci_high", "n_spearman",
+    ]  # fmt: skip
     assert (summary.n_spearman <= summary.n_prompts).all()
+    assert set(summary.relation) == {"has", "is a", "all"}  # all: both relations' prompts
+    assert (summary.map_vocab_ci_low <= summary.map_vocab + 1e-7).all()
+    assert (summary.map_vocab <= summary.map_vocab_ci_high + 1e-7).all()
+    for (model, prefix), rows in prompts.groupby(["model", "prefix"]):
+        pooled = summary[(summary.model == model) & (summary.prefix == prefix)
+                         & (summary.relation == "all")]  # fmt: skip
+        assert pooled.map_vocab.iloc[0] == pytest.approx(rows.ap_vocab.mean(), rel=1e-5)
+        assert pooled.n_prompts.iloc[0] == len(rows)
     assert (out / "excluded.csv").is_file()
     single = prompts[prompts.n_gold == 1]
     assert single.spearman.isna().all()
@@ -160,7 +164,8 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
     fails_cleanly([*base, "--relation", "wants"], "--relation 'wants'")
     fails_cleanly([*base, "--no-prefix", "--prefix-ablation"], "contradict")
     table = runner.invoke(app, ["table", str(out)])
-    assert table.exit_code == 0 and "without prefix" in table.stdout
+    assert table.exit_code == 0 and "without the prefix" in table.stdout
+    assert "paper's" not in table.stdout  # the toy norms are not the paper's: no paper counts
 
 
 def test_prince_needs_no_norms(tiny_roberta, tmp_path):

@@ -42,7 +42,7 @@ def test_loader_reads_every_configuration_and_groups_tasks(pragmeval_data):
         f"Persuasiveness-{d}"
         for d in ("ClaimType", "Eloquence", "PremiseType", "Relevance", "Specificity", "Strength")
     ] + ["EmoBank-Valence"]  # fmt: skip
-    with pytest.raises(TacitError, match="--task 'Irony': not in .* it has Emergent, EmoBank"):
+    with pytest.raises(TacitError, match="^tasks 'Irony': not in .* it has Emergent, EmoBank"):
         select_configs(pragmeval_data, ["Irony"])
 
 

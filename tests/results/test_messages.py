@@ -4,6 +4,7 @@ with the full breakdown behind --verbose, and a warning where --revision cannot 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from tacit.cli import app
@@ -20,14 +21,18 @@ def test_labels_are_short_and_unique():
                       "roberta-base": "roberta-base", "./tiny": "tiny"}  # fmt: skip
 
 
-def test_two_models_print_in_a_narrow_table(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
-    """Full paths as column headers made a 223-character-wide table."""
+@pytest.mark.parametrize("columns", [100, 80])
+def test_two_models_print_in_a_narrow_table(
+    tiny_bert, tiny_roberta, toy_norms_path, tmp_path, columns
+):
+    """Full paths as column headers made a 223-character-wide table; tables ignored the
+    terminal's width (186 characters at COLUMNS=80)."""
     args = ["retrieve", "-m", tiny_bert, "-m", tiny_roberta, "--norms", str(toy_norms_path),
             "--out", str(tmp_path / "o"), "-q"]  # fmt: skip
-    result = runner.invoke(app, args)
+    result = runner.invoke(app, args, env={"COLUMNS": str(columns)})
     assert result.exit_code == 0
     table = result.stdout.split("\n\n")[0]
-    assert max(len(line) for line in table.splitlines()) < 100
+    assert max(len(line) for line in table.splitlines()) <= columns
     assert tiny_bert not in table and "tiny-bert0" in table
 
 
@@ -37,8 +42,16 @@ def test_an_ablation_prints_one_table_and_verbose_prints_all(tiny_bert, toy_norm
     compact = runner.invoke(app, [*base, "--out", str(tmp_path / "a")])
     full = runner.invoke(app, [*base, "--out", str(tmp_path / "b"), "--verbose"])
     assert compact.exit_code == full.exit_code == 0
-    assert compact.stdout.count("selection=") == 0 and "MRR by condition" in compact.stdout
-    assert full.stdout.count("selection=top order=decreasing category=") == 4
+    assert "MRR by condition" in compact.stdout and "hits@10  " not in compact.stdout
+    assert full.stdout.count("MRR by condition") == 1  # the compact table, once
+    breakdown = full.stdout.split("MRR by condition")[0]
+    assert "hits@10" in breakdown and "P@1" in breakdown
+    for category in ("all", "visual", "functional", "encyclopaedic"):
+        assert f"top/decreasing/{category}" in breakdown
+    one = runner.invoke(app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q",
+                              "--out", str(tmp_path / "c"), "--verbose"])  # fmt: skip
+    assert one.exit_code == 0 and "full breakdown" not in one.stdout  # the table once, not twice
+    assert one.stdout.count("MRR [95% CI]") == 1
 
 
 def test_long_nli_breakdowns_wait_for_verbose():
@@ -57,7 +70,7 @@ def test_revision_on_a_local_directory_is_a_warning():
     manifest = {"models": [{"name": "./m", "local_path": "/x/m", "revision": "v1"},
                            {"name": "roberta-base", "local_path": None, "revision": "v1"}]}  # fmt: skip
     notes = run_notes(manifest)
-    assert notes == ["warning: ./m: --revision v1 has no effect on a local directory (it was "
+    assert notes == ["warning: ./m: revision v1 has no effect on a local directory (it was "
                      "loaded as it is)"]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from support_nli import save_nli_masked_lm, write_nope
 from typer.testing import CliRunner
 
 from tacit.cli import app
+from tacit.core.numbers import format_number
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -64,6 +65,22 @@ def csv_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
+def shown(rows: list[list[str]]) -> list[list[str]]:
+    """A file's rows as the report prints them: numbers to 3 significant digits."""
+
+    def cell(text: str) -> str:
+        try:
+            return format_number(int(text))
+        except ValueError:
+            try:
+                return format_number(float(text))
+            except ValueError:
+                return text
+
+    header, *body = rows
+    return [header, *([cell(c) for c in row] for row in body)]
+
+
 def run(*args) -> None:
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, result.output
@@ -74,8 +91,9 @@ def runs(tmp_path_factory, tiny_bert, tiny_roberta, toy_norms_path):
     root = tmp_path_factory.mktemp("report-runs")
     run("retrieve", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
         "--max-props", 3, "--out", root / "retrieve", "-q")  # fmt: skip
+    one_vocabulary = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # like for like
     run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--ablation", "ordering",
-        "--max-props", 2, "--out", root / "ordering", "-q")  # fmt: skip
+        "--max-props", 2, "--out", root / "ordering", "-q", *one_vocabulary)  # fmt: skip
     run("elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--prefix-ablation",
         "--out", root / "elicit", "-q")  # fmt: skip
     mlm = save_nli_masked_lm(root / "mlm")
@@ -91,7 +109,7 @@ def test_one_run(runs, tmp_path, name):
     run("report", runs / name, "--out", out)
     parsed = parse(out)
     summary = [rows for css, rows in parsed.tables if css == "summary"]
-    assert summary == [csv_rows(runs / name / "summary.csv")]
+    assert summary == [shown(csv_rows(runs / name / "summary.csv"))]  # not 5.087604e-05
     assert parsed.images, "the run's figure is missing"
     for source in parsed.images:
         assert source.startswith("data:image/png;base64,")
@@ -101,7 +119,9 @@ def test_one_run(runs, tmp_path, name):
     assert manifest["probe"] == {"ordering": "retrieve"}.get(name, name)
     if name == "retrieve":
         dropped = [rows for css, rows in parsed.tables if css == "dropped"]
-        assert dropped == [csv_rows(runs / name / "dropped.csv")]
+        assert dropped == [shown(csv_rows(runs / name / "dropped.csv"))]
+        brief = dict(row for row in next(r for c, r in parsed.tables if c == "manifest")[1:])
+        assert brief["vocabulary"].endswith(")") and "words" in brief["vocabulary"]
 
 
 @pytest.mark.slow
@@ -110,15 +130,50 @@ def test_runs_side_by_side(runs, tmp_path):
     run("report", runs / "retrieve", runs / "ordering", "--out", out)
     parsed = parse(out)
     summaries = [rows for css, rows in parsed.tables if css == "summary"]
-    assert summaries == [csv_rows(runs / n / "summary.csv") for n in ("retrieve", "ordering")]
+    assert summaries == [
+        shown(csv_rows(runs / n / "summary.csv")) for n in ("retrieve", "ordering")
+    ]
     # one per run, and side by side one per figure the runs call for (by model; by ordering)
     assert len(parsed.images) == 4
-    assert '<section class="comparison">' in out.read_text()
+    text = out.read_text()
+    assert '<section class="comparison">' in text and "Not like for like" not in text
+    # the first run's two models, compared (the ablation shows another number of properties)
+    assert '<section class="models">' in text and "A - B [95% CI]" in text
+
+
+@pytest.mark.slow
+def test_runs_not_like_for_like_are_shown_apart(runs, tmp_path, tiny_bert, toy_norms_path):
+    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--max-props", 2,
+        "--candidates", "concepts", "--out", tmp_path / "spans", "-q")  # fmt: skip
+    out = tmp_path / "report.html"
+    run("report", runs / "retrieve", tmp_path / "spans", "--out", out)
+    text = out.read_text()
+    assert "Not like for like" in text and "the runs differ in candidates" in text
+    assert len(parse(out).images) == 2  # each run's own; none drawn together
+    assert "span scoring</td><td>l2r, sum" in text  # a span run says so in its brief
 
 
 def test_bad_input(tmp_path):
     fails_cleanly(["report", tmp_path, "--out", tmp_path / "r.html"], "not a finished run")
     fails_cleanly(["report", tmp_path, "--out", tmp_path / "r.pdf"], "the report is an .html file")
+
+
+MEASURE = """<script>window.addEventListener("load", () => {
+  document.body.setAttribute("data-measure", JSON.stringify({
+    view: window.innerWidth, page: document.documentElement.scrollWidth,
+    images: [...document.images].map(i => [i.naturalWidth, i.getBoundingClientRect().width])}));
+});</script></body>"""
+SMALLEST_FONT_PX = 8.33 * 150 / 72  # matplotlib's "small" (8.33 pt) at the figures' 150 dpi
+READABLE_PX = 9  # the least text height, in CSS pixels, read without zooming
+
+
+def chromium(*args, profile: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
 
 
 @pytest.mark.slow
@@ -127,20 +182,39 @@ def test_bad_input(tmp_path):
     reason="Chromium is not installed (Debian: apt-get install chromium); the HTML checks above "
     "still run",
 )
-def test_a_real_browser_renders_it(runs, tmp_path):
+def test_four_runs_read_at_1400_px_in_a_real_browser(runs, tmp_path):
+    """A side-by-side figure of 4005 px shrunk to the page made its text unreadable: every
+    figure of a report of four runs, as Chromium lays the page out 1,400 px wide, shows its
+    smallest text at 9 px or more, and nothing is wider than the page."""
+    import json
+    import re
+
     report = tmp_path / "report.html"
-    run("report", runs / "retrieve", runs / "elicit", "--out", report)
+    names = ("retrieve", "ordering", "elicit", "nli")
+    run("report", *(runs / n for n in names), "--out", report)
+    text = report.read_text()
+    title = re.search(r"<h1>(.*?)</h1>", text)[1]
+    assert (
+        title
+        == "tacit report: retrieve (tiny-bert0, tiny-roberta0); elicit (tiny-bert0); nli (mlm)"
+    )
+    measured = tmp_path / "measured.html"
+    measured.write_text(text.replace("</body>", MEASURE))
+    done = chromium("--window-size=1400,1000", "--virtual-time-budget=20000", "--dump-dom",
+                    measured.as_uri(), profile=tmp_path / "profile")  # fmt: skip
+    found = re.search(r'data-measure="([^"]*)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    layout = json.loads(found[1].replace("&quot;", '"'))
+    assert layout["view"] == 1400 and layout["page"] <= layout["view"]  # no sideways scrolling
+    assert len(layout["images"]) == 6  # a figure per run, two side by side (the retrieval runs)
+    for natural, rendered in layout["images"]:
+        assert 0 < rendered <= layout["view"]
+        assert SMALLEST_FONT_PX * rendered / natural >= READABLE_PX, (natural, rendered)
     shot = tmp_path / "shot.png"
-    done = subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
-         "--window-size=1280,2400", f"--screenshot={shot}", report.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert shot.is_file(), done.stderr[-2000:]
+    chromium("--window-size=1400,2400", f"--screenshot={shot}", report.as_uri(),
+             profile=tmp_path / "profile")  # fmt: skip
     from PIL import Image
 
     image = Image.open(shot).convert("L")
     colours = image.getcolors(maxcolors=1 << 16) or []
-    assert image.size == (1280, 2400) and len(colours) > 20  # text and figures, not a blank page
+    assert image.size == (1400, 2400) and len(colours) > 20  # text and figures, not a blank page

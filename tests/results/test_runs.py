@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import re
+
+import numpy as np
+import pandas as pd
 from support import interrupt_after_one_chunk
 from typer.testing import CliRunner
 
@@ -27,8 +32,11 @@ def test_runs_lists_complete_and_interrupted_runs(tiny_bert, toy_norms_path, tmp
     assert states["mine"] == "complete" and states["stopped"] == "interrupted (--resume)"
     assert set(listing["models"]) == {"tiny-bert0"}
     assert (listing.loc[listing["state"] == "complete", "norms"] == "norms.dat").all()
-    printed = runner.invoke(app, ["runs"])
-    assert printed.exit_code == 0 and "interrupted (--resume)" in printed.stdout
+    tacit.install_norms(toy_norms_path, name="toy")  # installed: runs name it as installed
+    assert set(tacit.list_runs().dropna()["norms"]) - {""} == {"toy"}
+    printed = runner.invoke(app, ["runs"], env={"COLUMNS": "100"})
+    assert printed.exit_code == 0 and "interrupted" in printed.stdout
+    assert max(map(len, printed.stdout.splitlines())) <= 100
     assert "results/notes" not in printed.stdout
 
 
@@ -47,18 +55,31 @@ def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, t
     result = runner.invoke(app, ["table", str(tmp_path / "plain"), str(tmp_path / "both")])
     assert result.exit_code == 0, result.output
     assert "tiny-bert0 (plain)" in result.stdout and "tiny-bert0 (both)" in result.stdout
+    # every row of a model in two runs names its run
+    assert re.search(r"^tiny-bert0 +[^(]", result.stdout, re.MULTILINE) is None
 
 
 def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
+    both = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # one vocabulary
     for name, model in (("a", tiny_bert), ("b", tiny_roberta)):
-        args = ["retrieve", "-m", model, "--norms", str(toy_norms_path), "-q",
+        args = ["retrieve", "-m", model, "--norms", str(toy_norms_path), "-q", *both,
                 "--out", str(tmp_path / name)]  # fmt: skip
         assert runner.invoke(app, args).exit_code == 0
     result = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"),
-                                 "--n-props", "1,3"])  # fmt: skip
+                                 "--n-props", "1,3"], env={"COLUMNS": "100"})  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "MRR@1" in result.stdout and "MRR@3" in result.stdout
-    assert "tiny-bert0" in result.stdout and "tiny-roberta0" in result.stdout
+    lines = result.stdout.splitlines()
+    assert "MRR [95% CI]" in lines[1] and "P@1" in lines[1] and "Group" not in result.stdout
+    rows = [line.split()[:2] for line in lines[3:7]]
+    # --model order, then the number of properties
+    assert rows == [["tiny-bert0", "1"], ["tiny-bert0", "3"], ["tiny-roberta0", "1"],
+                    ["tiny-roberta0", "3"]]  # fmt: skip
+    csv = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"), "--format",
+                              "csv"])  # fmt: skip
+    table = pd.read_csv(io.StringIO(csv.stdout))
+    summary = pd.read_csv(tmp_path / "a" / "summary.csv")
+    mine = table[table["model"] == "tiny-bert0"].set_index("n_props")["mrr_ci_high"]
+    assert np.allclose(mine.to_numpy(), summary.set_index("n_props")["mrr_ci_high"].loc[mine.index])
     elicit = tmp_path / "e"
     args = ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(elicit)]
     assert runner.invoke(app, args).exit_code == 0
@@ -80,8 +101,12 @@ def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_no
                                 "--out", str(tmp_path / "mixed.png")])  # fmt: skip
     assert mixed.exit_code == 1 and "draw different figures" in mixed.stderr
     figure = tmp_path / "differ.png"
-    differ = runner.invoke(app, ["plot", str(tmp_path / "all"), str(tmp_path / "few"),
-                                 "--out", str(figure)])  # fmt: skip
+    pair = [str(tmp_path / "all"), str(tmp_path / "few")]
+    refused = runner.invoke(app, ["plot", *pair, "--out", str(figure)])
+    assert refused.exit_code == 1 and "not like for like" in refused.stderr
+    assert "the runs differ in concepts (all: all; few: bear,cat)" in refused.stderr
+    assert not figure.exists()
+    differ = runner.invoke(app, ["plot", *pair, "--out", str(figure), "--mixed"])
     assert differ.exit_code == 0, differ.output
     assert "warning: the runs differ in concepts (all: all; few: bear,cat)" in differ.stderr
     assert "differ in vocabulary" not in differ.stderr  # the same models: the same vocabulary

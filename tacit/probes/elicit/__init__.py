@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.probes.base import Metric, Outcome, Plan, Probe, Scored, Work
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
 from tacit.probes.elicit.options import PARAMS
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
@@ -50,8 +51,11 @@ class ElicitProbe(Probe):
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
     }
-    primary = Metric("map_vocab", "mAP")
+    primary = Metric(
+        "map_vocab", "mAP", True, "map_vocab_ci_low", "map_vocab_ci_high", "n_concepts"
+    )
     keys = ("model", "relation", "prefix")
+    limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
@@ -79,6 +83,7 @@ class ElicitProbe(Probe):
         from tacit.probes.candidates import Candidates
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
+        from tacit.probes.inputs import first_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab, relations = candidates.vocab, values["relations"]
@@ -86,6 +91,7 @@ class ElicitProbe(Probe):
         prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
+        prompts = first_concepts(prompts, run.limit)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -115,6 +121,7 @@ class ElicitProbe(Probe):
         )
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
+        from tacit.probes.inputs import first_concepts
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
@@ -128,6 +135,7 @@ class ElicitProbe(Probe):
         prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
+        prompts = first_concepts(prompts, run.limit)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
                                 scoring=values["span_scoring"],
@@ -150,7 +158,11 @@ class ElicitProbe(Probe):
                run: RunOptions) -> Outcome:  # fmt: skip
         from tacit.core.manifest import with_keys
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import elicitation_report, elicitation_span_report
+        from tacit.probes.elicit.report import (
+            elicitation_report,
+            elicitation_span_report,
+            paper_norms,
+        )
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.inputs import norms_record
 
@@ -175,14 +187,16 @@ class ElicitProbe(Probe):
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
             added["counts"]["answers_not_read_whole"] = state.unread
         else:
+            if paper_norms(added):  # type: ignore[arg-type]
+                added["counts"]["paper_prompts_by_relation"] = {r: PAPER_PROMPTS[r]
+                                                                for r in relations}  # fmt: skip
             added["counts"].update(
-                paper_prompts_by_relation={r: PAPER_PROMPTS[r] for r in relations},
                 sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
                 features_excluded=state.left_out.to_dict("records"),
             )
         added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
         full = with_keys(manifest, added)
-        summary = summarize_elicitation(rows)
+        summary = summarize_elicitation(rows, seed=run.seed)
         report = elicitation_span_report if spans else elicitation_report
         text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
@@ -199,10 +213,31 @@ class ElicitProbe(Probe):
         return {f"candidates-{r.replace(' ', '_')}.txt": s.text
                 for r, s in candidates.sets.items()}  # fmt: skip
 
-    def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
-        """The rows with the prefix (the paper's main condition), each relation's."""
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """With the prefix (the paper's main condition), every relation pooled (`all`, or the
+        run's one relation), first; then each relation, then the same without the prefix."""
+        from tacit.probes.elicit.summary import ALL
+
         prefixed = summary["prefix"].astype(str) == "True"
-        return summary[prefixed] if prefixed.any() else summary
+        found = []
+        for prefix in (True, False):
+            rows = summary[prefixed == prefix]
+            for relation in sorted(dict.fromkeys(rows["relation"]), key=lambda r: r != ALL):
+                label = ("with" if prefix else "without") + " prefix, " + (
+                    "all relations" if relation == ALL else relation)  # fmt: skip
+                found.append((label, rows[rows["relation"] == relation]))
+        return found
+
+    def main_scores(self, rows: pd.DataFrame, manifest: Manifest,
+                    **_: Any) -> pd.DataFrame | None:  # fmt: skip
+        """Each prompt's average precision in the main condition (with the prefix, every
+        relation), the concept its unit."""
+        prefixed = rows["prefix"].astype(str) == "True"
+        chosen = rows[prefixed] if prefixed.any() else rows
+        return chosen.assign(unit=chosen["concept"], value=chosen["ap_vocab"])[
+            ["model", "unit", "value"]
+        ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         from tacit.probes.notes import scored_over
@@ -238,12 +273,16 @@ class ElicitProbe(Probe):
             )
         return "\n".join(lines)
 
-    def table(self, summary: pd.DataFrame, **_: Any) -> str:
-        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix)."""
+    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None,
+              **_: Any) -> list[Table]:  # fmt: skip
+        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
+        the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.summary import format_elicitation_table
+        from tacit.probes.elicit.report import paper_norms
+        from tacit.probes.elicit.summary import elicitation_tables
 
-        return format_elicitation_table(summary.drop(columns="run"), PAPER_PROMPTS)
+        paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
+        return elicitation_tables(summary, paper, spans=bool(manifest and "candidates" in manifest))
 
     def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
                 kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip

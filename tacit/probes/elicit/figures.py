@@ -1,31 +1,56 @@
 """The figure of elicitation runs: mAP over the vocabulary (or the candidates) by relation, a
-bar per model, prefix and run."""
+bar per model, prefix and run, with its 95% bootstrap interval."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
-from tacit.core.labels import model_label
+from tacit.core.labels import short_labels
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
 def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]]) -> Figure:
-    """Bars of mAP by relation for (run name, summary, manifest) of one or more runs."""
+    """Bars of mAP by relation for (run name, summary, manifest) of one or more runs; the
+    legend, under the bars, names every bar."""
     from matplotlib.figure import Figure
 
-    summary = pd.concat([table.assign(run=name) for name, table, _ in runs])
-    figure = Figure(figsize=(8, 3.6), layout="constrained")
+    summary = pd.concat([table.assign(run=name) for name, table, _ in runs], ignore_index=True)
+    summary["model"] = summary["model"].map(short_labels(summary["model"]))
+    relations = list(dict.fromkeys(summary["relation"]))
+    series = list(dict.fromkeys(zip(summary["run"], summary["model"], summary["prefix"])))
+    figure = Figure(figsize=(10, 4.2 + 0.25 * ((len(series) + 1) // 2)), layout="constrained")
     axis = figure.subplots()
-    table = summary.pivot_table(index="relation", columns=["run", "model", "prefix"],
-                                values="map_vocab", sort=False)  # fmt: skip
-    table.columns = [f"{model_label(m)} ({r}, prefix {p})" if len(runs) > 1 else
-                     f"{model_label(m)}, prefix {p}" for r, m, p in table.columns]  # fmt: skip
-    table.plot.bar(ax=axis, rot=0)
-    axis.set_ylabel("mAP over the shared vocabulary")
-    axis.legend(fontsize="small")
+    width = 0.8 / len(series)
+    for number, (run, model, prefix) in enumerate(series):
+        rows = (
+            summary[
+                (summary["run"] == run)
+                & (summary["model"] == model)
+                & (summary["prefix"] == prefix)
+            ]
+            .set_index("relation")
+            .reindex(relations)
+        )
+        label = f"{model}, {'with' if str(prefix) == 'True' else 'without'} prefix"
+        label += f" ({run})" if len(runs) > 1 else ""
+        spread = None
+        if "map_vocab_ci_low" in rows:
+            low = (rows["map_vocab"] - rows["map_vocab_ci_low"]).to_numpy(float)
+            high = (rows["map_vocab_ci_high"] - rows["map_vocab"]).to_numpy(float)
+            spread = np.vstack([low, high])
+        axis.bar(np.arange(len(relations)) - 0.4 + width * (number + 0.5), rows["map_vocab"],
+                 width, yerr=spread, capsize=2, label=label)  # fmt: skip
+    axis.set_xticks(np.arange(len(relations)), relations)
+    axis.set_xlabel("relation (all: every relation's prompts)")
+    axis.set_ylabel("mAP over the vocabulary\nor the candidates")
+    axis.grid(axis="y", alpha=0.3)
+    axis.set_title("Elicitation: mean average precision by relation (bars: 95% bootstrap "
+                   "interval over concepts)", fontsize="medium")  # fmt: skip
+    figure.legend(loc="outside lower center", ncols=min(2, len(series)), fontsize="small")
     return figure

@@ -16,6 +16,7 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.lexicon import article, concept_text
 from tacit.norms.phrasing import one_word_answers
 from tacit.probes.candidates import CandidateSet, relation_answers
@@ -105,7 +106,9 @@ def build_elicitation_prompts(
     if concepts is not None:
         unknown = sorted(set(concepts) - set(answers["concept"]))
         if unknown:
-            raise TacitError(f"--concepts: no gold answer for any relation: {', '.join(unknown)}")
+            raise TacitError(
+                f"{option('--concepts')}: no gold answer for any relation: {', '.join(unknown)}"
+            )
         answers = answers[answers["concept"].isin(concepts)]
     records = []
     for relation in relations:

@@ -11,8 +11,25 @@ if TYPE_CHECKING:
 
 import pandas as pd
 
-from tacit.probes.elicit.summary import format_elicitation_table
+from tacit.core.display import render
+from tacit.core.labels import short_labels
+from tacit.norms.cslb import PAPER_SHA256
+from tacit.probes.elicit.summary import elicitation_tables
 from tacit.probes.notes import ranked_among, run_notes
+
+
+def paper_norms(manifest: Manifest) -> bool:
+    """Were the norms the paper's (CSLB's norms.dat, by its sha256)? Only then are the paper's
+    counts put beside ours."""
+    return (manifest.get("norms") or {}).get("sha256") == PAPER_SHA256
+
+
+def elicitation_text(summary: pd.DataFrame, manifest: Manifest,
+                     paper_counts: dict[str, int]) -> str:  # fmt: skip
+    """The summary as printed: Table 1's layout, models by their short labels."""
+    labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
+    counts = paper_counts if paper_norms(manifest) else None
+    return render(elicitation_tables(labelled, counts, spans="candidates" in manifest)).rstrip()
 
 
 def elicitation_report(
@@ -20,7 +37,7 @@ def elicitation_report(
     paper_counts: dict[str, int],
 ) -> tuple[str, list[str]]:  # fmt: skip
     """Table 1's layout, then per relation how many features answer it and what was left out."""
-    lines = [format_elicitation_table(summary, paper_counts), ""]
+    lines = [elicitation_text(summary, manifest, paper_counts), ""]
     for row in excluded.itertuples():
         lines.append(
             f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
@@ -39,7 +56,7 @@ def elicitation_span_report(
     paper_counts: dict[str, int],
 ) -> tuple[str, list[str]]:  # fmt: skip
     """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
-    lines = [format_elicitation_table(summary, paper_counts), ""]
+    lines = [elicitation_text(summary, manifest, paper_counts), ""]
     for row in left_out.itertuples():
         whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
         lines.append(f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "

@@ -1,69 +1,140 @@
 """Summaries of elicitation runs (mAP over the vocabulary or the candidates and over the
-sensible answers, Spearman's rho, by model, relation and prefix), and the paper's Table 1."""
+sensible answers, Spearman's rho, by model, relation and prefix, each with a bootstrap interval
+over concepts; `all` pools the relations), and their printed form (the paper's Table 1, a row
+per model and relation, so that it fits a terminal)."""
 
 from __future__ import annotations
 
+import zlib
+
+import numpy as np
 import pandas as pd
 
-from tacit.core.labels import short_labels
+from tacit.core.display import Table
+from tacit.core.stats import bootstrap_ratio_ci
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
+ALL = "all"  # the relation of the rows that pool every relation's prompts
+_METRICS = {"map_vocab": "ap_vocab", "map_sens": "ap_sens", "spearman": "spearman"}
 ELICITATION_SUMMARY_COLUMNS = [
     *ELICITATION_GROUPS,
     "n_prompts",
+    "n_concepts",
     "map_vocab",
+    "map_vocab_ci_low",
+    "map_vocab_ci_high",
     "map_sens",
+    "map_sens_ci_low",
+    "map_sens_ci_high",
     "spearman_mean",
+    "spearman_ci_low",
+    "spearman_ci_high",
     "n_spearman",
 ]
 
 
-def summarize_elicitation(prompts: pd.DataFrame) -> pd.DataFrame:
-    """mAP over the shared and the sensible vocabulary and mean Spearman's rho, by model x
-    relation x prefix. `n_spearman` counts the prompts where rho is defined (the mean is over
-    those only)."""
-    summary = (
-        prompts.groupby(ELICITATION_GROUPS, sort=False)
-        .agg(
-            n_prompts=("ap_vocab", "size"),
-            map_vocab=("ap_vocab", "mean"),
-            map_sens=("ap_sens", "mean"),
-            spearman_mean=("spearman", "mean"),
-            n_spearman=("spearman", "count"),
-        )
-        .reset_index()
+def _summarize(group: pd.DataFrame, rng: np.random.Generator, n_resamples: int,
+               confidence: float) -> dict[str, float]:  # fmt: skip
+    """One condition's means, each with a percentile bootstrap interval over concepts (a
+    concept's prompts resampled together: the mean is over prompts)."""
+    values = group[list(_METRICS.values())].astype(float)
+    per_concept = values.fillna(0.0).groupby(group["concept"], sort=True).sum()
+    counts = values.notna().groupby(group["concept"], sort=True).sum()
+    low, high = bootstrap_ratio_ci(per_concept.to_numpy(), counts.to_numpy(), rng=rng,
+                                   n_resamples=n_resamples, confidence=confidence)  # fmt: skip
+    row: dict[str, float] = {"n_prompts": len(group), "n_concepts": len(per_concept)}
+    for i, (name, column) in enumerate(_METRICS.items()):
+        mean = group[column].mean()
+        row[name if name != "spearman" else "spearman_mean"] = mean
+        defined = bool(counts[column].sum())
+        row[f"{name}_ci_low"] = low[i] if defined else np.nan
+        row[f"{name}_ci_high"] = high[i] if defined else np.nan
+    row["n_spearman"] = int(group["spearman"].count())
+    return row
+
+
+def summarize_elicitation(
+    prompts: pd.DataFrame, *, seed: int = 0, n_resamples: int = 1000, confidence: float = 0.95
+) -> pd.DataFrame:
+    """mAP over the shared (or candidate) and the sensible vocabulary and mean Spearman's rho,
+    by model x relation x prefix, and by model x prefix over every relation (`all`, where a run
+    asks more than one). Each with a 95% percentile bootstrap interval over concepts, seeded by
+    `seed` and the condition, not the model (the resamples are paired across models).
+    `n_spearman` counts the prompts where rho is defined (the mean is over those only). Models,
+    relations (`all` last) and prefixes in the order of the prompts (--model first)."""
+    several = prompts["relation"].nunique() > 1
+    rows = []
+    for (model, prefix), by_prefix in prompts.groupby(["model", "prefix"], sort=False):
+        parts = list(by_prefix.groupby("relation", sort=False))
+        if several:
+            parts.append((ALL, by_prefix))
+        for relation, group in parts:
+            condition = repr((relation, bool(prefix)))
+            rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
+            rows.append({"model": model, "relation": relation, "prefix": prefix,
+                         **_summarize(group, rng, n_resamples, confidence)})  # fmt: skip
+    summary = pd.DataFrame(rows, columns=ELICITATION_SUMMARY_COLUMNS)
+    order = {
+        "model": list(dict.fromkeys(prompts["model"])),
+        "prefix": list(dict.fromkeys(prompts["prefix"])),
+        "relation": [*dict.fromkeys(prompts["relation"]), ALL],
+    }
+    summary = summary.sort_values(
+        ["model", "relation", "prefix"], key=lambda col: col.map(order[col.name].index),
+        kind="stable",
+    )  # fmt: skip
+    return summary.reset_index(drop=True)
+
+
+def elicitation_tables(summary: pd.DataFrame, paper_counts: dict[str, int] | None,
+                       spans: bool = False) -> list[Table]:  # fmt: skip
+    """The paper's Table 1 a row per model and relation, one table per prefix: prompts (and
+    the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
+    the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
+    models and relations that have both. `summary`'s models are already labelled."""
+    over = "the candidates" if spans else "the shared vocabulary"
+    tables = []
+    for prefix, rows in summary.groupby(summary["prefix"].astype(str) == "True", sort=False):
+        shown = rows.reset_index(drop=True)
+        columns = ["model", "relation", "n_prompts", "map_vocab", "map_vocab_ci_low",
+                   "map_vocab_ci_high", "map_sens", "spearman_mean"]  # fmt: skip
+        if paper_counts:
+            shown = shown.assign(paper_n_prompts=shown["relation"].map(paper_counts))
+            columns.insert(3, "paper_n_prompts")
+        title = "with the prefix 'Everyone knows that'" if prefix else "without the prefix"
+        tables.append(Table(
+            shown[columns], f"Elicitation {title} (mAP over {over}; mAP sens: over the answers "
+            "to the relation; rho: Spearman)",
+            intervals={"map_vocab": ("map_vocab_ci_low", "map_vocab_ci_high")},
+            headers={"n_prompts": "prompts", "paper_n_prompts": "paper's", "map_vocab":
+                     "mAP [95% CI]", "map_sens": "mAP sens", "spearman_mean": "rho"},
+        ))  # fmt: skip
+    change = prefix_change(summary)
+    if change is not None:
+        tables.append(change)
+    return tables
+
+
+def prefix_change(summary: pd.DataFrame) -> Table | None:
+    """Table 2: what dropping the prefix changes (without - with), for every model and
+    relation that has both; None where none has."""
+    metrics = ["map_vocab", "map_sens", "spearman_mean"]
+    keyed = summary.assign(prefix=summary["prefix"].astype(str) == "True")
+    both = keyed.pivot_table(index=["model", "relation"], columns="prefix", values=metrics,
+                             sort=False, dropna=False)  # fmt: skip
+    if True not in both.columns.get_level_values(1) or False not in both.columns.levels[1]:
+        return None
+    # equal but for float32 rounding (scores are computed in float32) reads as no change
+    delta = pd.DataFrame({m: (both[(m, False)] - both[(m, True)]).where(
+        ~np.isclose(both[(m, False)], both[(m, True)], rtol=1e-6, atol=0), 0.0)
+        for m in metrics})  # fmt: skip
+    paired = keyed.groupby(["model", "relation"], sort=False)["prefix"].nunique() == 2
+    delta = delta[paired.reindex(delta.index).fillna(False).to_numpy(bool)].reset_index()
+    if delta.empty:
+        return None
+    return Table(
+        delta,
+        "Change when the prefix is dropped (without - with)",
+        signed=metrics,
+        headers={"map_vocab": "mAP", "map_sens": "mAP sens", "spearman_mean": "rho"},
     )
-    return summary[ELICITATION_SUMMARY_COLUMNS]
-
-
-def format_elicitation_table(summary: pd.DataFrame, paper_counts: dict[str, int]) -> str:
-    """The paper's Table 1 layout: relations x models, mAP_VOCAB / mAP_SENS / rho, and our
-    prompt counts beside the paper's; with and without the prefix, the Table 2 deltas."""
-    summary = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
-    blocks = []
-    for prefix, rows in summary.groupby("prefix", sort=False):
-        table = rows.pivot(
-            index="relation", columns="model", values=["map_vocab", "map_sens", "spearman_mean"]
-        )
-        table.columns = [f"{metric} {model}" for metric, model in table.columns]
-        counts = rows.groupby("relation")["n_prompts"].first()
-        table.insert(0, "n_prompts", counts)
-        table.insert(1, "paper_n_prompts", [paper_counts.get(r) for r in table.index])
-        title = "with prefix 'Everyone knows that'" if prefix else "without prefix"
-        blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.3f}"))
-    if summary["prefix"].nunique() == 2:
-        keys = ["model", "relation"]
-        both = summary.pivot_table(
-            index=keys, columns="prefix", values=["map_vocab", "map_sens", "spearman_mean"]
-        )
-        delta = pd.DataFrame(
-            {
-                m: both[(m, False)] - both[(m, True)]
-                for m in ["map_vocab", "map_sens", "spearman_mean"]
-            }
-        ).reset_index()
-        blocks.append(
-            "change when the prefix is dropped (without - with)\n"
-            + delta.to_string(index=False, float_format=lambda x: f"{x:+.3f}")
-        )
-    return "\n\n".join(blocks)

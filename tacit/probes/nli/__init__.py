@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.core.interface import option
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.nli.options import PARAMS
 
 if TYPE_CHECKING:
@@ -45,10 +46,11 @@ class NLIProbe(Probe):
     numbers for NOPE predictions)."""
     params = PARAMS
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
-    primary = Metric("value", "accuracy")
+    primary = Metric("value", "accuracy", count="n")
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
+    limit = "items"
     models_required = False
     models_help = ("A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
                    "mode): hub name or local directory. Repeat for several.")  # fmt: skip
@@ -66,14 +68,17 @@ class NLIProbe(Probe):
         from tacit.probes.nli.items import nli_work, released_predictions
 
         if values["suite"] is None or values["data"] is None:
-            raise TacitError("--suite and --data are both needed")
+            raise TacitError(f"{option('--suite')} and {option('--data')} are both needed")
         predictions = values["predictions"]
         if bool(models) == (predictions is not None):
             raise TacitError(
-                "give either --model (one or more) or --predictions, not both or neither"
+                f"give either {option('--model')} (one or more) or {option('--predictions')}, not "
+                "both or neither"
             )
         cloze = self._cloze(values)
         loaded = SUITES[values["suite"]].load(Path(values["data"]))
+        if run.limit is not None:  # the first N items, in the suite's order
+            loaded = loaded.head(run.limit).reset_index(drop=True)
         items, max_items = loaded, values["max_items"]
         if max_items is not None and max_items < len(loaded):
             keep = np.random.default_rng(run.seed).choice(len(loaded), size=max_items,
@@ -144,6 +149,22 @@ class NLIProbe(Probe):
         from tacit.probes.nli.report import format_nli_summary
 
         return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """Every breakdown group of the summary; first the accuracy over the most items (the
+        suite's main split)."""
+        keys = ["section", "group", "metric"]
+        groups = summary.groupby(keys, sort=False)
+        found = [(f"{section}: {group} ({metric})", rows)
+                 for (section, group, metric), rows in groups]  # fmt: skip
+
+        def main_first(condition: Condition) -> tuple[bool, float]:
+            rows = condition[1]
+            accuracy = ((rows["section"] == "accuracy") & (rows["metric"] == "accuracy")).all()
+            return (not accuracy, -float(rows["n"].max()))
+
+        return sorted(found, key=main_first)
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         data = manifest.get("data") or {}

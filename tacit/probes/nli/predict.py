@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
 from tacit.probes import cloze
@@ -158,7 +159,7 @@ def prediction_runs(path: str | Path, suite: str) -> list[tuple[str, list[Path]]
     if path.is_file():
         return [(path.stem, [path])]
     if not path.is_dir():
-        raise TacitError(f"--predictions {path}: no such file or folder")
+        raise TacitError(f"{option('--predictions')} {path}: no such file or folder")
 
     def files_in(folder: Path) -> list[Path]:
         files = sorted(folder.glob("*.jsonl"))
@@ -169,7 +170,9 @@ def prediction_runs(path: str | Path, suite: str) -> list[tuple[str, list[Path]]
         return [(path.name, files_in(path))]
     seeds = [(d.name, files_in(d)) for d in sorted(path.iterdir()) if d.is_dir() and files_in(d)]
     if not seeds:
-        raise TacitError(f"--predictions {path}: no .jsonl prediction files in it or its folders")
+        raise TacitError(
+            f"{option('--predictions')} {path}: no .jsonl prediction files in it or its folders"
+        )
     return seeds
 
 
@@ -219,7 +222,7 @@ def read_predictions(files: Sequence[Path], items: pd.DataFrame) -> tuple[pd.Dat
                 raise TacitError(f"{where}: neither 'logits' nor 'predicted_label'")
     if records and unmatched == records:
         names = ", ".join(str(f) for f in files)
-        raise TacitError(f"{names}: none of its {records} uids names an item in --data")
+        raise TacitError(f"{names}: none of its {records} uids names an item in {option('--data')}")
     table = _prediction_table(items["item_id"], probs)
     table["predicted"] = predicted
     return table, {

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.core.interface import option
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.pragmeval.options import PARAMS
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class PragmevalProbe(Probe):
     keys = ("model", "task")
     run_options = frozenset({"seed"})
     rows_file = "configs.csv"
+    limit = "configurations"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
@@ -56,14 +58,18 @@ class PragmevalProbe(Probe):
         from tacit.probes.pragmeval.run import configurations, pragmeval_work
 
         if values["data"] is None:
-            raise TacitError("--data is needed: the PragmEval folder")
+            raise TacitError(f"{option('--data')} is needed: the PragmEval folder")
         if values["verbalizer"] is not None and values["mode"] != "cloze":
-            raise TacitError("--verbalizer is for --mode cloze")
+            raise TacitError(f"{option('--verbalizer')} is for {option('--mode')} cloze")
         reference = read_reference(values["reference"]) if values["reference"] else None
         configs, skipped = configurations(
             values["data"], values["tasks"], values["mode"], values["pooling"],
             values["template"], values["verbalizer"],
         )  # fmt: skip
+        if run.limit is not None:  # the first N configurations, in the data's order
+            for name in list(configs)[run.limit :]:
+                skipped[name] = f"beyond the limit (first {run.limit})"
+                del configs[name]
         work, kept = pragmeval_work(configs, values, run.seed, run.progress)
         return Plan(work, values, state=State(configs, skipped, reference, kept))
 
@@ -104,6 +110,14 @@ class PragmevalProbe(Probe):
                                  if m in state.kept.predictions])  # fmt: skip
         return Outcome(rows, summary, text, notes, added, {"predictions": predictions},
                        figures={"pragmeval.png": lambda: pragmeval_figure(summary)})  # fmt: skip
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """The average over the tasks first (where a model has all eleven), then each task."""
+        from tacit.probes.pragmeval.report import AVERAGE
+
+        tasks = sorted(dict.fromkeys(summary["task"]), key=lambda t: t != AVERAGE)
+        return [(str(task), summary[summary["task"] == task]) for task in tasks]
 
     def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
                 kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip

@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
+from tacit.core.interface import option
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze
@@ -100,7 +101,7 @@ class FeatureCache:
         self.identity = {"model": model, "dtype": dtype, "pooling": pooling}
         self.store: DiskCache[np.ndarray] = DiskCache(
             directory / "features", ".npy", _npy, _features,
-            what="features", advice="give --cache-dir a writable directory",
+            what="features", advice=f"give {option('--cache-dir')} a writable directory",
         )  # fmt: skip
 
     @property
@@ -310,8 +311,8 @@ def cloze_setup(config: Config, template: str | None, verbalizer: str | None) ->
     template = template or default_template
     if template is None or (verbalizer is None and default_words is None):
         raise TacitError(
-            f"{config.name}: no default cloze template or verbalizer; give --template and "
-            "--verbalizer"
+            f"{config.name}: no default cloze template or verbalizer; give {option('--template')} "
+            f"and {option('--verbalizer')}"
         )
     chosen = cloze.check_template(template, config.fields, every_field=False)
     if verbalizer is not None:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE, task_of
 
 AVERAGE = "average"
@@ -27,16 +28,18 @@ def read_reference(path: str | Path) -> pd.DataFrame:
     try:
         table = pd.read_csv(path)
     except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
-        raise TacitError(f"--reference {path}: cannot read it as CSV ({err})") from None
+        raise TacitError(f"{option('--reference')} {path}: cannot read it as CSV ({err})") from None
     missing = {"task", "bert", "human"} - set(table.columns)
     if missing:
-        raise TacitError(f"--reference {path}: missing column(s) {', '.join(sorted(missing))}")
+        raise TacitError(
+            f"{option('--reference')} {path}: missing column(s) {', '.join(sorted(missing))}"
+        )
     for column in ("bert", "human"):
         values = pd.to_numeric(table[column], errors="coerce")
         bad = table[column].notna() & values.isna()
         if bad.any():
             line = int(np.flatnonzero(bad)[0]) + 2
-            raise TacitError(f"--reference {path}:{line}: {column} is not a number")
+            raise TacitError(f"{option('--reference')} {path}:{line}: {column} is not a number")
         table[column] = values
     return table[["task", "bert", "human"]]
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from tacit.core import paths
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.probes.base import Scored, Work
 
 
@@ -35,8 +36,8 @@ def configurations(
             if name not in CLOZE_DEFAULTS:
                 skipped[name] = (
                     f"{len(config.labels)} labels: no default cloze template and verbalizer "
-                    "(cloze defaults cover the 2- and 3-label tasks; give --template and "
-                    "--verbalizer)"
+                    f"(cloze defaults cover the 2- and 3-label tasks; give {option('--template')} "
+                    f"and {option('--verbalizer')})"
                 )
                 del configs[name]
     if not configs:
@@ -106,10 +107,11 @@ def run_model(
     total = sum(texts_to_encode(c, max_train) for c in configs.values())
     bar = tqdm(total=total, desc=f"encoding {model.name}", unit="text", leave=False,
                disable=not progress or mode != "linear")  # fmt: skip
-    fingerprint = model_fingerprint(
-        model.name, resolve_revision(model.name, model.options.revision)
-    )
-    cache = FeatureCache(paths.cache_dir(values["cache_dir"]), fingerprint, model.options.dtype,
+    spec = model.options.model_spec(model.name)  # its own loading options, the run's
+    fingerprint = model_fingerprint(spec.name, resolve_revision(spec.name, spec.revision))
+    if load := {k: v for k, v in spec.given().items() if k not in ("revision", "dtype")}:
+        fingerprint["load"] = load  # an adapter, remote code, ...: other features
+    cache = FeatureCache(paths.cache_dir(values["cache_dir"]), fingerprint, str(spec.dtype),
                          pooling)  # fmt: skip
     encoder = FrozenEncoder(model, cache, pooling, bar)
     outcomes, predictions = {}, []

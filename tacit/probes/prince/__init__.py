@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tacit.probes.base import Metric, Outcome, Plan, Probe, Work
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,6 +58,13 @@ class PrinceProbe(Probe):
         summary = rows[["model", "direction", "rank", "target_prob", "ap_vocab"]]
         text, notes = prince_report(rows, with_keys(manifest, added))
         return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """The property direction (how well her list of a country's properties is recovered)
+        first, then the concept direction."""
+        directions = sorted(dict.fromkeys(summary["direction"]), key=lambda d: d != "property")
+        return [(f"{d} direction", summary[summary["direction"] == d]) for d in directions]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         from tacit.probes.notes import scored_over

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.probes.base import Metric, Outcome, Plan, Probe, Work
+from tacit.core.interface import option
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import PARAMS
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
@@ -35,12 +37,47 @@ CAUSAL_HINT = (
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
 
+def _main_condition(frame: pd.DataFrame, n_props: int | None) -> tuple[tuple[str, ...], int]:
+    """The main condition of a run's summary or prompts (top/decreasing/all where the run has
+    several, else its only one) and its largest number of properties (up to `n_props`)."""
+    conditions = list(dict.fromkeys(frame[["selection", "order", "category"]].itertuples(
+        index=False, name=None)))  # fmt: skip
+    main = MAIN_CONDITION if MAIN_CONDITION in conditions or len(conditions) != 1 else conditions[0]
+    rows = frame[(frame[["selection", "order", "category"]] == main).all(axis=1)]
+    if n_props is not None:
+        rows = rows[rows["n_props"] <= n_props]
+    if rows.empty:
+        raise TacitError(
+            f"no prompts of the main condition ({'/'.join(main)})"
+            + (f" with at most {n_props} properties" if n_props else "")
+        )
+    return main, int(rows["n_props"].max())
+
+
 @dataclass
 class State:
     norms: Any
     conditions: list[Any]
     prompt_set: PromptSet
     candidates: Candidates
+
+
+def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
+    """The prompts of the first `limit` target concepts; the others join the dropped concepts,
+    with the limit as their reason (the concept list and counts stay honest)."""
+    import pandas as pd
+
+    from tacit.probes.inputs import first_concepts
+
+    prompts, left_out = first_concepts(prompt_set.prompts, limit)
+    if not left_out:
+        return prompt_set
+    reason = pd.DataFrame({"concept": left_out, "reason": f"beyond the limit (first {limit})"})
+    kept = set(prompts["concept"])
+    short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
+    short = {k: v for k, v in short.items() if v}
+    dropped = pd.concat([prompt_set.dropped, reason], ignore_index=True)
+    return replace(prompt_set, prompts=prompts, dropped=dropped, short=short)
 
 
 class RetrieveProbe(Probe):
@@ -55,8 +92,9 @@ class RetrieveProbe(Probe):
     params = PARAMS
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
     figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
-    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high")
+    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
     keys = ("model", "selection", "order", "category", "n_props")
+    limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked",) if values["candidates"] == "vocab" else ("masked", "causal")
@@ -85,6 +123,7 @@ class RetrieveProbe(Probe):
                                        seed=run.seed)  # fmt: skip
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+            prompt_set = limited(prompt_set, run.limit)
             work = self._vocab_work(prompt_set, candidates)
         else:
             prompt_set, candidates, work = self._span_work(models, norms, conditions, values, run)
@@ -133,6 +172,7 @@ class RetrieveProbe(Probe):
                                    template=span_prompt)  # fmt: skip
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
+        prompt_set = limited(prompt_set, run.limit)
         every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
         given = values["candidates"]
         chosen = every if given == "concepts" else read_candidates(given)
@@ -149,8 +189,8 @@ class RetrieveProbe(Probe):
         missing = sorted(set(span_of.values()) - set(chosen.spans))
         if missing:
             raise TacitError(
-                f"--candidates {given}: every target must be a candidate; {len(missing)} are "
-                f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
+                f"{option('--candidates')} {given}: every target must be a candidate; "
+                f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
         candidates = Candidates(tokenizers=tokenizers, sets={"all": chosen},
                                 scoring=values["span_scoring"],
@@ -197,18 +237,39 @@ class RetrieveProbe(Probe):
                        files, vocab=candidates.vocabulary)  # fmt: skip
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        from tacit.probes.retrieve.summary import format_retrieval_summary
+        """Every metric by condition; None for a run of one condition (its printed summary
+        is all of it)."""
+        from tacit.core.display import render
+        from tacit.probes.retrieve.summary import CONDITION, retrieval_tables
 
-        return format_retrieval_summary(summary, verbose=True)
+        if summary[CONDITION].drop_duplicates().shape[0] < 2:
+            return None
+        return render(retrieval_tables(summary, verbose=True))
 
-    def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
-        """The main condition (an ablation's top/decreasing/all) at the run's largest number of
-        properties: one row per model."""
-        conditions = summary[["selection", "order", "category"]].drop_duplicates()
-        if len(conditions) > 1:
-            main = (summary[["selection", "order", "category"]] == MAIN_CONDITION).all(axis=1)
-            summary = summary[main]
-        return summary[summary["n_props"] == summary["n_props"].max()]
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, *,
+                   n_props: int | None = None, **_: Any) -> list[Condition]:  # fmt: skip
+        """At the run's largest number of properties (or the largest up to `n_props`): the
+        main condition (an ablation's top/decreasing/all, labelled with the number) first,
+        then the others."""
+        from tacit.probes.retrieve.summary import condition_labels
+
+        main, n = _main_condition(summary, n_props)
+        at_n = summary[summary["n_props"] == n]
+        labels = condition_labels(at_n)
+        first = "/".join(main)
+        found = [(f"{n} properties, {label}" if label == first else label, at_n[labels == label])
+                 for label in dict.fromkeys(labels)]  # fmt: skip
+        return sorted(found, key=lambda c: not c[0].endswith(first))
+
+    def main_scores(self, rows: pd.DataFrame, manifest: Manifest, *,
+                    n_props: int | None = None, **_: Any) -> pd.DataFrame | None:  # fmt: skip
+        """Each prompt's reciprocal rank at the main condition, the concept its unit."""
+        main, n = _main_condition(rows, n_props)
+        chosen = rows[(rows[["selection", "order", "category"]] == main).all(axis=1)
+                      & (rows["n_props"] == n)]  # fmt: skip
+        return chosen.assign(unit=chosen["concept"], value=chosen["reciprocal_rank"])[
+            ["model", "unit", "value"]
+        ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         from tacit.probes.notes import scored_over
@@ -236,20 +297,27 @@ class RetrieveProbe(Probe):
             lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
         return "\n".join(lines)
 
-    def table(self, summary: pd.DataFrame, *, n_props: str = "1,5,10", **_: Any) -> str:
-        """MRR at the chosen numbers of properties, a row per run, model and condition."""
+    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None, *,
+              n_props: str | None = None, **_: Any) -> list[Table]:  # fmt: skip
+        """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
+        row per run, model, condition and number of properties."""
+        from tacit.probes.retrieve.summary import retrieval_table
+
         try:
-            wanted = [int(n) for n in n_props.split(",")]
+            wanted = ([int(n) for n in n_props.split(",")] if n_props is not None
+                      else sorted(set(summary["n_props"])))  # fmt: skip
         except ValueError:
             raise TacitError(f"--n-props {n_props!r}: numbers separated by commas") from None
         table = summary[summary["n_props"].isin(wanted)]
         if table.empty:
             raise TacitError(f"--n-props {n_props}: no run has prompts with that many properties")
-        conditions = table[["selection", "order", "category"]].astype(str).agg("/".join, axis=1)
-        table = table.assign(condition=conditions)
-        pivot = table.pivot(index=["model", "condition"], columns="n_props", values="mrr")
-        pivot.columns = [f"MRR@{n}" for n in pivot.columns]
-        return pivot.to_string(float_format=lambda x: f"{x:.4f}")
+        shown = retrieval_table(table, "Concept retrieval (P@1: target ranked first; hits@10: "
+                                "among the first 10)")  # fmt: skip
+        absent = [str(n) for n in wanted if n not in set(table["n_props"])]
+        if absent:
+            shown.note = (f"no prompts with {' or '.join(absent)} properties in these runs "
+                          f"(the most: {int(summary['n_props'].max())})")  # fmt: skip
+        return [shown]
 
     def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
                 kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip

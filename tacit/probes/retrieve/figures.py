@@ -3,8 +3,8 @@
 Which figure is drawn follows from what the runs contain: several categories -> one line per
 category (the paper's Figure 3a); several selection x order conditions -> one line per
 condition with the random baseline dashed (Figure 3b); otherwise one line per model
-(Figure 2). With several models, the first two get one panel per model. Bands are the
-bootstrap intervals of summary.csv.
+(Figure 2). With several models, the first two get one panel per model (a row each, MRR
+beside the mean target probability). Bands are the bootstrap intervals of summary.csv.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.core.labels import model_label
 
 if TYPE_CHECKING:
@@ -80,11 +81,16 @@ def _category_rank(category: str) -> int:
     return _CATEGORY_ORDER.index(category) if category in _CATEGORY_ORDER else len(_CATEGORY_ORDER)
 
 
+FIGURE_WIDTH = 10.0  # inches: 1,500 px at 150 dpi, text readable when a page shows it at 1,000
+
+
 def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str = "") -> Figure:
     """The figure of a retrieval summary (one or more runs, a `run` column telling them
-    apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds."""
+    apart): Figure 2, 3a or 3b of the paper, chosen from what the summary holds. One row per
+    panel (a model, or a model of a run), MRR beside the mean target probability, each row
+    with its own legend listing every line; a panel with nothing to draw says why."""
     if kind not in KINDS:
-        raise TacitError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise TacitError(f"{option('--kind')} {kind!r}: expected one of {', '.join(KINDS)}")
     if "run" not in summary.columns:
         summary = summary.assign(run="")
     from matplotlib.figure import Figure
@@ -92,40 +98,44 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     kind = figure_kind(summary) if kind == "auto" else kind
     lines = _lines(summary.sort_values("n_props"), kind)
     panels = list(dict.fromkeys(title for title, _, _ in lines))
-    figure = Figure(figsize=(4.2 * len(panels) + 1.5, 6.4), layout="constrained")
-    axes = figure.subplots(2, len(panels), squeeze=False, sharex=True)
-    for column, panel in enumerate(panels):
+    figure = Figure(figsize=(FIGURE_WIDTH, 2.9 * len(panels) + 1.0), layout="constrained")
+    axes = figure.subplots(len(panels), 2, squeeze=False)
+    for row, panel in enumerate(panels):
         for title, label, rows in lines:
-            if title != panel:
-                continue
-            baseline = label == "random baseline"
-            for row, (value, low, high, ylabel) in enumerate(_PANELS):
-                ax = axes[row][column]
-                style = {"linestyle": "--", "color": "0.35"} if baseline else {}
-                ax.plot(
-                    rows["n_props"], rows[value], marker="o", markersize=3, label=label, **style
-                )
-                if low in rows and rows[low].notna().any():
-                    ax.fill_between(
-                        rows["n_props"],
-                        rows[low],
-                        rows[high],
-                        alpha=0.2,
-                        color=ax.lines[-1].get_color(),
-                    )
-                ax.set_ylabel(ylabel)
-                ax.grid(alpha=0.3)
-        axes[0][column].set_title(panel)
-        axes[1][column].set_xlabel("number of properties in the prompt")
-        axes[1][column].xaxis.get_major_locator().set_params(integer=True)
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
+            if title == panel:
+                _draw_line(axes[row], label, rows)
+        for column, (value, _, _, ylabel) in enumerate(_PANELS):
+            ax = axes[row][column]
+            ax.set_ylabel(ylabel)
+            ax.set_xlabel("number of properties in the prompt")
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            ax.grid(alpha=0.3)
+            if panel:
+                ax.set_title(panel, fontsize="medium")
+            if not any(rows[value].notna().any() for t, _, rows in lines if t == panel):
+                why = (":\nthe runs' scores are not probabilities\n(span scores normalised "
+                       "other than by sum)" if value == "mean_target_prob" else "")  # fmt: skip
+                ax.text(0.5, 0.5, f"no {ylabel} to draw{why}", ha="center", va="center",
+                        transform=ax.transAxes, color="0.35")  # fmt: skip
+        axes[row][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
     headings = {
         "models": "Concept retrieval by model",
         "category": "Concept retrieval by property category",
         "ordering": "Concept retrieval by property selection and order",
     }
-    figure.suptitle(headings[kind] + "\n(bands: 95% bootstrap interval over concepts)",
-                    fontsize="medium")  # fmt: skip
+    figure.suptitle(headings[kind] + " (bands: 95% bootstrap interval over concepts)",
+                    fontsize="large")  # fmt: skip
     if caption:
         figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
     return figure
+
+
+def _draw_line(axes: object, label: str, rows: pd.DataFrame) -> None:
+    """One line (and its band) in each of a row's two panels."""
+    baseline = label == "random baseline"
+    style = {"linestyle": "--", "color": "0.35"} if baseline else {}
+    for ax, (value, low, high, _) in zip(axes, _PANELS):  # type: ignore[call-overload]
+        ax.plot(rows["n_props"], rows[value], marker="o", markersize=3, label=label, **style)
+        if low in rows and rows[low].notna().any():
+            ax.fill_between(rows["n_props"], rows[low], rows[high], alpha=0.2,
+                            color=ax.lines[-1].get_color())  # fmt: skip

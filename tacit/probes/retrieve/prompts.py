@@ -20,6 +20,7 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
+from tacit.core.interface import option
 from tacit.probes.retrieve.options import MAX_PROPS
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[
     known = set(norms.concepts)
     unknown = [c for c in requested if c not in known]
     if unknown:
-        raise TacitError(f"--concepts: not in the norms: {', '.join(unknown)}")
+        raise TacitError(f"{option('--concepts')}: not in the norms: {', '.join(unknown)}")
     return list(dict.fromkeys(requested))
 
 
@@ -129,7 +130,9 @@ def eligible_concepts(
         reasons = [(c, ineligibility(c, vocab)) for c in known]
         refused = [f"{c} ({why})" for c, why in reasons if why]
         if refused:
-            raise TacitError(f"--concepts: cannot be retrieval targets: {', '.join(refused)}")
+            raise TacitError(
+                f"{option('--concepts')}: cannot be retrieval targets: {', '.join(refused)}"
+            )
         return known, pd.DataFrame(columns=["concept", "reason"])
     reasons = [(c, ineligibility(c, vocab)) for c in known]
     eligible = [c for c, why in reasons if why is None]
@@ -331,8 +334,9 @@ def retrieval_conditions(
     overridden = [name for name, value in given.items() if value is not None]
     if overridden:
         raise TacitError(
-            f"--ablation {ablation} runs its own grid of conditions, which sets "
-            f"{' and '.join(overridden)}: drop {'it' if len(overridden) == 1 else 'them'}"
+            f"{option('--ablation')} {ablation} runs its own grid of conditions, which sets "
+            f"{' and '.join(option(name) for name in overridden)}: "
+            f"drop {'it' if len(overridden) == 1 else 'them'}"
         )
     return list(ABLATION_GRIDS[ablation])
 
@@ -342,8 +346,9 @@ def check_categories(norms: NormSet, conditions: Sequence[Condition]) -> None:
     typed = [c.category for c in conditions if c.category != "all"]
     if typed and not norms.feature_types:
         raise TacitError(
-            f"--category {typed[0]}: {norms.path} gives no feature types (no feature_type "
-            "column): add one, or run without --category / --ablation category"
+            f"{option('--category')} {typed[0]}: {norms.path} gives no feature types (no "
+            f"feature_type column): add one, or run without {option('--category')} / "
+            f"{option('--ablation')} category"
         )
 
 

@@ -11,8 +11,9 @@ if TYPE_CHECKING:
 
 import pandas as pd
 
+from tacit.core.display import render
 from tacit.probes.notes import describe_drops, listed, ranked_among, run_notes
-from tacit.probes.retrieve.summary import format_retrieval_summary
+from tacit.probes.retrieve.summary import retrieval_tables
 
 
 def retrieval_report(
@@ -22,7 +23,7 @@ def retrieval_report(
     concepts short of --max-props."""
     counts = manifest["counts"]
     text = "\n".join([
-        format_retrieval_summary(summary),
+        render(retrieval_tables(summary)).rstrip(),
         "",
         describe_drops(dropped, counts["concepts"]),
         f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "

@@ -1,5 +1,6 @@
-"""Summaries of retrieval runs (MRR and mean target probabilities by condition and number of
-properties, with bootstrap intervals over concepts), and their printed form."""
+"""Summaries of retrieval runs (MRR, precision at 1, hits at 10 and mean target probabilities
+by condition and number of properties, with bootstrap intervals over concepts), and their
+printed form (tables: tacit.core.display)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from tacit.core.display import Table
 from tacit.core.labels import short_labels
-from tacit.core.metrics import bootstrap_mean_ci
+from tacit.core.metrics import hits_at_k
+from tacit.core.stats import bootstrap_mean_ci
 
+HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
+CONDITION = ["selection", "order", "category"]
 RETRIEVAL_SUMMARY_COLUMNS = [
     *RETRIEVAL_GROUPS,
     "n_prompts",
@@ -21,12 +26,20 @@ RETRIEVAL_SUMMARY_COLUMNS = [
     "mrr_ci_low",
     "mrr_ci_high",
     "mrr_sample_sd",
+    "p_at_1",
+    "p_at_1_ci_low",
+    "p_at_1_ci_high",
+    f"hits_at_{HITS_K}",
+    f"hits_at_{HITS_K}_ci_low",
+    f"hits_at_{HITS_K}_ci_high",
     "mean_target_prob",
     "target_prob_ci_low",
     "target_prob_ci_high",
     "mean_target_prob_shared",
 ]
-_METRICS = ["reciprocal_rank", "target_prob", "target_prob_shared"]
+# per-prompt metrics averaged per concept and resampled; the first three in the order of old
+# runs, so that adding a metric leaves the earlier intervals as they were (the same resamples)
+_METRICS = ["reciprocal_rank", "target_prob", "target_prob_shared", "hit_1", "hit_k"]
 
 
 def summarize_retrieval(
@@ -39,8 +52,11 @@ def summarize_retrieval(
     condition (not the model: the resamples are paired across models), so intervals depend
     neither on what else is in the run nor on where a model was loaded from. For conditions
     with several random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
-    The model order is that of first appearance in `prompts` (the order of --model).
+    The model order is that of first appearance in `prompts` (the order of --model). `p_at_1`
+    is the share of prompts whose target is ranked first, `hits_at_10` in the first ten.
     """
+    prompts = prompts.assign(hit_1=hits_at_k(prompts["rank"], 1),
+                             hit_k=hits_at_k(prompts["rank"], HITS_K))  # fmt: skip
     rows = []
     for key, group in prompts.groupby(RETRIEVAL_GROUPS, sort=False):
         per_concept = group.groupby("concept", sort=True)[_METRICS].mean()
@@ -68,6 +84,12 @@ def summarize_retrieval(
                 "mrr_ci_low": low[0],
                 "mrr_ci_high": high[0],
                 "mrr_sample_sd": sample_sd,
+                "p_at_1": group["hit_1"].mean(),
+                "p_at_1_ci_low": low[3],
+                "p_at_1_ci_high": high[3],
+                f"hits_at_{HITS_K}": group["hit_k"].mean(),
+                f"hits_at_{HITS_K}_ci_low": low[4],
+                f"hits_at_{HITS_K}_ci_high": high[4],
                 "mean_target_prob": group["target_prob"].mean(),
                 "target_prob_ci_low": low[1],
                 "target_prob_ci_high": high[1],
@@ -82,35 +104,52 @@ def summarize_retrieval(
     return summary.reset_index(drop=True)
 
 
-def format_retrieval_summary(summary: pd.DataFrame, *, verbose: bool = False) -> str:
-    """MRR and mean target probability by number of properties, one column pair per model (by
-    its short label). Several conditions (an ablation): one compact table of MRR, a column per
-    condition and model, unless `verbose` (a table per condition, as summary.csv has it)."""
+def condition_labels(summary: pd.DataFrame) -> pd.Series:
+    """Each row's condition as `selection/order/category` (`top/decreasing/all`)."""
+    return summary[CONDITION].astype(str).agg("/".join, axis=1)
+
+
+def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
+    """Every metric by model (and condition, where there are several) and number of
+    properties, MRR with its 95% interval: a row each, so that it fits a terminal."""
+    table = summary.assign(condition=condition_labels(summary))
+    columns = ["model", "condition", "n_props", "n_concepts", "mrr", "mrr_ci_low", "mrr_ci_high",
+               "p_at_1", f"hits_at_{HITS_K}", "mean_target_prob"]  # fmt: skip
+    if table["condition"].nunique() == 1:
+        columns.remove("condition")
+    headers = {"n_props": "props", "n_concepts": "concepts", "mrr": "MRR [95% CI]",
+               "p_at_1": "P@1", f"hits_at_{HITS_K}": f"hits@{HITS_K}",
+               "mean_target_prob": "prob"}  # fmt: skip
+    return Table(table[columns].reset_index(drop=True), title,
+                 intervals={"mrr": ("mrr_ci_low", "mrr_ci_high")}, headers=headers)  # fmt: skip
+
+
+def mrr_by_condition(summary: pd.DataFrame) -> Table:
+    """MRR with a row per model and condition and a column per number of properties."""
+    table = summary.assign(condition=condition_labels(summary))
+    order = list(dict.fromkeys(zip(table["model"], table["condition"])))
+    pivot = table.pivot_table(index=["model", "condition"], columns="n_props", values="mrr",
+                              sort=False)  # fmt: skip
+    pivot = pivot.reindex(pd.MultiIndex.from_tuples(order, names=["model", "condition"]))
+    pivot.columns = [str(n) for n in pivot.columns]
+    return Table(pivot.reset_index(), "MRR by condition (selection/order/category) and number "
+                 "of properties")  # fmt: skip
+
+
+def retrieval_tables(summary: pd.DataFrame, *, verbose: bool = False) -> list[Table]:
+    """A run's printed summary: every metric by number of properties; for several conditions
+    (an ablation) the MRR by condition, unless `verbose`."""
     labels = short_labels(summary["model"])
     summary = summary.assign(model=summary["model"].map(labels))
-    models = list(dict.fromkeys(summary["model"]))
-    conditions = summary.groupby(["selection", "order", "category"], sort=False)
-    if conditions.ngroups > 1 and not verbose:
-        names = summary[["selection", "order", "category"]].astype(str).agg("/".join, axis=1)
-        table = summary.assign(column=names + " " + summary["model"]).pivot(
-            index="n_props", columns="column", values="mrr"
-        )
-        table = table[list(dict.fromkeys(names + " " + summary["model"]))]
-        return ("MRR by condition (selection/order/category) and model; mean target "
-                "probabilities in summary.csv (--verbose prints them)\n"
-                + table.to_string(float_format=lambda x: f"{x:.4g}"))  # fmt: skip
-    blocks = []
-    for (selection, order, category), rows in conditions:
-        table = rows.pivot(index="n_props", columns="model", values=["mrr", "mean_target_prob"])
-        table = table.reindex(
-            columns=pd.MultiIndex.from_product([["mrr", "mean_target_prob"], models])
-        )
-        short = {"mrr": "mrr", "mean_target_prob": "prob"}
-        table.columns = [f"{short[metric]} {model}" for metric, model in table.columns]
-        title = (f"selection={selection} order={order} category={category} "
-                 "(prob: mean target probability)")  # fmt: skip
-        samples = int(rows["n_samples"].max())
-        if samples > 1:
-            title += f" ({samples} random samples per concept)"
-        blocks.append(title + "\n" + table.to_string(float_format=lambda x: f"{x:.4g}"))
-    return "\n\n".join(blocks)
+    several = summary[CONDITION].drop_duplicates().shape[0] > 1
+    if several and not verbose:
+        table = mrr_by_condition(summary)
+        table.note = ("P@1, hits@10 and mean target probabilities by condition: summary.csv "
+                      "(--verbose prints them)")  # fmt: skip
+        return [table]
+    samples = int(summary["n_samples"].max())
+    title = "Concept retrieval by number of properties (props; P@1: target ranked first"
+    title += f"; hits@{HITS_K}: among the first {HITS_K}; prob: mean target probability)"
+    if samples > 1:
+        title += f"; {samples} random samples per concept in the random baseline"
+    return [retrieval_table(summary, title)]

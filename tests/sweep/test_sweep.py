@@ -47,6 +47,9 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
         patch.setattr(tacit.api, "run_probe", elicit_stopped_once)
         stopped = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out)])
     assert stopped.exit_code == 130
+    assert (
+        "6 of 8 cell(s) complete" in stopped.output and "the same command goes on" in stopped.output
+    )
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/manifest.json")}
     assert len(done) == 6  # 4 retrieve cells and 2 elicit cells finished before the stop
     again = runner.invoke(app, ["sweep", str(sweep_file), "--out", str(out)])
@@ -55,13 +58,15 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/manifest.json")}
     assert len(after) == 8 and all(after[name] == mtime for name, mtime in done.items())
 
-    board = runner.invoke(app, ["leaderboard", str(out)])
+    board = runner.invoke(app, ["leaderboard", str(out), "--out", str(out / "board.csv")])
     assert board.exit_code == 0, board.output
-    table = pd.read_csv(out / "leaderboard.csv")
-    assert sorted(table["model"]) == ["tiny-bert0", "tiny-roberta0"]
-    assert any(c.startswith("retrieve MRR@1") for c in table.columns)
-    assert any(c.startswith("elicit mAP") for c in table.columns)
-    assert (out / "leaderboard.md").read_text().startswith("| model |")
+    table = pd.read_csv(out / "board.csv")
+    assert len(table) == 8 and set(table["model"]) == {"tiny-bert0", "tiny-roberta0"}
+    assert set(table["probe"]) == {"retrieve", "elicit"}
+    assert set(table["condition"]) >= {"1 properties, top/decreasing/all",
+                                       "2 properties, top/decreasing/all"}  # fmt: skip
+    markdown = runner.invoke(app, ["leaderboard", str(out), "--out", str(out / "board.md")])
+    assert markdown.exit_code == 0 and "| rank | model |" in (out / "board.md").read_text()
 
 
 def test_bad_sweep_files_are_one_line(tmp_path):

@@ -1,0 +1,158 @@
+"""Loading a model's weights as its ModelSpec says (tacit.core.modelspec): `from_pretrained`
+with the revision, dtype, remote code and attention kernel asked for, 8- or 4-bit weights
+through bitsandbytes (CUDA GPUs only), a PEFT adapter on top, or spread over devices by
+accelerate; refusing a checkpoint whose head is missing (its predictions would be random) and
+naming a damaged file instead of a traceback (tacit.vocab.tokenizers)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, cast
+
+import torch
+from transformers import PreTrainedModel
+
+from tacit.core.errors import TacitError, first_line, shorten
+from tacit.core.interface import option
+from tacit.core.modelspec import ModelSpec
+from tacit.vocab.hub import hub_access
+from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
+
+
+def check_quantization(spec: ModelSpec, device: torch.device) -> None:
+    """8- and 4-bit weights (bitsandbytes) run on CUDA GPUs only: refused in one line on any
+    other device, or without bitsandbytes installed, before anything loads."""
+    if spec.quantization is None:
+        return
+    where = f"{option('--model')} {spec.name}: load_in_{spec.quantization}"
+    if device.type != "cuda":
+        raise TacitError(
+            f"{where} needs a CUDA GPU (bitsandbytes' kernels); this run is on {device}: drop "
+            f"load_in_{spec.quantization}, or run on a GPU"
+        )
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        raise TacitError(f"{where} needs bitsandbytes: pip install bitsandbytes") from None
+
+
+def _quantized(spec: ModelSpec, dtype: Any, device: torch.device) -> dict[str, Any]:
+    """from_pretrained's keywords for 8- or 4-bit weights on `device` (none for full ones)."""
+    if spec.quantization is None:
+        return {}
+    check_quantization(spec, device)
+    from transformers import BitsAndBytesConfig
+
+    if spec.quantization == "8bit":
+        config = BitsAndBytesConfig(load_in_8bit=True)
+    else:  # NF4 weights, computed in the run's precision (float32 unless asked otherwise)
+        compute = dtype if isinstance(dtype, torch.dtype) else torch.float32
+        config = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=compute
+        )
+    return {"quantization_config": config, "device_map": {"": device.index or 0}}
+
+
+def load_weights(
+    auto_class: Any,
+    spec: ModelSpec,
+    dtype: torch.dtype | str,
+    device: torch.device,
+    *,
+    head: str,
+    **placement: Any,
+) -> PreTrainedModel:
+    """`auto_class.from_pretrained` as `spec` says (on `device`, or as `placement` spreads it),
+    a PEFT adapter put on it, refusing a checkpoint whose `head` head is missing."""
+    name = spec.name
+    check_model_source(name, tokenizer=False)
+    quantized = _quantized(spec, dtype, device)
+    extra: dict[str, Any] = {
+        k: v for k, v in (("trust_remote_code", spec.trust_remote_code),
+                          ("attn_implementation", spec.attn_implementation)) if v is not None
+    }  # fmt: skip
+    try:
+        with quiet_transformers(), hub_access(name) as hub:
+            if hub:  # transformers looks for an adapter config without local_files_only
+                extra["adapter_kwargs"] = dict(hub)
+            model, info = auto_class.from_pretrained(
+                name, revision=spec.revision, dtype=dtype, output_loading_info=True,
+                **extra, **quantized, **placement, **hub,
+            )  # fmt: skip
+    except Exception as err:  # a damaged weights file: SafetensorError, torch.load's errors
+        explain_load_error(name, spec.revision, err)
+        raise
+    prefix = model.base_model_prefix + "."
+    head_missing = sorted(k for k in info["missing_keys"] if not k.startswith(prefix))
+    if head_missing:
+        raise TacitError(
+            f"{name!r} has no trained {head} head (missing {', '.join(head_missing[:3])}"
+            f"{', ...' if len(head_missing) > 3 else ''}): its predictions would be random"
+        )
+    if not quantized and not placement:
+        model = model.to(device)
+    if spec.peft is not None:
+        model = with_adapter(model, spec, merge=not quantized)
+    return model.eval()
+
+
+def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> PreTrainedModel:
+    """The model with the PEFT adapter `spec.peft` on it: merged into its weights (what peft's
+    merge_and_unload gives), or, on quantized weights that cannot take it, kept beside them."""
+    adapter = str(spec.peft)
+    where = f"{option('--model')} {spec.text}: peft={adapter}"
+    try:
+        from peft import PeftModel
+    except ImportError:
+        raise TacitError(f"{where} needs peft: pip install 'tacit[peft]' (or peft)") from None
+    path = Path(adapter).expanduser()
+    if path.is_dir() and not (path / "adapter_config.json").is_file():
+        raise TacitError(f"{where}: no adapter_config.json in it: not a PEFT adapter directory")
+    try:
+        with quiet_transformers(), hub_access(adapter) as hub, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # peft's about transformers' names
+            wrapped = PeftModel.from_pretrained(model, adapter, is_trainable=False, **hub)
+    except (OSError, ValueError, RuntimeError, KeyError) as err:  # not found, shapes differ
+        raise TacitError(f"{where}: cannot put it on the model ({shorten(first_line(err), 200)})"
+                         ) from err  # fmt: skip
+    merged = wrapped.merge_and_unload() if merge else wrapped.get_base_model()
+    return cast(PreTrainedModel, merged)
+
+
+def load_spread(
+    runtime: Any,
+    spec: ModelSpec,
+    device_map: str,
+    max_memory: str | None,
+    offload_folder: str | Path | None,
+) -> PreTrainedModel:
+    """A model spread over devices by accelerate's big-model loading; inputs then go to the
+    device of its first part (runtime.device), and accelerate's hooks move activations on."""
+    from tacit.core.options import parse_max_memory
+
+    try:
+        import accelerate  # noqa: F401  (transformers needs it for a device map)
+    except ImportError:
+        raise TacitError(
+            f"{option('--device-map')} needs accelerate: pip install 'tacit[dist]' (or accelerate)"
+        ) from None
+    model = load_weights(
+        runtime.auto_class, spec, runtime.load_dtype, runtime.device, head=runtime.head,
+        device_map=device_map, max_memory=parse_max_memory(max_memory) if max_memory else None,
+        offload_folder=str(offload_folder) if offload_folder else None,
+    )  # fmt: skip
+    placed: dict[str, Any] = model.hf_device_map  # type: ignore[assignment]
+    first = next(iter(placed.values()))
+    runtime.device = torch.device(
+        f"cuda:{first}" if isinstance(first, int) else "cpu" if first == "disk" else first
+    )
+    return model
+
+
+def placed(device_map: dict[str, Any]) -> dict[str, int]:
+    """How many of a spread model's modules went to each device (the manifest's summary)."""
+    counts: dict[str, int] = {}
+    for device in device_map.values():
+        counts[str(device)] = counts.get(str(device), 0) + 1
+    return counts

@@ -1,0 +1,79 @@
+"""`--limit N` (RunOptions.limit): the first N concepts, items or configurations, as each probe
+declares (Probe.limit); said on the summary's first line, recorded, what it left out counted,
+never comparable with a full run; refused by a probe with nothing to limit."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from support import fails_cleanly
+from support_nli import save_nli_masked_lm, write_nope
+from typer.testing import CliRunner
+
+import tacit
+from tacit.cli import app
+from tacit.core.errors import TacitError
+from tacit.probes import registry
+from tacit.results.compare import differences
+
+
+def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
+    full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
+    first = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, limit=2,
+                           progress=False)  # fmt: skip
+    kept = list(dict.fromkeys(full.prompts["concept"]))[:2]
+    assert list(dict.fromkeys(first.prompts["concept"])) == kept
+    pd.testing.assert_frame_equal(  # the same prompts, scored the same
+        first.prompts.reset_index(drop=True),
+        full.prompts[full.prompts["concept"].isin(kept)].reset_index(drop=True),
+    )
+    assert first.text.splitlines()[0].startswith("limited to the first 2 concepts (limit 2)")
+    assert first.manifest["limit"] == {"first": 2, "of": "concepts"}
+    beyond = first.dropped[first.dropped["reason"].str.startswith("beyond the limit")]
+    assert len(beyond) == full.manifest["counts"]["concepts"] - 2
+    assert first.manifest["counts"]["concepts"] == 2
+
+
+def test_elicitation_takes_the_first_concepts_alphabetically(tiny_bert, toy_norms_path):
+    first = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"], limit=2,
+                         progress=False)  # fmt: skip
+    every = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"],
+                         progress=False)  # fmt: skip
+    assert sorted(set(first.prompts["concept"])) == sorted(set(every.prompts["concept"]))[:2]
+
+
+def test_nli_takes_the_first_items(tmp_path):
+    nope, model = write_nope(tmp_path / "nope"), save_nli_masked_lm(tmp_path / "mlm")
+    first = tacit.nli("nope", nope, [model], limit=3, progress=False)
+    assert first.prompts["item_id"].nunique() == 3
+    assert first.manifest["limit"] == {"first": 3, "of": "items"}
+
+
+def test_pragmeval_takes_the_first_configurations(pragmeval_data, mlm):
+    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm", "SwitchBoard"],
+                             max_train=8, limit=1, progress=False)  # fmt: skip
+    assert result.prompts["config"].nunique() == 1
+    skipped = result.manifest["skipped_configs"]
+    assert any(reason.startswith("beyond the limit") for reason in skipped.values())
+
+
+def test_a_probe_with_nothing_to_limit_refuses_it(tiny_bert, tmp_path):
+    assert registry.get("prince").limit is None
+    with pytest.raises(TacitError, match="prince: limit is not available"):
+        tacit.prince([tiny_bert], limit=2)
+    fails_cleanly(["prince", "-m", tiny_bert, "--limit", "2"], "No such option: --limit")
+
+
+def test_limited_and_full_runs_are_not_comparable(tiny_bert, toy_norms_path, tmp_path):
+    for name, limit in (("full", []), ("first", ["--limit", "2"])):
+        done = CliRunner().invoke(app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path),
+                                        "--max-props", "2", "-q", "--out", str(tmp_path / name),
+                                        *limit])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    assert "limited to the first 2 concepts (--limit 2)" in done.stdout
+    notes = differences([tmp_path / "full", tmp_path / "first"])
+    assert any("differ in limit" in note and "the first 2 concepts" in note for note in notes)
+    manifest = json.loads((tmp_path / "first" / "manifest.json").read_text())
+    assert manifest["limit"] == {"first": 2, "of": "concepts"}

@@ -1,0 +1,232 @@
+"""Numbers across runs (issue 27): a folder of multi-model runs, an ablation and runs of
+different candidate sets, as a user's results/ holds them. The leaderboard's numbers are each
+run's summary.csv at its main condition, model by model; runs that are not like for like are
+never ranked together; model comparisons equal scipy's permutation test on the per-concept
+differences; every table fits 100 columns; a leaderboard written beside the runs does not
+break the commands that read them."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+import tacit
+from tacit.cli import app
+from tacit.core.labels import short_labels
+
+runner = CliRunner()
+MAIN = ("top", "decreasing", "all")
+
+
+def run(*args, columns: int = 100):
+    result = runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, tiny_bert, tiny_roberta, toy_norms_path):
+    """results/ with retrieve/{two,ordering,spans,spans-mean} and elicit/{both,bert}."""
+    root = tmp_path_factory.mktemp("across") / "results"
+    two = ["-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path, "-q"]
+    run("retrieve", *two, "--max-props", 3, "--out", root / "retrieve" / "two")
+    run("retrieve", *two, "--max-props", 3, "--ablation", "ordering", "--out",
+        root / "retrieve" / "ordering")  # fmt: skip
+    run("retrieve", *two, "--max-props", 3, "--candidates", "concepts", "--out",
+        root / "retrieve" / "spans")  # fmt: skip
+    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--max-props", 2,
+        "--candidates", "concepts", "--normalize", "mean", "--out",
+        root / "retrieve" / "spans-mean")  # fmt: skip
+    run("elicit", *two, "--prefix-ablation", "--out", root / "elicit" / "both")
+    run("elicit", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--out",
+        root / "elicit" / "bert")  # fmt: skip
+    return root
+
+
+def expected_main(run_dir) -> pd.DataFrame:
+    """The main condition's rows of a run's summary.csv, read here without tacit."""
+    summary = pd.read_csv(run_dir / "summary.csv")
+    if "n_props" in summary:  # retrieval: top/decreasing/all at the largest number
+        main = summary[(summary[["selection", "order", "category"]] == MAIN).all(axis=1)]
+        main = main[main["n_props"] == main["n_props"].max()]
+        return main.rename(columns={"mrr": "value", "mrr_ci_low": "ci_low",
+                                    "mrr_ci_high": "ci_high", "n_concepts": "n"})  # fmt: skip
+    main = summary[(summary["relation"] == "all") & summary["prefix"]]
+    return main.rename(columns={"map_vocab": "value", "map_vocab_ci_low": "ci_low",
+                                "map_vocab_ci_high": "ci_high", "n_concepts": "n"})  # fmt: skip
+
+
+def test_the_leaderboard_is_each_summary_at_its_main_condition(results):
+    board = tacit.leaderboard(results)
+    runs = [p.parent for p in results.rglob("manifest.json")]
+    models = [m for r in runs for m in pd.read_csv(r / "summary.csv")["model"].unique()]
+    labels = short_labels(models)
+    assert len(board) == sum(pd.read_csv(r / "summary.csv")["model"].nunique() for r in runs)
+    for run_dir in runs:
+        for row in expected_main(run_dir).itertuples():
+            mine = board[(board["run"] == str(run_dir.relative_to(results)))
+                         & (board["model"] == labels[row.model])]  # fmt: skip
+            assert len(mine) == 1, (run_dir, row.model)  # a row per model per run
+            for column in ("value", "ci_low", "ci_high", "n"):
+                assert mine[column].iloc[0] == pytest.approx(getattr(row, column), rel=1e-6)
+
+
+def test_the_leaderboard_ranks_only_like_for_like(results):
+    board = tacit.leaderboard(results)
+    for _, group in board.groupby("group"):
+        assert group["scored_over"].nunique() == group["condition"].nunique() == 1
+        assert group["probe"].nunique() == 1
+        ranked = group.sort_values("rank")["value"].to_numpy()
+        assert (np.diff(ranked) <= 1e-12).all()  # rank 1 the best
+    groups = dict(zip(board["run"], board["group"]))
+    # the same vocabulary and condition: one ranking (the ablation at its main condition)
+    assert groups["retrieve/two"] == groups["retrieve/ordering"]
+    # other candidates, another span scoring, another vocabulary: ranked apart
+    assert len({groups["retrieve/two"], groups["retrieve/spans"], groups["retrieve/spans-mean"]})
+    assert groups["retrieve/spans"] not in (groups["retrieve/two"], groups["retrieve/spans-mean"])
+    assert groups["retrieve/spans-mean"] != groups["retrieve/two"]
+    assert groups["elicit/both"] != groups["elicit/bert"]  # two models' vocabulary, one's
+
+
+def test_other_conditions_only_when_asked(results):
+    plain = tacit.leaderboard(results)
+    assert list(plain.columns) == tacit.results.leaderboard.COLUMNS
+    asked = tacit.leaderboard(results, conditions=True)
+    summary = pd.read_csv(results / "retrieve" / "ordering" / "summary.csv")
+    bottom = summary[(summary["selection"] == "bottom") & (summary["order"] == "decreasing")
+                     & (summary["n_props"] == 3)].set_index("model")["mrr"]  # fmt: skip
+    labels = short_labels(bottom.index)
+    rows = asked[asked["run"] == "retrieve/ordering"].set_index("model")
+    for model, value in bottom.items():
+        assert rows.loc[labels[model], "bottom/decreasing/all"] == pytest.approx(value)
+    assert asked.loc[asked["run"] == "retrieve/two", "bottom/decreasing/all"].isna().all()
+    assert "without prefix, all relations" in asked.columns
+
+
+def _scipy_p(a, b) -> float:
+    return stats.permutation_test(
+        (a, b), lambda x, y, axis: np.sum(x - y, axis=axis), permutation_type="samples",
+        n_resamples=100000, alternative="two-sided", vectorized=True,
+    ).pvalue  # fmt: skip
+
+
+def test_comparisons_equal_an_independent_computation(results):
+    two, both = results / "retrieve" / "two", results / "elicit" / "both"
+    found = tacit.compare([two, both])
+    assert len(found) == 2 and set(found["probe"]) == {"retrieve", "elicit"}
+    # retrieval: reciprocal ranks per concept at top/decreasing/all, 3 properties
+    prompts = pd.read_csv(two / "prompts.csv")
+    main = prompts[(prompts[["selection", "order", "category"]] == MAIN).all(axis=1)
+                   & (prompts["n_props"] == 3)]  # fmt: skip
+    per_model = main.pivot(index="concept", columns="model", values="reciprocal_rank")
+    a, b = (per_model[m].to_numpy() for m in main["model"].unique())
+    row = found[found["probe"] == "retrieve"].iloc[0]
+    assert row["difference"] == pytest.approx(a.mean() - b.mean())
+    assert row["p_value"] == pytest.approx(_scipy_p(a, b), abs=1e-12)
+    assert row["p_holm"] == row["p_value"]  # one comparison in its table
+    assert row["ci_low"] <= row["difference"] <= row["ci_high"]
+    summary = pd.read_csv(two / "summary.csv")
+    at_3 = summary[summary["n_props"] == 3].set_index("model")["mrr"]
+    assert row["value_a"] - row["value_b"] == pytest.approx(at_3.iloc[0] - at_3.iloc[1], rel=1e-5)
+    # elicitation: every relation with the prefix, a concept's prompts summed
+    prompts = pd.read_csv(both / "prompts.csv")
+    sums = prompts[prompts["prefix"]].pivot_table(index="concept", columns="model",
+                                                  values="ap_vocab", aggfunc="sum")  # fmt: skip
+    a, b = (sums[m].to_numpy() for m in prompts["model"].unique())
+    row = found[found["probe"] == "elicit"].iloc[0]
+    assert row["p_value"] == pytest.approx(_scipy_p(a, b), abs=1e-12)
+    n = len(prompts[prompts["prefix"]]) / 2
+    assert row["difference"] == pytest.approx((a.sum() - b.sum()) / n)
+
+
+def test_holm_over_a_tables_comparisons(results):
+    """Two like-for-like runs of two models: six comparisons in one table."""
+    found = tacit.compare([results / "retrieve" / "two", results / "retrieve" / "ordering"])
+    assert len(found) == 6 and found["group"].nunique() == 1
+    p = found["p_value"].to_numpy()
+    order = np.argsort(p)
+    running, expected = 0.0, np.empty(6)
+    for step, index in enumerate(order):
+        running = max(running, min(1.0, (6 - step) * p[index]))
+        expected[index] = running
+    assert found["p_holm"].to_numpy() == pytest.approx(expected)
+    assert {"tiny-bert0 (two)", "tiny-bert0 (ordering)"} <= set(found["model_a"])
+
+
+def test_runs_not_like_for_like_are_never_compared(results):
+    found = tacit.compare([results / "retrieve" / "two", results / "retrieve" / "spans"])
+    assert found["group"].nunique() == 2 and len(found) == 2
+    assert (found["run_a"] == found["run_b"]).all()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["table", "retrieve/two", "retrieve/ordering", "retrieve/spans"],
+        ["table", "elicit/both", "elicit/bert"],
+        ["leaderboard", "."],
+        ["leaderboard", ".", "--conditions"],
+        ["compare", "retrieve/two", "retrieve/ordering", "elicit/both"],
+        ["runs", "."],
+    ],
+)
+def test_every_printed_table_fits_100_columns(results, command):
+    args = [results / a if "/" in a or a == "." else a for a in command]
+    printed = run(*args).stdout
+    assert max(len(line) for line in printed.splitlines()) <= 100, printed
+    assert "-0.000" not in printed and "e+" not in printed
+
+
+def test_formats_for_a_paper(results):
+    runs = [results / "retrieve" / "two", results / "retrieve" / "ordering"]
+    markdown = run("table", *runs, "--format", "markdown").stdout
+    assert "| model |" in markdown and "|---|" in markdown
+    latex = run("table", *runs, "--format", "latex").stdout
+    assert r"\begin{tabular}" in latex and r"\bottomrule" in latex and "_" not in latex.replace(
+        r"\_", "")  # fmt: skip
+    table = pd.read_csv(io.StringIO(run("table", *runs, "--format", "csv").stdout))
+    assert {"mrr", "mrr_ci_low", "mrr_ci_high", "p_at_1", "hits_at_10"} <= set(table.columns)
+    board = pd.read_csv(io.StringIO(run("leaderboard", results, "--format", "csv").stdout))
+    assert list(board.columns) == tacit.results.leaderboard.COLUMNS
+    assert r"\begin{tabular}" in run("leaderboard", results, "--format", "latex").stdout
+
+
+def test_a_leaderboard_beside_the_runs_breaks_nothing(results, tmp_path):
+    """The README's `probe report results/retrieve/*` refused the folder once a leaderboard
+    had been written into it."""
+    board = results / "retrieve" / "leaderboard.md"
+    run("leaderboard", results / "retrieve", "--out", board)
+    assert board.read_text().startswith("**1. retrieve")
+    runs = sorted((results / "retrieve").iterdir())  # what the shell's glob gives
+    assert board in runs
+    report = run("report", *runs, "--out", tmp_path / "report.html")
+    assert "a file, not a run directory: left out" in report.stderr
+    listed = run("table", *runs)
+    assert "left out" in listed.stderr and "MRR [95% CI]" in listed.stdout
+    plotted = run("plot", results / "retrieve" / "two", board, "--out", tmp_path / "f.png")
+    assert (tmp_path / "f.png").is_file() and "left out" in plotted.stderr
+    run("compare", *runs)
+    assert tacit.leaderboard(results / "retrieve")["run"].str.endswith(".md").sum() == 0
+    board.unlink()
+
+
+def test_figures_list_every_line_and_say_why_a_panel_is_empty(results):
+    from tacit.probes.retrieve.figures import retrieval_figure
+
+    summary = pd.read_csv(results / "retrieve" / "ordering" / "summary.csv")
+    figure = retrieval_figure(summary)
+    rows = np.array(figure.axes).reshape(-1, 2)
+    assert len(rows) == 2  # a row per model, MRR beside the target probability
+    for mrr, prob in rows:
+        drawn = [line.get_label() for line in prob.lines]
+        assert [line.get_label() for line in mrr.lines] == drawn
+        assert len(drawn) == 5 and [t.get_text() for t in prob.get_legend().texts] == drawn
+    spans = pd.read_csv(results / "retrieve" / "spans-mean" / "summary.csv")
+    assert spans["mean_target_prob"].isna().all()
+    empty = retrieval_figure(spans).axes[1]
+    assert any("no mean target probability to draw" in t.get_text() for t in empty.texts)
