@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from tacit.core.choices import LOAD_DTYPES, VOCAB_WORDS
-from tacit.core.errors import TacitError, TacitWarning
+from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.interface import command_line
 from tacit.core.modelspec import parse_model_args
 from tacit.core.options import RunOptions, parse_batch_size
@@ -24,14 +24,6 @@ from tacit.core.params import Param
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
 
 
 def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
@@ -60,7 +52,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         warnings.formatwarning = _one_line_warning
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
         try:
             with command_line():  # errors name flags, not the API's arguments
                 return command(*args, **kwargs)
