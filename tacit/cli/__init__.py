@@ -17,8 +17,8 @@ from tacit.cli import norms
 from tacit.cli.common import DEBUG
 
 # command -> its module under tacit/cli/ (each defines `command`)
-COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "runs", "table", "plot",
-            "vocab", "report", "sweep", "leaderboard")  # fmt: skip
+COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "items", "runs", "table",
+            "plot", "vocab", "report", "sweep", "leaderboard")  # fmt: skip
 
 app = typer.Typer(
     help="Probe language models for the tacit assumptions people hold about concepts.",

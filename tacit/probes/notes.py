@@ -69,8 +69,12 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
 def scored_over(manifest: Manifest) -> dict[str, str]:
     """What a run of a norms-based probe scored, each as a short printable value: the
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
-    the norms, the concepts. Two runs stand side by side like for like when these match."""
+    the norms, the concepts, the templates (a run from before template files used the paper's).
+    Two runs stand side by side like for like when these match."""
+    from tacit.probes.templates import load_templates
+
     vocabulary = manifest.get("vocabulary") or {}
+    templates = manifest.get("templates") or load_templates().record()
     candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
@@ -85,4 +89,5 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
         if norms else "",
         "concepts": ",".join(options.get("concepts") or []) or "all",
+        "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
     }  # fmt: skip

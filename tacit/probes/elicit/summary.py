@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tacit.core.labels import short_labels
+from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ELICITATION_SUMMARY_COLUMNS = [
@@ -21,9 +22,11 @@ ELICITATION_SUMMARY_COLUMNS = [
 def summarize_elicitation(prompts: pd.DataFrame) -> pd.DataFrame:
     """mAP over the shared and the sensible vocabulary and mean Spearman's rho, by model x
     relation x prefix. `n_spearman` counts the prompts where rho is defined (the mean is over
-    those only)."""
+    those only). With several templates, a row per template and one for their ensemble, which
+    carries the spread and consistency (tacit.probes.paraphrase)."""
+    keys = [*ELICITATION_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
     summary = (
-        prompts.groupby(ELICITATION_GROUPS, sort=False)
+        prompts.groupby(keys, sort=False)
         .agg(
             n_prompts=("ap_vocab", "size"),
             map_vocab=("ap_vocab", "mean"),
@@ -33,12 +36,17 @@ def summarize_elicitation(prompts: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    return summary[ELICITATION_SUMMARY_COLUMNS]
+    summary = summary[[*keys, *ELICITATION_SUMMARY_COLUMNS[len(ELICITATION_GROUPS) :]]]
+    if paraphrased(prompts):
+        summary = paraphrase_columns(summary, prompts, ELICITATION_GROUPS, "map_vocab")
+    return summary
 
 
 def format_elicitation_table(summary: pd.DataFrame, paper_counts: dict[str, int]) -> str:
     """The paper's Table 1 layout: relations x models, mAP_VOCAB / mAP_SENS / rho, and our
-    prompt counts beside the paper's; with and without the prefix, the Table 2 deltas."""
+    prompt counts beside the paper's; with and without the prefix, the Table 2 deltas. With
+    several templates: their ensemble's."""
+    summary = ensemble_rows(summary)
     summary = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     blocks = []
     for prefix, rows in summary.groupby("prefix", sort=False):

@@ -8,10 +8,8 @@ ties them to the Probe contract (tacit.probes.base).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
@@ -26,11 +24,12 @@ if TYPE_CHECKING:
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.retrieve.prompts import PromptSet
+    from tacit.probes.templates import TemplateSet
 
 CAUSAL_HINT = (
-    " with vocabulary candidates: retrieval's blank does not end the sentence, so a causal "
-    "model cannot score it over the vocabulary; score the concepts as spans with "
-    "--candidates concepts"
+    " with vocabulary candidates: a retrieval template's blank does not end the sentence, so a "
+    "causal model cannot score it over the vocabulary; score the concepts as spans with "
+    "--candidates concepts, or give --templates whose blanks end their sentences"
 )
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
@@ -41,6 +40,7 @@ class State:
     conditions: list[Any]
     prompt_set: PromptSet
     candidates: Candidates
+    templates: TemplateSet
 
 
 class RetrieveProbe(Probe):
@@ -59,7 +59,15 @@ class RetrieveProbe(Probe):
     keys = ("model", "selection", "order", "category", "n_props")
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked",) if values["candidates"] == "vocab" else ("masked", "causal")
+        """Masked models; causal ones too with candidate spans, or where every template's blank
+        ends its sentence (the next-token question)."""
+        from tacit.probes.templates import load_templates
+
+        if values["candidates"] != "vocab":
+            return ("masked", "causal")
+        templates = load_templates(values["templates"]).retrieval
+        at_end = all(t.blank_ends_sentence for t in templates)
+        return ("masked", "causal") if at_end else ("masked",)
 
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
@@ -67,12 +75,17 @@ class RetrieveProbe(Probe):
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import (
+            a_before_blank,
             build_prompts,
             check_categories,
             retrieval_conditions,
+            retrieval_fills,
         )
+        from tacit.probes.templates import load_templates
 
         refuse_span_options(values, (*SPAN_PARAMS, ARTICLES), "concepts")
+        templates = load_templates(values["templates"])
+        fills = retrieval_fills(templates, spans=values["candidates"] != "vocab")
         norms = load_norms(values)
         conditions = retrieval_conditions(
             values["selection"], values["order"], values["category"], values["ablation"]
@@ -82,75 +95,65 @@ class RetrieveProbe(Probe):
             candidates = Candidates.shared_vocabulary(models, run)
             prompt_set = build_prompts(norms, candidates.vocab, conditions,
                                        max_props=values["max_props"], concepts=values["concepts"],
-                                       seed=run.seed)  # fmt: skip
+                                       seed=run.seed, fills=fills,
+                                       a_rule=a_before_blank(templates, spans=False))  # fmt: skip
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-            work = self._vocab_work(prompt_set, candidates)
+            work = self._vocab_work(prompt_set, candidates, self.kinds(values))
         else:
-            prompt_set, candidates, work = self._span_work(norms, conditions, values, run)
-        state = State(norms, conditions, prompt_set, candidates)
+            prompt_set, candidates, work = self._span_work(norms, conditions, values, run,
+                                                           templates, fills)  # fmt: skip
+        state = State(norms, conditions, prompt_set, candidates, templates)
         return Plan(work, values, candidates.resume_key(), state=state,
                     tokenizers=candidates.tokenizers)  # fmt: skip
 
-    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates) -> Work:
+    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates,
+                    kinds: tuple[str, ...]) -> Work:  # fmt: skip
+        from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
-        vocab = candidates.vocab
+        vocab, prompts = candidates.vocab, prompt_set.prompts
         return Work(
-            prompt_set.prompts, "prompt",
-            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
-            kinds=("masked",), hints={"causal": CAUSAL_HINT},
+            prompts, ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar,
+                                                    offset=len(prompts)),
+            kinds=kinds, hints={"causal": CAUSAL_HINT},
         )  # fmt: skip
 
     def _span_work(
-        self, norms: Any, conditions: list[Any], values: Mapping[str, Any], run: RunOptions
-    ) -> tuple[PromptSet, Candidates, Work]:
+        self, norms: Any, conditions: list[Any], values: Mapping[str, Any], run: RunOptions,
+        templates: TemplateSet, fills: Mapping[str, Any],
+    ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
         """Every concept a target, ranked among spans: the norms' concepts with their articles
         (`concepts`) or a FILE's spans (which must hold every target)."""
-        from tacit.lexicon import read_articles
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import (
-            Candidates,
-            SpanRanker,
-            concept_candidates,
-            read_candidates,
-        )
-        from tacit.probes.retrieve.prompts import build_prompts, span_prompt
-        from tacit.probes.retrieve.scoring import property_free, score_span_prompts
+        from tacit.probes.candidates import take_counts
+        from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.retrieve.prompts import build_prompts
+        from tacit.probes.retrieve.scoring import score_span_prompts
+        from tacit.probes.retrieve.spans import span_sets
 
-        articles = values["articles"]
-        table = (
-            read_articles(Path(articles)) if isinstance(articles, str | os.PathLike) else articles
-        )
         prompt_set = build_prompts(norms, None, conditions, max_props=values["max_props"],
                                    concepts=values["concepts"], seed=run.seed,
-                                   template=span_prompt)  # fmt: skip
-        if prompt_set.prompts.empty:
+                                   fills=fills)  # fmt: skip
+        prompts = prompt_set.prompts
+        if prompts.empty:
             raise TacitError("no concept is left to probe")
-        every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
-        given = values["candidates"]
-        chosen = every if given == "concepts" else read_candidates(given)
-        missing = sorted(set(span_of.values()) - set(chosen.spans))
-        if missing:
-            raise TacitError(
-                f"--candidates {given}: every target must be a candidate; {len(missing)} are "
-                f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
-            )
-        candidates = Candidates(sets={"all": chosen}, scoring=values["span_scoring"],
-                                normalize=values["normalize"])  # fmt: skip
-        ranker = SpanRanker(chosen, candidates.scoring, candidates.normalize, property_free)
+        candidates, sets = span_sets(norms, templates, values, list(prompts["concept"].unique()))
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table = score_span_prompts(rows, scorer, ranker, span_of, bar)
-            return Scored(table, ranker.take_counts())
+            table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
+            return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(prompt_set.prompts, "prompt", score, kinds=("masked", "causal"))
+        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
+                    kinds=("masked", "causal"))  # fmt: skip
         return prompt_set, candidates, work
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
         from tacit.core.manifest import with_keys
         from tacit.probes.inputs import norms_record
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
@@ -172,10 +175,14 @@ class RetrieveProbe(Probe):
         }  # fmt: skip
         added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
+        added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
         summary = summarize_retrieval(rows, seed=run.seed)
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
-        files = {"candidates.txt": candidates.sets["all"].text} if spans else {}
+        if paraphrased(rows):
+            text += "\n\n" + format_paraphrases(summary, ["selection", "order", "category",
+                                                         "n_props"], "mrr", "MRR")  # fmt: skip
+        files = candidates.files() if spans else {}
         return Outcome(rows, summary, text, notes, added, {"dropped": state.prompt_set.dropped},
                        files, vocab=candidates.vocabulary)  # fmt: skip
 
@@ -186,7 +193,10 @@ class RetrieveProbe(Probe):
 
     def main_rows(self, summary: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
         """The main condition (an ablation's top/decreasing/all) at the run's largest number of
-        properties: one row per model."""
+        properties (with several templates, their ensemble): one row per model."""
+        from tacit.probes.paraphrase import ensemble_rows
+
+        summary = ensemble_rows(summary)
         conditions = summary[["selection", "order", "category"]].drop_duplicates()
         if len(conditions) > 1:
             main = (summary[["selection", "order", "category"]] == MAIN_CONDITION).all(axis=1)
@@ -199,14 +209,17 @@ class RetrieveProbe(Probe):
         return scored_over(manifest)
 
     def estimate(self, values: Mapping[str, Any]) -> int | None:
+        """At most how many prompts: every question once per retrieval template."""
         from tacit.probes.inputs import load_norms
         from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
+        from tacit.probes.templates import load_templates
 
         conditions = retrieval_conditions(
             values["selection"], values["order"], values["category"], values["ablation"]
         )
-        return estimated_prompts(load_norms(values), conditions, values["max_props"],
-                                 values["concepts"])  # fmt: skip
+        questions = estimated_prompts(load_norms(values), conditions, values["max_props"],
+                                      values["concepts"])  # fmt: skip
+        return questions * len(load_templates(values["templates"]).retrieval)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """The concepts retrieval keeps as targets, and why the rest are dropped."""
@@ -220,7 +233,11 @@ class RetrieveProbe(Probe):
         return "\n".join(lines)
 
     def table(self, summary: pd.DataFrame, *, n_props: str = "1,5,10", **_: Any) -> str:
-        """MRR at the chosen numbers of properties, a row per run, model and condition."""
+        """MRR at the chosen numbers of properties, a row per run, model and condition (with
+        several templates, their ensemble's)."""
+        from tacit.probes.paraphrase import ensemble_rows
+
+        summary = ensemble_rows(summary)
         try:
             wanted = [int(n) for n in n_props.split(",")]
         except ValueError:
@@ -240,9 +257,10 @@ class RetrieveProbe(Probe):
         order), from what the runs hold; runs that call for different ones get one each."""
         import pandas as pd
 
+        from tacit.probes.paraphrase import ensemble_rows
         from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
 
-        frames = [summary.assign(run=name) for name, summary, _ in runs]
+        frames = [ensemble_rows(summary).assign(run=name) for name, summary, _ in runs]
         kinds = [figure_kind(frame) for frame in frames]
         distinct = list(dict.fromkeys(kinds))
         if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:

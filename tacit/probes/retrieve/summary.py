@@ -10,6 +10,7 @@ import pandas as pd
 
 from tacit.core.labels import short_labels
 from tacit.core.metrics import bootstrap_mean_ci
+from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
 RETRIEVAL_SUMMARY_COLUMNS = [
@@ -39,10 +40,13 @@ def summarize_retrieval(
     condition (not the model: the resamples are paired across models), so intervals depend
     neither on what else is in the run nor on where a model was loaded from. For conditions
     with several random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
-    The model order is that of first appearance in `prompts` (the order of --model).
+    The model order is that of first appearance in `prompts` (the order of --model). With
+    several templates, a row per template and one for their ensemble, which carries the spread
+    and consistency (tacit.probes.paraphrase).
     """
+    keys = [*RETRIEVAL_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
     rows = []
-    for key, group in prompts.groupby(RETRIEVAL_GROUPS, sort=False):
+    for key, group in prompts.groupby(keys, sort=False):
         per_concept = group.groupby("concept", sort=True)[_METRICS].mean()
         # seeded by the condition, not the model: every model of the run is resampled over the
         # same concepts (a paired bootstrap), and a model's intervals do not depend on the
@@ -60,7 +64,7 @@ def summarize_retrieval(
         )
         rows.append(
             {
-                **dict(zip(RETRIEVAL_GROUPS, key)),
+                **dict(zip(keys, key)),
                 "n_prompts": len(group),
                 "n_concepts": len(per_concept),
                 "n_samples": n_samples,
@@ -74,18 +78,23 @@ def summarize_retrieval(
                 "mean_target_prob_shared": group["target_prob_shared"].mean(),
             }
         )
-    summary = pd.DataFrame(rows, columns=RETRIEVAL_SUMMARY_COLUMNS)
+    columns = [*keys, *RETRIEVAL_SUMMARY_COLUMNS[len(RETRIEVAL_GROUPS) :]]
+    summary = pd.DataFrame(rows, columns=columns)
     model_order = {name: i for i, name in enumerate(dict.fromkeys(prompts["model"]))}
     summary = summary.sort_values(
         RETRIEVAL_GROUPS, key=lambda col: col.map(model_order) if col.name == "model" else col
-    )
-    return summary.reset_index(drop=True)
+    ).reset_index(drop=True)
+    if paraphrased(prompts):
+        summary = paraphrase_columns(summary, prompts, RETRIEVAL_GROUPS, "mrr")
+    return summary
 
 
 def format_retrieval_summary(summary: pd.DataFrame, *, verbose: bool = False) -> str:
     """MRR and mean target probability by number of properties, one column pair per model (by
     its short label). Several conditions (an ablation): one compact table of MRR, a column per
-    condition and model, unless `verbose` (a table per condition, as summary.csv has it)."""
+    condition and model, unless `verbose` (a table per condition, as summary.csv has it). With
+    several templates: their ensemble's (the templates' own are printed apart)."""
+    summary = ensemble_rows(summary)
     labels = short_labels(summary["model"])
     summary = summary.assign(model=summary["model"].map(labels))
     models = list(dict.fromkeys(summary["model"]))

@@ -1,0 +1,81 @@
+"""Retrieval's candidate spans: every concept of the norms as a span in the form each template's
+blank takes it (`[A Y]`: "A bear", "An aardvark", "Scissors"; `[a Y]`: "a bear"; `[Y]`:
+"bear"), or a FILE of spans (every target must be one of them)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.candidates import (
+    Candidates,
+    CandidateSet,
+    SpanRanker,
+    read_candidates,
+    span_alone,
+)
+
+if TYPE_CHECKING:
+    from tacit.norms import NormSet
+    from tacit.probes.retrieve.scoring import SpanSets
+    from tacit.probes.templates import TemplateSet
+
+# a candidate set's name per form of the blank, where a run's templates take several forms
+SET_NAMES = {"A Y": "A_Y", "a Y": "a_Y", "Y": "Y"}
+
+
+def articles_table(value: Any, templates: TemplateSet) -> Mapping[str, str] | None:
+    """`--articles`: a concept,article CSV (any one-word article outside English) or a mapping."""
+    from tacit.lexicon import read_articles
+
+    if isinstance(value, str | os.PathLike):
+        return read_articles(Path(value), any_article=not templates.settings.english)
+    return value
+
+
+def span_sets(
+    norms: NormSet, templates: TemplateSet, values: Mapping[str, Any], targets: Sequence[str]
+) -> tuple[Candidates, SpanSets]:
+    """The run's candidates and, per form of the blank, the spans ranked and each concept's.
+
+    The concepts' sets list the same concepts in the same order in every form (concepts that
+    read the same in every form share one candidate: "bat (animal)" and "bat (baseball)"), so
+    that an ensemble of templates is taken candidate by candidate."""
+    from tacit.probes.retrieve.scoring import SpanSets
+
+    articles = articles_table(values["articles"], templates)
+    forms = {t.id: t.blank for t in templates.retrieval}
+    distinct = list(dict.fromkeys(forms.values()))
+    phrase = {form: {c: templates.blank_phrase(c, form, articles) for c in norms.concepts}
+              for form in distinct}  # fmt: skip
+    groups = list(dict.fromkeys(tuple(phrase[f][c] for f in distinct) for c in norms.concepts))
+    given = values["candidates"]
+    names = {form: "all" if len(distinct) == 1 else SET_NAMES[form] for form in distinct}
+    if given == "concepts":
+        sets = {names[f]: CandidateSet("concepts", [g[i] for g in groups])
+                for i, f in enumerate(distinct)}  # fmt: skip
+    elif len(distinct) > 1:
+        raise TacitError(
+            f"--candidates {given}: the templates put the concept in the blank in "
+            f"{len(distinct)} forms ({', '.join(f'[{f}]' for f in distinct)}), and one file of "
+            "spans holds one of them: use --candidates concepts, or templates of one form"
+        )
+    else:
+        sets = {"all": read_candidates(given)}
+    for form in distinct:
+        wanted = {phrase[form][c] for c in targets}
+        missing = sorted(wanted - set(sets[names[form]].spans))
+        if missing:
+            raise TacitError(
+                f"--candidates {given}: every target must be a candidate; {len(missing)} are "
+                f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
+            )
+    candidates = Candidates(sets=sets, scoring=values["span_scoring"],
+                            normalize=values["normalize"])  # fmt: skip
+    rankers = {name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
+               for name, chosen in sets.items()}  # fmt: skip
+    span_of = {names[form]: phrase[form] for form in distinct}
+    return candidates, SpanSets(rankers, {t: names[f] for t, f in forms.items()}, span_of)
