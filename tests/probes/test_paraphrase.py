@@ -186,6 +186,53 @@ def test_retrieval_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norms_
         assert summary["consistency"].iloc[0] == pytest.approx(consistency(tops))
 
 
+def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norms_path,
+                                                 tmp_path):  # fmt: skip
+    """Answers of any length as candidate spans: each template's AP is its run's alone, and the
+    ensemble's AP, spread and consistency come from the mean of plain span scores."""
+    from tacit.models.causal import CausalLMScorer
+
+    def run(**options):
+        return tacit.elicit([tiny_bert, tiny_gpt2], norms=str(toy_norms_path), relations=["has"],
+                            candidates="answers", progress=False, **options)  # fmt: skip
+
+    both = run(templates=write(tmp_path / "both.jsonl", HAS))
+    single = alone(tmp_path, HAS, run)
+    spans = single["paper"].files["candidates-has.txt"].splitlines()
+    assert len(spans) > 2 and both.files["candidates-has.txt"].splitlines() == spans
+    for model in (tiny_bert, tiny_gpt2):
+        mine = both.prompts[both.prompts["model"] == model]
+        plain = {}
+        for template, result in single.items():
+            theirs = result.prompts[result.prompts["model"] == model].reset_index(drop=True)
+            rows = mine[mine["template"] == template].reset_index(drop=True)
+            np.testing.assert_allclose(rows["ap_vocab"], theirs["ap_vocab"], rtol=1e-6)
+            texts = list(theirs["prompt"])
+            if model == tiny_bert:
+                plain[template] = plain_span_scores(model, texts, spans, "l2r")[0]
+            else:
+                plain[template] = CausalLMScorer(model, batch_size=1).score_spans(
+                    texts, spans, cache=False, progress=False).sentence  # fmt: skip
+        mean = np.mean(list(plain.values()), axis=0)
+        paper = single["paper"].prompts.query("model == @model").reset_index(drop=True)
+        ensemble = mine[mine["template"] == "ensemble"].reset_index(drop=True)
+        assert list(ensemble["concept"]) == list(paper["concept"])
+        for row, (gold, scores) in enumerate(zip(paper["gold"], mean)):
+            relevant = np.isin(spans, [g.rpartition(":")[0] for g in gold.split(" | ")])
+            assert relevant.any()
+            assert ensemble.loc[row, "ap_vocab"] == pytest.approx(
+                average_precision(scores, relevant), rel=1e-5
+            )
+        assert list(ensemble["top1"]) == list(np.asarray(spans)[mean.argmax(axis=1)])
+        summary = both.summary.query("model == @model").set_index("template")
+        tops = [list(np.asarray(spans)[p.argmax(axis=1)]) for p in plain.values()]
+        assert summary.loc["ensemble", "consistency"] == pytest.approx(consistency(tops))
+        maps = [r.summary.loc[r.summary["model"] == model, "map_vocab"].iloc[0]
+                for r in single.values()]  # fmt: skip
+        assert summary.loc["ensemble", "spread"] == pytest.approx(max(maps) - min(maps))
+        assert summary.loc["ensemble", "map_vocab"] == pytest.approx(ensemble["ap_vocab"].mean())
+
+
 def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_norms_path,
                                                                tmp_path):  # fmt: skip
     """Templates whose blank ends the sentence let a causal model rank the concept over the
