@@ -46,7 +46,7 @@ import transformers
 from lama_style import lama_ranks, load
 from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast, pipeline
 
-from tacit.models.base import MASK
+from tacit.core.blank import MASK
 from tacit.models.batching import longest_first_batches
 from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms

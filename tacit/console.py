@@ -3,9 +3,23 @@ command line itself is being imported also ends with the one-line message, not a
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
+
+
+def _quiet_unraisable(hook: UnraisableHookArgs) -> None:
+    """An interruption that lands while Python finalises something (a generator closed during
+    a SIGTERM) was already said in the run's one line: not "Exception ignored in ..." too."""
+    if not isinstance(hook.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(hook)
+
 
 def run() -> None:
     """Run `probe`; Ctrl-C at any moment exits 130 (SIGTERM 143) with one line on stderr."""
+    sys.unraisablehook = _quiet_unraisable
     try:
         from tacit.cli import app
 

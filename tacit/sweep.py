@@ -159,7 +159,14 @@ def run_sweep(path: str | Path, out: str | Path, *, dry_run: bool = False) -> pd
     if dry_run:
         table["prompts_at_most"] = [estimated_prompts(cell) for cell in sweep.cells]
         return table
-    for cell, row in zip(sweep.cells, rows):
-        if row["state"] != "complete":
-            run_cell(cell, out / cell.name, sweep.run)
+    try:
+        for cell, row in zip(sweep.cells, rows):
+            if row["state"] != "complete":
+                run_cell(cell, out / cell.name, sweep.run)
+    except KeyboardInterrupt as stop:  # say what the sweep kept, in the interruption's line
+        done = sum(cell_state(out / cell.name) == "complete" for cell in sweep.cells)
+        stop.detail = (f"{done} of {len(sweep.cells)} cell(s) complete in {out}; the same "  # type: ignore[attr-defined]
+                       "command goes on (complete cells are skipped, an interrupted one "
+                       "resumes)")  # fmt: skip
+        raise
     return table

@@ -33,9 +33,11 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
-    """Say what stopped the run, in one line; exit 130 for Ctrl-C, 143 for SIGTERM."""
+    """Say what stopped the run and what it kept, in one line (`stop.detail`, where the run
+    said what it kept); exit 130 for Ctrl-C, 143 for SIGTERM."""
     name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
-    typer.echo(f"interrupted by {name}: no result files were written", err=True)
+    detail = getattr(stop, "detail", None) or "no result files were written"
+    typer.echo(f"interrupted by {name}: {detail}", err=True)
     INTERRUPTION["said"] = True
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 

@@ -1,5 +1,6 @@
 """Running a probe into its run directory: the checks before any work (a directory that holds
-a run), the checkpoint, the save, what is printed, and what an interruption says."""
+a run, another process that owns it), the checkpoint, the save, what is printed, and what an
+interruption or a failure says (one line: what was kept, and how to go on)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,20 @@ from tacit.core.errors import TacitError
 from tacit.results.result import ProbeResult
 
 
-def interrupted_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str:
-    """After Ctrl-C: what was saved, and how to go on. With nothing saved, the checkpoint goes
-    (and the run directory with it, where the run made it), so that a rerun starts clean."""
-    chunks = len(list(checkpoint.glob("*.pkl"))) if checkpoint.is_dir() else 0
+def kept_chunks(checkpoint: Path) -> int:
+    """How many scored chunks the checkpoint holds (what a resumed run need not score again)."""
+    return len(list(checkpoint.glob("*.pkl"))) if checkpoint.is_dir() else 0
+
+
+def resume_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str | None:
+    """What was kept, and how to go on; None when nothing was (the checkpoint then goes, so
+    that a rerun starts clean)."""
+    chunks = kept_chunks(checkpoint)
     if not chunks and not resumed:
         shutil.rmtree(checkpoint, ignore_errors=True)
-        return "interrupted before any scored chunk was saved: nothing to resume"
-    return (f"interrupted: {chunks} scored chunk(s) saved in {checkpoint}; to continue where "
-            f"it stopped: the same command with --resume --out {out_dir}")  # fmt: skip
+        return None
+    return (f"{chunks} scored chunk(s) kept in {checkpoint}; to go on where it stopped: the same "
+            f"command with --resume --out {out_dir}")  # fmt: skip
 
 
 def run_and_save(
@@ -37,9 +43,11 @@ def run_and_save(
     print its summary (stdout), its notes (stderr) and where it went.
 
     `run` gets the checkpoint keywords (`checkpoint`, `resume`) to pass on as run options.
-    Scored chunks are kept in RUN_DIR/.partial while the run goes: interrupted, the run can go
-    on with --resume; failed otherwise, it leaves no directory behind. An --out that holds a
-    run is refused before anything is scored, unless --resume or --overwrite.
+    Scored chunks are kept in RUN_DIR/.partial while the run goes: interrupted, failed after
+    scoring something, or failed to save (a full disk), the run can go on with --resume, and
+    the one line that ends it says so; failed before scoring anything, it leaves no directory
+    behind. One process owns a run directory at a time. An --out that holds a run is refused
+    before anything is scored, unless --resume or --overwrite.
     """
     from tacit.engine.distributed import finish as distributed_finish
     from tacit.engine.distributed import is_main
@@ -49,23 +57,30 @@ def run_and_save(
         raise TacitError("--resume needs --out DIR: the run directory to continue")
     if resume and overwrite:
         raise TacitError("--resume and --overwrite contradict each other: pick one")
+    if resume and out is not None and not out.is_dir():
+        raise TacitError(f"--resume: no unfinished run in {out} (no such directory)")
     if not is_main():  # a data-parallel run: the main process checks and writes, alone
         try:
             return run({"checkpoint": None, "resume": False})
         finally:
             distributed_finish()
-    if out is not None:
-        check_overwrite(out, resume=resume, overwrite=overwrite)
     with run_dir(out or fresh_run_dir(probe), created=out is None) as out_dir:
+        if out is not None:  # once it is ours: what it holds cannot change under us
+            check_overwrite(out, resume=resume, overwrite=overwrite)
+        checkpoint = out_dir / PARTIAL
         try:
-            result = run({"checkpoint": out_dir / PARTIAL, "resume": resume})
+            result = run({"checkpoint": checkpoint, "resume": resume})
             result.save(out_dir, overwrite=True)  # checked above, before the work
-        except KeyboardInterrupt:
-            typer.echo(interrupted_hint(out_dir / PARTIAL, out_dir, resume), err=True)
+        except KeyboardInterrupt as stop:
+            hint = resume_hint(checkpoint, out_dir, resume)
+            stop.detail = hint or "nothing was scored yet, nothing to resume"  # type: ignore[attr-defined]
             raise
+        except TacitError as err:
+            hint = resume_hint(checkpoint, out_dir, resume)
+            raise TacitError(f"{err} ({hint})" if hint else str(err)) from None
         except BaseException:
-            if not resume:
-                shutil.rmtree(out_dir / PARTIAL, ignore_errors=True)
+            if not resume and not kept_chunks(checkpoint):
+                shutil.rmtree(checkpoint, ignore_errors=True)
             raise
     from tacit.probes import registry
 

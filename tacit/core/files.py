@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import tempfile
 import threading
@@ -18,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tacit.core import faults
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,19 +80,44 @@ def _umask() -> int:
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM for the few microseconds of final renames, so that an
-    interruption cannot land between two of them (where the OS allows blocking signals)."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    can_block = (
-        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    )
-    if can_block:
-        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    """Hold Ctrl-C and SIGTERM for the few renames that must not be split by an interruption:
+    one that comes meanwhile is handled right after them.
+
+    Python runs signal handlers in the main thread, whichever thread the operating system
+    delivered the signal to, so deferring the handler there holds the signal in every thread
+    (blocking it with pthread_sigmask held it in the main thread only, and `probe` runs two).
+    Off the main thread, where handlers cannot be set, the OS mask of that thread is used.
+    """
+    held = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread():
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, set(held))
+        try:
+            yield
+        finally:
+            if hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, set(held))
+        return
+    caught: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in held}
+    for signum in held:
+        signal.signal(signum, lambda number, frame: caught.append(number))
     try:
         yield
     finally:
-        if can_block:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            faults.point("signals:before-redelivery")
+            signal.raise_signal(caught[0])  # now to the handler that was there
+
+
+TEMPORARY = re.compile(r"^\..+\.[\w]{8}\.tmp$")  # what _stage names a file while writing it
+
+
+def is_temporary(name: str) -> bool:
+    """Is this a file `write_files` was writing (left by a process killed meanwhile)?"""
+    return TEMPORARY.match(name) is not None
 
 
 def _stage(path: Path, data: str | bytes) -> Path:
@@ -113,12 +141,15 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return path
 
 
-def write_files(directory: str | Path, files: Mapping[str, str | bytes]) -> None:
+def write_files(
+    directory: str | Path, files: Mapping[str, str | bytes], *, point: str = "files"
+) -> None:
     """Write several files into `directory` so that it never holds some of them but not others.
 
     Every file is first written to a temporary name; only when all are on disk are they renamed
     into place, one quick rename each, with signals held. On any failure or interruption before
-    that, the temporary files are removed and nothing of this call appears.
+    that, the temporary files are removed and nothing of this call appears. (`point` names this
+    write's places for the fault-injection tests: tacit.core.faults.)
     """
     directory = Path(directory)
     staged: list[tuple[Path, Path]] = []
@@ -126,9 +157,11 @@ def write_files(directory: str | Path, files: Mapping[str, str | bytes]) -> None
         for name, data in files.items():
             target = directory / name
             staged.append((_stage(target, data), target))
+            faults.point(f"{point}:staged")
         with signals_held():
             for tmp, target in staged:
                 os.replace(tmp, target)
+                faults.point(f"{point}:renamed")
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)

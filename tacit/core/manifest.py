@@ -120,6 +120,7 @@ class Manifest(TypedDict, total=False):
     seed: int
     resumed: bool
     processes: int
+    launch_warning: str
     started: str
     finished: str
     options: dict[str, Any]

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tacit.core import faults
 from tacit.core.errors import TacitError
 from tacit.core.files import write_atomic
 
@@ -28,9 +29,14 @@ class Checkpoint:
             return
         plan_file = directory / "plan.json"
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
+        if resume and not plan_file.is_file():
+            if (directory.parent / "manifest.json").is_file():
+                raise TacitError(
+                    f"--resume: the run in {directory.parent} is complete, nothing to resume: "
+                    "--overwrite runs it again"
+                )
+            resume = False  # killed before it kept anything: nothing to reuse, start afresh
         if resume:
-            if not plan_file.is_file():
-                raise TacitError(f"--resume: no unfinished run in {directory.parent}")
             if plan_file.read_text() != text:
                 raise TacitError(
                     f"--resume: the unfinished run in {directory.parent} was started with other "
@@ -38,8 +44,14 @@ class Checkpoint:
                 )
             return
         shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True)
-        write_atomic(plan_file, text)
+        try:
+            directory.mkdir(parents=True)
+            write_atomic(plan_file, text)
+        except OSError as err:
+            raise TacitError(
+                f"{directory}: cannot keep the run's checkpoint there ({err.strerror}); free "
+                "some space, or give --out a writable place with room"
+            ) from None
 
     def _path(self, key: str) -> Path:
         assert self.directory is not None
@@ -49,14 +61,25 @@ class Checkpoint:
         """What was saved under `key`, or None."""
         if self.directory is None or not self._path(key).is_file():
             return None
-        with open(self._path(key), "rb") as handle:
-            return pickle.load(handle)  # our own files, written by save() below
+        try:
+            with open(self._path(key), "rb") as handle:
+                return pickle.load(handle)  # our own files, written by save() below
+        except Exception:  # a chunk that cannot be read back (a damaged disk): scored again
+            return None
 
     def save(self, key: str, value: Any) -> None:
         """Keep `value` under `key` (written whole: temporary name, then rename)."""
         if self.directory is None:
             return
-        write_atomic(self._path(key), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            write_atomic(self._path(key), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError as err:
+            raise TacitError(
+                f"{self.directory}: cannot keep the run's scored chunks there ({err.strerror}); "
+                "free some space (what was kept stays: --resume goes on from it), or give "
+                "--out a place with room"
+            ) from None
+        faults.point("checkpoint:saved")
 
     def finish(self) -> None:
         """The run's files are written: drop the chunks."""

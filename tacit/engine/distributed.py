@@ -19,7 +19,7 @@ from typing import Any
 from tacit.core.errors import TacitError
 
 TIMEOUT_ENV = "TACIT_DIST_TIMEOUT"  # seconds a process waits for the others (default 1800)
-EXIT_ENV = "TACIT_DIST_TEST_EXIT_RANK"  # tests: this rank exits abruptly at its first gather
+EXIT_ENV = "TACIT_DIST_TEST_EXIT_RANK"  # tests: RANK[@N]: this rank exits at its N-th gather
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,17 @@ def world() -> World:
         return World()
     rank = int(os.environ.get("RANK", "0"))
     return World(rank, size, int(os.environ.get("LOCAL_RANK", str(rank))))
+
+
+def launch_problem() -> str | None:
+    """A launcher that meant several processes but started this one alone (it set MASTER_ADDR,
+    which only a multi-process launch needs, and no WORLD_SIZE): `accelerate launch --cpu
+    --num_processes 2` does this with accelerate 1.15. The run is then one process; say so."""
+    if world().distributed or "MASTER_ADDR" not in os.environ:
+        return None
+    return ("a launcher set MASTER_ADDR but no WORLD_SIZE: this run is one process, not "
+            "data-parallel (accelerate launch --cpu starts one; on CPUs use torchrun "
+            "--nproc_per_node N -m tacit.cli ...)")  # fmt: skip
 
 
 def is_main() -> bool:
@@ -99,10 +110,17 @@ def gather(value: Any) -> list[Any]:
     return values
 
 
+_gathers = [0]
+
+
 def test_exit() -> None:
-    """For the tests of a process that dies mid-run: exit abruptly where EXIT_ENV says so."""
-    if os.environ.get(EXIT_ENV) == str(world().rank) and world().distributed:
-        os._exit(3)
+    """For the tests of a process that dies mid-run: exit abruptly where EXIT_ENV says so
+    (`1`: rank 1 at its first gather; `1@2`: at its second)."""
+    rank, _, nth = os.environ.get(EXIT_ENV, "").partition("@")
+    if rank == str(world().rank) and world().distributed:
+        _gathers[0] += 1
+        if _gathers[0] >= int(nth or 1):
+            os._exit(3)
 
 
 def broadcast(value: Any) -> Any:

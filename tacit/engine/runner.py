@@ -235,6 +235,7 @@ def run_manifest(
         "seed": options.seed,
         "resumed": options.resume,
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
+        **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,
         "started": started,
         "finished": now(),

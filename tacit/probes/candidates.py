@@ -136,6 +136,38 @@ def span_work(models: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     }
 
 
+def unreadable_spans(
+    spans: Sequence[str], models: Sequence[Any], run: RunOptions
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each model's tokenizer (loaded once: the models reuse it), and the spans some tokenizer
+    does not read whole (an unknown token, a character dropped: tacit.vocab.shared
+    span_problems), each with which tokenizer and why. Such a span would be scored as
+    something else: a FILE's is refused, a span the norms gave is left out and counted."""
+    from tacit.vocab.shared import span_problems
+    from tacit.vocab.tokenizers import load_tokenizer
+
+    tokenizers = {}
+    for model in models:
+        name = model if isinstance(model, str) else model.name
+        tokenizers[name] = (load_tokenizer(model, revision=run.revision)
+                            if isinstance(model, str) else model.tokenizer)  # fmt: skip
+    problems: dict[str, str] = {}
+    for name, tokenizer in tokenizers.items():
+        for span, why in span_problems(tokenizer, spans).items():
+            problems.setdefault(span, f"not read whole by {name}'s tokenizer ({why})")
+    return tokenizers, problems
+
+
+def refuse_unreadable(candidates: CandidateSet, problems: Mapping[str, str]) -> None:
+    """A FILE of candidates holding a span a model cannot read: one line naming file and line."""
+    for number, span in enumerate(candidates.spans, start=1):
+        if span in problems:
+            raise TacitError(
+                f"{candidates.source}, line {number}: {shorten(span)!r} is {problems[span]}: "
+                "remove it, or use models that read it"
+            )
+
+
 def read_candidates(path: str | Path) -> CandidateSet:
     """A FILE of candidates, one span a line (UTF-8); blank lines and repeats are errors that
     name the line, so that the set scored is exactly the file."""

@@ -28,6 +28,8 @@ def run_notes(manifest: Manifest) -> list[str]:
     """Notes every probe shares: vocabulary warnings, batches halved on out of memory, and
     --revision given for a local directory (where it has no effect)."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
+    if manifest.get("launch_warning"):
+        notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):
         if record.get("local_path") and record.get("revision"):
             notes.append(f"warning: {record['name']}: --revision {record['revision']} has no "

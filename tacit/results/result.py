@@ -9,8 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from tacit.core import faults
+from tacit.core.errors import TacitError
 from tacit.core.files import json_text, table_text, write_files
-from tacit.results.rundir import PARTIAL, check_overwrite, prepare_run_dir, remove_stale
+from tacit.results.rundir import (
+    PARTIAL,
+    check_overwrite,
+    prepare_run_dir,
+    remove_leftovers,
+    remove_stale,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,20 +80,31 @@ class ProbeResult:
 
     def save(self, out: str | Path, *, overwrite: bool = False) -> Path:
         """Write the run directory: all of its files (tables, manifest, figures) appear together,
-        each whole, or none does. A directory that already holds a run (or other files) is
-        refused unless `overwrite`, which replaces the whole directory, stale files included."""
+        each whole, or none does; manifest.json comes last, so a directory with it holds a whole
+        run. A directory that already holds a run (or other files) is refused unless
+        `overwrite`, which replaces the whole directory, stale files included. The run's
+        checkpoint (`.partial`) goes only once everything is written: a save that fails (a full
+        disk) or is killed leaves the scores to resume from."""
         check_overwrite(Path(out), overwrite=overwrite, checkpoint_ours=True)
         out = prepare_run_dir(out)
+        remove_leftovers(out)
         files: dict[str, str | bytes] = {}
         if self.vocab is not None:
             files["vocab.txt"] = self.vocab.text()
         files.update({f"{name}.csv": table_text(table) for name, table in self.extra.items()})
         files[self.rows_file] = table_text(self.prompts)
         files["summary.csv"] = table_text(self.summary)
-        files["manifest.json"] = json_text(self.manifest)
         files.update(self.files)
         files.update({name: draw() for name, draw in self.figures.items()})
-        write_files(out, files)
+        files["manifest.json"] = json_text(self.manifest)  # last: it marks the run complete
+        try:
+            write_files(out, files, point="save")
+        except OSError as err:
+            raise TacitError(
+                f"{out}: cannot write the run's files there ({err.strerror}); nothing of them "
+                "was written"
+            ) from None
+        faults.point("save:written")
         shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
         if overwrite:
             remove_stale(out, set(files))

@@ -12,8 +12,10 @@ from datetime import datetime
 from pathlib import Path
 
 from tacit.core.errors import TacitError
+from tacit.core.files import is_temporary
 
 PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
+LOCK = ".lock"  # held by the one process that owns the run directory (tacit.core.locks)
 WRITE_TEST = ".write-test-"
 
 
@@ -75,13 +77,14 @@ def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
     entries = sorted(
         p.name
         for p in out.iterdir()
-        if not p.name.startswith(WRITE_TEST) and not (checkpoint_ours and p.name == PARTIAL)
-    )
+        if not p.name.startswith(WRITE_TEST) and p.name != LOCK and not is_temporary(p.name)
+        and not (checkpoint_ours and p.name == PARTIAL)
+    )  # fmt: skip
     if not entries:
         return None
     if "manifest.json" in entries:
         return "a run"
-    if entries == [PARTIAL]:
+    if PARTIAL in entries:  # with the tables of a save that crashed before its manifest, too
         return "an interrupted run"
     shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
     return f"{len(entries)} other file(s) ({shown})"
@@ -117,11 +120,20 @@ def prepare_run_dir(out: str | Path) -> Path:
     return out
 
 
+def remove_leftovers(out: Path) -> None:
+    """Remove what a process killed while saving left: files it was writing under temporary
+    names (tacit.core.files), never seen as results."""
+    for path in out.iterdir():
+        if is_temporary(path.name):
+            with suppress(OSError):
+                path.unlink()
+
+
 def remove_stale(out: Path, keep: set[str]) -> None:
     """After an --overwrite run is saved: remove what the old run left that this one did not
-    write, so the directory holds one run only."""
+    write, so the directory holds one run only (its owner's lock file stays)."""
     for path in out.iterdir():
-        if path.name in keep:
+        if path.name in keep or path.name == LOCK:
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
@@ -132,13 +144,26 @@ def remove_stale(out: Path, keep: set[str]) -> None:
 
 @contextmanager
 def run_dir(out: str | Path, *, created: bool = False) -> Iterator[Path]:
-    """Prepare the run directory; if the run fails, remove it again when we made it (or
-    `created` says so) and it is still empty, so a failed run leaves nothing behind."""
+    """Prepare the run directory and own it (one process at a time: a second is refused at
+    once, in one line naming the first's process id) until the block ends; if the run fails,
+    remove the directory again when we made it (or `created` says so) and it holds nothing, so
+    a failed run leaves nothing behind.
+
+    The lock file goes when the block ends, still locked: nothing waits on a run directory's
+    lock (a second owner is refused, never queued), so no process can be left holding the
+    removed file while another takes a new one."""
+    from tacit.core.locks import file_lock
+
     out = Path(out)
     ours = created or not _exists(out)
     path = prepare_run_dir(out)
     try:
-        yield path
+        with file_lock(path / LOCK, f"the run directory {path}", wait=0):
+            try:
+                yield path
+            finally:
+                with suppress(OSError):
+                    (path / LOCK).unlink()
     except BaseException:
         if ours:
             with suppress(OSError):

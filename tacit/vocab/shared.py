@@ -55,6 +55,25 @@ def word_token_id(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
     return encoded[0] if _decode_each(encoded, tokenizer)[0].strip() == word else None
 
 
+def span_problems(tokenizer: PreTrainedTokenizerBase, spans: Sequence[str]) -> dict[str, str]:
+    """The spans this tokenizer does not read whole, each with why: an unknown token (BERT's
+    [UNK] for an emoji, which would be scored as the unknown token's probability), or tokens
+    that read back as other text (a control character dropped). Folding case or accents, as an
+    uncased model always does, is reading it whole."""
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    encoded = _in_sentence(list(spans), tokenizer)
+    problems = {}
+    for span, ids in zip(spans, encoded):
+        if tokenizer.unk_token_id is not None and tokenizer.unk_token_id in ids:
+            problems[span] = "an unknown token"
+            continue
+        back = str(tokenizer.decode(ids)).strip()
+        folded = normalizer.normalize_str(span) if normalizer is not None else span
+        if back != span and not (back == folded and len(folded) == len(span)):
+            problems[span] = f"it reads back as {back!r}"
+    return problems
+
+
 CONTEXT = "a"  # the word put before each word, so that it is encoded as inside a sentence
 
 

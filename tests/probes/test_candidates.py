@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from support import TOY_NORMS, fails_cleanly, plain_span_scores, write_norms
+from transformers import AutoTokenizer
 from typer.testing import CliRunner
 
 import tacit
@@ -37,9 +38,18 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates.txt").read_text().splitlines()
     norms = read_norms(toy_norms_path)
-    assert len(spans) == len({s for s in concept_candidates(norms, [])[0].spans})
-    assert set(prompts["concept"]) == set(norms.concepts)  # every concept is a target
-    assert {"A bear", "An apple", "A coffee machine"} <= set(spans)
+    every, span_of = concept_candidates(norms, list(norms.concepts))
+    # a span the tokenizer reads as an unknown token is left out, its concept dropped with why
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    unknown = {s for s in every.spans if tokenizer.unk_token in tokenizer.tokenize(" " + s)}
+    assert spans == [s for s in every.spans if s not in unknown]
+    readable = {c for c, s in span_of.items() if s not in unknown}
+    assert set(prompts["concept"]) == readable  # every other concept is a target
+    dropped = pd.read_csv(out / "dropped.csv")
+    assert set(dropped["concept"]) == set(norms.concepts) - readable
+    assert dropped["reason"].str.contains("not read whole .*an unknown token").all()
+    assert "A bear" in spans and ("An apple" in spans) == (model == "tiny_roberta")
+    assert (model == "tiny_bert") == bool(unknown)  # RoBERTa's bytes read every span
     templates = list(dict.fromkeys(prompts["prompt"]))
     plain, _ = plain_span_scores(model_dir, templates, spans, "l2r")
     row = {t: n for n, t in enumerate(templates)}
@@ -85,12 +95,12 @@ def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normaliz
     assert result.prompts["target_prob"].isna().all() == (normalize != "sum")
 
 
-def test_elicitation_over_answers(tiny_bert, tmp_path):
+def test_elicitation_over_answers(tiny_roberta, tmp_path):
     norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
                         ("bear", "visual perceptual", "has four legs", 9),
                         ("dog", "visual perceptual", "has four legs", 14)])  # fmt: skip
     out = tmp_path / "run"
-    args = ["elicit", "-m", tiny_bert, "--norms", str(norms), "--relation", "has",
+    args = ["elicit", "-m", tiny_roberta, "--norms", str(norms), "--relation", "has",
             "--candidates", "answers", "--out", str(out), "-q"]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -99,7 +109,7 @@ def test_elicitation_over_answers(tiny_bert, tmp_path):
     assert "four legs" in spans  # answers of several words are candidates
     assert "four legs:14" in prompts.loc[prompts["concept"] == "dog", "gold"].iloc[0]
     templates = list(prompts["prompt"])
-    plain, _ = plain_span_scores(tiny_bert, templates, spans, "l2r")
+    plain, _ = plain_span_scores(tiny_roberta, templates, spans, "l2r")
     for row, gold, ap in zip(plain, prompts["gold"], prompts["ap_vocab"]):
         relevant = np.isin(spans, [item.rpartition(":")[0] for item in gold.split(" | ")])
         assert ap == pytest.approx(average_precision(row, relevant), abs=1e-6)
@@ -109,7 +119,24 @@ def test_elicitation_over_answers(tiny_bert, tmp_path):
     assert pd.read_csv(out / "summary.csv")["map_vocab"].notna().all()
 
 
-def test_a_candidates_file_and_its_errors(tiny_bert, toy_norms_path, tmp_path):
+def test_answers_a_tokenizer_cannot_read_are_left_out_and_counted(tiny_bert, tmp_path):
+    """tiny BERT's word list has neither `four` nor `legs`: scored, the answer would be two
+    unknown tokens (and could rank first); it is left out of the candidates, said and counted."""
+    norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
+                        ("dog", "visual perceptual", "has four legs", 14)])  # fmt: skip
+    out = tmp_path / "run"
+    args = ["elicit", "-m", tiny_bert, "--norms", str(norms), "--relation", "has",
+            "--candidates", "answers", "--out", str(out), "-q"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "four legs" not in (out / "candidates-has.txt").read_text().splitlines()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "four legs" in manifest["counts"]["answers_not_read_whole"]
+    assert manifest["counts"]["answers_not_candidates"][0]["not_read_whole"] >= 1
+    assert "left out of the candidates, not read whole" in result.stderr
+
+
+def test_a_candidates_file_and_its_errors(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
     blank = tmp_path / "blank.txt"
     blank.write_text("A bear\n\nA cat\n")
@@ -127,6 +154,11 @@ def test_a_candidates_file_and_its_errors(tiny_bert, toy_norms_path, tmp_path):
         "".join(f"{s}\n" for s in concept_candidates(read_norms(toy_norms_path), [])[0].spans)
         + "A unicorn\n"
     )
+    # tiny BERT reads `An apple` (no `An` in its word list) as an unknown token: refused
+    line = spans.read_text().splitlines().index("An apple") + 1
+    fails_cleanly([*base, "--candidates", spans],
+                  f"{spans}, line {line}: 'An apple' is not read whole by {tiny_bert}'s tokenizer")  # fmt: skip
+    base[2] = tiny_roberta  # byte-level BPE reads every span
     out = tmp_path / "run"
     assert runner.invoke(app, [*base, "--candidates", str(spans), "--out", str(out)]).exit_code == 0
     assert (out / "candidates.txt").read_text() == spans.read_text()

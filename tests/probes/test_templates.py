@@ -13,7 +13,8 @@ from tacit.core.errors import TacitError
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import elicitation_prompt
 from tacit.probes.prince.scoring import PERSON_PROPERTIES
-from tacit.probes.retrieve.prompts import build_prompts, retrieval_fills
+from tacit.probes.retrieve.fills import retrieval_fills
+from tacit.probes.retrieve.prompts import build_prompts
 from tacit.probes.templates import join_phrases, load_templates
 from tacit.probes.templates.reading import read_templates
 

@@ -37,6 +37,7 @@ class State:
     templates: TemplateSet
     relations: list[str]
     sensible: dict[str, Any] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
 
 class ElicitProbe(Probe):
@@ -74,7 +75,7 @@ class ElicitProbe(Probe):
         if values["candidates"] == "vocab":
             state, work = self._vocab_work(models, norms, values, prefixes, run, templates)
         else:
-            state, work = self._span_work(norms, values, prefixes, templates)
+            state, work = self._span_work(models, norms, values, prefixes, run, templates)
         return Plan(work, values, state.candidates.resume_key(), state=state,
                     tokenizers=state.candidates.tokenizers)  # fmt: skip
 
@@ -111,21 +112,41 @@ class ElicitProbe(Probe):
                       sensible)  # fmt: skip
         return state, work
 
-    def _span_work(self, norms: Any, values: Mapping[str, Any], prefixes: list[bool],
+    def _span_work(self, models: Sequence[str | Scorer], norms: Any, values: Mapping[str, Any],
+                   prefixes: list[bool], run: RunOptions,
                    templates: TemplateSet) -> tuple[State, Work]:  # fmt: skip
-        from tacit.probes.candidates import Candidates, SpanRanker, read_candidates, take_counts
+        """Each relation's answers ranked among spans: every answer people gave to it
+        (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
+        model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
+        the norms' answers."""
+        from tacit.probes.candidates import (
+            Candidates,
+            SpanRanker,
+            read_candidates,
+            refuse_unreadable,
+            relation_answers,
+            take_counts,
+            unreadable_spans,
+        )
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
-        sets, gold, left_out = span_golds(norms, relations, chosen)
+        spans = chosen.spans if chosen is not None else sorted(
+            {span for r in relations for span in relation_answers(norms, r)["span"]}
+        )  # fmt: skip
+        tokenizers, unread = unreadable_spans(spans, models, run)
+        if chosen is not None:
+            refuse_unreadable(chosen, unread)
+        sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values["concepts"], templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
-        candidates = Candidates(sets=dict(sets), scoring=values["span_scoring"],
+        candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
+                                scoring=values["span_scoring"],
                                 normalize=values["normalize"])  # fmt: skip
         free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
         rankers = {r: SpanRanker(sets[r], candidates.scoring, candidates.normalize,
@@ -138,7 +159,9 @@ class ElicitProbe(Probe):
 
         work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
                     kinds=self.kinds(values))  # fmt: skip
-        return State(norms, prefixes, prompts, candidates, left_out, templates, relations), work
+        state = State(norms, prefixes, prompts, candidates, left_out, templates, relations,
+                      unread=unread)  # fmt: skip
+        return state, work
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
@@ -170,6 +193,7 @@ class ElicitProbe(Probe):
         }
         if spans:
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
+            added["counts"]["answers_not_read_whole"] = state.unread
         else:
             added["counts"].update(
                 paper_prompts_by_relation={r: PAPER_PROMPTS.get(r) for r in relations},

@@ -8,7 +8,7 @@ are in it (gold_answers); over candidate spans, its answers of any length that a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -174,20 +174,26 @@ def concept_free(prompts: pd.DataFrame, templates: TemplateSet) -> dict[str, str
 
 
 def span_golds(
-    norms: NormSet, relations: Sequence[str], candidates: CandidateSet | None
+    norms: NormSet,
+    relations: Sequence[str],
+    candidates: CandidateSet | None,
+    unread: Collection[str] = (),
 ) -> tuple[dict[str, CandidateSet], pd.DataFrame, pd.DataFrame]:
-    """Per relation: the candidate set (`answers` when `candidates` is None), the gold
-    `relation, concept, span, pf` rows among them, and per relation how many answers were
-    left out because they are not candidates."""
+    """Per relation: the candidate set (`answers` when `candidates` is None, less the `unread`
+    spans some model's tokenizer does not read whole), the gold `relation, concept, span, pf`
+    rows among them, and per relation how many answers were left out because they are not
+    candidates or not read whole."""
     sets, golds, report = {}, [], []
     for relation in relations:
         answers = relation_answers(norms, relation)
-        chosen = candidates or CandidateSet("answers", sorted(set(answers["span"])))
-        kept = answers[answers["span"].isin(set(chosen.spans))]
+        readable = answers[~answers["span"].isin(set(unread))]
+        chosen = candidates or CandidateSet("answers", sorted(set(readable["span"])))
+        kept = readable[readable["span"].isin(set(chosen.spans))]
         sets[relation] = chosen
         golds.append(kept.assign(relation=relation))
         report.append({"relation": relation, "answers": len(answers), "kept": len(kept),
-                       "not_candidates": len(answers) - len(kept)})  # fmt: skip
+                       "not_candidates": len(readable) - len(kept),
+                       "not_read_whole": len(answers) - len(readable)})  # fmt: skip
     gold = pd.concat(golds, ignore_index=True)[["relation", "concept", "span", "pf"]]
     return sets, gold, pd.DataFrame(report)
 

@@ -41,11 +41,19 @@ def elicitation_span_report(
     """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
     lines = [format_elicitation_table(summary, paper_counts), ""]
     for row in left_out.itertuples():
+        whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
         lines.append(f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
-                     f"the candidates, {row.not_candidates} not")  # fmt: skip
+                     f"the candidates, {row.not_candidates} not{whole}")  # fmt: skip
     lines.append(ranked_among(manifest))
     undefined = manifest["counts"]["spearman_undefined"]
     lines.append(
         f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
     )
-    return "\n".join(lines), run_notes(manifest)
+    notes = run_notes(manifest)
+    unread: dict[str, str] = manifest["counts"].get("answers_not_read_whole") or {}
+    if unread:
+        span, why = next(iter(unread.items()))
+        others = " and others" if len(unread) > 1 else ""
+        notes.append(f"note: {len(unread)} answer(s) left out of the candidates, {why} for "
+                     f"{span!r}{others} (manifest: counts)")  # fmt: skip
+    return "\n".join(lines), notes

@@ -73,13 +73,12 @@ class RetrieveProbe(Probe):
              run: RunOptions) -> Plan:  # fmt: skip
         from tacit.probes.candidates import Candidates
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import (
-            a_before_blank,
             build_prompts,
             check_categories,
             retrieval_conditions,
-            retrieval_fills,
         )
         from tacit.probes.templates import load_templates
 
@@ -101,8 +100,8 @@ class RetrieveProbe(Probe):
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
             work = self._vocab_work(prompt_set, candidates, self.kinds(values))
         else:
-            prompt_set, candidates, work = self._span_work(norms, conditions, values, run,
-                                                           templates, fills)  # fmt: skip
+            prompt_set, candidates, work = self._span_work(models, norms, conditions, values,
+                                                           run, templates, fills)  # fmt: skip
         state = State(norms, conditions, prompt_set, candidates, templates)
         return Plan(work, values, candidates.resume_key(), state=state,
                     tokenizers=candidates.tokenizers)  # fmt: skip
@@ -121,11 +120,14 @@ class RetrieveProbe(Probe):
         )  # fmt: skip
 
     def _span_work(
-        self, norms: Any, conditions: list[Any], values: Mapping[str, Any], run: RunOptions,
-        templates: TemplateSet, fills: Mapping[str, Any],
+        self, models: Sequence[str | Scorer], norms: Any, conditions: list[Any],
+        values: Mapping[str, Any], run: RunOptions, templates: TemplateSet,
+        fills: Mapping[str, Any],
     ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
         """Every concept a target, ranked among spans: the norms' concepts with their articles
-        (`concepts`) or a FILE's spans (which must hold every target)."""
+        (`concepts`) or a FILE's spans (which must hold every target). A span some model's
+        tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
+        with the reason) among the norms' concepts."""
         from tacit.probes.base import Scored
         from tacit.probes.candidates import take_counts
         from tacit.probes.paraphrase import ITEM, paraphrased
@@ -139,7 +141,11 @@ class RetrieveProbe(Probe):
         prompts = prompt_set.prompts
         if prompts.empty:
             raise TacitError("no concept is left to probe")
-        candidates, sets = span_sets(norms, templates, values, list(prompts["concept"].unique()))
+        candidates, sets, unread = span_sets(models, norms, templates, values,
+                                             list(prompts["concept"].unique()), run)  # fmt: skip
+        if unread:
+            prompt_set = prompt_set.without(unread)
+            prompts = prompt_set.prompts
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
             table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,8 +21,9 @@ import pandas as pd
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.probes.paraphrase import with_items
+from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
-from tacit.probes.templates import Template, TemplateSet, join_phrases, load_templates
+from tacit.probes.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -78,36 +78,6 @@ def names_target(prompt: str, target: str) -> bool:
     return (
         re.search(rf"\b{re.escape(target)}\b", prompt.replace(MASK, ""), re.IGNORECASE) is not None
     )
-
-
-Fill = Callable[[Sequence[str]], str]
-
-
-def retrieval_fills(templates: TemplateSet, *, spans: bool) -> dict[str, Fill]:
-    """Each retrieval template's id -> (properties -> prompt): "A <mask> has fur, is big, and
-    has claws." in vocabulary mode, "<mask> has fur, ..." with candidate spans, which bring
-    their own article."""
-    fills: dict[str, Fill] = {}
-    for template in templates.retrieval:
-        if not spans and template.blank != "Y" and not templates.settings.english:
-            raise TacitError(
-                f"--templates {templates.source}: template {template.id!r} puts [{template.blank}] "
-                f"in a {templates.settings.language} template: in vocabulary mode write the "
-                "article in the template (`Ein [Y] ...`), or score spans (--candidates concepts)"
-            )
-        fills[template.id] = partial(_fill, template, templates, spans)
-    return fills
-
-
-def _fill(template: Template, templates: TemplateSet, spans: bool, phrases: Sequence[str]) -> str:
-    return template.fill(properties=templates.properties(phrases), blank=template.blank_text(spans))
-
-
-def a_before_blank(templates: TemplateSet, *, spans: bool) -> bool:
-    """Whether some template writes the English `a` right before the blank (then concepts
-    that start with a vowel cannot be vocabulary targets, as in the paper)."""
-    english = templates.settings.english
-    return english and any(t.a_before_blank(spans) for t in templates.retrieval)
 
 
 def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
@@ -262,6 +232,15 @@ class PromptSet:
     dropped: pd.DataFrame
     short: dict[str, list[str]] = field(default_factory=dict)
     duplicate_phrases: int = 0
+
+    def without(self, reasons: Mapping[str, str]) -> PromptSet:
+        """The set with these concepts' prompts left out, each counted as dropped with its
+        reason."""
+        kept = self.prompts[~self.prompts["concept"].isin(list(reasons))].reset_index(drop=True)
+        more = pd.DataFrame(list(reasons.items()), columns=["concept", "reason"])
+        dropped = pd.concat([self.dropped, more], ignore_index=True) if len(more) else self.dropped
+        short = {k: [c for c in v if c not in reasons] for k, v in self.short.items()}
+        return PromptSet(kept, dropped, short, self.duplicate_phrases)
 
 
 def build_prompts(

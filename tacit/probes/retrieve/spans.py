@@ -1,6 +1,8 @@
 """Retrieval's candidate spans: every concept of the norms as a span in the form each template's
 blank takes it (`[A Y]`: "A bear", "An aardvark", "Scissors"; `[a Y]`: "a bear"; `[Y]`:
-"bear"), or a FILE of spans (every target must be one of them)."""
+"bear"), or a FILE of spans (every target must be one of them). A span some model's tokenizer
+does not read whole is refused in a FILE, and left out among the concepts (its concept dropped,
+with the reason)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,14 @@ from tacit.probes.candidates import (
     CandidateSet,
     SpanRanker,
     read_candidates,
+    refuse_unreadable,
     span_alone,
+    unreadable_spans,
 )
 
 if TYPE_CHECKING:
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
     from tacit.norms import NormSet
     from tacit.probes.retrieve.scoring import SpanSets
     from tacit.probes.templates import TemplateSet
@@ -37,9 +43,15 @@ def articles_table(value: Any, templates: TemplateSet) -> Mapping[str, str] | No
 
 
 def span_sets(
-    norms: NormSet, templates: TemplateSet, values: Mapping[str, Any], targets: Sequence[str]
-) -> tuple[Candidates, SpanSets]:
-    """The run's candidates and, per form of the blank, the spans ranked and each concept's.
+    models: Sequence[str | Scorer],
+    norms: NormSet,
+    templates: TemplateSet,
+    values: Mapping[str, Any],
+    targets: Sequence[str],
+    run: RunOptions,
+) -> tuple[Candidates, SpanSets, dict[str, str]]:
+    """The run's candidates, per form of the blank the spans ranked and each concept's, and
+    the concepts left out because some model's tokenizer does not read their span whole (why).
 
     The concepts' sets list the same concepts in the same order in every form (concepts that
     read the same in every form share one candidate: "bat (animal)" and "bat (baseball)"), so
@@ -65,6 +77,20 @@ def span_sets(
         )
     else:
         sets = {"all": read_candidates(given)}
+    every = list(dict.fromkeys(span for chosen in sets.values() for span in chosen.spans))
+    tokenizers, problems = unreadable_spans(every, models, run)
+    unread: dict[str, str] = {}
+    if given != "concepts":
+        refuse_unreadable(sets["all"], problems)
+    elif problems:  # a concept is left out in every form if any of its forms is unreadable
+        unread = {c: problems[phrase[f][c]] for c in targets for f in distinct
+                  if phrase[f][c] in problems}  # fmt: skip
+        readable = [g for g in groups if not any(span in problems for span in g)]
+        sets = {names[f]: CandidateSet("concepts", [g[i] for g in readable])
+                for i, f in enumerate(distinct)}  # fmt: skip
+        targets = [c for c in targets if c not in unread]
+        if not targets:
+            raise TacitError("no concept is left to probe: no model reads any whole")
     for form in distinct:
         wanted = {phrase[form][c] for c in targets}
         missing = sorted(wanted - set(sets[names[form]].spans))
@@ -73,9 +99,9 @@ def span_sets(
                 f"--candidates {given}: every target must be a candidate; {len(missing)} are "
                 f"not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
-    candidates = Candidates(sets=sets, scoring=values["span_scoring"],
+    candidates = Candidates(tokenizers=tokenizers, sets=sets, scoring=values["span_scoring"],
                             normalize=values["normalize"])  # fmt: skip
     rankers = {name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
                for name, chosen in sets.items()}  # fmt: skip
     span_of = {names[form]: phrase[form] for form in distinct}
-    return candidates, SpanSets(rankers, {t: names[f] for t, f in forms.items()}, span_of)
+    return candidates, SpanSets(rankers, {t: names[f] for t, f in forms.items()}, span_of), unread
