@@ -19,7 +19,7 @@ from tacit.probes.items.reading import read_items
 
 # minimal pairs in the style of COMPS, multiple choice in the style of BEAR
 ITEMS = [
-    {"id": "fur", "group": "comps", "text": "[Y] has fur.", "candidates": ["A bear", "A table"],
+    {"id": "fur", "group": "comps", "text": "[Y] has fur.", "candidates": ["A bear", "A knife"],
      "answer": "A bear"},
     {"id": "claws", "group": "comps", "text": "[Y] has claws.",
      "candidates": ["A cat", "A knife"], "answer": "A cat"},
@@ -78,11 +78,11 @@ def test_from_the_command_line_and_as_csv(tiny_bert, tiny_roberta, tmp_path):
     csv = tmp_path / "items.csv"
     csv.write_text(
         "id,text,candidates,answer\n"
-        'a,"[Y] has fur, claws.",A bear | A table,A bear\n'
+        'a,"[Y] has fur, claws.",A bear | A knife,A bear\n'
         "b,A knife is made of [Y].,metal | fur | a tail,metal | fur\n"
     )
     items, sha = read_items(csv)
-    assert list(items["candidate"]) == ["A bear", "A table", "metal", "fur", "a tail"]
+    assert list(items["candidate"]) == ["A bear", "A knife", "metal", "fur", "a tail"]
     assert list(items["answer"]) == [True, False, True, True, False] and len(sha) == 64
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["items", str(csv), "-m", tiny_bert, "-m", tiny_roberta,
@@ -136,3 +136,14 @@ def test_bad_item_files_from_the_command_line(tiny_bert, tmp_path):
     fails_cleanly(["items", csv, "-m", tiny_bert], f"{csv}, line 2: 4 fields")
     fails_cleanly(["items", tmp_path / "none.jsonl", "-m", tiny_bert], "no such file")
     fails_cleanly(["items", csv, "-m", tiny_bert, "--k", "0"], "--k 0: must be at least 1")
+
+
+def test_a_candidate_a_tokenizer_cannot_read_is_refused(tiny_bert, tmp_path):
+    """An emoji is BERT's unknown token: scored, it would be the unknown token's probability."""
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        '{"text": "[Y] has fur.", "candidates": ["A bear", "A knife"], "answer": "A bear"}\n'
+        '{"text": "A cat has [Y].", "candidates": ["fur", "\\ud83d\\udc3b"], "answer": "fur"}\n'
+    )
+    fails_cleanly(["items", path, "-m", tiny_bert],
+                  f"{path}, line 2: candidate '\U0001f43b' is not read whole by")  # fmt: skip

@@ -53,12 +53,15 @@ class ItemsProbe(Probe):
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
         from tacit.probes.base import Scored
-        from tacit.probes.items.reading import read_items
+        from tacit.probes.candidates import unreadable_spans
+        from tacit.probes.items.reading import read_items, refuse_unreadable
         from tacit.probes.items.scoring import score_items
 
         if values["items"] is None:
             raise TacitError("no items file given (probe items FILE)")
         items, sha256 = read_items(values["items"])
+        tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
+        refuse_unreadable(values["items"], items, problems)
         scoring, normalize = values["span_scoring"], values["normalize"]
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
@@ -67,7 +70,7 @@ class ItemsProbe(Probe):
 
         work = Work(items, "id", score, kinds=self.kinds(values), unit="item")
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
-        return Plan(work, values, resume, state=State(items, sha256))
+        return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip

@@ -30,12 +30,14 @@ from tacit.core.files import read_utf8, sha256_bytes
 BLANK = "[Y]"
 OVERALL = "all"  # the summary's row over every item
 ITEM_COLUMNS = ["id", "group", "text", "candidate", "answer"]
+LINE = "line"  # the item's line in its file, for errors found later (not written out)
 SEPARATOR = "|"
 
 
 def read_items(path: str | Path) -> tuple[pd.DataFrame, str]:
     """One row per item and candidate (ITEM_COLUMNS; `text` with tacit's blank, `<mask>`, in
-    place of `[Y]`; `answer` True for the right ones), and the file's sha256."""
+    place of `[Y]`; `answer` True for the right ones; and the item's `line`), and the file's
+    sha256."""
     path = Path(path)
     text, data = read_utf8(path, f"ITEMS {path}")
     first = next((line for line in text.splitlines() if line.strip()), "")
@@ -48,10 +50,20 @@ def read_items(path: str | Path) -> tuple[pd.DataFrame, str]:
         if item_id in seen:
             raise TacitError(f"{path}, line {number}: id {item_id!r} repeats line {seen[item_id]}")
         seen[item_id] = number
-        rows.extend((item_id, group, sentence, c, c in answers) for c in candidates)
+        rows.extend((item_id, group, sentence, c, c in answers, number) for c in candidates)
     if not rows:
         raise TacitError(f"ITEMS {path}: no item in the file")
-    return pd.DataFrame(rows, columns=ITEM_COLUMNS), sha256_bytes(data)
+    return pd.DataFrame(rows, columns=[*ITEM_COLUMNS, LINE]), sha256_bytes(data)
+
+
+def refuse_unreadable(path: str | Path, items: pd.DataFrame, problems: dict[str, str]) -> None:
+    """A candidate some model's tokenizer does not read whole (tacit.probes.candidates
+    unreadable_spans) would be scored as other text: one line naming the file and its line."""
+    for row in items[items["candidate"].isin(list(problems))].head(1).itertuples():
+        raise TacitError(
+            f"{path}, line {row.line}: candidate {shorten(row.candidate)!r} is "
+            f"{problems[row.candidate]}: remove it, or use models that read it"
+        )
 
 
 def _json_lines(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
