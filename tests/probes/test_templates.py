@@ -174,7 +174,8 @@ def test_bad_template_files_from_the_command_line(tmp_path, tiny_bert, toy_norms
                   "--templates " + str(tmp_path / "none.jsonl") + ": no such file")  # fmt: skip
     lama = write(tmp_path / "relations.jsonl", LAMA)
     fails_cleanly(["elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
-                   str(lama), "-r", "has"], "--relation 'has': --templates")  # fmt: skip
+                   str(lama), "-r", "has"],
+                  "--relation 'has': expected one of P19, P20, P279 (the relations of --templates")  # fmt: skip
     fails_cleanly(["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
                    str(lama)], "no retrieval template")  # fmt: skip
     no_prefix = write(tmp_path / "plain.jsonl", [{"relation": "has", "template": "[A X] has [Y]."}])

@@ -59,6 +59,26 @@ class ElicitProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
+    def validate(self, given: Mapping[str, Any], *, context: str = "api",
+                 where: str = "") -> dict[str, Any]:  # fmt: skip
+        """As declared, and the relations against the template file's (its own names: a
+        sweep file is checked whole before any cell runs)."""
+        from tacit.probes.elicit.options import RELATIONS_PARAM
+        from tacit.probes.templates import load_templates
+
+        values = super().validate(given, context=context, where=where)
+        if values["relations"] is not None:
+            templates = load_templates(values["templates"])
+            label = where + RELATIONS_PARAM.label(context)  # type: ignore[arg-type]
+            for relation in values["relations"]:
+                if relation not in templates.relations:
+                    raise TacitError(
+                        f"{label} {relation!r}: expected one of "
+                        f"{', '.join(templates.relations) or 'none'} (the relations of "
+                        f"--templates {templates.source})"
+                    )
+        return values
+
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
         from tacit.probes.elicit.prompts import check_prefixes
