@@ -5,6 +5,7 @@ here: `probe --help` must not load torch."""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import signal
 import warnings
@@ -116,6 +117,9 @@ def option_of(param: Param) -> tuple[Any, Any]:
         default = None  # not given: the declaration's default applies
     annotation = CLI_TYPES[kind] if default is not None else CLI_TYPES[kind] | None
     choices = [str(c) for c in param.choices] if param.choices else None
+    if param.positional:
+        argument = typer.Argument(help=help, show_default=False)
+        return Annotated[CLI_TYPES[kind], argument], inspect.Parameter.empty
     option = typer.Option(*_flags(param), help=help,
                           autocompletion=(lambda: choices) if choices else None)  # fmt: skip
     return Annotated[annotation, option], default
