@@ -42,7 +42,7 @@ from tacit.models.masked import MaskedLMScorer
 from tacit.models.spans import plan_spans, span_tokens_in_context
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
-from tacit.probes.retrieve.prompts import build_prompts, span_prompt
+from tacit.probes.retrieve.prompts import build_prompts
 
 BENCH = Path(__file__).resolve().parent
 
@@ -108,7 +108,7 @@ def main() -> int:
     if args.quick:
         args.prompts, args.shape, args.repeats = 2, "tiny", 1
     norms = read_norms(args.norms)
-    prompts = build_prompts(norms, None, max_props=10, template=span_prompt).prompts
+    prompts = build_prompts(norms, None, max_props=10).prompts  # the paper's, spans brought in
     candidates, span_of = concept_candidates(norms, list(prompts["concept"]))
     spans = candidates.spans
     record: dict = {

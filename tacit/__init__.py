@@ -17,10 +17,13 @@ _EXPORTS = {
     "RetrievalResult": "tacit.results.result",
     "nli": "tacit.api",
     "pragmeval": "tacit.api",
+    "items": "tacit.api",
     "ProbeResult": "tacit.results.result",
     "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli.predict",
     "TacitError": "tacit.core.errors",
+    "TemplateSet": "tacit.probes.templates",
+    "load_templates": "tacit.probes.templates",
     "NormSet": "tacit.norms",
     "feature_to_phrase": "tacit.norms",
     "install_norms": "tacit.norms",
@@ -48,7 +51,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from tacit.api import elicit, nli, pragmeval, prince, retrieve, run_probe
+    from tacit.api import elicit, items, nli, pragmeval, prince, retrieve, run_probe
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.modelspec import ModelSpec
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
+    from tacit.probes.templates import TemplateSet, load_templates
     from tacit.results.comparisons import compare
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot

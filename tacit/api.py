@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec, model_text
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from tacit.probes.nli.predict import ClozeSetup
     from tacit.probes.pragmeval.options import PragmevalMode
     from tacit.probes.retrieve.options import Ablation, Category, Order, Selection
+    from tacit.probes.templates import TemplateSet
     from tacit.results.result import ProbeResult
 
 Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
@@ -143,6 +143,7 @@ def retrieve(
     span_scoring: SpanScoring = "l2r",
     normalize: Normalize = "sum",
     articles: str | Path | Mapping[str, str] | None = None,
+    templates: str | Path | TemplateSet = "paper",
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -172,7 +173,12 @@ def retrieve(
             ranked among all of them) or a file of spans, one a line.
         span_scoring: `l2r` (exact chain rule) or `independent` (all tokens masked at once).
         normalize: `sum`, `mean` (per token) or `pmi` (against the property-free "<span>.").
-        articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles.
+        articles: a concept,article CSV (or a mapping) overriding tacit.lexicon's articles
+            (with templates in another language: every concept's article, any one word).
+        templates: the templates' file (JSON lines), a shipped set (`paper`, the paper's
+            prompts; `paraphrases`) or a TemplateSet; several retrieval templates are
+            paraphrases: each is scored, with their ensemble and consistency
+            (docs/probes/templates.md).
         options: how models are loaded and run (tacit.core.options.RunOptions), as an object.
         **run_options: the same, as RunOptions' fields by keyword (`device="cuda"`,
             `batch_size=64`, ...).
@@ -188,7 +194,7 @@ def elicit(
     models: Models,
     *,
     norms: NormSet | str | Path | None = None,
-    relations: Sequence[Relation] = RELATIONS,
+    relations: Sequence[Relation | str] | None = None,
     prefix: bool | str = True,
     concepts: Sequence[str] | None = None,
     norms_format: NormsFormat | None = None,
@@ -196,6 +202,7 @@ def elicit(
     candidates: str | Path = "vocab",
     span_scoring: SpanScoring = "l2r",
     normalize: Normalize = "sum",
+    templates: str | Path | TemplateSet = "paper",
     options: RunOptions | None = None,
     **run_options: Any,
 ) -> ProbeResult:
@@ -205,9 +212,10 @@ def elicit(
         models: hub names or local directories of masked or causal LMs, or Scorers already
             in memory, scored in turn.
         norms: a NormSet, a norms file or an installed norm set's name, as for `retrieve`.
-        relations: any of `is`, `is a`, `has`, `has a`, `made of` (default all five).
-        prefix: True for "Everyone knows that ...", False without it, "both" for both (the
-            paper's Table 2 ablation in one run).
+        relations: relations of the templates: the paper's `is`, `is a`, `has`, `has a`,
+            `made of` (None: every relation of the templates).
+        prefix: True for "Everyone knows that ..." (a template's optional prefix), False
+            without it, "both" for both (the paper's Table 2 ablation in one run).
         concepts: restrict to these concepts.
         norms_format: as for `retrieve`.
         norms_columns: as for `retrieve`.
@@ -216,15 +224,31 @@ def elicit(
             spans, one a line.
         span_scoring: as for `retrieve`.
         normalize: as for `retrieve` (`pmi` against the prompt with "it" for the concept).
+        templates: as for `retrieve`: each relation's templates (LAMA's relation files load
+            as they are).
         options: as for `retrieve`.
         **run_options: as for `retrieve`.
     """
     return run_probe("elicit", models, _given(locals()), options, run_options)
 
 
-def prince(models: Models, *, options: RunOptions | None = None, **run_options: Any) -> ProbeResult:
-    """Prince (1978)'s own examples, both directions (the paper's Figure 4); no norms needed."""
-    return run_probe("prince", models, {}, options, run_options)
+def prince(
+    models: Models,
+    *,
+    templates: str | Path | TemplateSet = "paper",
+    options: RunOptions | None = None,
+    **run_options: Any,
+) -> ProbeResult:
+    """Prince (1978)'s own examples, both directions (the paper's Figure 4); no norms needed.
+
+    Args:
+        models: as for `retrieve`.
+        templates: as for `retrieve`: the retrieval templates ask for "person" from Prince's
+            properties, the `has` templates for a country's properties.
+        options: as for `retrieve`.
+        **run_options: as for `retrieve`.
+    """
+    return run_probe("prince", models, _given(locals()), options, run_options)
 
 
 def nli(
@@ -309,3 +333,34 @@ def pragmeval(
         **run_options: as for `retrieve`.
     """
     return run_probe("pragmeval", models, _given(locals()), options, run_options)
+
+
+def items(
+    items: str | Path,
+    models: Models,
+    *,
+    k: int = 5,
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
+    options: RunOptions | None = None,
+    **run_options: Any,
+) -> ProbeResult:
+    """Your own cloze items: every candidate scored as a span in the item's blank, each item's
+    answers ranked among its candidates; accuracy (P@1), MRR and P@k per group and overall.
+
+    Args:
+        items: a JSON lines or CSV file, one item a line: `text` with one blank `[Y]`,
+            `candidates`, `answer` (one or a list), optional `group` and `id`
+            (docs/probes/items.md).
+        models: masked or causal LMs (names, directories or Scorers).
+        k: report P@k, the share of items with an answer among the k best candidates.
+        span_scoring: as for `retrieve`.
+        normalize: `sum`, `mean` (per token) or `pmi` (against the span alone, "<span>.").
+        options: as for `retrieve`.
+        **run_options: as for `retrieve`.
+
+    Example:
+        >>> result = tacit.items("comps.jsonl", ["gpt2"])  # doctest: +SKIP
+        >>> result.summary[["group", "accuracy", "mrr"]]  # doctest: +SKIP
+    """
+    return run_probe("items", models, _given(locals()), options, run_options)

@@ -4,8 +4,11 @@ Exit statuses: tacit.cli.exits (0 done, 1 a user mistake, 130 Ctrl-C, 143 SIGTER
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import TYPE_CHECKING
+
+from tacit.core.errors import Terminated, on_sigterm
 
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
@@ -20,7 +23,15 @@ def _quiet_unraisable(hook: UnraisableHookArgs) -> None:
 
 def run() -> None:
     """Run `probe`; Ctrl-C at any moment exits 130 (SIGTERM 143) with one line on stderr."""
+    try:
+        _run()
+    except KeyboardInterrupt as stop:  # a second one, while the first was being said
+        raise SystemExit(143 if isinstance(stop, Terminated) else 130) from None
+
+
+def _run() -> None:
     sys.unraisablehook = _quiet_unraisable
+    signal.signal(signal.SIGTERM, on_sigterm)  # from the first moment: imports included
     try:
         from tacit.cli import app
 
@@ -38,6 +49,11 @@ def run() -> None:
             if not INTERRUPTION["said"]:
                 interrupted(KeyboardInterrupt())
         raise
+    finally:
+        # The exit status is decided: a Ctrl-C or SIGTERM while Python shuts down (torch's and
+        # tqdm's exit handlers) must not turn a finished run into a death by that signal.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

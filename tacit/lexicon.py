@@ -222,11 +222,13 @@ def sentence_start(phrase: str) -> str:
 _BARE_VALUES = ("", "-", "none")
 
 
-def read_articles(path: str | Path) -> dict[str, str]:
+def read_articles(path: str | Path, *, any_article: bool = False) -> dict[str, str]:
     """Read an `--articles FILE`: CSV, header `concept,article`, one concept a line.
 
     `article` is `a`, `an`, or bare: empty, `-` or `none` (any case; all read as `""`), so that
-    a spreadsheet's empty cell and a hand-written `-` both mean "no article". Concepts are
+    a spreadsheet's empty cell and a hand-written `-` both mean "no article". With
+    `any_article` (templates in another language) an article is any one word, kept as written
+    (`ein`, `eine`, `une`). Concepts are
     written as in the norms (`bat_(animal)`) or as text (`bat`); see `noun_phrase`. Other
     columns are allowed and ignored (a `reason` column, say); blank lines are skipped. A concept
     may repeat with the same article, not with another. Every problem is a one-line
@@ -244,10 +246,14 @@ def read_articles(path: str | Path) -> dict[str, str]:
                 continue
             if len(row) <= max(at_concept, at_article):
                 raise TacitError(f"{path}: line {line}: expected concept,article, got {row!r}")
-            concept, value = row[at_concept].strip(), row[at_article].strip().lower()
+            concept, value = row[at_concept].strip(), row[at_article].strip()
+            value = value if any_article and value.lower() not in _BARE_VALUES else value.lower()
             if not concept:
                 raise TacitError(f"{path}: line {line}: empty concept")
-            if value not in ("a", "an", *_BARE_VALUES):
+            if any_article and len(value.split()) > 1:
+                raise TacitError(f"{path}: line {line}: the article {value!r} of {concept!r} "
+                                 "is more than one word")  # fmt: skip
+            if not any_article and value not in ("a", "an", *_BARE_VALUES):
                 raise TacitError(
                     f"{path}: line {line}: unknown article {row[at_article]!r} for {concept!r} "
                     "(use a, an, or empty, - or none for bare)"

@@ -44,6 +44,8 @@ def test_the_command_takes_the_declared_options(name):
         if not param.cli:
             continue
         wanted = [s.flag for s in param.switches] if param.switches else [param.flag]
+        if param.positional:  # `probe items ITEMS`: an argument, named as declared
+            wanted = [param.name]
         assert set(wanted) <= flags, (name, param.name)
 
 

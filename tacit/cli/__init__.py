@@ -1,43 +1,25 @@
-"""The `probe` command line: one module per command (a probe's command is built from its
-declaration: tacit.cli.probe_command), thin over the Python API.
+"""The `probe` command line (its app: tacit.cli.commands, one module per command).
 
-Only typer and tacit's light modules are imported here; each command imports what it runs when
-it runs, so `probe --help` loads neither torch nor transformers and answers at once.
+The package itself imports nothing, so that `python -m tacit.cli` reaches tacit.console's
+handlers before any import that a Ctrl-C or SIGTERM could interrupt; `app` is loaded when first
+asked for.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from tacit.cli import norms
-from tacit.cli.common import DEBUG
-from tacit.cli.exits import ProbeGroup
-
-# command -> its module under tacit/cli/ (each defines `command`)
-COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "runs", "table", "plot",
-            "vocab", "report", "sweep", "leaderboard", "compare")  # fmt: skip
-
-app = typer.Typer(
-    cls=ProbeGroup,  # one exit status for every user mistake: tacit.cli.exits
-    help="Probe language models for the tacit assumptions people hold about concepts.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="markdown",
-)
-for name in COMMANDS:
-    app.command(name)(importlib.import_module(f"tacit.cli.{name}").command)
-app.add_typer(norms.app, name="norms")
+if TYPE_CHECKING:
+    from tacit.cli.commands import app as app
 
 
-@app.callback()
-def main(
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Show the full Python traceback on errors.")
-    ] = False,
-) -> None:
-    """Probe language models for the tacit assumptions people hold about concepts."""
-    DEBUG["on"] = debug or bool(os.environ.get("TACIT_DEBUG"))  # per invocation
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from tacit.cli.commands import app
+
+        return app
+    raise AttributeError(f"module 'tacit.cli' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return ["app"]

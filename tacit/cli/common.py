@@ -5,6 +5,7 @@ here: `probe --help` must not load torch."""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import signal
 import warnings
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from tacit.core.choices import LOAD_DTYPES, VOCAB_WORDS
-from tacit.core.errors import TacitError, TacitWarning
+from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.interface import command_line
 from tacit.core.modelspec import parse_model_args
 from tacit.core.options import RunOptions, parse_batch_size
@@ -24,14 +25,6 @@ from tacit.core.params import Param
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
 
 
 def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
@@ -60,7 +53,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         warnings.formatwarning = _one_line_warning
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
         try:
             with command_line():  # errors name flags, not the API's arguments
                 return command(*args, **kwargs)
@@ -124,6 +117,9 @@ def option_of(param: Param) -> tuple[Any, Any]:
         default = None  # not given: the declaration's default applies
     annotation = CLI_TYPES[kind] if default is not None else CLI_TYPES[kind] | None
     choices = [str(c) for c in param.choices] if param.choices else None
+    if param.positional:
+        argument = typer.Argument(help=help, show_default=False)
+        return Annotated[CLI_TYPES[kind], argument], inspect.Parameter.empty
     option = typer.Option(*_flags(param), help=help,
                           autocompletion=(lambda: choices) if choices else None)  # fmt: skip
     return Annotated[annotation, option], default

@@ -17,7 +17,9 @@ from tacit.results.result import ProbeResult
 
 def kept_chunks(checkpoint: Path) -> int:
     """How many scored chunks the checkpoint holds (what a resumed run need not score again)."""
-    return len(list(checkpoint.glob("*.pkl"))) if checkpoint.is_dir() else 0
+    if not checkpoint.is_dir():
+        return 0
+    return sum(not path.stem.endswith("-model") for path in checkpoint.glob("*.pkl"))
 
 
 def resume_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str | None:

@@ -8,6 +8,15 @@ class TacitError(Exception):
     """
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    """The SIGTERM handler of a `probe` process: stop like Ctrl-C (tacit.console)."""
+    raise Terminated()
+
+
 class TacitWarning(UserWarning):
     """Something a reader of the output must know that does not stop the command (a file among
     run directories left out, a run that could not be read): the commands across runs say each

@@ -42,6 +42,26 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def read_utf8(path: Path, label: str) -> tuple[str, bytes]:
+    """A user's text file (UTF-8, a byte-order mark allowed) and its bytes; a missing,
+    unreadable or undecodable file is one line, `label` naming the option it was given to."""
+    from tacit.core.errors import TacitError
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TacitError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise TacitError(f"{label}: is a directory; give the file") from None
+    except OSError as err:
+        raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    try:
+        return data.decode("utf-8-sig"), data
+    except UnicodeDecodeError as err:
+        at = data.count(b"\n", 0, err.start) + 1
+        raise TacitError(f"{path}, line {at}: not UTF-8 text") from None
+
+
 def table_text(table: pd.DataFrame) -> str:
     """A table as CSV text, floats at float32 precision."""
     return table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")

@@ -165,6 +165,8 @@ class Manifest(TypedDict, total=False):
     paper_column: str | None
     pooling: str | None
     template: str | None
+    templates: dict[str, Any]
+    items: dict[str, Any]
     max_train: int | None
     c_grid: list[float] | None
     skipped_configs: dict[str, str]

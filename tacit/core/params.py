@@ -50,6 +50,8 @@ class Param:
             that takes a value.
         check: a further check, (value, label) -> the value to use.
         cli: whether the command line offers it.
+        positional: the command line takes it as an argument (`probe items FILE`), not a
+            flag; errors name it in capitals (`FILE`: the name in upper case).
     """
 
     name: str
@@ -64,6 +66,7 @@ class Param:
     switches: tuple[Switch, ...] = ()
     check: Callable[[Any, str], Any] | None = None
     cli: bool = True
+    positional: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -76,6 +79,8 @@ class Param:
 
     def label(self, context: Context) -> str:
         """How an error names the option: as the caller wrote it."""
+        if context == "cli" and self.positional:
+            return self.name.upper()
         if context == "cli":
             return self.flag if not self.switches else "/".join(s.flag for s in self.switches)
         return self.name

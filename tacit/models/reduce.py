@@ -141,3 +141,35 @@ def label_distribution(
         cut += batch.cut
     assert probs is not None, "no prompt scored"
     return probs.cpu().numpy(), mass.cpu().numpy(), cut
+
+
+class GroupMean:
+    """The ensemble of paraphrases, gathered while batches pass on to another reduction: per
+    group of prompts (the templates of one question), the mean over its prompts of each
+    shared-vocabulary word's log-probability (under each prompt's own softmax, `shared -
+    log_z`). `batch()` gives it as one ScoredBatch (log-probabilities, `log_z` zero), which
+    rank_targets and GoldScores read like any other."""
+
+    def __init__(self, groups: Sequence[int], device: torch.device) -> None:
+        self.groups = torch.as_tensor(np.asarray(groups, dtype=np.int64), device=device)
+        self.n = int(self.groups.max()) + 1 if len(self.groups) else 0
+        self.counts = torch.bincount(self.groups, minlength=self.n).double()
+        self.sums: torch.Tensor | None = None
+        self.device = device
+
+    def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
+        """The batches, unchanged, each added to its groups' sums on the way."""
+        for batch in batches:
+            log_probs = (batch.shared - batch.log_z.unsqueeze(1)).double()[batch.batch_rows]
+            if self.sums is None:
+                self.sums = torch.zeros((self.n, log_probs.shape[1]), dtype=torch.float64,
+                                        device=self.device)  # fmt: skip
+            self.sums.index_add_(0, self.groups[batch.rows], log_probs)
+            yield batch
+
+    def batch(self) -> ScoredBatch:
+        """Every group's mean log-probabilities, as one batch whose rows are the groups."""
+        assert self.sums is not None, "no batch passed"
+        rows = torch.arange(self.n, device=self.device)
+        mean = (self.sums / self.counts.unsqueeze(1)).float()
+        return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device))

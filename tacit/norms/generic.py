@@ -6,9 +6,13 @@ Columns: `concept`; `feature`, a phrase that can follow "A bear ..." (`has fur`,
 way it goes through CSLB's phrasing rules (tacit.norms.phrasing), which leave a ready phrase as
 it is, so `_` always joins alternatives; `pf`, any non-negative number; and, optionally,
 `feature_type` (or `feature type`), one of FEATURE_TYPES, any case; without that column every
-row is DEFAULT_FEATURE_TYPE. Header names match ignoring case; `columns` maps our names to
-others (`{"concept": "Word", "pf": "Count"}`). A concept-feature pair given twice is merged as
-CSLB's are: the larger pf, and the feature type of that row (normset.merge_duplicates).
+row is DEFAULT_FEATURE_TYPE. Optionally `relation` and `answer` together (a table in another
+language, or one whose relations you name yourself): then a row's feature is its phrase as
+written, its relation and answer are those given (any names: elicitation asks the relations of
+its templates), and a row with an empty relation answers none (`other`). Header names match
+ignoring case; `columns` maps our names to others (`{"concept": "Word", "pf": "Count"}`). A
+concept-feature pair given twice is merged as CSLB's are: the larger pf, and the feature type
+of that row (normset.merge_duplicates).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from tacit.norms.tables import delimited_rows, locate_columns, split_header
 
 DEFAULT_COLUMNS = {"concept": "concept", "feature": "feature", "pf": "pf"}
 FEATURE_TYPE_NAMES = ("feature_type", "feature type")  # the optional column, by default
-KEYS = (*DEFAULT_COLUMNS, "feature_type")
+OPTIONAL = ("feature_type", "relation", "answer")
+KEYS = (*DEFAULT_COLUMNS, *OPTIONAL)
 # Without a feature-type column: CSLB's type for what is known about a concept rather than
 # perceived or done with it, the widest of the five. Retrieval's --category is then meaningless.
 DEFAULT_FEATURE_TYPE = "encyclopaedic"
@@ -87,14 +92,28 @@ def _feature_type(cell: str, where: str, column: str) -> str:
 
 
 def _wanted(names: Sequence[str], columns: Mapping[str, str]) -> dict[str, str]:
-    """Our column -> the header name to look for; feature_type only where there is one."""
+    """Our column -> the header name to look for; the optional ones only where there are."""
     wanted = {**DEFAULT_COLUMNS, **columns}
-    if "feature_type" not in wanted:
-        folded = [name.casefold() for name in names]
-        present = [name for name in FEATURE_TYPE_NAMES if name in folded]
-        if present:
-            wanted["feature_type"] = names[folded.index(present[0])]
+    folded = [name.casefold() for name in names]
+    for key, header_names in (("feature_type", FEATURE_TYPE_NAMES), ("relation", ("relation",)),
+                              ("answer", ("answer",))):  # fmt: skip
+        present = [name for name in header_names if name in folded]
+        if key not in wanted and present:
+            wanted[key] = names[folded.index(present[0])]
     return wanted
+
+
+def _relation(cell: dict[str, str], wanted: Mapping[str, str], where: str) -> dict[str, str]:
+    """A row's own relation and answer (empty relation: none, `other`)."""
+    relation = " ".join(cell["relation"].split())
+    answer = " ".join(cell["answer"].split())
+    if relation and not answer:
+        raise TacitError(f"{where}: column {wanted['answer']!r} is empty: a feature with a "
+                         f"relation ({relation!r}) needs its answer")  # fmt: skip
+    if answer and not relation:
+        raise TacitError(f"{where}: column {wanted['relation']!r} is empty: an answer "
+                         f"({shorten(answer)!r}) needs its relation")  # fmt: skip
+    return {"relation": relation or "other", "answer": answer}
 
 
 def read_generic(
@@ -107,6 +126,12 @@ def read_generic(
     named = [ours if ours == name else f"{ours} (as {name!r})" for ours, name in wanted.items()]
     expected = f"a CSV/TSV norms table with columns {', '.join(named)}"
     position = locate_columns(names, wanted, f"{path}:1", expected)
+    if ("relation" in position) != ("answer" in position):
+        given, lacking = (
+            ("relation", "answer") if "relation" in position else ("answer", "relation")
+        )
+        raise TacitError(f"{path}:1: a {given} column needs an {lacking} column beside it "
+                         "(each feature's relation and its answer)")  # fmt: skip
     records = []
     for number, fields in delimited_rows(path, lines, delimiter, len(names)):
         where = f"{path}:{number}"
@@ -121,6 +146,7 @@ def read_generic(
                     if "feature_type" in cell
                     else DEFAULT_FEATURE_TYPE
                 ),
+                **(_relation(cell, wanted, where) if "relation" in position else {}),
             }
         )
     return build_norm_set(

@@ -169,7 +169,10 @@ def build_norm_set(
     feature_types: bool = True,
 ) -> NormSet:
     """A NormSet from validated records (`concept, feature, feature_type, pf`, and CSLB's
-    `participants`): duplicates merged, each distinct feature phrased once by `describe`."""
+    `participants`): duplicates merged, each distinct feature phrased once by `describe`.
+    Records that say their `relation` and `answer` themselves (a generic table in any
+    language) keep them, and their feature is the phrase as written: no phrasing rule of
+    English touches them."""
     rows = pd.DataFrame.from_records(list(records))
     if rows.empty:
         raise TacitError(f"{path}: header only, no norms")
@@ -179,9 +182,12 @@ def build_norm_set(
     rows = rows.drop(columns="participants").reset_index(drop=True)
     whole = all(float(p).is_integer() for p in rows["pf"])
     rows["pf"] = rows["pf"].astype(int if whole else float)
-    described = {feature: describe(feature) for feature in rows["feature"].unique()}
-    for i, column in enumerate(("phrase", "relation", "answer")):
-        rows[column] = rows["feature"].map({f: d[i] for f, d in described.items()})
+    if "relation" in rows:
+        rows["phrase"] = rows["feature"]
+    else:
+        described = {feature: describe(feature) for feature in rows["feature"].unique()}
+        for i, column in enumerate(("phrase", "relation", "answer")):
+            rows[column] = rows["feature"].map({f: d[i] for f, d in described.items()})
     return NormSet(
         table=rows[NORM_COLUMNS],
         path=path,

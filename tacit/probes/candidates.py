@@ -18,7 +18,7 @@ it into the score spans are ranked by (`--normalize`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
 from tacit.core.interface import option
@@ -105,6 +106,13 @@ class Candidates:
         return {"candidates_sha256": {n: s.sha256 for n, s in self.sets.items()},
                 "span_scoring": self.scoring, "normalize": self.normalize}  # fmt: skip
 
+    def files(self, *, named: bool = False) -> dict[str, str]:
+        """The spans ranked, one a line: candidates.txt (one set, or the same spans under every
+        name), else candidates-<name>.txt per set (`named`: always)."""
+        if not named and len({s.text for s in self.sets.values()}) == 1:
+            return {"candidates.txt": next(iter(self.sets.values())).text}
+        return {f"candidates-{n.replace(' ', '_')}.txt": s.text for n, s in self.sets.items()}
+
     def record(self, models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The manifest's account: the vocabulary, or the candidate sets, the span scoring, the
         normalisation and the work the models' span scoring ran against the naive count (a
@@ -115,12 +123,18 @@ class Candidates:
             "candidates": {name: s.record() for name, s in self.sets.items()},
             "span_scoring": self.scoring,
             "normalize": self.normalize,
-            "span_work": {
-                key: sum(m.get(key, 0) for m in models)
-                for key in ("span_rows", "span_rows_naive", "span_tokens", "span_tokens_naive")
-                if any(key in m for m in models)
-            },
+            "span_work": span_work(models),
         }
+
+
+def span_work(models: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The work the models' span scoring ran, summed over the models' records (a masked LM's
+    forward rows, a causal LM's tokens, each against the naive count: SpanScores.work)."""
+    return {
+        key: sum(m.get(key, 0) for m in models)
+        for key in ("span_rows", "span_rows_naive", "span_tokens", "span_tokens_naive")
+        if any(key in m for m in models)
+    }
 
 
 def unreadable_spans(
@@ -200,6 +214,11 @@ def relation_answers(norms: NormSet, relation: str) -> pd.DataFrame:
             .drop_duplicates(["concept", "span"]).reset_index(drop=True))  # fmt: skip
 
 
+def span_alone(template: str) -> str:
+    """A template without its context, for `--normalize pmi`: the span alone, '<mask>.'"""
+    return f"{MASK}."
+
+
 class SpanRanker:
     """One model's scores of the candidates in a probe's templates, normalised as asked, with
     the property-free baseline of `pmi` computed once per model."""
@@ -250,6 +269,15 @@ class SpanRanker:
         """The work run since the last call (SpanScores.work), for the model's record."""
         counts, self.work = self.work, {}
         return counts
+
+
+def take_counts(rankers: Iterable[SpanRanker]) -> dict[str, int]:
+    """The work several rankers ran since the last call, added up."""
+    counts: dict[str, int] = {}
+    for ranker in rankers:
+        for key, value in ranker.take_counts().items():
+            counts[key] = counts.get(key, 0) + value
+    return counts
 
 
 def rank_targets(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

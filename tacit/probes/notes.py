@@ -8,7 +8,7 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
@@ -73,26 +73,15 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
     return f"concepts: {kept} kept, {len(dropped)} dropped" + (f" ({detail})" if detail else "")
 
 
-def templates_of(manifest: Manifest) -> str:
-    """The prompt templates a run used, as a short printable value: empty for the built-in
-    ones, the only ones so far. Here is where templates of one's own (and paraphrase sets) say
-    what they were, once a run can be given them: a manifest's `templates` record, its name
-    and sha256 as the norms' are printed."""
-    record: Any = dict(manifest).get("templates")
-    if not record:
-        return ""
-    if isinstance(record, dict):
-        name, digest = record.get("name") or record.get("path") or "", record.get("sha256") or ""
-        return f"{name} ({str(digest)[:8]})" if digest else str(name)
-    return str(record)
-
-
 def scored_over(manifest: Manifest) -> dict[str, str]:
     """What a run of a norms-based probe scored, each as a short printable value: the
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
-    the norms, the concepts, the prompt templates. Two runs stand side by side like for like
-    when these match."""
+    the norms, the concepts, the templates (a run from before template files used the paper's).
+    Two runs stand side by side like for like when these match."""
+    from tacit.probes.templates import load_templates
+
     vocabulary = manifest.get("vocabulary") or {}
+    templates = manifest.get("templates") or load_templates().record()
     candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
@@ -107,5 +96,5 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
         if norms else "",
         "concepts": ",".join(options.get("concepts") or []) or "all",
-        "templates": templates_of(manifest),
+        "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
     }  # fmt: skip

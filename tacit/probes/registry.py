@@ -24,6 +24,7 @@ PROBES = {
     "prince": "tacit.probes.prince:PrinceProbe",
     "nli": "tacit.probes.nli:NLIProbe",
     "pragmeval": "tacit.probes.pragmeval:PragmevalProbe",
+    "items": "tacit.probes.items:ItemsProbe",
 }
 
 

@@ -85,6 +85,15 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
     write_jsonl(predictions / "nope_main.jsonl", [{"uid": u, "logits": [1, 0, 0]} for u in uids])
     reference = root / "paper_table.csv"
     reference.write_text("task,bert,human\nSarcasm,70.5,\nPDTB,51.2,\n")
+    comps = root / "comps.jsonl"  # docs/probes/items.md's examples
+    comps.write_text(
+        '{"group": "has fur", "text": "[Y] has fur.", "candidates": ["A bear", "A table"], '
+        '"answer": "A bear"}\n{"text": "[Y] has stripes.", "candidates": ["A zebra", "An apple"], '
+        '"answer": "A zebra"}\n'
+    )
+    bear = root / "bear.csv"
+    bear.write_text("text,candidates,answer\nA knife is made of [Y].,metal | fur,metal\n"
+                    "A dog has [Y].,fur | a blade | a tail,fur | a tail\n")  # fmt: skip
     lab = root / "lab-norms.csv"
     lab.write_text("concept,feature,pf\nbear,has fur,3\nbear,is big,2\ncat,has a tail,4\n")
     data = {
@@ -98,6 +107,8 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "path/to/model_results": str(root / "model_results"),
         "path/to/pragmeval": str(write_pragmeval(root / "pragmeval")),
         "paper_table.csv": str(reference),
+        "comps.jsonl": str(comps),
+        "bear.csv": str(bear),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
     models = {"roberta-large": tiny_roberta, "roberta-base": tiny_roberta,

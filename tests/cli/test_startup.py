@@ -51,26 +51,43 @@ def test_api_names_load_on_first_use():
         tacit.no_such_name  # noqa: B018
 
 
+# `python -m tacit.cli` (what accelerate launch and torchrun run) imports the package first
+MODULE = [
+    sys.executable, "-c",
+    "import sys; print('started', file=sys.stderr, flush=True)\n"
+    "import runpy; runpy.run_module('tacit.cli', run_name='__main__', alter_sys=True)",
+]  # fmt: skip
+SIGNALS = {signal.SIGINT: (130, "Ctrl-C"), signal.SIGTERM: (143, "SIGTERM")}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("entry", ["probe", "python -m tacit.cli"])
+@pytest.mark.parametrize("signum", list(SIGNALS), ids=lambda s: signal.Signals(s).name)
 @pytest.mark.parametrize("delay", [0.02, 0.05, 0.4, 1.5, 3.0])
-def test_ctrl_c_during_start_up_is_one_line(delay, tiny_bert, toy_norms_path, tmp_path):
-    """Interrupted while importing, loading the tokenizer or the model: never a traceback.
+def test_an_interruption_during_start_up_is_one_line(
+    delay, signum, entry, tiny_bert, toy_norms_path, tmp_path
+):
+    """Interrupted while importing, loading the tokenizer or the model: never a traceback, and
+    never a death by the signal itself (SIGTERM used to kill a run still importing, and
+    `python -m tacit.cli` imported the whole command line before any handler existed).
 
     The one window left is Python importing the two tiny modules the console script names
     (tacit/__init__.py, tacit/console.py: about a millisecond) before its handler exists."""
     args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q",
             "--out", str(tmp_path / "run")]  # fmt: skip
-    process = subprocess.Popen([*PROBE, *args], stderr=subprocess.PIPE, text=True)
+    command = PROBE if entry == "probe" else MODULE
+    process = subprocess.Popen([*command, *args], stderr=subprocess.PIPE, text=True)
     assert process.stderr.readline() == "started\n"
     time.sleep(delay)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
     if process.returncode == 0:
         pytest.skip(f"the run finished within {delay} s, before the interruption")
-    assert process.returncode == 130, stderr
+    code, name = SIGNALS[signum]
+    assert process.returncode == code, stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert "Traceback" not in stderr
     assert len(lines) == 1 and lines[0] in (
-        "interrupted by Ctrl-C: no result files were written",  # before the run directory
-        "interrupted by Ctrl-C: nothing was scored yet, nothing to resume",
+        f"interrupted by {name}: no result files were written",  # before the run directory
+        f"interrupted by {name}: nothing was scored yet, nothing to resume",
     ), stderr

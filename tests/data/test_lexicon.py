@@ -22,9 +22,14 @@ from tacit.lexicon import (
 from tacit.probes.elicit import prompts as elicit
 
 
-def test_elicitation_uses_the_lexicon():
-    assert elicit.article is lexicon.article
-    assert elicit.concept_text is lexicon.concept_text
+def test_elicitation_uses_the_lexicon(monkeypatch):
+    """The templates' concept placeholders read the concept through tacit.lexicon."""
+    assert (
+        elicit.elicitation_prompt("hour_(time)", "has") == "Everyone knows that an hour has <mask>."
+    )
+    monkeypatch.setattr(lexicon, "article", lambda noun: "one")
+    monkeypatch.setattr(lexicon, "concept_text", lambda concept: concept.upper())
+    assert elicit.elicitation_prompt("bear", "has") == "Everyone knows that one BEAR has <mask>."
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,12 @@ from tacit.cli import app
 from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
 from tacit.core.metrics import average_precision
+from tacit.lexicon import article
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.reduce import average_precision_rows
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import (
     PAPER_PROMPTS,
-    article,
     build_elicitation_prompts,
     elicitation_prompt,
     gold_answers,
@@ -187,6 +187,32 @@ def test_prince_on_real_tokenizer(real_roberta, tmp_path):
     assert table.target.iloc[1]  # the real tokenizers hold some of them
     assert len(table.top10.iloc[0].split()) == 10
     assert "'person': rank" in result.stdout
+
+
+@needs_shared
+def test_prince_through_paraphrases(real_roberta, tmp_path):
+    """The shipped paraphrases: three retrieval templates ask for `person`, three `has`
+    templates for a country's properties; each direction gets its ensemble, spread and
+    consistency."""
+    out = tmp_path / "prince"
+    result = runner.invoke(app, ["prince", "-m", real_roberta, "--templates", "paraphrases",
+                                 "--out", str(out), "-q"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out / "prompts.csv", keep_default_na=False)
+    assert list(table.template) == ["paper", "called", "thing", "paper", "usually", "typically",
+                                    "ensemble", "ensemble"]  # fmt: skip
+    assert table.prompt.iloc[1] == (
+        "Something that has parents, siblings, relatives, a home, a pet, a car, a spouse, and "
+        "a job is called a <mask>."
+    )
+    assert table.prompt.iloc[4] == "Everyone knows that a country usually has <mask>."
+    summary = pd.read_csv(out / "summary.csv")
+    ensemble = summary[summary.template == "ensemble"].set_index("direction")
+    tops = table[table.template != "ensemble"].groupby("direction")["top1"].agg(list)
+    for direction, answers in tops.items():
+        pairs = [a == b for i, a in enumerate(answers) for b in answers[i + 1 :]]
+        assert ensemble.loc[direction, "consistency"] == pytest.approx(np.mean(pairs))
+    assert "the ensemble of its concept templates" in result.stdout
 
 
 @needs_shared

@@ -52,8 +52,9 @@ def test_local_jobs_run_the_grid_and_a_rerun_submits_the_failed_cell_only(
             f"CUDA_VISIBLE_DEVICES={slot}\n" in (out / "logs" / f"{process}_0_log.out").read_text()
         )
     failed = next(line for line in first.stdout.splitlines() if ": failed: " in line)
-    assert failed.startswith(f"cell 1 retrieve-later-model-norms-max_props=1: failed: --model "
-                             f"{later}: no such directory")  # fmt: skip
+    assert failed.startswith(
+        f"cell 1 retrieve-later-model-norms-max_props=1: failed: models {later}: no such directory"
+    )  # fmt: skip (the sweep file's key)
     log = failed.rsplit("(log: ", 1)[1].rstrip(")")
     assert log.startswith(str(out / "logs")) and "no such directory" in Path(log).read_text()
     assert (

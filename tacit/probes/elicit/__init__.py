@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
+    from tacit.probes.templates import TemplateSet
 
 
 @dataclass
@@ -34,6 +35,8 @@ class State:
     prompts: pd.DataFrame
     candidates: Candidates
     left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
+    templates: TemplateSet
+    relations: list[str]
     sensible: dict[str, Any] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
@@ -60,35 +63,62 @@ class ElicitProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
+    def validate(self, given: Mapping[str, Any], *, context: str = "api",
+                 where: str = "") -> dict[str, Any]:  # fmt: skip
+        """As declared, and the relations against the template file's (its own names: a
+        sweep file is checked whole before any cell runs)."""
+        from tacit.probes.elicit.options import RELATIONS_PARAM
+        from tacit.probes.templates import load_templates
+
+        values = super().validate(given, context=context, where=where)
+        if values["relations"] is not None:
+            templates = load_templates(values["templates"])
+            label = where + RELATIONS_PARAM.label(context)  # type: ignore[arg-type]
+            for relation in values["relations"]:
+                if relation not in templates.relations:
+                    raise TacitError(
+                        f"{label} {relation!r}: expected one of "
+                        f"{', '.join(templates.relations) or 'none'} (the relations of "
+                        f"--templates {templates.source})"
+                    )
+        return values
+
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.probes.elicit.prompts import check_prefixes
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.templates import load_templates
 
         refuse_span_options(values, SPAN_PARAMS, "answers")
         prefix = values["prefix"]
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
+        templates = load_templates(values["templates"])
+        values = {**values, "relations": templates.chosen_relations(values["relations"])}
+        check_prefixes(templates, values["relations"], prefixes)
         norms = load_norms(values)
         if values["candidates"] == "vocab":
-            state, work = self._vocab_work(models, norms, values, prefixes, run)
+            state, work = self._vocab_work(models, norms, values, prefixes, run, templates)
         else:
-            state, work = self._span_work(models, norms, values, prefixes, run)
+            state, work = self._span_work(models, norms, values, prefixes, run, templates)
         return Plan(work, values, state.candidates.resume_key(), state=state,
                     tokenizers=state.candidates.tokenizers)  # fmt: skip
 
     def _vocab_work(self, models: Sequence[str | Scorer], norms: Any,
                     values: Mapping[str, Any], prefixes: list[bool],
-                    run: RunOptions) -> tuple[State, Work]:  # fmt: skip
+                    run: RunOptions, templates: TemplateSet) -> tuple[State, Work]:  # fmt: skip
         import numpy as np
 
         from tacit.probes.candidates import Candidates
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
         from tacit.probes.inputs import first_concepts
+        from tacit.probes.paraphrase import ITEM, paraphrased
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab, relations = candidates.vocab, values["relations"]
         golds = gold_answers(norms, vocab, relations)
-        prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"])
+        prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"],
+                                            templates=templates)  # fmt: skip
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
         prompts = first_concepts(prompts, run.limit)[0]
@@ -99,29 +129,35 @@ class ElicitProbe(Probe):
             if len(words := answers.loc[answers.relation == r, "word"])
         }
         work = Work(
-            prompts, "prompt",
+            prompts, ITEM if paraphrased(prompts) else "prompt",
             lambda scorer, rows, bar: score_elicitation(rows, scorer, vocab, sensible,
-                                                        progress=bar),
+                                                        progress=bar, offset=len(prompts)),
             kinds=self.kinds(values),
         )  # fmt: skip
-        return State(norms, prefixes, prompts, candidates, golds.excluded, sensible), work
+        state = State(norms, prefixes, prompts, candidates, golds.excluded, templates, relations,
+                      sensible)  # fmt: skip
+        return state, work
 
     def _span_work(self, models: Sequence[str | Scorer], norms: Any, values: Mapping[str, Any],
-                   prefixes: list[bool], run: RunOptions) -> tuple[State, Work]:  # fmt: skip
+                   prefixes: list[bool], run: RunOptions,
+                   templates: TemplateSet) -> tuple[State, Work]:  # fmt: skip
         """Each relation's answers ranked among spans: every answer people gave to it
-        (`answers`) or a FILE's. A span some model's tokenizer does not read whole is refused in
-        a FILE, and left out (counted) among the norms' answers."""
+        (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
+        model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
+        the norms' answers."""
         from tacit.probes.candidates import (
             Candidates,
             SpanRanker,
             read_candidates,
             refuse_unreadable,
             relation_answers,
+            take_counts,
             unreadable_spans,
         )
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.inputs import first_concepts
+        from tacit.probes.paraphrase import ITEM, paraphrased
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
@@ -132,7 +168,7 @@ class ElicitProbe(Probe):
         if chosen is not None:
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
-        prompts = build_span_prompts(gold, relations, prefixes, values["concepts"])
+        prompts = build_span_prompts(gold, relations, prefixes, values["concepts"], templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
         prompts = first_concepts(prompts, run.limit)[0]
@@ -140,19 +176,20 @@ class ElicitProbe(Probe):
         candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
                                 scoring=values["span_scoring"],
                                 normalize=values["normalize"])  # fmt: skip
+        free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
         rankers = {r: SpanRanker(sets[r], candidates.scoring, candidates.normalize,
-                                 concept_free(r)) for r in relations}  # fmt: skip
+                                 free.__getitem__) for r in relations}  # fmt: skip
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table = score_span_elicitation(rows, scorer, rankers, answering, bar)
-            counts: dict[str, int] = {}
-            for ranker in rankers.values():
-                for key, value in ranker.take_counts().items():
-                    counts[key] = counts.get(key, 0) + value
-            return Scored(table, counts)
+            table = score_span_elicitation(rows, scorer, rankers, answering, bar,
+                                           offset=len(prompts))  # fmt: skip
+            return Scored(table, take_counts(rankers.values()))
 
-        work = Work(prompts, "prompt", score, kinds=self.kinds(values))
-        return State(norms, prefixes, prompts, candidates, left_out, unread=unread), work
+        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
+                    kinds=self.kinds(values))  # fmt: skip
+        state = State(norms, prefixes, prompts, candidates, left_out, templates, relations,
+                      unread=unread)  # fmt: skip
+        return state, work
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
@@ -165,12 +202,14 @@ class ElicitProbe(Probe):
         )
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.inputs import norms_record
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
-        relations, spans = values["relations"], candidates.vocabulary is None
+        relations, spans = state.relations, candidates.vocabulary is None
         per_model = state.prompts
-        counts = per_model[per_model.prefix == state.prefixes[0]].groupby("relation").size()
+        questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
+        counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {"relations": relations, "prefix": values["prefix"]}
         if spans:
@@ -179,6 +218,7 @@ class ElicitProbe(Probe):
                                     normalize=candidates.normalize)  # fmt: skip
         added["options"]["concepts"] = values["concepts"]
         added["norms"] = norms_record(state.norms)
+        added["templates"] = state.templates.record()
         added["counts"] = {
             "prompts_per_model": len(per_model),
             "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
@@ -188,8 +228,8 @@ class ElicitProbe(Probe):
             added["counts"]["answers_not_read_whole"] = state.unread
         else:
             if paper_norms(added):  # type: ignore[arg-type]
-                added["counts"]["paper_prompts_by_relation"] = {r: PAPER_PROMPTS[r]
-                                                                for r in relations}  # fmt: skip
+                added["counts"]["paper_prompts_by_relation"] = {
+                    r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS}  # fmt: skip
             added["counts"].update(
                 sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
                 features_excluded=state.left_out.to_dict("records"),
@@ -199,6 +239,8 @@ class ElicitProbe(Probe):
         summary = summarize_elicitation(rows, seed=run.seed)
         report = elicitation_span_report if spans else elicitation_report
         text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
+        if paraphrased(rows):
+            text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
         return Outcome(rows, summary, text, notes, added, extra, self._files(values, candidates),
                        vocab=candidates.vocabulary)  # fmt: skip
@@ -208,16 +250,16 @@ class ElicitProbe(Probe):
         """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
         if candidates.vocabulary is not None:
             return {}
-        if values["candidates"] != "answers":
-            return {"candidates.txt": next(iter(candidates.sets.values())).text}
-        return {f"candidates-{r.replace(' ', '_')}.txt": s.text
-                for r, s in candidates.sets.items()}  # fmt: skip
+        return candidates.files(named=values["candidates"] == "answers")
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest,
                    **_: Any) -> list[Condition]:  # fmt: skip
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
         run's one relation), first; then each relation, then the same without the prefix."""
         from tacit.probes.elicit.summary import ALL
+        from tacit.probes.paraphrase import ensemble_rows
+
+        summary = ensemble_rows(summary)  # with several templates, their ensemble's
 
         prefixed = summary["prefix"].astype(str) == "True"
         found = []
@@ -232,7 +274,10 @@ class ElicitProbe(Probe):
     def main_scores(self, rows: pd.DataFrame, manifest: Manifest,
                     **_: Any) -> pd.DataFrame | None:  # fmt: skip
         """Each prompt's average precision in the main condition (with the prefix, every
-        relation), the concept its unit."""
+        relation; with several templates, their ensemble's), the concept its unit."""
+        from tacit.probes.paraphrase import ensemble_rows
+
+        rows = ensemble_rows(rows)
         prefixed = rows["prefix"].astype(str) == "True"
         chosen = rows[prefixed] if prefixed.any() else rows
         return chosen.assign(unit=chosen["concept"], value=chosen["ap_vocab"])[
@@ -247,13 +292,17 @@ class ElicitProbe(Probe):
     def estimate(self, values: Mapping[str, Any]) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
         from tacit.probes.inputs import load_norms
+        from tacit.probes.templates import load_templates
 
+        templates = load_templates(values["templates"])
         table = load_norms(values).table
         if values["concepts"] is not None:
             table = table[table["concept"].isin(values["concepts"])]
-        pairs = table[table["relation"].isin(values["relations"])]
+        relations = templates.chosen_relations(values["relations"])
+        pairs = table[table["relation"].isin(relations)]
         pairs = pairs.drop_duplicates(["concept", "relation"])
-        return len(pairs) * (2 if values["prefix"] == "both" else 1)
+        per_pair = pairs["relation"].map({r: len(templates.for_relation(r)) for r in relations})
+        return int(per_pair.sum()) * (2 if values["prefix"] == "both" else 1)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """Elicitation's prompts per relation, and the features left out and why."""

@@ -8,18 +8,18 @@ are in it (gold_answers); over candidate spans, its answers of any length that a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
-from tacit.lexicon import article, concept_text
 from tacit.norms.phrasing import one_word_answers
 from tacit.probes.candidates import CandidateSet, relation_answers
+from tacit.probes.paraphrase import with_items
+from tacit.probes.templates import Template, TemplateSet, load_templates, sentence_start
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -27,19 +27,31 @@ if TYPE_CHECKING:
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
 PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
-PREFIX = "Everyone knows that"
-# How each relation reads in the prompt: the paper's {is, has, is a, has a, is made of}. The
-# relation keeps CSLB's name `made of` (its answers are the `made of X` features).
-RELATION_WORDS = {"is": "is", "is a": "is a", "has": "has", "has a": "has a",
-                  "made of": "is made of"}  # fmt: skip
 PROMPT_COLUMNS = ["relation", "prefix", "concept", "prompt", "gold", "n_gold"]
+QUESTION = ["relation", "prefix", "concept"]  # what one prompt asks, whatever its template
 
 
-def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True) -> str:
-    """'Everyone knows that a bear has <mask>.' (or 'A bear has <mask>.' without the prefix)."""
-    noun = concept_text(concept)
-    sentence = f"{article(noun)} {noun} {RELATION_WORDS[relation]} {MASK}."
-    return f"{PREFIX} {sentence}" if prefix else sentence[0].upper() + sentence[1:]
+def fill(template: Template, templates: TemplateSet, concept: str, prefix: bool, *,
+         pronoun: bool = False) -> str:  # fmt: skip
+    """The template asking about the concept (or, `pronoun`, about "it": the prompt without its
+    concept, `--normalize pmi`'s baseline)."""
+    if pronoun:
+        if not templates.settings.pronoun:
+            raise TacitError(f"--templates {templates.source}: --normalize pmi puts a pronoun "
+                             "for the concept: give `pronoun` in the settings")  # fmt: skip
+        text = templates.settings.pronoun
+        text = sentence_start(text) if template.concept == "A X" else text
+    else:
+        text = templates.concept_text(concept, template.concept)
+    return template.fill(concept=text, prefix=prefix)
+
+
+def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True,
+                       templates: TemplateSet | None = None) -> str:  # fmt: skip
+    """'Everyone knows that a bear has <mask>.' (or 'A bear has <mask>.' without the prefix):
+    the relation's first template (the paper's by default)."""
+    templates = templates or load_templates()
+    return fill(templates.for_relation(relation)[0], templates, concept, prefix)
 
 
 @dataclass(frozen=True)
@@ -100,9 +112,13 @@ def build_elicitation_prompts(
     *,
     column: str = "word",
     separator: str = " ",
+    templates: TemplateSet | None = None,
 ) -> pd.DataFrame:
-    """One prompt per relation x prefix x concept with at least one gold answer; `gold` lists
-    the concept's answers (`answers[column]`, in the table's order) as `answer:pf`."""
+    """One prompt per relation x prefix x concept with at least one gold answer, and per
+    template of the relation (the paper's by default: one per relation); `gold` lists the
+    concept's answers (`answers[column]`, in the table's order) as `answer:pf`."""
+    templates = templates or load_templates()
+    check_prefixes(templates, relations, prefixes)
     if concepts is not None:
         unknown = sorted(set(concepts) - set(answers["concept"]))
         if unknown:
@@ -115,9 +131,27 @@ def build_elicitation_prompts(
         for concept, rows in answers[answers["relation"] == relation].groupby("concept"):
             gold = separator.join(f"{w}:{p}" for w, p in zip(rows[column], rows["pf"]))
             for prefix in prefixes:
-                prompt = elicitation_prompt(concept, relation, prefix=prefix)
-                records.append((relation, prefix, concept, prompt, gold, len(rows)))
-    return pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
+                for template in templates.for_relation(relation):
+                    prompt = fill(template, templates, concept, prefix)
+                    records.append((relation, prefix, concept, template.id, prompt, gold,
+                                    len(rows)))  # fmt: skip
+    columns = [*QUESTION, "template", *PROMPT_COLUMNS[3:]]
+    return with_items(pd.DataFrame.from_records(records, columns=columns), QUESTION)
+
+
+def check_prefixes(templates: TemplateSet, relations: Sequence[str],
+                   prefixes: Sequence[bool]) -> None:  # fmt: skip
+    """Without the prefix (`--no-prefix`, `--prefix-ablation`), every template must have one
+    to drop: a prompt that would read the same both ways is refused, not scored twice."""
+    if all(prefixes):
+        return
+    for relation in relations:
+        for template in templates.for_relation(relation):
+            if template.prefix is None:
+                raise TacitError(
+                    f"--no-prefix/--prefix-ablation: template {template.id!r} of {relation!r} "
+                    f"(--templates {templates.source}) has no optional prefix {{...}} to drop"
+                )
 
 
 def parse_gold(gold: str) -> list[tuple[str, int | float]]:
@@ -130,14 +164,15 @@ def parse_gold(gold: str) -> list[tuple[str, int | float]]:
 GOLD_SEPARATOR = " | "  # spans hold spaces: 'fur:20 | four legs:3'
 
 
-def concept_free(relation: str) -> Callable[[str], str]:
-    """template -> the prompt with "it" for the concept, for `--normalize pmi`."""
-    sentence = f"it {RELATION_WORDS[relation]} <mask>."
-
-    def free(template: str) -> str:
-        prefixed = template.startswith(PREFIX)
-        return f"{PREFIX} {sentence}" if prefixed else sentence[0].upper() + sentence[1:]
-
+def concept_free(prompts: pd.DataFrame, templates: TemplateSet) -> dict[str, str]:
+    """Each prompt -> the same prompt with "it" (the settings' pronoun) for the concept, for
+    `--normalize pmi`."""
+    free = {}
+    for row in prompts.itertuples():
+        chosen = templates.for_relation(row.relation)
+        template = chosen[0] if len(chosen) == 1 else next(t for t in chosen
+                                                           if t.id == row.template)  # fmt: skip
+        free[row.prompt] = fill(template, templates, row.concept, row.prefix, pronoun=True)
     return free
 
 
@@ -171,13 +206,14 @@ def build_span_prompts(
     relations: Sequence[str],
     prefixes: Sequence[bool],
     concepts: Sequence[str] | None = None,
+    templates: TemplateSet | None = None,
 ) -> pd.DataFrame:
     """One prompt per relation x prefix x concept with at least one gold span (`gold` lists
-    them by pf, highest first, as `span:pf` separated by ` | `)."""
+    them by pf, highest first, as `span:pf` separated by ` | `), per template."""
     ordered = gold.sort_values(["relation", "concept", "pf", "span"],
                                ascending=[True, True, False, True])  # fmt: skip
     return build_elicitation_prompts(ordered, relations, prefixes, concepts, column="span",
-                                     separator=GOLD_SEPARATOR)  # fmt: skip
+                                     separator=GOLD_SEPARATOR, templates=templates)  # fmt: skip
 
 
 def parse_span_gold(gold: str) -> list[tuple[str, float]]:

@@ -3,7 +3,7 @@ many features (or answers) answer it and what was left out and why."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
@@ -19,9 +19,12 @@ from tacit.probes.notes import ranked_among, run_notes
 
 
 def paper_norms(manifest: Manifest) -> bool:
-    """Were the norms the paper's (CSLB's norms.dat, by its sha256)? Only then are the paper's
-    counts put beside ours."""
-    return (manifest.get("norms") or {}).get("sha256") == PAPER_SHA256
+    """Were the norms the paper's (CSLB's norms.dat, by its sha256) and the templates the
+    paper's (a run from before template files used them)? Only then are the paper's counts put
+    beside ours."""
+    templates: dict[str, Any] = dict(manifest).get("templates") or {}  # type: ignore[assignment]
+    return ((manifest.get("norms") or {}).get("sha256") == PAPER_SHA256
+            and templates.get("source", "paper") == "paper")  # fmt: skip
 
 
 def elicitation_text(summary: pd.DataFrame, manifest: Manifest,

@@ -8,7 +8,7 @@ frequencies and the model's scores, and the top 5.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 from tacit.core.metrics import average_precision
 from tacit.probes.candidates import SpanRanker, top_spans
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
+from tacit.probes.paraphrase import ITEM, TOP1, ensemble_frame, group_mean, paraphrased
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -25,9 +26,9 @@ if TYPE_CHECKING:
     from tacit.models.base import Scorer
     from tacit.vocab.shared import Vocabulary
 
-RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "ap_vocab", "ap_sens", "spearman", "top5"]
-SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "n_candidates", "ap_vocab", "ap_sens",
-                       "spearman", "top5"]  # fmt: skip
+METRICS = ["ap_vocab", "ap_sens", "spearman", "top5"]
+RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *METRICS]
+SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "n_candidates", *METRICS]
 
 
 def score_elicitation(
@@ -37,26 +38,43 @@ def score_elicitation(
     sensible: dict[str, np.ndarray],
     *,
     progress: bool | tqdm = True,
+    offset: int = 0,
 ) -> pd.DataFrame:
-    """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt.
+    """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt (with
+    several templates, `top1` too, and the ensemble of each item's templates, indexed from
+    `offset`).
 
     Args:
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
-    from tacit.models.reduce import GoldScores
+    from tacit.models.reduce import GroupMean
 
     device = scorer.device
     relation_ids = {r: i for i, r in enumerate(sensible)}
     among = torch.zeros((len(sensible), len(vocab)), dtype=torch.bool, device=device)
     for relation, positions in sensible.items():
         among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
-    golds = [parse_gold(g) for g in prompts["gold"]]
     ids = vocab.token_ids[scorer.name]
     batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
+    if not paraphrased(prompts):
+        return _vocab_table(prompts, scorer, vocab, batches, among, relation_ids)
+    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], device)
+    table = _vocab_table(prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids)
+    frame = ensemble_frame(prompts, offset)
+    combined = _vocab_table(frame, scorer, vocab, [ensemble.batch()], among, relation_ids)
+    return pd.concat([table, combined])
+
+
+def _vocab_table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any,
+                 among: torch.Tensor, relation_ids: dict[str, int]) -> pd.DataFrame:  # fmt: skip
+    from tacit.models.reduce import GoldScores
+
+    golds = [parse_gold(g) for g in prompts["gold"]]
     scores = GoldScores(
         batches, [[vocab.index(w) for w, _ in gold] for gold in golds], among=among,
-        among_of_row=[relation_ids[r] for r in prompts["relation"]], top_k=5, device=device,
+        among_of_row=[relation_ids[r] for r in prompts["relation"]], top_k=5,
+        device=scorer.device,
     )  # fmt: skip
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
@@ -71,7 +89,9 @@ def score_elicitation(
         " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
         for i, prob in zip(scores.top_index, scores.top_prob)
     ]
-    return table[RESULT_COLUMNS]
+    if paraphrased(prompts):
+        table[TOP1] = words[scores.top_index[:, 0]]
+    return table[["model", *prompts.columns, *METRICS, *([TOP1] if paraphrased(prompts) else [])]]
 
 
 def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
@@ -96,30 +116,47 @@ def score_span_elicitation(
     rankers: dict[str, SpanRanker],
     answering: dict[str, set[str]],
     progress: tqdm | bool,
+    offset: int = 0,
 ) -> pd.DataFrame:
-    """AP over the candidates and over those answering the relation, rho, top 5, per prompt."""
+    """AP over the candidates and over those answering the relation, rho, top 5, per prompt
+    (with several templates, `top1` too, and the ensemble of each item's templates, indexed
+    from `offset`)."""
     parts = []
     for relation, group in rows.groupby("relation", sort=False):
         ranker = rankers[relation]
-        spans = ranker.candidates.spans
         templates = list(dict.fromkeys(group["prompt"]))
         scores, _ = ranker.scores(scorer, templates, progress)
         row_of = {t: n for n, t in enumerate(templates)}
         per_row = scores[[row_of[p] for p in group["prompt"]]]
-        index = ranker.candidates.index()
-        sensible = np.array([s in answering[relation] for s in spans])
-        table = group.copy()
-        ap_vocab, ap_sens, rho = [], [], []
-        for row, gold_text in zip(per_row, group["gold"]):
-            gold = parse_span_gold(gold_text)
-            relevant = np.zeros(len(spans), dtype=bool)
-            relevant[[index[s] for s, _ in gold]] = True
-            ap_vocab.append(average_precision(row, relevant))
-            ap_sens.append(average_precision(row[sensible], relevant[sensible]))
-            rho.append(rank_correlation([p for _, p in gold], [row[index[s]] for s, _ in gold]))
-        table.insert(0, "model", scorer.name)
-        table["n_candidates"] = len(spans)
-        table["ap_vocab"], table["ap_sens"], table["spearman"] = ap_vocab, ap_sens, rho
-        table["top5"] = top_spans(per_row, spans)
-        parts.append(table)
-    return pd.concat(parts).loc[rows.index, SPAN_RESULT_COLUMNS]
+        parts.append(_span_table(group, per_row, ranker.candidates.spans, answering[relation]))
+        if paraphrased(rows):
+            items, mean = group_mean(per_row, group[ITEM].to_numpy())
+            frame = ensemble_frame(group, offset).loc[offset + items]
+            parts.append(_span_table(frame, mean, ranker.candidates.spans, answering[relation]))
+    table = pd.concat(parts)
+    table = table.loc[[*rows.index, *table.index.difference(rows.index)]]
+    table.insert(0, "model", scorer.name)
+    return table
+
+
+def _span_table(group: pd.DataFrame, per_row: np.ndarray, spans: list[str],
+                answering: set[str]) -> pd.DataFrame:  # fmt: skip
+    index = {span: n for n, span in enumerate(spans)}
+    sensible = np.array([s in answering for s in spans])
+    ap_vocab, ap_sens, rho = [], [], []
+    for row, gold_text in zip(per_row, group["gold"]):
+        gold = parse_span_gold(gold_text)
+        relevant = np.zeros(len(spans), dtype=bool)
+        relevant[[index[s] for s, _ in gold]] = True
+        ap_vocab.append(average_precision(row, relevant))
+        ap_sens.append(average_precision(row[sensible], relevant[sensible]))
+        rho.append(rank_correlation([p for _, p in gold], [row[index[s]] for s, _ in gold]))
+    table = group.copy()
+    table["n_candidates"] = len(spans)
+    table["ap_vocab"], table["ap_sens"], table["spearman"] = ap_vocab, ap_sens, rho
+    table["top5"] = top_spans(per_row, spans)
+    extra = []
+    if paraphrased(group):
+        table[TOP1] = np.asarray(spans, dtype=object)[per_row.argmax(axis=1)]
+        extra = [TOP1]
+    return table[[*group.columns, "n_candidates", *METRICS, *extra]]

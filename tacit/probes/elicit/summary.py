@@ -12,6 +12,7 @@ import pandas as pd
 
 from tacit.core.display import Table
 from tacit.core.stats import bootstrap_ratio_ci
+from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ALL = "all"  # the relation of the rows that pool every relation's prompts
@@ -61,19 +62,28 @@ def summarize_elicitation(
     asks more than one). Each with a 95% percentile bootstrap interval over concepts, seeded by
     `seed` and the condition, not the model (the resamples are paired across models).
     `n_spearman` counts the prompts where rho is defined (the mean is over those only). Models,
-    relations (`all` last) and prefixes in the order of the prompts (--model first)."""
+    relations (`all` last) and prefixes in the order of the prompts (--model first). With
+    several templates, a row per template and one for their ensemble, which carries the spread
+    and consistency (tacit.probes.paraphrase)."""
     several = prompts["relation"].nunique() > 1
+    by_template = paraphrased(prompts)
     rows = []
-    for (model, prefix), by_prefix in prompts.groupby(["model", "prefix"], sort=False):
+    keys = ["model", "prefix", *([TEMPLATE] if by_template else [])]
+    for key, by_prefix in prompts.groupby(keys, sort=False):
+        model, prefix, *template = key
         parts = list(by_prefix.groupby("relation", sort=False))
         if several:
             parts.append((ALL, by_prefix))
         for relation, group in parts:
-            condition = repr((relation, bool(prefix)))
+            condition = repr((relation, bool(prefix), *template))
             rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
             rows.append({"model": model, "relation": relation, "prefix": prefix,
+                         **({TEMPLATE: template[0]} if by_template else {}),
                          **_summarize(group, rng, n_resamples, confidence)})  # fmt: skip
-    summary = pd.DataFrame(rows, columns=ELICITATION_SUMMARY_COLUMNS)
+    columns = list(ELICITATION_SUMMARY_COLUMNS)
+    if by_template:
+        columns.insert(len(ELICITATION_GROUPS), TEMPLATE)
+    summary = pd.DataFrame(rows, columns=columns)
     order = {
         "model": list(dict.fromkeys(prompts["model"])),
         "prefix": list(dict.fromkeys(prompts["prefix"])),
@@ -83,7 +93,10 @@ def summarize_elicitation(
         ["model", "relation", "prefix"], key=lambda col: col.map(order[col.name].index),
         kind="stable",
     )  # fmt: skip
-    return summary.reset_index(drop=True)
+    summary = summary.reset_index(drop=True)
+    if by_template:
+        summary = paraphrase_columns(summary, prompts, ELICITATION_GROUPS, "map_vocab")
+    return summary
 
 
 def elicitation_tables(summary: pd.DataFrame, paper_counts: dict[str, int] | None,
@@ -91,7 +104,9 @@ def elicitation_tables(summary: pd.DataFrame, paper_counts: dict[str, int] | Non
     """The paper's Table 1 a row per model and relation, one table per prefix: prompts (and
     the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
     the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
-    models and relations that have both. `summary`'s models are already labelled."""
+    models and relations that have both. `summary`'s models are already labelled. With
+    several templates: their ensemble's."""
+    summary = ensemble_rows(summary)
     over = "the candidates" if spans else "the shared vocabulary"
     tables = []
     for prefix, rows in summary.groupby(summary["prefix"].astype(str) == "True", sort=False):

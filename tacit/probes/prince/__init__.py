@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.templates import TEMPLATES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ class PrinceProbe(Probe):
     siblings, relatives, a home, a pet, a car, a spouse, and a job.`? Property direction: how
     well does `Everyone knows that a country has <mask>.` recover her list (leader, duke,
     borders, president, queen, citizens, land, language, history)?"""
-    params = ()
+    params = (TEMPLATES,)
     primary = Metric("ap_vocab", "AP")
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
@@ -36,26 +37,36 @@ class PrinceProbe(Probe):
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
         from tacit.probes.candidates import Candidates
+        from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import prince_prompts, score_prince
+        from tacit.probes.templates import load_templates
 
+        templates = load_templates(values["templates"])
         candidates = Candidates.shared_vocabulary(models, run)
         vocab = candidates.vocab
+        prompts = prince_prompts(vocab, templates)
         work = Work(
-            prince_prompts(vocab), "prompt",
-            lambda scorer, rows, bar: score_prince(rows, scorer, vocab, progress=bar),
+            prompts, ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_prince(rows, scorer, vocab, progress=bar,
+                                                   offset=len(prompts)),
             kinds=self.kinds(values),
         )  # fmt: skip
-        return Plan(work, values, candidates.resume_key(), state=candidates,
+        return Plan(work, values, candidates.resume_key(), state=(candidates, templates),
                     tokenizers=candidates.tokenizers)  # fmt: skip
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
         from tacit.core.manifest import with_keys
+        from tacit.probes.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
         from tacit.probes.prince.scoring import prince_report
 
-        candidates = plan.state
+        candidates, templates = plan.state
         added = dict(candidates.record(manifest["models"]))
-        summary = rows[["model", "direction", "rank", "target_prob", "ap_vocab"]]
+        added["templates"] = templates.record()
+        keys = ["model", "direction", *([TEMPLATE] if paraphrased(rows) else [])]
+        summary = rows[[*keys, "rank", "target_prob", "ap_vocab"]]
+        if paraphrased(rows):
+            summary = paraphrase_columns(summary, rows, ["model", "direction"], "ap_vocab")
         text, notes = prince_report(rows, with_keys(manifest, added))
         return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
 
@@ -69,4 +80,5 @@ class PrinceProbe(Probe):
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         from tacit.probes.notes import scored_over
 
-        return {"vocabulary": scored_over(manifest)["vocabulary"]}
+        over = scored_over(manifest)
+        return {"vocabulary": over["vocabulary"], "templates": over["templates"]}

@@ -13,13 +13,15 @@ vocabulary (Scorer.score_words).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.probes.notes import run_notes
+from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
+from tacit.probes.templates import ENSEMBLE, TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -28,11 +30,12 @@ if TYPE_CHECKING:
     from tacit.models.base import Scorer
     from tacit.vocab.shared import Vocabulary
 
-PERSON_PROMPT = (
-    "A <mask> has parents, siblings, relatives, a home, a pet, a car, a spouse, and a job."
-)
+# What Prince lists of a person, as one property of retrieval's templates ("A <mask> has
+# parents, ..., and a job."), and the concept whose properties the `has` templates ask for
+# ("Everyone knows that a country has <mask>.").
+PERSON_PROPERTIES = "has parents, siblings, relatives, a home, a pet, a car, a spouse, and a job"
 PERSON = "person"
-COUNTRY_PROMPT = "Everyone knows that a country has <mask>."
+COUNTRY = "country"
 COUNTRY_PROPERTIES = (
     "leader", "duke", "borders", "president", "queen", "citizens", "land", "language", "history",
 )  # fmt: skip
@@ -43,21 +46,27 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def prince_prompts(vocab: Vocabulary) -> pd.DataFrame:
-    """Both directions, with their answers restricted to the shared vocabulary."""
+def prince_prompts(vocab: Vocabulary, templates: TemplateSet | None = None) -> pd.DataFrame:
+    """Both directions, through every retrieval template (concept direction) and every `has`
+    template (property direction; the paper's by default), with their answers restricted to
+    the shared vocabulary."""
+    templates = templates or load_templates()
     if PERSON not in vocab:
         raise TacitError(f"{PERSON!r} is not in the shared vocabulary: Prince's probe needs it")
     kept = [w for w in COUNTRY_PROPERTIES if w in vocab]
     missing = [w for w in COUNTRY_PROPERTIES if w not in vocab]
     if not kept:
         raise TacitError("none of Prince's country properties is in the shared vocabulary")
-    return pd.DataFrame(
-        [
-            ("concept", PERSON_PROMPT, PERSON, ""),
-            ("property", COUNTRY_PROMPT, " ".join(kept), " ".join(missing)),
-        ],
-        columns=["direction", "prompt", "target", "not_in_vocab"],
-    )
+    rows = [("concept", t.id, t.fill(properties=PERSON_PROPERTIES, blank=t.blank_text(False)),
+             PERSON, "") for t in templates.retrieval]  # fmt: skip
+    country = [
+        (t, templates.concept_text(COUNTRY, t.concept)) for t in templates.for_relation("has")
+    ]
+    rows += [("property", t.id, t.fill(concept=text), " ".join(kept), " ".join(missing))
+             for t, text in country]  # fmt: skip
+    prompts = pd.DataFrame(rows, columns=["direction", "template", "prompt", "target",
+                                          "not_in_vocab"])  # fmt: skip
+    return with_items(prompts, ["direction"])
 
 
 def score_prince(
@@ -66,50 +75,60 @@ def score_prince(
     vocab: Vocabulary,
     *,
     progress: bool | tqdm = True,
+    offset: int = 0,
 ) -> pd.DataFrame:
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
-    word in it: see the module docstring)."""
-    from tacit.models.reduce import GoldScores
+    word in it: see the module docstring); with several templates, the ensemble of each
+    direction's too (indexed from `offset`)."""
+    from tacit.models.reduce import GroupMean
 
-    answers = [target.split() for target in prompts["target"]]
     batches = scorer.score_words(
         list(prompts["prompt"]), vocab.token_ids[scorer.name], vocab.words, progress=progress
     )
+    if not paraphrased(prompts):
+        return _table(prompts, scorer, vocab, batches)
+    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], scorer.device)
+    table = _table(prompts, scorer, vocab, ensemble.passing(batches))
+    combined = _table(ensemble_frame(prompts, offset), scorer, vocab, [ensemble.batch()])
+    return pd.concat([table, combined])
+
+
+def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary,
+           batches: Any) -> pd.DataFrame:  # fmt: skip
+    from tacit.models.reduce import GoldScores
+
+    answers = [target.split() for target in prompts["target"]]
     scores = GoldScores(
         batches, [[vocab.index(w) for w in words] for words in answers], among=None,
         among_of_row=None, top_k=TOP_K, device=scorer.device,
     )  # fmt: skip
     words = np.asarray(vocab.words, dtype=object)
-    rows = []
-    for index, prompt in enumerate(prompts.itertuples()):
-        n = len(answers[index])
-        ranks = scores.rank[index, :n].tolist()
-        rows.append(
-            {
-                "model": scorer.name,
-                "direction": prompt.direction,
-                "prompt": prompt.prompt,
-                "target": prompt.target,
-                "not_in_vocab": prompt.not_in_vocab,
-                "rank": min(ranks),
-                "target_prob": float(scores.prob[index, :n].sum()),
-                "ap_vocab": float(scores.ap[index]),
-                "gold_ranks": " ".join(f"{w}:{r}" for w, r in zip(answers[index], ranks)),
-                "top10": " ".join(
-                    f"{w}:{p:.4g}"
-                    for w, p in zip(words[scores.top_index[index]], scores.top_prob[index])
-                ),
-            }
-        )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = prompts.copy()
+    table.insert(0, "model", scorer.name)
+    ranks = [scores.rank[i, : len(a)].tolist() for i, a in enumerate(answers)]
+    table["rank"] = [min(r) for r in ranks]
+    table["target_prob"] = [float(scores.prob[i, : len(a)].sum()) for i, a in enumerate(answers)]
+    table["ap_vocab"] = scores.ap.astype(float)
+    table["gold_ranks"] = [" ".join(f"{w}:{r}" for w, r in zip(a, rank))
+                           for a, rank in zip(answers, ranks)]  # fmt: skip
+    table["top10"] = [" ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
+                      for i, prob in zip(scores.top_index, scores.top_prob)]  # fmt: skip
+    if paraphrased(prompts):
+        table[TOP1] = words[scores.top_index[:, 0]]
+        return table[[*COLUMNS[:2], ITEM, TEMPLATE, *COLUMNS[2:], TOP1]]
+    return table[COLUMNS]
 
 
 def prince_report(prompts: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """Each model's answer to both of Prince's directions."""
     lines = []
     for row in prompts.itertuples():
-        lines.append(f"{row.model} | {row.prompt}")
+        template = getattr(row, "template", None)
+        if template == ENSEMBLE:
+            lines.append(f"{row.model} | the ensemble of its {row.direction} templates")
+        else:
+            lines.append(f"{row.model} | {row.prompt}" + (f" ({template})" if template else ""))
         if row.direction == "concept":
             lines.append(f"  '{row.target}': rank {row.rank}, probability {row.target_prob:.4g}")
         else:

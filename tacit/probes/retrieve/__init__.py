@@ -8,14 +8,11 @@ ties them to the Probe contract (tacit.probes.base).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import PARAMS
 
@@ -28,11 +25,12 @@ if TYPE_CHECKING:
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.retrieve.prompts import PromptSet
+    from tacit.probes.templates import TemplateSet
 
 CAUSAL_HINT = (
-    " with vocabulary candidates: retrieval's blank does not end the sentence, so a causal "
-    "model cannot score it over the vocabulary; score the concepts as spans with "
-    "--candidates concepts"
+    " with vocabulary candidates: a retrieval template's blank does not end the sentence, so a "
+    "causal model cannot score it over the vocabulary; score the concepts as spans with "
+    "--candidates concepts, or give --templates whose blanks end their sentences"
 )
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
@@ -60,6 +58,7 @@ class State:
     conditions: list[Any]
     prompt_set: PromptSet
     candidates: Candidates
+    templates: TemplateSet
 
 
 def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
@@ -97,20 +96,32 @@ class RetrieveProbe(Probe):
     limit = "concepts"
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked",) if values["candidates"] == "vocab" else ("masked", "causal")
+        """Masked models; causal ones too with candidate spans, or where every template's blank
+        ends its sentence (the next-token question)."""
+        from tacit.probes.templates import load_templates
+
+        if values["candidates"] != "vocab":
+            return ("masked", "causal")
+        templates = load_templates(values["templates"]).retrieval
+        at_end = all(t.blank_ends_sentence for t in templates)
+        return ("masked", "causal") if at_end else ("masked",)
 
     def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
              run: RunOptions) -> Plan:  # fmt: skip
         from tacit.probes.candidates import Candidates
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import (
             build_prompts,
             check_categories,
             retrieval_conditions,
         )
+        from tacit.probes.templates import load_templates
 
         refuse_span_options(values, (*SPAN_PARAMS, ARTICLES), "concepts")
+        templates = load_templates(values["templates"])
+        fills = retrieval_fills(templates, spans=values["candidates"] != "vocab")
         norms = load_norms(values)
         conditions = retrieval_conditions(
             values["selection"], values["order"], values["category"], values["ablation"]
@@ -120,94 +131,75 @@ class RetrieveProbe(Probe):
             candidates = Candidates.shared_vocabulary(models, run)
             prompt_set = build_prompts(norms, candidates.vocab, conditions,
                                        max_props=values["max_props"], concepts=values["concepts"],
-                                       seed=run.seed)  # fmt: skip
+                                       seed=run.seed, fills=fills,
+                                       a_rule=a_before_blank(templates, spans=False))  # fmt: skip
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
             prompt_set = limited(prompt_set, run.limit)
-            work = self._vocab_work(prompt_set, candidates)
+            work = self._vocab_work(prompt_set, candidates, self.kinds(values))
         else:
-            prompt_set, candidates, work = self._span_work(models, norms, conditions, values, run)
-        state = State(norms, conditions, prompt_set, candidates)
+            prompt_set, candidates, work = self._span_work(models, norms, conditions, values,
+                                                           run, templates, fills)  # fmt: skip
+        state = State(norms, conditions, prompt_set, candidates, templates)
         return Plan(work, values, candidates.resume_key(), state=state,
                     tokenizers=candidates.tokenizers)  # fmt: skip
 
-    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates) -> Work:
+    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates,
+                    kinds: tuple[str, ...]) -> Work:  # fmt: skip
+        from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
-        vocab = candidates.vocab
+        vocab, prompts = candidates.vocab, prompt_set.prompts
         return Work(
-            prompt_set.prompts, "prompt",
-            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar),
-            kinds=("masked",), hints={"causal": CAUSAL_HINT},
+            prompts, ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar,
+                                                    offset=len(prompts)),
+            kinds=kinds, hints={"causal": CAUSAL_HINT},
         )  # fmt: skip
 
     def _span_work(
         self, models: Sequence[str | Scorer], norms: Any, conditions: list[Any],
-        values: Mapping[str, Any], run: RunOptions,
+        values: Mapping[str, Any], run: RunOptions, templates: TemplateSet,
+        fills: Mapping[str, Any],
     ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
         """Every concept a target, ranked among spans: the norms' concepts with their articles
         (`concepts`) or a FILE's spans (which must hold every target). A span some model's
         tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
         with the reason) among the norms' concepts."""
-        from tacit.lexicon import read_articles
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import (
-            Candidates,
-            CandidateSet,
-            SpanRanker,
-            concept_candidates,
-            read_candidates,
-            refuse_unreadable,
-            unreadable_spans,
-        )
-        from tacit.probes.retrieve.prompts import build_prompts, span_prompt
-        from tacit.probes.retrieve.scoring import property_free, score_span_prompts
+        from tacit.probes.candidates import take_counts
+        from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.retrieve.prompts import build_prompts
+        from tacit.probes.retrieve.scoring import score_span_prompts
+        from tacit.probes.retrieve.spans import span_sets
 
-        articles = values["articles"]
-        table = (
-            read_articles(Path(articles)) if isinstance(articles, str | os.PathLike) else articles
-        )
         prompt_set = build_prompts(norms, None, conditions, max_props=values["max_props"],
                                    concepts=values["concepts"], seed=run.seed,
-                                   template=span_prompt)  # fmt: skip
-        if prompt_set.prompts.empty:
+                                   fills=fills)  # fmt: skip
+        prompts = prompt_set.prompts
+        if prompts.empty:
             raise TacitError("no concept is left to probe")
         prompt_set = limited(prompt_set, run.limit)
-        every, span_of = concept_candidates(norms, list(prompt_set.prompts["concept"]), table)
-        given = values["candidates"]
-        chosen = every if given == "concepts" else read_candidates(given)
-        tokenizers, problems = unreadable_spans(chosen.spans, models, run)
-        if given != "concepts":
-            refuse_unreadable(chosen, problems)
-        elif problems:
-            chosen = CandidateSet(chosen.source, [s for s in chosen.spans if s not in problems])
-            unread = {c: problems[span] for c, span in span_of.items() if span in problems}
+        prompts = prompt_set.prompts
+        candidates, sets, unread = span_sets(models, norms, templates, values,
+                                             list(prompts["concept"].unique()), run)  # fmt: skip
+        if unread:
             prompt_set = prompt_set.without(unread)
-            span_of = {c: span for c, span in span_of.items() if c not in unread}
-            if prompt_set.prompts.empty:
-                raise TacitError("no concept is left to probe: no model reads any whole")
-        missing = sorted(set(span_of.values()) - set(chosen.spans))
-        if missing:
-            raise TacitError(
-                f"{option('--candidates')} {given}: every target must be a candidate; "
-                f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
-            )
-        candidates = Candidates(tokenizers=tokenizers, sets={"all": chosen},
-                                scoring=values["span_scoring"],
-                                normalize=values["normalize"])  # fmt: skip
-        ranker = SpanRanker(chosen, candidates.scoring, candidates.normalize, property_free)
+            prompts = prompt_set.prompts
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table = score_span_prompts(rows, scorer, ranker, span_of, bar)
-            return Scored(table, ranker.take_counts())
+            table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
+            return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(prompt_set.prompts, "prompt", score, kinds=("masked", "causal"))
+        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
+                    kinds=("masked", "causal"))  # fmt: skip
         return prompt_set, candidates, work
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
                run: RunOptions) -> Outcome:  # fmt: skip
         from tacit.core.manifest import with_keys
         from tacit.probes.inputs import norms_record
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
@@ -229,10 +221,14 @@ class RetrieveProbe(Probe):
         }  # fmt: skip
         added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
+        added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
         summary = summarize_retrieval(rows, seed=run.seed)
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
-        files = {"candidates.txt": candidates.sets["all"].text} if spans else {}
+        if paraphrased(rows):
+            text += "\n\n" + format_paraphrases(summary, ["selection", "order", "category",
+                                                         "n_props"], "mrr", "MRR")  # fmt: skip
+        files = candidates.files() if spans else {}
         return Outcome(rows, summary, text, notes, added, {"dropped": state.prompt_set.dropped},
                        files, vocab=candidates.vocabulary)  # fmt: skip
 
@@ -251,8 +247,10 @@ class RetrieveProbe(Probe):
         """At the run's largest number of properties (or the largest up to `n_props`): the
         main condition (an ablation's top/decreasing/all, labelled with the number) first,
         then the others."""
+        from tacit.probes.paraphrase import ensemble_rows
         from tacit.probes.retrieve.summary import condition_labels
 
+        summary = ensemble_rows(summary)  # with several templates, their ensemble's
         main, n = _main_condition(summary, n_props)
         at_n = summary[summary["n_props"] == n]
         labels = condition_labels(at_n)
@@ -263,7 +261,11 @@ class RetrieveProbe(Probe):
 
     def main_scores(self, rows: pd.DataFrame, manifest: Manifest, *,
                     n_props: int | None = None, **_: Any) -> pd.DataFrame | None:  # fmt: skip
-        """Each prompt's reciprocal rank at the main condition, the concept its unit."""
+        """Each prompt's reciprocal rank at the main condition (with several templates, their
+        ensemble's), the concept its unit."""
+        from tacit.probes.paraphrase import ensemble_rows
+
+        rows = ensemble_rows(rows)
         main, n = _main_condition(rows, n_props)
         chosen = rows[(rows[["selection", "order", "category"]] == main).all(axis=1)
                       & (rows["n_props"] == n)]  # fmt: skip
@@ -277,14 +279,17 @@ class RetrieveProbe(Probe):
         return scored_over(manifest)
 
     def estimate(self, values: Mapping[str, Any]) -> int | None:
+        """At most how many prompts: every question once per retrieval template."""
         from tacit.probes.inputs import load_norms
         from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
+        from tacit.probes.templates import load_templates
 
         conditions = retrieval_conditions(
             values["selection"], values["order"], values["category"], values["ablation"]
         )
-        return estimated_prompts(load_norms(values), conditions, values["max_props"],
-                                 values["concepts"])  # fmt: skip
+        questions = estimated_prompts(load_norms(values), conditions, values["max_props"],
+                                      values["concepts"])  # fmt: skip
+        return questions * len(load_templates(values["templates"]).retrieval)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """The concepts retrieval keeps as targets, and why the rest are dropped."""
@@ -301,7 +306,10 @@ class RetrieveProbe(Probe):
               n_props: str | None = None, **_: Any) -> list[Table]:  # fmt: skip
         """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
         row per run, model, condition and number of properties."""
+        from tacit.probes.paraphrase import ensemble_rows
         from tacit.probes.retrieve.summary import retrieval_table
+
+        summary = ensemble_rows(summary)  # with several templates, their ensemble's
 
         try:
             wanted = ([int(n) for n in n_props.split(",")] if n_props is not None
@@ -325,9 +333,10 @@ class RetrieveProbe(Probe):
         order), from what the runs hold; runs that call for different ones get one each."""
         import pandas as pd
 
+        from tacit.probes.paraphrase import ensemble_rows
         from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
 
-        frames = [summary.assign(run=name) for name, summary, _ in runs]
+        frames = [ensemble_rows(summary).assign(run=name) for name, summary, _ in runs]
         kinds = [figure_kind(frame) for frame in frames]
         distinct = list(dict.fromkeys(kinds))
         if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:

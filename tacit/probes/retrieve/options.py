@@ -7,6 +7,7 @@ from typing import Literal, get_args
 
 from tacit.core.params import Param
 from tacit.probes.inputs import NORMS_PARAMS, SPAN_PARAMS
+from tacit.probes.templates import TEMPLATES
 
 Selection = Literal["top", "bottom", "random"]
 Order = Literal["decreasing", "increasing", "random"]
@@ -46,8 +47,9 @@ CANDIDATES = Param(
 )  # fmt: skip
 ARTICLES = Param(
     "articles", None, kind="any",
-    help="A concept,article CSV overriding the article tacit gives a concept's span.",
+    help="A concept,article CSV overriding the article tacit gives a concept's span (with "
+    "templates in another language: the article of each concept, any one word).",
 )  # fmt: skip
 
 PARAMS = (MAX_PROPS, SELECTION, ORDER, CATEGORY, ABLATION, *NORMS_PARAMS, CANDIDATES,
-          *SPAN_PARAMS, ARTICLES)  # fmt: skip
+          *SPAN_PARAMS, ARTICLES, TEMPLATES)  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,10 @@ import pandas as pd
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
+from tacit.probes.paraphrase import with_items
+from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
+from tacit.probes.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -57,16 +60,14 @@ def reason_not_single_token(model: str) -> str:
 
 
 def english_list(phrases: Sequence[str]) -> str:
-    """Join phrases as an English list with a serial comma.
+    """Join phrases as an English list with a serial comma (the paper's templates).
 
     >>> english_list(["has fur"]), english_list(["has fur", "is big"])
     ('has fur', 'has fur and is big')
     >>> english_list(["has fur", "is big", "has claws"])
     'has fur, is big, and has claws'
     """
-    if len(phrases) < 3:
-        return " and ".join(phrases)
-    return ", ".join(phrases[:-1]) + ", and " + phrases[-1]
+    return join_phrases(phrases)
 
 
 def names_target(prompt: str, target: str) -> bool:
@@ -80,16 +81,6 @@ def names_target(prompt: str, target: str) -> bool:
     )
 
 
-def retrieval_prompt(phrases: Sequence[str]) -> str:
-    """'A <mask> has fur, is big, and has claws.'"""
-    return f"A {MASK} {english_list(phrases)}."
-
-
-def span_prompt(phrases: Sequence[str]) -> str:
-    """'<mask> has fur, is big, and has claws.': the candidate span brings its article."""
-    return f"{MASK} {english_list(phrases)}."
-
-
 def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
     """Every concept of the norms, or those asked for (an unknown one is an error)."""
     if requested is None:
@@ -101,13 +92,14 @@ def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[
     return list(dict.fromkeys(requested))
 
 
-def ineligibility(concept: str, vocab: Vocabulary) -> str | None:
-    """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md)."""
+def ineligibility(concept: str, vocab: Vocabulary, a_rule: bool = True) -> str | None:
+    """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md); the
+    vowel rule applies where a template writes "a" before the blank (`a_rule`)."""
     if "(" in concept:
         return REASON_SENSE_LABEL
     if "_" in concept or " " in concept:
         return REASON_MULTI_WORD
-    if concept[0].lower() in "aeiou":
+    if a_rule and concept[0].lower() in "aeiou":
         return REASON_VOWEL
     for model, words in vocab.single_token.items():
         if concept not in words:
@@ -118,7 +110,7 @@ def ineligibility(concept: str, vocab: Vocabulary) -> str | None:
 
 
 def eligible_concepts(
-    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None
+    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None, a_rule: bool = True
 ) -> tuple[list[str], pd.DataFrame]:
     """The concepts that can be targets, and a `concept, reason` table of those left out.
 
@@ -127,14 +119,14 @@ def eligible_concepts(
     """
     known = requested_concepts(norms, requested)
     if requested is not None:
-        reasons = [(c, ineligibility(c, vocab)) for c in known]
+        reasons = [(c, ineligibility(c, vocab, a_rule)) for c in known]
         refused = [f"{c} ({why})" for c, why in reasons if why]
         if refused:
             raise TacitError(
                 f"{option('--concepts')}: cannot be retrieval targets: {', '.join(refused)}"
             )
         return known, pd.DataFrame(columns=["concept", "reason"])
-    reasons = [(c, ineligibility(c, vocab)) for c in known]
+    reasons = [(c, ineligibility(c, vocab, a_rule)) for c in known]
     eligible = [c for c, why in reasons if why is None]
     dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
     return eligible, dropped
@@ -262,12 +254,17 @@ def build_prompts(
     max_props: int = 10,
     concepts: Sequence[str] | None = None,
     seed: int = 0,
-    template: Callable[[Sequence[str]], str] = retrieval_prompt,
+    fills: Mapping[str, Fill] | None = None,
+    a_rule: bool = True,
 ) -> PromptSet:
-    """Prompts for each eligible concept, condition, sample and number of properties.
+    """Prompts for each eligible concept, condition, sample, number of properties and template
+    (`fills`: id -> properties -> prompt; the paper's by default).
 
-    With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target and
-    `template` writes the prompt (`<mask> has fur.`: the span brings its own article)."""
+    With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target.
+    With several templates, each question (concept, condition, sample, number of properties)
+    is asked once per template: `item` numbers the questions, `template` names the template."""
+    if fills is None:
+        fills = retrieval_fills(load_templates(), spans=vocab is None)
     MAX_PROPS.validate(max_props, "cli")
     for condition in conditions:
         condition.check()
@@ -277,8 +274,8 @@ def build_prompts(
             pd.DataFrame(columns=["concept", "reason"]),
         )
     else:
-        eligible, dropped = eligible_concepts(norms, vocab, concepts)
-    records = []
+        eligible, dropped = eligible_concepts(norms, vocab, concepts, a_rule)
+    records: list[tuple[Any, ...]] = []
     short: dict[str, list[str]] = {}
     duplicates = 0
     for concept in eligible:
@@ -302,20 +299,13 @@ def build_prompts(
                 )
             ):
                 for n in range(1, len(phrases) + 1):
-                    records.append(
-                        (
-                            concept,
-                            n,
-                            condition.selection,
-                            condition.order,
-                            condition.category,
-                            sample,
-                            template(phrases[:n]),
-                            concept,
-                        )
-                    )
-    prompts = pd.DataFrame.from_records(records, columns=PROMPT_COLUMNS)
-    return PromptSet(prompts, dropped, short, duplicates)
+                    item = (concept, n, condition.selection, condition.order,
+                            condition.category, sample)  # fmt: skip
+                    records.extend((*item, t, fill(phrases[:n]), concept)
+                                   for t, fill in fills.items())  # fmt: skip
+    columns = [*PROMPT_COLUMNS[:-2], "template", *PROMPT_COLUMNS[-2:]]
+    prompts = pd.DataFrame.from_records(records, columns=columns)
+    return PromptSet(with_items(prompts, PROMPT_COLUMNS[:-2]), dropped, short, duplicates)
 
 
 RETRIEVAL_DEFAULTS = {"--select": "top", "--order": "decreasing", "--category": "all"}

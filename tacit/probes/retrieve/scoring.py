@@ -11,81 +11,102 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from tacit.core.blank import MASK
 from tacit.core.metrics import reciprocal_rank
 from tacit.probes.candidates import SpanRanker, rank_targets, shares, top_spans
+from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, group_mean, paraphrased
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
-    from tacit.models.base import Scorer
+    from tacit.models.base import Scorer, TargetScores
     from tacit.vocab.shared import Vocabulary
 
-RESULT_COLUMNS = [
-    "model",
-    *PROMPT_COLUMNS,
-    "rank",
-    "reciprocal_rank",
-    "target_prob",
-    "target_prob_shared",
-    "top5",
-]
-SPAN_RESULT_COLUMNS = [
-    "model",
-    *PROMPT_COLUMNS,
-    "target_span",
-    "rank",
-    "reciprocal_rank",
-    "target_score",
-    "target_prob",
-    "target_prob_shared",
-    "n_candidates",
-    "top5",
-]
+METRICS = ["rank", "reciprocal_rank", "target_prob", "target_prob_shared", "top5"]
+SPAN_METRICS = ["target_span", "rank", "reciprocal_rank", "target_score", "target_prob",
+                "target_prob_shared", "n_candidates", "top5"]  # fmt: skip
+RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *METRICS]
+SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *SPAN_METRICS]
 
 
-def property_free(template: str) -> str:
-    """The template without its properties, for `--normalize pmi`: '<mask>.'"""
-    return f"{MASK}."
+@dataclass(frozen=True)
+class SpanSets:
+    """Retrieval's candidate spans: a ranker per candidate set, the set each template's blank
+    takes (its form: `A bear`, `a bear` or `bear`), and each concept's span in each set. The
+    sets list the same concepts in the same order, so that the ensemble of templates whose
+    blanks differ in form is taken candidate by candidate."""
+
+    rankers: dict[str, SpanRanker]
+    set_of: dict[str, str]  # template id -> candidate set
+    span_of: dict[str, dict[str, str]]  # candidate set -> concept -> span
+
+    def of(self, rows: pd.DataFrame) -> pd.Series:
+        """The candidate set of each row."""
+        if TEMPLATE not in rows:
+            return pd.Series(next(iter(self.rankers)), index=rows.index)
+        return rows[TEMPLATE].map(self.set_of)
 
 
 def score_span_prompts(
-    rows: pd.DataFrame,
-    scorer: Scorer,
-    ranker: SpanRanker,
-    span_of: dict[str, str],
-    progress: tqdm | bool,
+    rows: pd.DataFrame, scorer: Scorer, sets: SpanSets, progress: tqdm | bool, offset: int = 0
 ) -> pd.DataFrame:
-    """Rank each prompt's target span among the candidates, with one model.
+    """Rank each prompt's target span among the candidates, with one model (and, with several
+    templates, the ensemble of each item's templates: rows indexed from `offset`).
 
     target_prob: the span's probability (exp of its log-probability) where the score is one
     (`--normalize sum` with a masked LM), else empty; target_prob_shared: the target's share of
     the candidate set (softmax of the scores over the candidates).
     """
-    templates = list(dict.fromkeys(rows["prompt"]))
-    scores, is_probability = ranker.scores(scorer, templates, progress)
-    row_of = {t: n for n, t in enumerate(templates)}
-    per_row = scores[[row_of[p] for p in rows["prompt"]]]
-    index = ranker.candidates.index()
-    targets = np.array([index[span_of[c]] for c in rows["target"]])
+    per_row = np.zeros((len(rows), len(next(iter(sets.rankers.values())).candidates.spans)))
+    is_probability = True
+    set_of_row = sets.of(rows).to_numpy()
+    for name, ranker in sets.rankers.items():
+        mine = set_of_row == name
+        if not mine.any():
+            continue
+        templates = list(dict.fromkeys(rows.loc[mine, "prompt"]))
+        scores, is_probability = ranker.scores(scorer, templates, progress)
+        row_of = {t: n for n, t in enumerate(templates)}
+        per_row[mine] = scores[[row_of[p] for p in rows.loc[mine, "prompt"]]]
+    first = next(iter(sets.rankers))
+    tables = [_span_table(rows, per_row, sets, set_of_row, is_probability)]
+    if paraphrased(rows):
+        items, mean = group_mean(per_row, rows[ITEM].to_numpy())
+        ensemble = ensemble_frame(rows, offset).loc[offset + items]
+        tables.append(_span_table(ensemble, mean, sets, np.full(len(items), first), is_probability))
+    table = pd.concat(tables)
+    table.insert(0, "model", scorer.name)
+    return table
+
+
+def _span_table(rows: pd.DataFrame, per_row: np.ndarray, sets: SpanSets, set_of_row: np.ndarray,
+                is_probability: bool) -> pd.DataFrame:  # fmt: skip
+    """The rows with their targets' ranks, scores and shares, and the top five spans."""
+    first = next(iter(sets.rankers))
+    spans = [sets.span_of[name][c] for name, c in zip(set_of_row, rows["target"])]
+    index = sets.rankers[first].candidates.index()
+    targets = np.array([index[sets.span_of[first][c]] for c in rows["target"]])
     rank, target_score = rank_targets(per_row, targets)
     table = rows.copy()
-    table.insert(0, "model", scorer.name)
-    table["target_span"] = [span_of[c] for c in rows["target"]]
+    table["target_span"] = spans
     table["rank"] = rank
     table["reciprocal_rank"] = reciprocal_rank(rank)
     table["target_score"] = target_score.astype(float)
     table["target_prob"] = np.exp(target_score) if is_probability else np.nan
     table["target_prob_shared"] = shares(per_row)[np.arange(len(targets)), targets]
-    table["n_candidates"] = len(ranker.candidates.spans)
-    table["top5"] = top_spans(per_row, ranker.candidates.spans)
-    return table[SPAN_RESULT_COLUMNS]
+    table["n_candidates"] = len(index)
+    table["top5"] = [top_spans(per_row[[n]], sets.rankers[name].candidates.spans)[0]
+                     for n, name in enumerate(set_of_row)]  # fmt: skip
+    if paraphrased(rows):
+        names = np.asarray(sets.rankers[first].candidates.spans, dtype=object)
+        table[TOP1] = names[per_row.argmax(axis=1)]
+    return table[[*rows.columns, *SPAN_METRICS, *([TOP1] if paraphrased(rows) else [])]]
 
 
 def score_prompts(
@@ -94,22 +115,43 @@ def score_prompts(
     vocab: Vocabulary,
     *,
     progress: bool | tqdm = True,
+    offset: int = 0,
 ) -> pd.DataFrame:
-    """Score every prompt with one model: the RESULT_COLUMNS table for that model."""
+    """Score every prompt with one model: the RESULT_COLUMNS table for that model (with
+    several templates, `top1` too, and the ensemble of each item's templates, indexed from
+    `offset`)."""
+    from tacit.models.reduce import GroupMean, rank_targets
+
     targets = [vocab.index(t) for t in prompts["target"]]
-    scores = scorer.score_targets(
-        list(prompts["prompt"]), targets, vocab.token_ids[scorer.name], progress=progress
-    )
+    ids = vocab.token_ids[scorer.name]
+    if not paraphrased(prompts):
+        scores = scorer.score_targets(list(prompts["prompt"]), targets, ids, progress=progress)
+        return _vocab_table(prompts, scorer.name, scores, vocab)
+    local = pd.factorize(prompts[ITEM])[0]
+    ensemble = GroupMean(local, scorer.device)
+    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
+    scores = rank_targets(ensemble.passing(batches), targets, top_k=5, device=scorer.device)
+    frame = ensemble_frame(prompts, offset).loc[offset + prompts[ITEM].drop_duplicates()]
+    combined = rank_targets([ensemble.batch()], [vocab.index(t) for t in frame["target"]],
+                            top_k=5, device=scorer.device)  # fmt: skip
+    return pd.concat([_vocab_table(prompts, scorer.name, scores, vocab),
+                      _vocab_table(frame, scorer.name, combined, vocab)])  # fmt: skip
+
+
+def _vocab_table(prompts: pd.DataFrame, model: str, scores: TargetScores,
+                 vocab: Vocabulary) -> pd.DataFrame:  # fmt: skip
     words = np.asarray(vocab.words, dtype=object)
     top5 = [
         " ".join(f"{w}:{p:.4g}" for w, p in zip(words[idx], prob))
         for idx, prob in zip(scores.top_index, scores.top_prob)
     ]
     table = prompts.copy()
-    table.insert(0, "model", scorer.name)
+    table.insert(0, "model", model)
     table["rank"] = scores.rank
     table["reciprocal_rank"] = reciprocal_rank(scores.rank)
     table["target_prob"] = scores.target_prob.astype(float)
     table["target_prob_shared"] = scores.target_prob_shared.astype(float)
     table["top5"] = top5
-    return table[RESULT_COLUMNS]
+    if paraphrased(prompts):
+        table[TOP1] = words[scores.top_index[:, 0]]
+    return table[["model", *prompts.columns, *METRICS, *([TOP1] if paraphrased(prompts) else [])]]

@@ -13,6 +13,7 @@ from tacit.core.display import Table
 from tacit.core.labels import short_labels
 from tacit.core.metrics import hits_at_k
 from tacit.core.stats import bootstrap_mean_ci
+from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 
 HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
@@ -53,12 +54,15 @@ def summarize_retrieval(
     neither on what else is in the run nor on where a model was loaded from. For conditions
     with several random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
     The model order is that of first appearance in `prompts` (the order of --model). `p_at_1`
-    is the share of prompts whose target is ranked first, `hits_at_10` in the first ten.
+    is the share of prompts whose target is ranked first, `hits_at_10` in the first ten. With
+    several templates, a row per template and one for their ensemble, which carries the spread
+    and consistency (tacit.probes.paraphrase).
     """
     prompts = prompts.assign(hit_1=hits_at_k(prompts["rank"], 1),
                              hit_k=hits_at_k(prompts["rank"], HITS_K))  # fmt: skip
+    keys = [*RETRIEVAL_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
     rows = []
-    for key, group in prompts.groupby(RETRIEVAL_GROUPS, sort=False):
+    for key, group in prompts.groupby(keys, sort=False):
         per_concept = group.groupby("concept", sort=True)[_METRICS].mean()
         # seeded by the condition, not the model: every model of the run is resampled over the
         # same concepts (a paired bootstrap), and a model's intervals do not depend on the
@@ -76,7 +80,7 @@ def summarize_retrieval(
         )
         rows.append(
             {
-                **dict(zip(RETRIEVAL_GROUPS, key)),
+                **dict(zip(keys, key)),
                 "n_prompts": len(group),
                 "n_concepts": len(per_concept),
                 "n_samples": n_samples,
@@ -96,12 +100,15 @@ def summarize_retrieval(
                 "mean_target_prob_shared": group["target_prob_shared"].mean(),
             }
         )
-    summary = pd.DataFrame(rows, columns=RETRIEVAL_SUMMARY_COLUMNS)
+    columns = [*keys, *RETRIEVAL_SUMMARY_COLUMNS[len(RETRIEVAL_GROUPS) :]]
+    summary = pd.DataFrame(rows, columns=columns)
     model_order = {name: i for i, name in enumerate(dict.fromkeys(prompts["model"]))}
     summary = summary.sort_values(
         RETRIEVAL_GROUPS, key=lambda col: col.map(model_order) if col.name == "model" else col
-    )
-    return summary.reset_index(drop=True)
+    ).reset_index(drop=True)
+    if paraphrased(prompts):
+        summary = paraphrase_columns(summary, prompts, RETRIEVAL_GROUPS, "mrr")
+    return summary
 
 
 def condition_labels(summary: pd.DataFrame) -> pd.Series:
@@ -138,7 +145,9 @@ def mrr_by_condition(summary: pd.DataFrame) -> Table:
 
 def retrieval_tables(summary: pd.DataFrame, *, verbose: bool = False) -> list[Table]:
     """A run's printed summary: every metric by number of properties; for several conditions
-    (an ablation) the MRR by condition, unless `verbose`."""
+    (an ablation) the MRR by condition, unless `verbose`. With several templates: their
+    ensemble's (the templates' own are printed apart)."""
+    summary = ensemble_rows(summary)
     labels = short_labels(summary["model"])
     summary = summary.assign(model=summary["model"].map(labels))
     several = summary[CONDITION].drop_duplicates().shape[0] > 1

@@ -1,0 +1,118 @@
+"""Your own cloze items: a text with one blank, its candidate answers and the right ones, each
+candidate scored as a span in the blank (any length, masked or causal models, the exact scores
+and normalisations of `--candidates`), reported as accuracy (P@1), MRR and P@k per group and
+overall. Minimal pairs in the style of COMPS ("[Y] has fur." with "A bear" against "A table")
+and multiple-choice knowledge items in the style of BEAR fit the format. The package: options,
+reading (the file), scoring (scores, summary, report); this module ties them to the Probe
+contract (tacit.probes.base).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.items.options import PARAMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+
+
+@dataclass
+class State:
+    items: pd.DataFrame
+    sha256: str
+
+
+class ItemsProbe(Probe):
+    name = "items"
+    description = "Your own cloze items: `probe items ITEMS`, each candidate scored in the blank."
+    help = """ITEMS, a file, holds one item a line, JSON lines or CSV: a `text` with one blank
+    `[Y]`, its `candidates` (spans of any length), the `answer` or answers, an optional `group`
+    and `id`.
+    Every candidate is scored as a span in the blank (masked or causal models; --span-scoring,
+    --normalize as for --candidates) and each item's answers are ranked among its candidates.
+    Writes prompts.csv (every candidate's score and rank), summary.csv (accuracy, MRR and P@k per
+    group and overall, with bootstrap intervals over items) and manifest.json."""
+    params = PARAMS
+    primary = Metric("accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items")
+    keys = ("model", "group")
+    run_options = frozenset({"seed", "resume"})
+
+    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
+        return ("masked", "causal")
+
+    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
+             run: RunOptions) -> Plan:  # fmt: skip
+        from tacit.probes.base import Scored
+        from tacit.probes.candidates import unreadable_spans
+        from tacit.probes.items.reading import read_items, refuse_unreadable
+        from tacit.probes.items.scoring import score_items
+
+        if values["items"] is None:
+            raise TacitError("no items file given (probe items FILE)")
+        items, sha256 = read_items(values["items"])
+        tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
+        refuse_unreadable(values["items"], items, problems)
+        scoring, normalize = values["span_scoring"], values["normalize"]
+
+        def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
+            table, counts = score_items(rows, scorer, scoring, normalize, bar)
+            return Scored(table, counts)
+
+        work = Work(items, "id", score, kinds=self.kinds(values), unit="item")
+        resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
+        return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
+               run: RunOptions) -> Outcome:  # fmt: skip
+        from tacit.probes.candidates import span_work
+        from tacit.probes.items.scoring import items_report, summarize_items
+        from tacit.probes.notes import run_notes
+
+        state: State = plan.state
+        values = plan.values
+        k = values["k"]
+        items = state.items.drop_duplicates("id")
+        added: dict[str, Any] = {
+            "items": {"file": str(values["items"]), "name": Path(values["items"]).name,
+                      "sha256": state.sha256},
+            "options": {"k": k, "span_scoring": values["span_scoring"],
+                        "normalize": values["normalize"]},
+            "counts": {"items": len(items), "candidates": len(state.items),
+                       "items_by_group": {str(g): int(n) for g, n in
+                                          items["group"].value_counts(sort=False).items()}},
+            "span_scoring": values["span_scoring"],
+            "normalize": values["normalize"],
+            "span_work": span_work(manifest["models"]),
+        }  # fmt: skip
+        summary = summarize_items(rows, k, seed=run.seed)
+        text = items_report(summary, k)
+        text += (f"\n{len(items)} items, {len(state.items)} candidates; scored "
+                 f"{values['span_scoring']}, normalised {values['normalize']}")  # fmt: skip
+        return Outcome(rows, summary, text, run_notes(manifest), added)
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
+                   **_: Any) -> list[Condition]:  # fmt: skip
+        """Every item together (group `all`) first, one row per model; then each group."""
+        from tacit.probes.items.reading import OVERALL
+
+        groups = summary["group"].astype(str)
+        found: list[Condition] = [("all items", summary[groups == OVERALL])]
+        return found + [(f"group {g}", summary[groups == g])
+                        for g in dict.fromkeys(groups) if g != OVERALL]  # fmt: skip
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        items = manifest.get("items") or {}
+        return {
+            "items": f"{items.get('name')} ({str(items.get('sha256'))[:8]})",
+            "span scoring": f"{manifest.get('span_scoring')}, {manifest.get('normalize')}",
+        }

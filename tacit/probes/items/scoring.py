@@ -1,0 +1,118 @@
+"""The items probe's scoring and summary: every candidate of every item scored as a span in the
+item's blank (tacit.probes.candidates.SpanRanker: the exact span scores and normalisations of
+`--candidates`), each item's answers ranked among its candidates, and accuracy (P@1), MRR and
+P@k per group and overall, with bootstrap intervals over items."""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from tacit.core.labels import short_labels
+from tacit.core.stats import bootstrap_mean_ci
+from tacit.probes.candidates import CandidateSet, SpanRanker, span_alone, take_counts
+from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from tacit.models.base import Scorer
+
+ROW_COLUMNS = ["model", *ITEM_COLUMNS, "score", "rank"]
+
+
+def score_items(
+    rows: pd.DataFrame, scorer: Scorer, scoring: str, normalize: str, bar: tqdm | bool
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Each candidate's score in its item's blank (what candidates are ranked by, see
+    `--normalize`) and its rank among the item's candidates (1 + those scored higher); items
+    with the same candidates are scored together. Also the work the scoring ran."""
+    first = rows.drop_duplicates("id")
+    candidates = rows.groupby("id", sort=False)["candidate"].agg(tuple)
+    by_set: dict[tuple[str, ...], list[str]] = {}
+    for item, spans in candidates.items():
+        by_set.setdefault(spans, []).append(str(item))
+    text_of = dict(zip(first["id"], first["text"]))
+    score_of: dict[tuple[str, str], float] = {}
+    rankers = []
+    for spans, items in by_set.items():
+        ranker = SpanRanker(CandidateSet("items", list(spans)), scoring, normalize, span_alone)
+        rankers.append(ranker)
+        scores, _ = ranker.scores(scorer, [text_of[i] for i in items], bar)
+        for n, item in enumerate(items):
+            score_of.update({(item, span): float(scores[n, s]) for s, span in enumerate(spans)})
+    table = rows.copy()
+    table.insert(0, "model", scorer.name)
+    table["score"] = [score_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
+    ranks = table.groupby("id", sort=False)["score"].rank(method="min", ascending=False)
+    table["rank"] = ranks.astype(int)
+    return table[ROW_COLUMNS], take_counts(rankers)
+
+
+def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    """One row per model and item: the best rank of its answers, and whether it is first, in
+    the top k, and its reciprocal."""
+    answers = rows[rows["answer"].astype(bool)]
+    items = answers.groupby(["model", "id"], sort=False).agg(
+        group=("group", "first"), rank=("rank", "min")
+    )
+    items = items.reset_index()
+    items["correct"] = (items["rank"] == 1).astype(float)
+    items["reciprocal_rank"] = 1.0 / items["rank"]
+    items[f"p_at_{k}"] = (items["rank"] <= k).astype(float)
+    return items
+
+
+def summarize_items(rows: pd.DataFrame, k: int, *, seed: int = 0) -> pd.DataFrame:
+    """Accuracy (P@1), MRR and P@k by model and group, and over every item (`group` all),
+    each with a 95% percentile bootstrap interval over items, seeded by `seed` and the group
+    (the same resamples for every model: paired)."""
+    items = item_results(rows, k)
+    metrics = ["correct", "reciprocal_rank", f"p_at_{k}"]
+    names = ["accuracy", "mrr", f"p_at_{k}"]
+    groups = [g for g in dict.fromkeys(items["group"]) if g]
+    records = []
+    for model, mine in items.groupby("model", sort=False):
+        for group in [*groups, OVERALL]:
+            chosen = mine if group == OVERALL else mine[mine["group"] == group]
+            rng = np.random.default_rng([seed, zlib.crc32(group.encode())])
+            values = chosen[metrics].to_numpy()
+            low, high = bootstrap_mean_ci(values, rng=rng)
+            record: dict[str, Any] = {"model": model, "group": group, "n_items": len(chosen)}
+            for n, name in enumerate(names):
+                record[name] = float(values[:, n].mean())
+                record[f"{name}_ci_low"], record[f"{name}_ci_high"] = low[n], high[n]
+            records.append(record)
+    return pd.DataFrame(records)
+
+
+def items_report(summary: pd.DataFrame, k: int) -> str:
+    """Accuracy, MRR and P@k per group and overall, a block per model."""
+    labels = short_labels(summary["model"])
+    blocks = []
+    for model, rows in summary.groupby("model", sort=False):
+        table = pd.DataFrame(
+            {
+                "items": rows["n_items"].to_numpy(),
+                **{
+                    label: [
+                        f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                        for v, lo, hi in zip(
+                            rows[name], rows[f"{name}_ci_low"], rows[f"{name}_ci_high"]
+                        )
+                    ]
+                    for name, label in (
+                        ("accuracy", "accuracy (P@1)"),
+                        ("mrr", "MRR"),
+                        (f"p_at_{k}", f"P@{k}"),
+                    )
+                },  # fmt: skip
+            },
+            index=rows["group"].to_numpy(),
+        )
+        blocks.append(f"{labels[model]}: per group and over all items (95% bootstrap intervals "
+                      "over items)\n" + table.to_string())  # fmt: skip
+    return "\n\n".join(blocks)
