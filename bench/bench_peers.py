@@ -48,7 +48,7 @@ from peers_report import check, table
 
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
-from tacit.probes.retrieve.prompts import build_prompts, span_prompt
+from tacit.probes.retrieve.prompts import build_prompts
 
 BENCH = Path(__file__).resolve().parent
 PEERS = BENCH.parents[1] / "peers"
@@ -106,7 +106,7 @@ def job_texts(norms: Path, prompts: int, spans: int) -> tuple[list[str], list[st
     """The first `prompts` retrieval prompts as a run has them (the first concept's, with 1, 2,
     ... properties), and `spans` of the 636 concept candidates spread over the alphabet."""
     norm_set = read_norms(norms)
-    table = build_prompts(norm_set, None, max_props=10, template=span_prompt).prompts
+    table = build_prompts(norm_set, None, max_props=10).prompts
     candidates, _ = concept_candidates(norm_set, list(table["concept"]))
     take = np.linspace(0, len(candidates.spans) - 1, spans).round().astype(int)
     return list(dict.fromkeys(table["prompt"]))[:prompts], [candidates.spans[i] for i in take]
