@@ -102,3 +102,16 @@ def _isolated_config(tmp_path, monkeypatch):
     monkeypatch.setenv("TACIT_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("TACIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TACIT_NORMS", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """A test that runs the console entry point in this process (tacit.console.run) leaves
+    Ctrl-C and SIGTERM ignored, as a finished `probe` process does while Python shuts down: put
+    the handlers back for the next test."""
+    import signal
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
