@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import fails_cleanly, real_bert_tokenizer, real_roberta_tokenizer
+from support import fails_cleanly, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 import tacit
 from tacit.norms import read_norms
@@ -126,6 +126,7 @@ def test_no_english_article_for_a_german_concept(german, real_bert, tmp_path):
     )
 
 
+@needs_shared
 def test_single_token_words_in_any_script():
     """Whole words after a space, decoded back whole: accents, umlauts and CJK as the
     tokenizer has them; words it splits are not words of the vocabulary."""
