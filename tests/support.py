@@ -514,3 +514,23 @@ def interrupt_after_one_chunk(patch) -> None:
 
     patch.setattr(tacit.engine.runner, "CHUNK_TEXTS", 4)
     patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)
+
+
+def run_as_two_ranks(args: list[str], env: dict[str, str]) -> tuple[list, list[tuple[str, str]]]:
+    """`python -m tacit.cli ARGS` as ranks 0 and 1 of a torchrun-style launch (`env` has its
+    MASTER_* and WORLD_SIZE), without torchrun's agent: (the processes, their (stdout, stderr))."""
+    import subprocess
+    import sys
+
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "tacit.cli", *args],
+                         env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for rank in (0, 1)
+    ]  # fmt: skip
+    try:
+        outputs = [p.communicate(timeout=240) for p in processes]
+    finally:
+        for p in processes:
+            p.kill()
+    return processes, outputs

@@ -4,12 +4,15 @@ like."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tacit.cli.common import user_errors, warnings_said
 from tacit.cli.table import Format
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXTENSIONS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "text"}
 
@@ -85,10 +88,10 @@ def command(
     from tacit.results.steps import has_steps
 
     if has_steps(folder):  # a sweep over training checkpoints: the metric by step too
-        _by_step(folder, n_props, None if out is None else out.parent)
+        _by_step(folder, table, None if out is None else out.parent)
 
 
-def _by_step(folder: Path, n_props: int | None, beside: Path | None) -> None:
+def _by_step(folder: Path, board: pd.DataFrame, beside: Path | None) -> None:
     """The primary metric against the training step: printed, and with --out, written as
     by_step.csv and by_step.png in its folder."""
     from tacit.core.errors import TacitError
@@ -96,7 +99,7 @@ def _by_step(folder: Path, n_props: int | None, beside: Path | None) -> None:
     from tacit.probes.figures import figure_bytes
     from tacit.results.steps import by_step, steps_figure
 
-    table = by_step(folder, n_props=n_props)
+    table = by_step(folder, board=board)
     shown = table.pivot_table(index=["model", "step"], columns="cell", values="value")
     typer.echo("\nby training step:\n" + shown.to_string(float_format=lambda x: f"{x:.4f}"))
     if beside is None:

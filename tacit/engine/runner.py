@@ -179,11 +179,13 @@ def run_models(
             done = sum(chunks[c][work.key].nunique() for c, s in enumerate(scored) if s is not None)
             with tqdm(total=n_keys, initial=done, desc=f"scoring {model.name}", unit=work.unit,
                       disable=not (options.progress and here.main)) as bar:  # fmt: skip
+                recorded = False  # the model's record, kept once before its first new chunk
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
                         scored[c] = score_chunk(work, scorer, chunk, bar)
-                        if model.loaded:  # its record first: a kill after the chunk keeps both
+                        if model.loaded and not recorded:  # a kill after the chunk keeps both
                             checkpoint.save(f"{number}-model", model.record())
+                            recorded = True
                         checkpoint.save(f"{number}-{c}", scored[c])
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())

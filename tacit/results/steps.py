@@ -35,10 +35,12 @@ def has_steps(folder: str | Path) -> bool:
     return False
 
 
-def by_step(folder: str | Path, *, n_props: int | None = None) -> pd.DataFrame:
+def by_step(folder: str | Path, *, n_props: int | None = None,
+            board: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """STEP_COLUMNS, a row per model, training step and cell of the sweep (its probe, metric,
     condition and settings), in step order; runs that are no checkpoint are left out. Each
-    value is the leaderboard's for that run (tacit.results.leaderboard)."""
+    value is the leaderboard's for that run (tacit.results.leaderboard; `board`: the folder's
+    leaderboard where the caller has it already)."""
     from tacit.core.manifest import read_manifest
     from tacit.results.leaderboard import leaderboard
 
@@ -47,7 +49,9 @@ def by_step(folder: str | Path, *, n_props: int | None = None) -> pd.DataFrame:
         raise TacitError(f"{folder}: no run of a training checkpoint in it (a sweep's "
                          "`revisions` or [checkpoints])")  # fmt: skip
     rows = []
-    for entry in leaderboard(folder, n_props=n_props).itertuples(index=False):
+    if board is None:
+        board = leaderboard(folder, n_props=n_props)
+    for entry in board.itertuples(index=False):
         run = folder / str(entry.run)  # the folder itself where it is the one run
         record = read_manifest(run if run.is_dir() else folder).get("sweep") or {}
         step = record.get("step")

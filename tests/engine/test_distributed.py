@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import run_as_two_ranks
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = {"started", "finished", "command", "processes", "resumed"}
@@ -92,21 +93,7 @@ def test_a_process_that_dies_fails_the_run_cleanly(tiny_bert, toy_norms_path, tm
     port = str(free_port())
     launch = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "WORLD_SIZE": "2",
               "TACIT_DIST_TIMEOUT": "60", "TACIT_DIST_TEST_EXIT_RANK": "1"}  # fmt: skip
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tacit.cli", *args],
-            env=env(**launch, RANK=str(rank), LOCAL_RANK=str(rank)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for rank in (0, 1)
-    ]
-    try:
-        outputs = [p.communicate(timeout=240) for p in processes]
-    finally:
-        for p in processes:
-            p.kill()
+    processes, outputs = run_as_two_ranks(args, env(**launch))
     main_stderr = outputs[0][1]
     assert processes[1].returncode == 3
     assert processes[0].returncode == 1, main_stderr

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import run_as_two_ranks
 from typer.testing import CliRunner
 
 from tacit.cli import app
@@ -183,21 +184,7 @@ def test_a_lost_process_keeps_what_was_gathered(tiny_bert, tiny_roberta, toy_nor
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(29400 + os.getpid() % 500),
            "WORLD_SIZE": "2", "TACIT_DIST_TIMEOUT": "60", "TACIT_DIST_TEST_EXIT_RANK": "1@2"}  # fmt: skip
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tacit.cli", *args],
-            env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for rank in (0, 1)
-    ]
-    try:
-        outputs = [p.communicate(timeout=240) for p in processes]
-    finally:
-        for p in processes:
-            p.kill()
+    processes, outputs = run_as_two_ranks(args, env)
     main = outputs[0][1].strip().splitlines()
     assert processes[0].returncode == 1 and processes[1].returncode == 3
     assert len(main) == 1 and "data-parallel run failed" in main[0], main
