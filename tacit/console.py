@@ -21,6 +21,20 @@ def _quiet_unraisable(hook: UnraisableHookArgs) -> None:
         sys.__unraisablehook__(hook)
 
 
+def _interruption_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM an error wraps, if any: Python 3.11 turns one raised while a class
+    is being created (a dataclass's `__set_name__`, as torch's modules import) into a
+    RuntimeError, and transformers' lazy imports wrap that again."""
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def run() -> None:
     """Run `probe`; Ctrl-C at any moment exits 130 (SIGTERM 143) with one line on stderr."""
     try:
@@ -40,6 +54,13 @@ def _run() -> None:
         from tacit.cli.common import interrupted
 
         raise SystemExit(interrupted(stop).exit_code) from None
+    except Exception as err:
+        behind = _interruption_behind(err)
+        if behind is None:
+            raise
+        from tacit.cli.common import interrupted
+
+        raise SystemExit(interrupted(behind).exit_code) from None
     except SystemExit as done:
         # a Ctrl-C that comes while the command line is parsed (before a command's own
         # handler runs) ends as exit 130: say it here, once

@@ -91,3 +91,23 @@ def test_an_interruption_during_start_up_is_one_line(
         f"interrupted by {name}: no result files were written",  # before the run directory
         f"interrupted by {name}: nothing was scored yet, nothing to resume",
     ), stderr
+
+
+def test_an_interruption_wrapped_in_another_error_is_still_one_line(monkeypatch, capsys):
+    """Python 3.11 turns a SIGTERM or Ctrl-C raised while a class is created (a dataclass in
+    torch's modules, imported on first use) into a RuntimeError, which transformers' lazy
+    import wraps again: still the interruption's one line and exit status, not a traceback."""
+    from tacit import console
+    from tacit.core.errors import Terminated
+
+    def wrapped(*args, **kwargs):
+        try:
+            raise Terminated()
+        except Terminated as stop:
+            raise RuntimeError("Error calling __set_name__") from stop
+
+    monkeypatch.setattr("tacit.cli.commands.app", wrapped)
+    with pytest.raises(SystemExit) as done:
+        console.run()
+    assert done.value.code == 143
+    assert capsys.readouterr().err == "interrupted by SIGTERM: no result files were written\n"
