@@ -15,14 +15,20 @@ roberta-base) on the real roberta-base/GPT-2 byte-level BPE; the compute is the 
   and `independent`), minicons and lm-pub-quiz the whole sentence's pseudo-log-likelihood:
   different quantities, so only their ranking of the candidates is compared (Spearman's rho
   with tacit's l2r, per prompt, averaged).
+- causal@called: the causal job on the shipped paraphrase "Something that has keys, is a
+  musical instrument, and makes music is called <mask>.", whose blank comes last: tacit runs
+  the property text once per prompt and only the candidates after it, the peers every
+  sentence whole. It asks another question (a definition, not the paper's statement), so it
+  is a table of its own, not a speed-up of the paper's job.
 
 Each tool runs in its own environment (bench/peers/run_*.py, which import the tool and nothing
 of tacit's bench), found by --minicons-python etc., the TACIT_BENCH_<TOOL> variables, or
 ../peers/<tool>/.venv/bin/python beside this checkout; a tool not found is skipped with the
 reason. Processes take turns (A B C A B C ...) and each grid point's medians count; peak memory
 is the process's maximum resident set. tacit's floor is its own forward passes replayed bare
-(bench/peers/run_tacit.py). Writes bench/results/peers.json, whose `table`
-docs/performance.md renders. Run: `python bench/bench_peers.py` (`--quick`: a smoke run).
+(bench/peers/run_tacit.py). Writes bench/results/peers.json, whose `table` (every tool at every
+grid point) and `summary` (scoring over tacit's floor, by size) docs/performance.md renders.
+Run: `python bench/bench_peers.py` (`--quick`: a smoke run).
 """
 
 from __future__ import annotations
@@ -44,21 +50,27 @@ import torch
 from bench_causal import build_model as build_causal
 from bench_retrieve import SHARED, timed_command
 from bench_retrieve import build_model as build_masked
-from peers_report import check, table
+from peers_report import check, summary, table
 
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
+from tacit.probes.retrieve.fills import retrieval_fills
 from tacit.probes.retrieve.prompts import build_prompts
+from tacit.probes.templates import load_templates
 
 BENCH = Path(__file__).resolve().parent
 PEERS = BENCH.parents[1] / "peers"
 # "PxS:R[:tacit]": P prompts x S candidates, R rounds (0: --repeats), tacit only where the peers
-# would take too long for one run (docs/performance.md says how long and why)
+# would take too long for one run (docs/performance.md says how long and why). A kind may name a
+# retrieval template of the shipped paraphrases ("causal@called": "Something that has keys is
+# called <mask>."); the paper's ("<mask> has keys.") by default.
 GRID = {
     "causal": ["1x50:0", "1x200:1", "1x636:1", "3x50:0", "3x200:1", "3x636:1", "9x50:1",
                "9x636:1:tacit"],
+    "causal@called": ["1x50:1", "1x636:1", "9x50:1", "9x636:1:tacit"],
     "masked": ["1x50:0", "1x200:1", "1x636:1", "3x50:1", "9x50:1:tacit", "9x636:1:tacit"],
 }  # fmt: skip
+PAPER = "paper"
 TACIT = ("tacit", "tacit independent")
 
 
@@ -102,11 +114,20 @@ def tools(args: argparse.Namespace) -> list[Tool]:
     return found
 
 
-def job_texts(norms: Path, prompts: int, spans: int) -> tuple[list[str], list[str]]:
-    """The first `prompts` retrieval prompts as a run has them (the first concept's, with 1, 2,
-    ... properties), and `spans` of the 636 concept candidates spread over the alphabet."""
+def job_texts(
+    norms: Path, prompts: int, spans: int, template: str = PAPER
+) -> tuple[list[str], list[str]]:
+    """The first `prompts` retrieval prompts of `template` as a run has them (the first
+    concept's, with 1, 2, ... properties), and `spans` of the 636 concept candidates spread over
+    the alphabet."""
     norm_set = read_norms(norms)
-    table = build_prompts(norm_set, None, max_props=10).prompts
+    templates = load_templates(None if template == PAPER else "paraphrases")
+    fills = retrieval_fills(templates, spans=True)
+    if template not in fills:
+        raise SystemExit(f"no retrieval template {template!r}: one of {', '.join(fills)}")
+    table = build_prompts(norm_set, None, max_props=10, fills=fills).prompts
+    if "template" in table:  # several templates: this one's prompts
+        table = table[table["template"] == template]
     candidates, _ = concept_candidates(norm_set, list(table["concept"]))
     take = np.linspace(0, len(candidates.spans) - 1, spans).round().astype(int)
     return list(dict.fromkeys(table["prompt"]))[:prompts], [candidates.spans[i] for i in take]
@@ -152,11 +173,14 @@ def main() -> int:
     )
     for name in ("minicons", "lm-eval", "lm-pub-quiz"):
         parser.add_argument(f"--{name}-python", help=f"the Python of {name}'s environment")
-    parser.add_argument("--kinds", nargs="+", default=["causal", "masked"])
+    parser.add_argument(
+        "--kinds", nargs="+", default=["causal", "masked"], choices=["causal", "masked"]
+    )
     parser.add_argument("--tools", nargs="+", help="only these tools (default: every one found)")
     parser.add_argument(
         "--points", nargs="+", metavar="KIND:PxS[:R[:tacit]]",
-        help="grid points instead of the default grid (e.g. causal:3x636 masked:9x636:1:tacit)",
+        help="grid points instead of the default grid (e.g. causal:3x636 masked:9x636:1:tacit "
+        "causal@called:9x50)",
     )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3, help="rounds per grid point")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -168,9 +192,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="tiny models, 2 x 8: a smoke run")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "peers.json")
     args = parser.parse_args()
-    points = args.points or [f"{kind}:{cell}" for kind in args.kinds for cell in GRID[kind]]
+    points = args.points or [
+        f"{job}:{cell}" for job in GRID if job.split("@")[0] in args.kinds for cell in GRID[job]
+    ]
     if args.quick:
         points, args.repeats = [f"{kind}:2x8:1" for kind in args.kinds], 1
+        points += ["causal@called:2x8:1"] if "causal" in args.kinds else []
     found = [t for t in tools(args) if not args.tools or t.name in args.tools]
     for tool in found:
         if tool.skipped:
@@ -184,21 +211,24 @@ def main() -> int:
             "masked": build_masked(args.tokenizer_dir, shape or "roberta-base", tmp / "masked"),
         }
         for spec in points:
-            kind, size, *rest = spec.split(":")
+            job, size, *rest = spec.split(":")
+            kind, _, template = job.partition("@")
             prompts, spans = map(int, size.split("x"))
             rounds = int(rest[0]) if rest and int(rest[0]) else args.repeats
             only = rest[1:] == ["tacit"]
             chosen = [t for t in found if kind in t.kinds and not t.skipped
                       and (not only or t.name in TACIT)]  # fmt: skip
-            texts = job_texts(args.norms, prompts, spans)
+            texts = job_texts(args.norms, prompts, spans, template or PAPER)
             runs = run_point(kind, models[kind], texts, chosen, rounds, args, tmp)
-            point = {"kind": kind, "prompts": prompts, "candidates": spans, "runs": runs,
-                     "tacit_only": only}  # fmt: skip
+            point = {"kind": kind, "template": template or PAPER, "prompts": prompts,
+                     "candidates": spans, "runs": runs, "tacit_only": only}  # fmt: skip
             agree &= check(point, args.tolerance)
             done.append(point)
             save(args, found, done, complete=len(done) == len(points))
-    for row in table(done):
-        print(" | ".join(str(cell) for cell in row))
+    for rows in (table(done), summary(done)):
+        print()
+        for row in rows:
+            print(" | ".join(str(cell) for cell in row))
     return 0 if agree else 1
 
 
@@ -216,6 +246,7 @@ def save(args: argparse.Namespace, found: list[Tool], points: list[dict], comple
         "repeats": args.repeats,
         "points": [{**p, "runs": {n: trimmed(r) for n, r in p["runs"].items()}} for p in points],
         "table": table(points),
+        "summary": summary(points),
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(record, indent=1) + "\n")

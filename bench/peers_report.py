@@ -1,6 +1,6 @@
-"""bench_peers.py's checks and table: the peers' scores against tacit's, and one row per tool
+"""bench_peers.py's checks and tables: the peers' scores against tacit's, one row per tool
 and grid point (whole process, scoring, peak memory, each over tacit's, each over tacit's
-floor)."""
+floor), and a summary of each tool's scoring over tacit's floor by size."""
 
 from __future__ import annotations
 
@@ -53,10 +53,11 @@ def table(points: list[dict]) -> list[list[str]]:
         tacit = runs["tacit"]
         sentences = point["prompts"] * point["candidates"]
         size = f"{point['prompts']} x {point['candidates']}"
+        job = point_job(point)
         for name, run in runs.items():
             floor = run.get("floor_s", tacit["floor_s"])  # tacit's own runs: their own floor
             rows.append([
-                point["kind"], size, f"{name} ({QUANTITY[point['kind'], name]})",
+                job, size, f"{name} ({QUANTITY[point['kind'], name]})",
                 f"{run['wall_s']:.1f}", f"{run['score_s']:.2f}", f"{run['peak_mb']:,.0f}",
                 f"{run['wall_s'] / tacit['wall_s']:.2f}x",
                 f"{run['score_s'] / floor:.2f}x",
@@ -64,11 +65,42 @@ def table(points: list[dict]) -> list[list[str]]:
             ])  # fmt: skip
             if "floor_s" in run:
                 rows.append([
-                    point["kind"], size, f"{name}'s floor (its forward passes, bare)", "",
+                    job, size, f"{name}'s floor (its forward passes, bare)", "",
                     f"{run['floor_s']:.2f}", "", "", "1.00x",
                     f"{1000 * run['floor_s'] / sentences:.1f}", "", "",
                 ])  # fmt: skip
     return rows
+
+
+def summary(points: list[dict]) -> list[list[str]]:
+    """The growth with candidates and prompts at a glance: one row per job and tool, one column
+    per size (prompts x candidates), each cell the tool's scoring time over tacit's floor and
+    its milliseconds per sentence ("-" where it did not run)."""
+    jobs = {point_job(p): None for p in points}
+    sizes = {(p["prompts"], p["candidates"]): None for p in points}
+    rows = [["job", "tool", *(f"{a} x {b}" for a, b in sorted(sizes))]]
+    for job in jobs:
+        at = {(p["prompts"], p["candidates"]): p for p in points if point_job(p) == job}
+        tools = {name: None for p in at.values() for name in p["runs"]}
+        for name in tools:
+            cells = []
+            for size in sorted(sizes):
+                run = at[size]["runs"].get(name) if size in at else None
+                if run is None:
+                    cells.append("-")
+                    continue
+                floor = run.get("floor_s", at[size]["runs"]["tacit"]["floor_s"])  # as table()
+                per = 1000 * run["score_s"] / (size[0] * size[1])
+                cells.append(f"{run['score_s'] / floor:.2f}x ({per:.1f} ms)")
+            rows.append([job, name, *cells])
+    return rows
+
+
+def point_job(point: dict) -> str:
+    """The job a grid point measures: its kind, and its template where not the paper's."""
+    if point.get("template", "paper") == "paper":
+        return point["kind"]
+    return f"{point['kind']}, template {point['template']}"  # the blank last
 
 
 def work(run: dict) -> str:

@@ -1,7 +1,8 @@
 """mkdocs hook: the performance tables are rendered from the committed benchmark results
 (bench/results/*.json), so the numbers on the site are the numbers a benchmark measured.
 
-A page asks for one with `{{ bench_table("retrieve") }}`; the benchmark's JSON carries a
+A page asks for one with `{{ bench_table("retrieve") }}`, or for another table of the same
+results with `{{ bench_table("peers", "summary") }}`; the benchmark's JSON carries a
 `table` (rows of `[what, value, ...]` with a header row first, or rows as objects whose keys
 are the header), the machine, the date and the command that produced it.
 """
@@ -13,19 +14,22 @@ import re
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
-PLACEHOLDER = re.compile(r'\{\{ bench_table\("([\w-]+)"\) \}\}')
+PLACEHOLDER = re.compile(r'\{\{ bench_table\("([\w-]+)"(?:, "(\w+)")?\) \}\}')
 
 
-def bench_table(name: str) -> str:
-    """The markdown table of one benchmark's committed results, with where it was measured."""
+def bench_table(name: str, key: str = "table") -> str:
+    """The markdown table `key` of one benchmark's committed results, with where it was
+    measured."""
     path = RESULTS / f"{name}.json"
     if not path.is_file():
         return f"*(no committed results for `{name}`: run the benchmark and commit {path.name})*"
     record = json.loads(path.read_text())
-    table = record["table"]
+    if key not in record:
+        return f"*(no `{key}` table in {path.name}: run the benchmark again and commit it)*"
+    table = record[key]
     if table and isinstance(table[0], dict):
         header = list(table[0])
-        rows = [[row.get(key, "") for key in header] for row in table]
+        rows = [[row.get(column, "") for column in header] for row in table]
     else:
         header, *rows = table
     lines = [
@@ -34,8 +38,16 @@ def bench_table(name: str) -> str:
         *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
     ]
     where = f"Measured {record.get('date', '')} on {record['machine']} with `{record['command']}`."
+    versions = {tool.split()[0]: v for tool, v in record.get("versions", {}).items()}
+    if versions:
+        where += " Versions: " + ", ".join(f"{tool} {v}" for tool, v in versions.items()) + "."
+    skipped = record.get("skipped")
+    if skipped:
+        where += " Not run: " + "; ".join(f"{tool} ({why})" for tool, why in skipped.items()) + "."
     return "\n".join(lines) + "\n\n" + where
 
 
 def on_page_markdown(markdown: str, **_: object) -> str:
-    return PLACEHOLDER.sub(lambda match: bench_table(match.group(1)), markdown)
+    return PLACEHOLDER.sub(
+        lambda match: bench_table(match.group(1), match.group(2) or "table"), markdown
+    )

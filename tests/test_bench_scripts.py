@@ -22,3 +22,62 @@ def test_a_benchmark_script_imports_and_says_its_options(script: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "--quick" in done.stdout
+
+
+def peers_report():
+    """bench/peers_report.py, imported as bench_peers.py imports it (from bench/)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import peers_report
+    finally:
+        sys.path.remove(str(BENCH))
+    return peers_report
+
+
+def a_run(score_s: float, scores: list[float], **extra: object) -> dict:
+    return {"wall_s": 2 * score_s, "score_s": score_s, "peak_mb": 100.0, "scores": scores,
+            **extra}  # fmt: skip
+
+
+def test_the_peers_report_checks_scores_and_puts_each_tool_over_tacits_floor() -> None:
+    report = peers_report()
+    work = {"span_tokens": 10, "span_tokens_naive": 16}
+    small = {"kind": "causal", "template": "paper", "prompts": 1, "candidates": 2, "runs": {
+        "tacit": a_run(1.0, [-1.0, -2.0], floor_s=0.5, work=work),
+        "lm-eval": a_run(3.0, [-1.0, -2.00005]),
+    }}  # fmt: skip
+    called = {**small, "template": "called", "runs": {
+        "tacit": a_run(1.0, [-1.0, -2.0], floor_s=1.0),
+        "lm-eval": a_run(2.0, [-1.0, -2.1]),  # 0.1 nats off: fails the check
+    }}  # fmt: skip
+    assert report.check(small, tolerance=1e-4)
+    assert not report.check(called, tolerance=1e-4)
+    rows = report.table([small, called])
+    assert rows[0] == report.HEADER
+    assert [row[:3] for row in rows[1:4]] == [
+        ["causal", "1 x 2", "tacit (log P(sentence), prefix cache)"],
+        ["causal", "1 x 2", "tacit's floor (its forward passes, bare)"],
+        ["causal", "1 x 2", "lm-eval (loglikelihood_rolling)"],
+    ]
+    assert rows[1][7] == "2.00x" and rows[1][9] == "10 tokens (16)"
+    assert rows[3][6:8] == ["3.00x", "6.00x"]  # whole process over tacit's, scoring over floor
+    assert rows[3][10] == "max diff 5.0e-05 nats"
+    assert rows[4][0] == "causal, template called"
+    assert report.summary([small, called]) == [
+        ["job", "tool", "1 x 2"],
+        ["causal", "tacit", "2.00x (500.0 ms)"],
+        ["causal", "lm-eval", "6.00x (1500.0 ms)"],
+        ["causal, template called", "tacit", "1.00x (500.0 ms)"],
+        ["causal, template called", "lm-eval", "2.00x (1000.0 ms)"],
+    ]
+
+
+def test_the_peers_summary_marks_a_size_a_tool_did_not_run() -> None:
+    report = peers_report()
+    runs = {"tacit": a_run(1.0, [0.0], floor_s=1.0), "minicons": a_run(2.0, [0.0])}
+    one = {"kind": "masked", "prompts": 1, "candidates": 1, "runs": runs}
+    only_tacit = {"kind": "masked", "prompts": 9, "candidates": 1, "runs": {"tacit": runs["tacit"]}}
+    assert report.summary([one, only_tacit])[1:] == [
+        ["masked", "tacit", "1.00x (1000.0 ms)", "1.00x (111.1 ms)"],
+        ["masked", "minicons", "2.00x (2000.0 ms)", "-"],
+    ]
