@@ -19,6 +19,7 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.models import model_kind
 from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
+from tacit.models.causal_cache import cache_layers, expanded_cache
 
 TEMPLATES = [
     "Everyone knows that a bear has <mask>.",
@@ -67,6 +68,21 @@ def test_spans_match_plain_forward(causal_model, batch_size, cache):
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     assert len(SPANS) >= CACHE_MIN_SPANS  # the cache is used for every template
+
+
+def test_a_prefix_cache_over_a_batch_is_one_row_expanded(causal_model):
+    """Each batch reuses the prefix's keys and values as views of its one row: a cache that
+    copied them per row held [batch x heads x prefix x head size] per layer per batch (10 GB
+    at 9 prompts x 636 concepts of a template whose blank comes last, in the peers' bench)."""
+    model = AutoModelForCausalLM.from_pretrained(causal_model)
+    prefix = model(input_ids=torch.tensor([[1, 2, 3, 4]]), use_cache=True).past_key_values
+    layers = cache_layers(prefix)
+    cache = expanded_cache(layers, 32, model.config)
+    for (keys, values), (one_keys, one_values) in zip(cache_layers(cache), layers):
+        assert keys.shape[0] == values.shape[0] == 32 and keys.stride(0) == values.stride(0) == 0
+        assert keys.untyped_storage().nbytes() == one_keys.untyped_storage().nbytes()
+        torch.testing.assert_close(values[31], one_values[0])
+    assert cache.get_seq_length() == 4
 
 
 @pytest.mark.parametrize("cache", [True, False])
