@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -56,7 +56,7 @@ def expanded_cache(layers: list[tuple[torch.Tensor, torch.Tensor]], batch: int, 
     except TypeError:  # transformers 4: no layers to expand
         expanded = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in data]
         return DynamicCache.from_legacy_cache(tuple(expanded))  # type: ignore[attr-defined]
-    for layer in cache.layers:
+    for layer in cast(list[Any], cache.layers):  # attention layers, as cache_layers reads them
         layer.keys = layer.keys.expand(batch, -1, -1, -1)
         layer.values = layer.values.expand(batch, -1, -1, -1)
     return cache
