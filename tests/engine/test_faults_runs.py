@@ -216,10 +216,19 @@ def test_ctrl_c_during_the_final_renames_is_held_until_they_are_done(tmp_path):
             time.sleep(0.05)  # the handler would run here, between two renames
 
     files = {f"table{n}.csv": f"{n}\n" for n in range(5)}
+    handler = signal.getsignal(signal.SIGINT)
     tacit.core.files.os.replace = replace_slowly
     try:
-        with pytest.raises(KeyboardInterrupt):
-            tacit.core.files.write_files(tmp_path, files)
+        tacit.core.files.write_files(tmp_path, files)
+    except KeyboardInterrupt:
+        pass
+    else:  # seen once in 20-odd full runs, not reproduced in 2,000 alone: say what was there
+        pytest.fail(
+            f"no KeyboardInterrupt: SIGINT's handler was {handler!r} before and "
+            f"{signal.getsignal(signal.SIGINT)!r} after, blocked here: "
+            f"{sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}, threads: "
+            f"{[t.name for t in threading.enumerate()]}"
+        )
     finally:
         tacit.core.files.os.replace = real_replace
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)  # all of them
