@@ -42,6 +42,21 @@ def test_help_loads_nothing_heavy():
     assert not HEAVY & _modules_after(code)
 
 
+def test_importing_the_module_entry_point_runs_nothing():
+    """`import tacit.cli.__main__` (a tool walking every module) used to run `probe`: its usage
+    on stdout, SystemExit, and Ctrl-C ignored in the importing process from then on (a later
+    test's SIGINT was lost). `python -m tacit.cli` still runs it."""
+    code = (
+        "import signal\nimport tacit.cli.__main__\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and not done.stdout, done.stdout + done.stderr
+    ran = subprocess.run([sys.executable, "-m", "tacit.cli", "--help"], capture_output=True,
+                         text=True)  # fmt: skip
+    assert ran.returncode == 0 and "Usage: " in ran.stdout
+
+
 def test_api_names_load_on_first_use():
     import tacit
 
