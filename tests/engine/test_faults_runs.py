@@ -216,9 +216,8 @@ def test_ctrl_c_during_the_final_renames_is_held_until_they_are_done(tmp_path):
             time.sleep(0.05)  # the handler would run here, between two renames
 
     files = {f"table{n}.csv": f"{n}\n" for n in range(5)}
-    # `probe`'s handler, whatever an earlier test left (twice in CI's full run, SIG_IGN was
-    # there at this point and the interruption was lost: the autouse fixture restores what it
-    # found, and runs of the same tests with a watch on the handler never caught who set it)
+    # `probe`'s handler, whatever this process started with: tests run from a background job
+    # (`.ci/run &` in a script) start with SIGINT ignored, and the interruption was lost
     handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     tacit.core.files.os.replace = replace_slowly
     try:
