@@ -55,7 +55,7 @@ def table(points: list[dict]) -> list[list[str]]:
         size = f"{point['prompts']} x {point['candidates']}"
         job = point_job(point)
         for name, run in runs.items():
-            floor = run.get("floor_s", tacit["floor_s"])  # tacit's own runs: their own floor
+            floor = floor_of(run, runs)
             rows.append([
                 job, size, f"{name} ({QUANTITY[point['kind'], name]})",
                 f"{run['wall_s']:.1f}", f"{run['score_s']:.2f}", f"{run['peak_mb']:,.0f}",
@@ -89,11 +89,16 @@ def summary(points: list[dict]) -> list[list[str]]:
                 if run is None:
                     cells.append("-")
                     continue
-                floor = run.get("floor_s", at[size]["runs"]["tacit"]["floor_s"])  # as table()
+                floor = floor_of(run, at[size]["runs"])
                 per = 1000 * run["score_s"] / (size[0] * size[1])
                 cells.append(f"{run['score_s'] / floor:.2f}x ({per:.1f} ms)")
             rows.append([job, name, *cells])
     return rows
+
+
+def floor_of(run: dict, runs: dict[str, dict]) -> float:
+    """The floor a run's scoring is measured against: tacit's runs their own, a peer's tacit's."""
+    return run.get("floor_s", runs["tacit"]["floor_s"])
 
 
 def point_job(point: dict) -> str:

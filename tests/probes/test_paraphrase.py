@@ -31,6 +31,17 @@ HAS = [{"id": "paper", "relation": "has", "template": "{Everyone knows that} [a 
         "template": "{Everyone knows that} [a X] usually has [Y]."}]  # fmt: skip
 
 
+def plain_scores(model: str, masked: str, texts: list[str], spans: list[str]) -> np.ndarray:
+    """Plain [text x span] scores: the masked model's l2r span sums (support), a causal
+    model's whole-sentence log-probabilities without the prefix cache, one sentence a batch."""
+    from tacit.models.causal import CausalLMScorer
+
+    if model == masked:
+        return plain_span_scores(model, texts, spans, "l2r")[0]
+    scorer = CausalLMScorer(model, batch_size=1)
+    return scorer.score_spans(texts, spans, cache=False, progress=False).sentence
+
+
 def write(path, templates):
     path.write_text("".join(json.dumps(t) + "\n" for t in templates))
     return str(path)
@@ -149,7 +160,6 @@ def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_nor
                                                 tmp_path):  # fmt: skip
     """The two templates put the concept in the blank in two forms ("A bear", "a bear"): the
     ensemble is taken concept by concept. (Byte-level tokenizers: every form is read whole.)"""
-    from tacit.models.causal import CausalLMScorer
 
     def run(**options):
         return tacit.retrieve([tiny_roberta, tiny_gpt2], norms=str(toy_norms_path), max_props=1,
@@ -168,12 +178,8 @@ def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_nor
             rows = mine[mine["template"] == template].reset_index(drop=True)
             assert list(rows["rank"]) == list(theirs["rank"])
             np.testing.assert_allclose(rows["target_score"], theirs["target_score"], rtol=1e-5)
-            texts = list(theirs["prompt"])
-            if model == tiny_roberta:
-                plain[template] = plain_span_scores(model, texts, spans[template], "l2r")[0]
-            else:
-                plain[template] = CausalLMScorer(model, batch_size=1).score_spans(
-                    texts, spans[template], cache=False, progress=False).sentence  # fmt: skip
+            plain[template] = plain_scores(model, tiny_roberta, list(theirs["prompt"]),
+                                           spans[template])  # fmt: skip
         mean = np.mean(list(plain.values()), axis=0)
         concepts = single["paper"].prompts.query("model == @model")["concept"]
         targets = [spans["paper"].index(t) for t in
@@ -207,7 +213,6 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
                                                  tmp_path):  # fmt: skip
     """Answers of any length as candidate spans: each template's AP is its run's alone, and the
     ensemble's AP, spread and consistency come from the mean of plain span scores."""
-    from tacit.models.causal import CausalLMScorer
 
     def run(**options):
         return tacit.elicit([tiny_bert, tiny_gpt2], norms=str(toy_norms_path), relations=["has"],
@@ -224,12 +229,7 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
             theirs = result.prompts[result.prompts["model"] == model].reset_index(drop=True)
             rows = mine[mine["template"] == template].reset_index(drop=True)
             np.testing.assert_allclose(rows["ap_vocab"], theirs["ap_vocab"], rtol=1e-6)
-            texts = list(theirs["prompt"])
-            if model == tiny_bert:
-                plain[template] = plain_span_scores(model, texts, spans, "l2r")[0]
-            else:
-                plain[template] = CausalLMScorer(model, batch_size=1).score_spans(
-                    texts, spans, cache=False, progress=False).sentence  # fmt: skip
+            plain[template] = plain_scores(model, tiny_bert, list(theirs["prompt"]), spans)
         mean = np.mean(list(plain.values()), axis=0)
         paper = single["paper"].prompts.query("model == @model").reset_index(drop=True)
         ensemble = mine[mine["template"] == "ensemble"].reset_index(drop=True)
