@@ -62,13 +62,14 @@ def _run() -> None:
 
         raise SystemExit(interrupted(behind).exit_code) from None
     except SystemExit as done:
-        # a Ctrl-C that comes while the command line is parsed (before a command's own
-        # handler runs) ends as exit 130: say it here, once
+        # typer ends a Ctrl-C or SIGTERM that comes while the command line is parsed (before a
+        # command's own handler runs) as exit 130: say which it was, once
         if done.code == 130:
             from tacit.cli.common import INTERRUPTION, interrupted
 
             if not INTERRUPTION["said"]:
-                interrupted(KeyboardInterrupt())
+                stop = _interruption_behind(done) or KeyboardInterrupt()
+                raise SystemExit(interrupted(stop).exit_code) from None
         raise
     finally:
         # The exit status is decided: a Ctrl-C or SIGTERM while Python shuts down (torch's and

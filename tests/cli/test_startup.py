@@ -126,3 +126,33 @@ def test_an_interruption_wrapped_in_another_error_is_still_one_line(monkeypatch,
         console.run()
     assert done.value.code == 143
     assert capsys.readouterr().err == "interrupted by SIGTERM: no result files were written\n"
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "name"), [("Terminated", 143, "SIGTERM"), ("KeyboardInterrupt", 130, "Ctrl-C")]
+)
+def test_an_interruption_typer_turns_into_exit_130_keeps_its_name(
+    stop, code, name, monkeypatch, capsys
+):
+    """typer ends a KeyboardInterrupt that reaches it (one that comes while the command line is
+    parsed) as exit 130: a SIGTERM there used to be said as Ctrl-C and exit 130 (CI, SIGTERM at
+    0.4 s into `python -m tacit.cli` on a loaded machine)."""
+    import typer
+
+    from tacit import console
+    from tacit.cli.common import INTERRUPTION
+    from tacit.core import errors
+
+    tiny = typer.Typer()
+
+    @tiny.command()
+    def parse() -> None:
+        raise getattr(errors, stop, KeyboardInterrupt)()
+
+    monkeypatch.setattr("tacit.cli.commands.app", tiny)
+    monkeypatch.setattr(sys, "argv", ["probe"])
+    monkeypatch.setitem(INTERRUPTION, "said", False)
+    with pytest.raises(SystemExit) as done:
+        console.run()
+    assert done.value.code == code
+    assert capsys.readouterr().err == f"interrupted by {name}: no result files were written\n"
