@@ -68,8 +68,8 @@ def _run() -> None:
             from tacit.cli.common import INTERRUPTION, interrupted
 
             if not INTERRUPTION["said"]:
-                stop = _interruption_behind(done) or KeyboardInterrupt()
-                raise SystemExit(interrupted(stop).exit_code) from None
+                interruption = _interruption_behind(done) or KeyboardInterrupt()
+                raise SystemExit(interrupted(interruption).exit_code) from None
         raise
     finally:
         # The exit status is decided: a Ctrl-C or SIGTERM while Python shuts down (torch's and
