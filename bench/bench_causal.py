@@ -54,10 +54,12 @@ def build_model(tokenizer_dir: Path, shape: str, where: Path) -> str:
     assert len(tokenizer) > 50000, "pass the real roberta-base (GPT-2 BPE) tokenizer files"
     torch.manual_seed(0)
     config = GPT2Config(
-        vocab_size=max(tokenizer.get_vocab().values()) + 1, n_positions=1024,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        n_positions=1024,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
         **SHAPES[shape],
-    )  # fmt: skip
+    )
     GPT2LMHeadModel(config).save_pretrained(where)
     tokenizer.save_pretrained(where)
     return str(where)
@@ -84,10 +86,12 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
-        "--threads", type=int, default=1,
+        "--threads",
+        type=int,
+        default=1,
         help="CPU threads (default 1: on a shared machine a method's time then measures its "
         "work, not how the scheduler treats two threads fighting for busy cores)",
-    )  # fmt: skip
+    )
     parser.add_argument("--quick", action="store_true", help="tiny model, 2 x 32: a smoke run")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "causal.json")
     args = parser.parse_args()
@@ -117,10 +121,15 @@ def main() -> int:
     speedup = best["whole"] / best["cache"]
     table = [["method", "tokens run", "seconds", "sentences/s", "speed-up"]]
     for method, name in (("whole", "whole sentences (minicons-style)"), ("cache", "tacit (cache)")):
-        table.append([
-            name, tokens[method], f"{best[method]:.2f}", f"{sentences / best[method]:.0f}",
-            f"{best['whole'] / best[method]:.2f}x",
-        ])  # fmt: skip
+        table.append(
+            [
+                name,
+                tokens[method],
+                f"{best[method]:.2f}",
+                f"{sentences / best[method]:.0f}",
+                f"{best['whole'] / best[method]:.2f}x",
+            ]
+        )
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
         f"torch {torch.__version__}",

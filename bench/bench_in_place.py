@@ -68,16 +68,29 @@ def measure(model_dir: str, words: list[str], batch_size: int) -> dict:
     seconds = time.perf_counter() - start
     floor = replay(scorer, calls)
     code = str(Path(sys.modules["tacit"].__file__ or "").parent)
-    return {"seconds": seconds, "floor_s": floor, "sentences_per_s": len(words) / seconds,
-            "tacit": code}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "floor_s": floor,
+        "sentences_per_s": len(words) / seconds,
+        "tacit": code,
+    }
 
 
 def in_process(args: argparse.Namespace, model_dir: str, n: int, src: str | None) -> dict:
     """measure() in a fresh process, with the earlier code in `src` if given."""
     script = str(Path(__file__).resolve())
     head = ["-c", EARLIER.format(src=src, bench=str(BENCH), script=script)] if src else [script]
-    worker = ["--worker", model_dir, str(n), "--vocab", str(args.vocab),
-              "--batch-size", str(args.batch_size), "--threads", str(args.threads)]  # fmt: skip
+    worker = [
+        "--worker",
+        model_dir,
+        str(n),
+        "--vocab",
+        str(args.vocab),
+        "--batch-size",
+        str(args.batch_size),
+        "--threads",
+        str(args.threads),
+    ]
     done = subprocess.run([sys.executable, *head, *worker], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(done.stderr[-2000:])
@@ -104,8 +117,11 @@ def table(runs: dict, before: str | None) -> list[list[str]]:
         row = [f"GPT-2 {'small' if shape == 'gpt2' else shape}-shaped", n]
         if before:
             old = run["before"]
-            row += [f"{old['sentences_per_s']:.1f}", f"{now['sentences_per_s']:.1f}",
-                    f"{now['sentences_per_s'] / old['sentences_per_s']:.2f}x"]  # fmt: skip
+            row += [
+                f"{old['sentences_per_s']:.1f}",
+                f"{now['sentences_per_s']:.1f}",
+                f"{now['sentences_per_s'] / old['sentences_per_s']:.2f}x",
+            ]
         else:
             row.append(f"{now['sentences_per_s']:.1f}")
         rows.append([*row, f"{now['seconds'] / now['floor_s']:.2f}x"])
@@ -119,9 +135,12 @@ def main() -> int:
         "--tokenizer-dir", type=Path, default=SHARED / "tokenizers" / "roberta-base"
     )
     parser.add_argument(
-        "--words", nargs="+", default=["tiny:5000", "gpt2:1000"], metavar="SHAPE:N",
+        "--words",
+        nargs="+",
+        default=["tiny:5000", "gpt2:1000"],
+        metavar="SHAPE:N",
         help="models and vocabulary sizes (GPT-2 small scores about 15 sentences/s here)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--before-src", type=Path, help="an earlier commit's tacit package's parent"
     )
@@ -152,9 +171,10 @@ def main() -> int:
                 for code, src in codes.items():
                     tries[code].append(in_process(args, model_dir, int(n), src))
                     print(f"{item} {code}: {tries[code][-1]}", file=sys.stderr, flush=True)
-            runs[item] = {"words": int(n), **{
-                code: min(got, key=lambda r: r["seconds"]) for code, got in tries.items()
-            }}  # fmt: skip
+            runs[item] = {
+                "words": int(n),
+                **{code: min(got, key=lambda r: r["seconds"]) for code, got in tries.items()},
+            }
     before = (args.before or str(args.before_src)) if args.before_src else None
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "

@@ -65,11 +65,19 @@ PEERS = BENCH.parents[1] / "peers"
 # retrieval template of the shipped paraphrases ("causal@called": "Something that has keys is
 # called <mask>."); the paper's ("<mask> has keys.") by default.
 GRID = {
-    "causal": ["1x50:0", "1x200:1", "1x636:1", "3x50:0", "3x200:1", "3x636:1", "9x50:1",
-               "9x636:1:tacit"],
+    "causal": [
+        "1x50:0",
+        "1x200:1",
+        "1x636:1",
+        "3x50:0",
+        "3x200:1",
+        "3x636:1",
+        "9x50:1",
+        "9x636:1:tacit",
+    ],
     "causal@called": ["1x50:1", "1x636:1", "9x50:1", "9x636:1:tacit"],
     "masked": ["1x50:0", "1x200:1", "1x636:1", "3x50:1", "9x50:1:tacit", "9x636:1:tacit"],
-}  # fmt: skip
+}
 PAPER = "paper"
 TACIT = ("tacit", "tacit independent")
 
@@ -93,9 +101,10 @@ def tools(args: argparse.Namespace) -> list[Tool]:
     """tacit's two span scorings and the peers found (each peer checked by importing it)."""
     found = [
         Tool("tacit", "run_tacit.py", ("causal", "masked")),
-        Tool("tacit independent", "run_tacit.py", ("masked",),
-             options=(("scoring", "independent"),)),
-    ]  # fmt: skip
+        Tool(
+            "tacit independent", "run_tacit.py", ("masked",), options=(("scoring", "independent"),)
+        ),
+    ]
     for name, script, module, kinds in (
         ("minicons", "run_minicons.py", "minicons", ("causal", "masked")),
         ("lm-eval", "run_lmeval.py", "lm_eval", ("causal",)),
@@ -134,18 +143,30 @@ def job_texts(
 
 
 def run_point(
-    kind: str, model: str, texts: tuple[list[str], list[str]], chosen: list[Tool], rounds: int,
-    args: argparse.Namespace, tmp: Path,
-) -> dict[str, dict]:  # fmt: skip
+    kind: str,
+    model: str,
+    texts: tuple[list[str], list[str]],
+    chosen: list[Tool],
+    rounds: int,
+    args: argparse.Namespace,
+    tmp: Path,
+) -> dict[str, dict]:
     """Each tool's runs at one grid point, taking turns: per tool the list of results."""
     templates, spans = texts
     sentences = [t.replace("<mask>", s) for t in templates for s in spans]
     runs: dict[str, list[dict]] = {tool.name: [] for tool in chosen}
     for _ in range(rounds):
         for tool in chosen:
-            job = {"kind": kind, "model": model, "templates": templates, "spans": spans,
-                   "sentences": sentences, "batch_size": args.batch_size,
-                   "threads": args.threads, **dict(tool.options)}  # fmt: skip
+            job = {
+                "kind": kind,
+                "model": model,
+                "templates": templates,
+                "spans": spans,
+                "sentences": sentences,
+                "batch_size": args.batch_size,
+                "threads": args.threads,
+                **dict(tool.options),
+            }
             job_path, out = tmp / "job.json", tmp / "out.json"
             job_path.write_text(json.dumps(job))
             seconds, peak_mb = timed_command(tool.command(job_path, out), {"TQDM_DISABLE": "1"})
@@ -178,16 +199,20 @@ def main() -> int:
     )
     parser.add_argument("--tools", nargs="+", help="only these tools (default: every one found)")
     parser.add_argument(
-        "--points", nargs="+", metavar="KIND:PxS[:R[:tacit]]",
+        "--points",
+        nargs="+",
+        metavar="KIND:PxS[:R[:tacit]]",
         help="grid points instead of the default grid (e.g. causal:3x636 masked:9x636:1:tacit "
         "causal@called:9x50)",
-    )  # fmt: skip
+    )
     parser.add_argument("--repeats", type=int, default=3, help="rounds per grid point")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
-        "--threads", type=int, default=1,
+        "--threads",
+        type=int,
+        default=1,
         help="CPU threads per process (1: on a shared machine a time then measures the work)",
-    )  # fmt: skip
+    )
     parser.add_argument("--tolerance", type=float, default=1e-4, help="nats (causal scores)")
     parser.add_argument("--quick", action="store_true", help="tiny models, 2 x 8: a smoke run")
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "peers.json")
@@ -216,12 +241,21 @@ def main() -> int:
             prompts, spans = map(int, size.split("x"))
             rounds = int(rest[0]) if rest and int(rest[0]) else args.repeats
             only = rest[1:] == ["tacit"]
-            chosen = [t for t in found if kind in t.kinds and not t.skipped
-                      and (not only or t.name in TACIT)]  # fmt: skip
+            chosen = [
+                t
+                for t in found
+                if kind in t.kinds and not t.skipped and (not only or t.name in TACIT)
+            ]
             texts = job_texts(args.norms, prompts, spans, template or PAPER)
             runs = run_point(kind, models[kind], texts, chosen, rounds, args, tmp)
-            point = {"kind": kind, "template": template or PAPER, "prompts": prompts,
-                     "candidates": spans, "runs": runs, "tacit_only": only}  # fmt: skip
+            point = {
+                "kind": kind,
+                "template": template or PAPER,
+                "prompts": prompts,
+                "candidates": spans,
+                "runs": runs,
+                "tacit_only": only,
+            }
             agree &= check(point, args.tolerance)
             done.append(point)
             save(args, found, done, complete=len(done) == len(points))

@@ -289,8 +289,9 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
     if not args.no_compile:
         methods["tacit_compiled"] = (run_compiled, common)
     methods["pipeline"] = (
-        run_pipeline, (model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size)
-    )  # fmt: skip
+        run_pipeline,
+        (model_dir, prompts[:n_pipe], targets[:n_pipe], ids, args.batch_size),
+    )
     every = interleaved(methods, args.repeats)
     runs = {name: min(results, key=lambda r: r[1]) for name, results in every.items()}
     tacit_rounds = [r[0] for r in every["tacit"]]
@@ -347,15 +348,41 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
     clis, lamas = [], []
     for attempt in range(args.end_to_end_repeats):
         out = Path(tmp) / f"run{attempt}"
-        clis.append(timed_command([
-            *probe_command(), "retrieve", "--model", model_dir, "--norms", str(args.norms),
-            "--concepts", concepts, "--max-props", "10", "--batch-size", str(args.batch_size),
-            "--device", "cpu", "--out", str(out), "--quiet",
-        ], env={"TACIT_CACHE_DIR": str(Path(tmp) / "cache")}))  # fmt: skip
-        lamas.append(timed_command([
-            sys.executable, str(BENCH / "lama_style.py"), model_dir, str(job),
-            str(Path(tmp) / f"lama{attempt}.json"),
-        ]))  # fmt: skip
+        clis.append(
+            timed_command(
+                [
+                    *probe_command(),
+                    "retrieve",
+                    "--model",
+                    model_dir,
+                    "--norms",
+                    str(args.norms),
+                    "--concepts",
+                    concepts,
+                    "--max-props",
+                    "10",
+                    "--batch-size",
+                    str(args.batch_size),
+                    "--device",
+                    "cpu",
+                    "--out",
+                    str(out),
+                    "--quiet",
+                ],
+                env={"TACIT_CACHE_DIR": str(Path(tmp) / "cache")},
+            )
+        )
+        lamas.append(
+            timed_command(
+                [
+                    sys.executable,
+                    str(BENCH / "lama_style.py"),
+                    model_dir,
+                    str(job),
+                    str(Path(tmp) / f"lama{attempt}.json"),
+                ]
+            )
+        )
     probe_ranks = pd.read_csv(Path(tmp) / "run0" / "prompts.csv")["rank"].to_numpy()
     lama = json.loads((Path(tmp) / "lama0.json").read_text())
     (cli_s, cli_mb), (lama_s, lama_mb) = min(clis), min(lamas)
@@ -390,20 +417,32 @@ def table(record: dict) -> list[list[str]]:
         if rate is None or tacit is None:
             continue
         memory = record.get(f"{name}_peak_rss_mb")
-        rows.append([
-            label, f"{rate:,.2f}", f"{tacit / rate:.2f}x",
-            f"{memory:,} MB" if memory is not None else "(same process)",
-        ])  # fmt: skip
+        rows.append(
+            [
+                label,
+                f"{rate:,.2f}",
+                f"{tacit / rate:.2f}x",
+                f"{memory:,} MB" if memory is not None else "(same process)",
+            ]
+        )
     if "probe_retrieve_end_to_end_s" in record:
         cli, lama = record["probe_retrieve_end_to_end_s"], record["lama_end_to_end_s"]
-        rows.append([
-            "`probe retrieve`, end to end (start-up included)", "",
-            f"{cli:.1f} s", f"{record['probe_retrieve_peak_rss_mb']:,} MB",
-        ])  # fmt: skip
-        rows.append([
-            "`bench/lama_style.py`, end to end", "",
-            f"{lama:.1f} s ({lama / cli:.2f}x)", f"{record['lama_end_to_end_peak_rss_mb']:,} MB",
-        ])  # fmt: skip
+        rows.append(
+            [
+                "`probe retrieve`, end to end (start-up included)",
+                "",
+                f"{cli:.1f} s",
+                f"{record['probe_retrieve_peak_rss_mb']:,} MB",
+            ]
+        )
+        rows.append(
+            [
+                "`bench/lama_style.py`, end to end",
+                "",
+                f"{lama:.1f} s ({lama / cli:.2f}x)",
+                f"{record['lama_end_to_end_peak_rss_mb']:,} MB",
+            ]
+        )
     return rows
 
 

@@ -48,11 +48,13 @@ BENCH = Path(__file__).resolve().parent
 
 
 def tokenizers() -> dict[str, object]:
-    bert = BertTokenizerFast(vocab=str(SHARED / "tokenizers" / "bert-base-cased" / "vocab.txt"),
-                             do_lower_case=False)  # fmt: skip
+    bert = BertTokenizerFast(
+        vocab=str(SHARED / "tokenizers" / "bert-base-cased" / "vocab.txt"), do_lower_case=False
+    )
     roberta_dir = SHARED / "tokenizers" / "roberta-base"
-    roberta = RobertaTokenizerFast(vocab=str(roberta_dir / "vocab.json"),
-                                   merges=str(roberta_dir / "merges.txt"))  # fmt: skip
+    roberta = RobertaTokenizerFast(
+        vocab=str(roberta_dir / "vocab.json"), merges=str(roberta_dir / "merges.txt")
+    )
     assert len(bert) > 28000 and len(roberta) > 50000, "pass the real tokenizer files"
     return {"bert-base-cased": bert, "roberta-base": roberta}
 
@@ -113,9 +115,10 @@ def main() -> int:
     spans = candidates.spans
     record: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
-        "concepts": len(norms.concepts), "candidates": len(spans),
+        "concepts": len(norms.concepts),
+        "candidates": len(spans),
         "retrieval_prompts_at_10": len(prompts),
-    }  # fmt: skip
+    }
     counts = {}
     sample = list(dict.fromkeys(prompts["prompt"]))[:: max(1, len(prompts) // 20)][:20]
     for name, tokenizer in tokenizers().items():
@@ -141,8 +144,11 @@ def main() -> int:
     ranks_equal = bool((target_ranks(ours, targets) == target_ranks(theirs, targets)).all())
     best = {name: min(t) for name, t in times.items()}
     record.update(
-        timed_prompts=len(templates), shape=args.shape, batch_size=args.batch_size,
-        tacit_rows=scored.work["span_rows"], naive_rows=naive_rows,
+        timed_prompts=len(templates),
+        shape=args.shape,
+        batch_size=args.batch_size,
+        tacit_rows=scored.work["span_rows"],
+        naive_rows=naive_rows,
         tacit_prompts_per_s=round(len(templates) / best["tacit"], 3),
         naive_prompts_per_s=round(len(templates) / best["naive"], 3),
         speedup=round(best["naive"] / best["tacit"], 2),
@@ -150,22 +156,34 @@ def main() -> int:
         target_ranks_equal=ranks_equal,
         date=datetime.date.today().isoformat(),
         command="python bench/bench_spans.py " + " ".join(sys.argv[1:]),
-    )  # fmt: skip
+    )
     rb_tree, rb_naive = counts["roberta-base"]
     bb_tree, bb_naive = counts["bert-base-cased"]
     record["table"] = [
         ["measure", "bert-base-cased", "roberta-base"],
-        ["forward rows per prompt, one per span token per candidate", f"{bb_naive:,.0f}",
-         f"{rb_naive:,.0f}"],
+        [
+            "forward rows per prompt, one per span token per candidate",
+            f"{bb_naive:,.0f}",
+            f"{rb_naive:,.0f}",
+        ],
         ["forward rows per prompt, tacit's prefix tree", f"{bb_tree:,.0f}", f"{rb_tree:,.0f}"],
         ["fewer rows", f"{bb_naive / bb_tree:.1f}x", f"{rb_naive / rb_tree:.1f}x"],
-        [f"prompts/s, tacit ({args.shape}-shaped model, {len(templates)} prompts)", "",
-         f"{record['tacit_prompts_per_s']}"],
-        ["prompts/s, naive per-candidate scoring (full logits)", "",
-         f"{record['naive_prompts_per_s']}"],
-        ["speed-up end to end (target ranks equal)", "",
-         f"{record['speedup']}x ({'equal' if ranks_equal else 'DIFFER'})"],
-    ]  # fmt: skip
+        [
+            f"prompts/s, tacit ({args.shape}-shaped model, {len(templates)} prompts)",
+            "",
+            f"{record['tacit_prompts_per_s']}",
+        ],
+        [
+            "prompts/s, naive per-candidate scoring (full logits)",
+            "",
+            f"{record['naive_prompts_per_s']}",
+        ],
+        [
+            "speed-up end to end (target ranks equal)",
+            "",
+            f"{record['speedup']}x ({'equal' if ranks_equal else 'DIFFER'})",
+        ],
+    ]
     for key, value in record.items():
         if key != "table":
             print(f"{key:>36}: {value}")

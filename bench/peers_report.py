@@ -8,10 +8,18 @@ import numpy as np
 from scipy.stats import spearmanr
 
 HEADER = [
-    "job", "prompts x candidates", "tool (quantity)", "whole process s", "scoring s", "peak MB",
-    "whole process / tacit's", "scoring / tacit's floor", "scoring ms / sentence",
-    "work run (a plain loop's)", "scores against tacit's",
-]  # fmt: skip
+    "job",
+    "prompts x candidates",
+    "tool (quantity)",
+    "whole process s",
+    "scoring s",
+    "peak MB",
+    "whole process / tacit's",
+    "scoring / tacit's floor",
+    "scoring ms / sentence",
+    "work run (a plain loop's)",
+    "scores against tacit's",
+]
 QUANTITY = {
     ("causal", "tacit"): "log P(sentence), prefix cache",
     ("masked", "tacit"): "span l2r",
@@ -56,19 +64,37 @@ def table(points: list[dict]) -> list[list[str]]:
         job = point_job(point)
         for name, run in runs.items():
             floor = floor_of(run, runs)
-            rows.append([
-                job, size, f"{name} ({QUANTITY[point['kind'], name]})",
-                f"{run['wall_s']:.1f}", f"{run['score_s']:.2f}", f"{run['peak_mb']:,.0f}",
-                f"{run['wall_s'] / tacit['wall_s']:.2f}x",
-                f"{run['score_s'] / floor:.2f}x",
-                f"{1000 * run['score_s'] / sentences:.1f}", work(run), run.get("agrees", ""),
-            ])  # fmt: skip
+            rows.append(
+                [
+                    job,
+                    size,
+                    f"{name} ({QUANTITY[point['kind'], name]})",
+                    f"{run['wall_s']:.1f}",
+                    f"{run['score_s']:.2f}",
+                    f"{run['peak_mb']:,.0f}",
+                    f"{run['wall_s'] / tacit['wall_s']:.2f}x",
+                    f"{run['score_s'] / floor:.2f}x",
+                    f"{1000 * run['score_s'] / sentences:.1f}",
+                    work(run),
+                    run.get("agrees", ""),
+                ]
+            )
             if "floor_s" in run:
-                rows.append([
-                    job, size, f"{name}'s floor (its forward passes, bare)", "",
-                    f"{run['floor_s']:.2f}", "", "", "1.00x",
-                    f"{1000 * run['floor_s'] / sentences:.1f}", "", "",
-                ])  # fmt: skip
+                rows.append(
+                    [
+                        job,
+                        size,
+                        f"{name}'s floor (its forward passes, bare)",
+                        "",
+                        f"{run['floor_s']:.2f}",
+                        "",
+                        "",
+                        "1.00x",
+                        f"{1000 * run['floor_s'] / sentences:.1f}",
+                        "",
+                        "",
+                    ]
+                )
     return rows
 
 

@@ -67,8 +67,10 @@ def run_probe(
     values = probe.validate(given, context=context)
     _check_run_options(probe.name, probe.run_options, run)
     if run.limit is not None and probe.limit is None:
-        raise TacitError(f"{name}: {option('--limit')} is not available: it has no list of "
-                         "concepts or items to take the first few of")  # fmt: skip
+        raise TacitError(
+            f"{name}: {option('--limit')} is not available: it has no list of "
+            "concepts or items to take the first few of"
+        )
     models = _model_texts(models)
     if probe.models_required and not models:
         raise TacitError(f"no {option('--model')} given")
@@ -76,8 +78,9 @@ def run_probe(
     started = now()
     plan = probe.plan(list(models), values, run)
     if plan.work is not None:
-        rows, records = run_models(models, run, plan.work, probe=name, plan=plan.resume_key,
-                                   tokenizers=plan.tokenizers)  # fmt: skip
+        rows, records = run_models(
+            models, run, plan.work, probe=name, plan=plan.resume_key, tokenizers=plan.tokenizers
+        )
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
@@ -87,13 +90,22 @@ def run_probe(
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
     text = outcome.text
     if run.limit is not None:  # said first, so that no one takes it for a full run
-        text = (f"limited to the first {run.limit} {probe.limit} ({option('--limit')} "
-                f"{run.limit}): a first look, not comparable with a full run\n{text}")  # fmt: skip
+        text = (
+            f"limited to the first {run.limit} {probe.limit} ({option('--limit')} "
+            f"{run.limit}): a first look, not comparable with a full run\n{text}"
+        )
     return ProbeResult(
-        outcome.rows, outcome.summary, outcome.vocab, manifest, outcome.extra,
-        rows_file=probe.rows_file, text=text, notes=outcome.notes,
-        figures=outcome.figures, files=outcome.files,
-    )  # fmt: skip
+        outcome.rows,
+        outcome.summary,
+        outcome.vocab,
+        manifest,
+        outcome.extra,
+        rows_file=probe.rows_file,
+        text=text,
+        notes=outcome.notes,
+        figures=outcome.figures,
+        files=outcome.files,
+    )
 
 
 def _model_texts(models: Models) -> list[str | Scorer]:

@@ -251,8 +251,10 @@ def read_articles(path: str | Path, *, any_article: bool = False) -> dict[str, s
             if not concept:
                 raise TacitError(f"{path}: line {line}: empty concept")
             if any_article and len(value.split()) > 1:
-                raise TacitError(f"{path}: line {line}: the article {value!r} of {concept!r} "
-                                 "is more than one word")  # fmt: skip
+                raise TacitError(
+                    f"{path}: line {line}: the article {value!r} of {concept!r} "
+                    "is more than one word"
+                )
             if not any_article and value not in ("a", "an", *_BARE_VALUES):
                 raise TacitError(
                     f"{path}: line {line}: unknown article {row[at_article]!r} for {concept!r} "

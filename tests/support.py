@@ -344,9 +344,13 @@ def toy_gpt2_tokenizer(directory: Path) -> GPT2TokenizerFast:
     directory.mkdir(parents=True, exist_ok=True)
     tiny_roberta_tokenizer(directory)  # writes vocab.json and merges.txt there
     return GPT2TokenizerFast(
-        vocab=str(directory / "vocab.json"), merges=str(directory / "merges.txt"),
-        bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
-    )  # fmt: skip
+        vocab=str(directory / "vocab.json"),
+        merges=str(directory / "merges.txt"),
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+    )
 
 
 def sentencepiece_style_tokenizer():
@@ -369,18 +373,26 @@ def sentencepiece_style_tokenizer():
         [decoders.Replace("▁", " "), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
         pad_token="<pad>",
-    )  # fmt: skip
+    )
 
 
 def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
     """A random-weight GPT-2 (causal LM) with this tokenizer, saved for from_pretrained."""
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=max(tokenizer.get_vocab().values()) + 1, n_embd=32, n_layer=2, n_head=2,
-        n_positions=128, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-    )  # fmt: skip
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=128,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
@@ -391,11 +403,17 @@ def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
     key/value heads, untied head) with this tokenizer, saved for from_pretrained."""
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=max(tokenizer.get_vocab().values()) + 1, hidden_size=32, intermediate_size=64,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False,
-    )  # fmt: skip
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=False,
+    )
     LlamaForCausalLM(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
@@ -482,8 +500,11 @@ def plain_span_scores(
             sentence = template.replace("<mask>", span)
             encoded = tokenizer(sentence, return_offsets_mapping=True)
             ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
-            inside = [n for n, (a, b) in enumerate(offsets)
-                      if b > a and b > start and a < start + len(span)]  # fmt: skip
+            inside = [
+                n
+                for n, (a, b) in enumerate(offsets)
+                if b > a and b > start and a < start + len(span)
+            ]
             first, last = inside[0], inside[-1] + 1
             lengths[t, s] = last - first
             steps = range(last - first) if scoring == "l2r" else [0]
@@ -523,11 +544,15 @@ def run_as_two_ranks(args: list[str], env: dict[str, str]) -> tuple[list, list[t
     import sys
 
     processes = [
-        subprocess.Popen([sys.executable, "-m", "tacit.cli", *args],
-                         env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "tacit.cli", *args],
+            env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for rank in (0, 1)
-    ]  # fmt: skip
+    ]
     try:
         outputs = [p.communicate(timeout=240) for p in processes]
     finally:

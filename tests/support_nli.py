@@ -91,19 +91,33 @@ def imppres_presupposition(trigger: str, paradigms: int = 2) -> list[dict]:
                 ("neutral", "neutral", "the dog was there."),
             ):
                 records.append(
-                    {"sentence1": frame.format(s=s), "sentence2": hypothesis,
-                     "trigger": condition, "presupposition": presupposition, "gold_label": gold,
-                     "UID": trigger, "pairID": f"{pair}{gold[0]}", "paradigmID": paradigm}
-                )  # fmt: skip
+                    {
+                        "sentence1": frame.format(s=s),
+                        "sentence2": hypothesis,
+                        "trigger": condition,
+                        "presupposition": presupposition,
+                        "gold_label": gold,
+                        "UID": trigger,
+                        "pairID": f"{pair}{gold[0]}",
+                        "paradigmID": paradigm,
+                    }
+                )
                 pair += 1
         for condition in ("negated", "interrogative", "modal", "conditional"):
             gold = "contradiction" if condition == "negated" else "neutral"
             records.append(
-                {"sentence1": CONDITIONS[condition].format(s=s), "sentence2": f"{s}.",
-                 "trigger1": condition, "trigger2": "unembedded", "gold_label": gold,
-                 "control_item": True, "UID": trigger, "pairID": f"{pair}{gold[0]}",
-                 "paradigmID": paradigm}
-            )  # fmt: skip
+                {
+                    "sentence1": CONDITIONS[condition].format(s=s),
+                    "sentence2": f"{s}.",
+                    "trigger1": condition,
+                    "trigger2": "unembedded",
+                    "gold_label": gold,
+                    "control_item": True,
+                    "UID": trigger,
+                    "pairID": f"{pair}{gold[0]}",
+                    "paradigmID": paradigm,
+                }
+            )
             pair += 1
     return records
 
@@ -113,50 +127,82 @@ def imppres_implicature() -> list[dict]:
         ("some teenagers run.", "not all teenagers run.", "neutral", "entailment", "target"),
         ("some teenagers run.", "all teenagers run.", "neutral", "contradiction", "target"),
         ("all teenagers run.", "some teenagers run.", "entailment", "contradiction", "target"),
-        ("all teenagers run.", "not all teenagers run.", "contradiction", "contradiction",
-         "control"),
-    ]  # fmt: skip
+        (
+            "all teenagers run.",
+            "not all teenagers run.",
+            "contradiction",
+            "contradiction",
+            "control",
+        ),
+    ]
     return [
-        {"sentence1": p, "sentence2": h, "gold_label_log": log, "gold_label_prag": prag,
-         "spec_relation": "implicature" if kind == "target" else "negation", "item_type": kind,
-         "trigger": "quantifier", "lexemes": "some - all"}
+        {
+            "sentence1": p,
+            "sentence2": h,
+            "gold_label_log": log,
+            "gold_label_prag": prag,
+            "spec_relation": "implicature" if kind == "target" else "negation",
+            "item_type": kind,
+            "trigger": "quantifier",
+            "lexemes": "some - all",
+        }
         for p, h, log, prag, kind in rows
-    ]  # fmt: skip
+    ]
 
 
 def write_imppres(root: Path) -> Path:
-    write_jsonl(root / "presupposition" / "change_of_state.jsonl",
-                imppres_presupposition("change_of_state"))  # fmt: skip
-    write_jsonl(root / "presupposition" / "cleft_existence.jsonl",
-                imppres_presupposition("cleft_existence"))  # fmt: skip
+    write_jsonl(
+        root / "presupposition" / "change_of_state.jsonl", imppres_presupposition("change_of_state")
+    )
+    write_jsonl(
+        root / "presupposition" / "cleft_existence.jsonl", imppres_presupposition("cleft_existence")
+    )
     write_jsonl(root / "implicature" / "quantifiers.jsonl", imppres_implicature())
     return root
 
 
-def nope_record(uid: str, label: str, kind: str, *, adv: bool = False, original_negated=False,
-                trigger="clefts", labels="EEEEN", ratings=(90, 80, 100, 70, 20)) -> dict:  # fmt: skip
+def nope_record(
+    uid: str,
+    label: str,
+    kind: str,
+    *,
+    adv: bool = False,
+    original_negated=False,
+    trigger="clefts",
+    labels="EEEEN",
+    ratings=(90, 80, 100, 70, 20),
+) -> dict:
     premise = "John saw the cat." if kind == "original" else "John did not see the cat."
     return {
-        "uid": uid, "premise": premise, "hypothesis": "the cat was there.", "label": label,
-        "metadata": {"type": kind, "adversarial": adv, "original_negated": original_negated,
-                     "trigger_type": trigger, "nli_labels": list(labels),
-                     "ratings": list(ratings)},
-    }  # fmt: skip
+        "uid": uid,
+        "premise": premise,
+        "hypothesis": "the cat was there.",
+        "label": label,
+        "metadata": {
+            "type": kind,
+            "adversarial": adv,
+            "original_negated": original_negated,
+            "trigger_type": trigger,
+            "nli_labels": list(labels),
+            "ratings": list(ratings),
+        },
+    }
 
 
 def write_nope(root: Path) -> Path:
     main = [
-        nope_record("1", "E", "original"), nope_record("1-neg", "E", "negated"),
+        nope_record("1", "E", "original"),
+        nope_record("1-neg", "E", "negated"),
         nope_record("2", "E", "original", trigger="re_verbs"),
         nope_record("2-neg", "N", "negated", trigger="re_verbs", labels="NNNEC"),
         # the corpus sentence was negated: its "negated" version is the affirmative one
         nope_record("3", "N", "original", original_negated=True, labels="NNNNE"),
         nope_record("3-neg", "E", "negated", original_negated=True),
-    ]  # fmt: skip
+    ]
     adv = [
         nope_record("1-adv", "C", "original", adv=True, labels="CCCNN"),
         nope_record("1-neg-adv", "N", "negated", adv=True, labels="NNNCC"),
-    ]  # fmt: skip
+    ]
     write_jsonl(root / "nli_corpus.main.jsonl", main)
     write_jsonl(root / "nli_corpus.adv.jsonl", adv)
     return root
@@ -193,10 +239,15 @@ def nli_tokenizer(directory: Path, words: list[str] = NLI_WORDS) -> BertTokenize
 
 def _config(tokenizer, **extra) -> BertConfig:
     return BertConfig(
-        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
         **extra,
-    )  # fmt: skip
+    )
 
 
 def save_nli_masked_lm(directory: Path, seed: int = 0, words: list[str] = NLI_WORDS) -> str:
@@ -227,13 +278,19 @@ PAIR = ["Emergent", "GUM", "PDTB", "STAC", "Sarcasm"] + [
     f"Persuasiveness-{d}"
     for d in ("ClaimType", "Eloquence", "PremiseType", "Relevance", "Specificity", "Strength")
 ]
-SINGLE = ["MRDA", "SwitchBoard", "Verifiability"] + [
-    f"EmoBank-{d}" for d in ("Arousal", "Dominance", "Valence")
-] + [f"Squinky-{d}" for d in ("Formality", "Implicature", "Informativeness")]  # fmt: skip
+SINGLE = (
+    ["MRDA", "SwitchBoard", "Verifiability"]
+    + [f"EmoBank-{d}" for d in ("Arousal", "Dominance", "Valence")]
+    + [f"Squinky-{d}" for d in ("Formality", "Implicature", "Informativeness")]
+)
 CUES = ["good", "bad", "calm"]  # each label's rows carry one cue word: a separable toy task
 VERBALIZER_WORDS = sorted({w for _, words in CLOZE_DEFAULTS.values() for w in words.values()})
-PRAGMEVAL_WORDS = NLI_WORDS + CUES + VERBALIZER_WORDS + ["This", "claim", "about", "argument", "That",
-                                              "I", "feel", "The", "style", "It", "meant"]  # fmt: skip
+PRAGMEVAL_WORDS = (
+    NLI_WORDS
+    + CUES
+    + VERBALIZER_WORDS
+    + ["This", "claim", "about", "argument", "That", "I", "feel", "The", "style", "It", "meant"]
+)
 
 
 def labels_of(config: str) -> list[str]:
@@ -257,8 +314,9 @@ def write_config(root, config, sizes=(40, 20, 20), seed=0):
                 k = i % len(labels)
                 noun = rng.choice(["cat", "dog", "idea", "ball"])
                 text = f'the {noun} was {CUES[k]} , "John" said .'
-                writer.writerow([text, f"the {noun} ran ."] + [labels[k]] if pair
-                                else [text, labels[k]])  # fmt: skip
+                writer.writerow(
+                    [text, f"the {noun} ran ."] + [labels[k]] if pair else [text, labels[k]]
+                )
     return folder
 
 

@@ -35,21 +35,30 @@ def peers_report():
 
 
 def a_run(score_s: float, scores: list[float], **extra: object) -> dict:
-    return {"wall_s": 2 * score_s, "score_s": score_s, "peak_mb": 100.0, "scores": scores,
-            **extra}  # fmt: skip
+    return {"wall_s": 2 * score_s, "score_s": score_s, "peak_mb": 100.0, "scores": scores, **extra}
 
 
 def test_the_peers_report_checks_scores_and_puts_each_tool_over_tacits_floor() -> None:
     report = peers_report()
     work = {"span_tokens": 10, "span_tokens_naive": 16}
-    small = {"kind": "causal", "template": "paper", "prompts": 1, "candidates": 2, "runs": {
-        "tacit": a_run(1.0, [-1.0, -2.0], floor_s=0.5, work=work),
-        "lm-eval": a_run(3.0, [-1.0, -2.00005]),
-    }}  # fmt: skip
-    called = {**small, "template": "called", "runs": {
-        "tacit": a_run(1.0, [-1.0, -2.0], floor_s=1.0),
-        "lm-eval": a_run(2.0, [-1.0, -2.1]),  # 0.1 nats off: fails the check
-    }}  # fmt: skip
+    small = {
+        "kind": "causal",
+        "template": "paper",
+        "prompts": 1,
+        "candidates": 2,
+        "runs": {
+            "tacit": a_run(1.0, [-1.0, -2.0], floor_s=0.5, work=work),
+            "lm-eval": a_run(3.0, [-1.0, -2.00005]),
+        },
+    }
+    called = {
+        **small,
+        "template": "called",
+        "runs": {
+            "tacit": a_run(1.0, [-1.0, -2.0], floor_s=1.0),
+            "lm-eval": a_run(2.0, [-1.0, -2.1]),  # 0.1 nats off: fails the check
+        },
+    }
     assert report.check(small, tolerance=1e-4)
     assert not report.check(called, tolerance=1e-4)
     rows = report.table([small, called])

@@ -24,9 +24,11 @@ def main() -> None:
         out: list[float] = []
         for template in job["templates"]:
             out += evaluator.evaluate_instance(
-                template=template.replace(BLANK, "[Y]"), answers=job["spans"],
-                reduction="sum", batch_size=job["batch_size"],
-            )  # fmt: skip
+                template=template.replace(BLANK, "[Y]"),
+                answers=job["spans"],
+                reduction="sum",
+                batch_size=job["batch_size"],
+            )
         return out
 
     scores, score_s = timed(score)

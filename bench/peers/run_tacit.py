@@ -30,8 +30,15 @@ def main() -> None:
     )
     floor_s = replay(scorer, calls)
     scores = got.sentence if causal else got.span
-    write_result("tacit", scores.reshape(-1).tolist(), load_s, score_s, floor_s=floor_s,
-                 calls=len(calls), work=dict(got.work))  # fmt: skip
+    write_result(
+        "tacit",
+        scores.reshape(-1).tolist(),
+        load_s,
+        score_s,
+        floor_s=floor_s,
+        calls=len(calls),
+        work=dict(got.work),
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,22 @@ from tacit.cli.common import DEBUG
 from tacit.cli.exits import ProbeGroup
 
 # command -> its module under tacit/cli/ (each defines `command`)
-COMMANDS = ("retrieve", "elicit", "prince", "nli", "pragmeval", "items", "runs", "table",
-            "plot", "vocab", "report", "sweep", "leaderboard", "compare")  # fmt: skip
+COMMANDS = (
+    "retrieve",
+    "elicit",
+    "prince",
+    "nli",
+    "pragmeval",
+    "items",
+    "runs",
+    "table",
+    "plot",
+    "vocab",
+    "report",
+    "sweep",
+    "leaderboard",
+    "compare",
+)
 
 app = typer.Typer(
     cls=ProbeGroup,  # one exit status for every user mistake: tacit.cli.exits

@@ -37,8 +37,9 @@ def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 
 
-def _one_line_warning(message: Any, category: Any, filename: str, lineno: int,
-                      line: str | None = None) -> str:  # fmt: skip
+def _one_line_warning(
+    message: Any, category: Any, filename: str, lineno: int, line: str | None = None
+) -> str:
     """A warning raised while a command runs (a cache that cannot be written) as one line."""
     return f"warning: {message}\n"
 
@@ -92,14 +93,22 @@ def choice(*names: str, choices: Sequence[str], help: str, default: str | None =
     so that "not given" can be told apart from "given the default"."""
     shown = f"  [default: {default}]" if default is not None else ""
     return typer.Option(
-        *names, help=f"{help} One of: {', '.join(choices)}.{shown}",
+        *names,
+        help=f"{help} One of: {', '.join(choices)}.{shown}",
         autocompletion=lambda: list(choices),
-    )  # fmt: skip
+    )
 
 
 # A declared option's type on the command line (a path stays text: `--candidates vocab`)
-CLI_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": str, "any": str,
-                             "bool": bool, "list": list[str]}  # fmt: skip
+CLI_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "path": str,
+    "any": str,
+    "bool": bool,
+    "list": list[str],
+}
 
 
 def option_of(param: Param) -> tuple[Any, Any]:
@@ -120,8 +129,9 @@ def option_of(param: Param) -> tuple[Any, Any]:
     if param.positional:
         argument = typer.Argument(help=help, show_default=False)
         return Annotated[CLI_TYPES[kind], argument], inspect.Parameter.empty
-    option = typer.Option(*_flags(param), help=help,
-                          autocompletion=(lambda: choices) if choices else None)  # fmt: skip
+    option = typer.Option(
+        *_flags(param), help=help, autocompletion=(lambda: choices) if choices else None
+    )
     return Annotated[annotation, option], default
 
 
@@ -159,43 +169,63 @@ DtypeOption = Annotated[
 ]
 BatchSize = Annotated[
     str,
-    typer.Option("--batch-size", help="Texts per forward pass, or `auto`: the largest that fits "
-                 "in the device's memory (found on the longest batch; recorded).  [default: 32]",
-                 show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--batch-size",
+        help="Texts per forward pass, or `auto`: the largest that fits "
+        "in the device's memory (found on the longest batch; recorded).  [default: 32]",
+        show_default=False,
+    ),
+]
 ModelArgs = Annotated[
     str | None,
-    typer.Option("--model-args", help="Loading options for every --model, as "
-                 "lm-evaluation-harness's --model_args: KEY=VALUE,... (trust_remote_code, "
-                 "attn_implementation, peft, load_in_8bit, load_in_4bit); a model's own win."),
-]  # fmt: skip
+    typer.Option(
+        "--model-args",
+        help="Loading options for every --model, as "
+        "lm-evaluation-harness's --model_args: KEY=VALUE,... (trust_remote_code, "
+        "attn_implementation, peft, load_in_8bit, load_in_4bit); a model's own win.",
+    ),
+]
 Limit = Annotated[
     int | None,
-    typer.Option("--limit", help="Only the first N concepts (or items, configurations): a quick "
-                 "first look, said in the summary and recorded."),
-]  # fmt: skip
+    typer.Option(
+        "--limit",
+        help="Only the first N concepts (or items, configurations): a quick "
+        "first look, said in the summary and recorded.",
+    ),
+]
 VocabWordsOption = Annotated[
     str,
-    choice("--vocab-words", choices=VOCAB_WORDS, help="Which single-token words the shared "
-           "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
-           "symbols) or lower (lower-case letters only: also no names or capitalised word "
-           "pieces).", default="all"),
-]  # fmt: skip
+    choice(
+        "--vocab-words",
+        choices=VOCAB_WORDS,
+        help="Which single-token words the shared "
+        "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
+        "symbols) or lower (lower-case letters only: also no names or capitalised word "
+        "pieces).",
+        default="all",
+    ),
+]
 DeviceMap = Annotated[
     str | None,
-    typer.Option("--device-map", help="`auto`: spread a model too large for one device over "
-                 "the GPUs, the CPU and disk (needs accelerate; see docs/scaling.md)."),
-]  # fmt: skip
+    typer.Option(
+        "--device-map",
+        help="`auto`: spread a model too large for one device over "
+        "the GPUs, the CPU and disk (needs accelerate; see docs/scaling.md).",
+    ),
+]
 MaxMemory = Annotated[
     str | None,
-    typer.Option("--max-memory", help="With --device-map: each device's share, e.g. "
-                 "0=20GiB,1=20GiB,cpu=60GiB."),
-]  # fmt: skip
+    typer.Option(
+        "--max-memory",
+        help="With --device-map: each device's share, e.g. 0=20GiB,1=20GiB,cpu=60GiB.",
+    ),
+]
 OffloadFolder = Annotated[
     Path | None,
-    typer.Option("--offload-folder", help="With --device-map: where layers that fit on no "
-                 "device are kept."),
-]  # fmt: skip
+    typer.Option(
+        "--offload-folder", help="With --device-map: where layers that fit on no device are kept."
+    ),
+]
 Compile = Annotated[
     bool,
     typer.Option(
@@ -229,10 +259,11 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Verbose = Annotated[
     bool,
     typer.Option(
-        "--verbose", help="Print the full breakdown (every condition or section), not the "
+        "--verbose",
+        help="Print the full breakdown (every condition or section), not the "
         "compact summary; the files hold all of it either way.",
     ),
-]  # fmt: skip
+]
 
 
 # The options every probe command shares, in the order --help lists them after its own:

@@ -19,7 +19,7 @@ def command(
             help="Run directories: one run of several "
             "models, or several runs that scored the same things."
         ),
-    ],  # fmt: skip
+    ],
     n_props: Annotated[
         int | None,
         typer.Option(
@@ -27,7 +27,7 @@ def command(
             help="Retrieval: compare MRR at this many properties (default: "
             "the most the runs have).",
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     resamples: Annotated[
         int,
         typer.Option(
@@ -35,7 +35,7 @@ def command(
             help="Bootstrap resamples and random sign patterns of "
             "the permutation test (exact where there are no more patterns).",
         ),
-    ] = 10000,  # fmt: skip
+    ] = 10000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resamples.")] = 0,
     format: Format = "text",
 ) -> None:

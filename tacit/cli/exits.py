@@ -27,8 +27,9 @@ class ProbeGroup(typer.core.TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        run = functools.partial(super().main, args, prog_name, complete_var, False,
-                                windows_expand_args, **extra)  # fmt: skip
+        run = functools.partial(
+            super().main, args, prog_name, complete_var, False, windows_expand_args, **extra
+        )
         if not standalone_mode:  # the caller handles what the parser raises
             return run()
         try:

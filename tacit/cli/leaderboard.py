@@ -29,7 +29,7 @@ def command(
             help="Retrieval: MRR at this many properties (default: the "
             "most a run has; a run with fewer shows its most).",
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     conditions: Annotated[
         bool,
         typer.Option(
@@ -38,7 +38,7 @@ def command(
             "other orderings or categories, elicitation without the prefix or per "
             "relation), a column each.",
         ),
-    ] = False,  # fmt: skip
+    ] = False,
     format: Format = "text",
     out: Annotated[
         Path | None,
@@ -48,7 +48,7 @@ def command(
             help="Also write it to this file, in the format its "
             "extension names: .csv, .md, .tex or .txt. Nothing is written otherwise.",
         ),
-    ] = None,  # fmt: skip
+    ] = None,
 ) -> None:
     """A row per model of every run under a folder: its probe's primary metric at the run's
     main condition with its 95% interval, as in the run's summary.csv (retrieval: MRR at the
@@ -64,8 +64,9 @@ def command(
     from tacit.results.leaderboard import leaderboard, leaderboard_tables
 
     if out is not None and out.suffix.lower() not in EXTENSIONS:
-        raise TacitError(f"--out {out}: the extension says the format: one of "
-                         f"{', '.join(EXTENSIONS)}")  # fmt: skip
+        raise TacitError(
+            f"--out {out}: the extension says the format: one of {', '.join(EXTENSIONS)}"
+        )
     with warnings_said():
         table = leaderboard(folder, n_props=n_props, conditions=conditions)
     tables, warnings = leaderboard_tables(table)

@@ -48,9 +48,11 @@ def norms_report(norm_set: NormSet) -> str:
 NormsPath = Annotated[str | None, typer.Option("--norms", help=NORMS.help)]
 NormsFormat = Annotated[
     str | None,
-    typer.Option("--norms-format", help=f"{NORMS_FORMAT.help} One of: "
-                 + ", ".join(NORMS_FORMAT.choices or ())),
-]  # fmt: skip
+    typer.Option(
+        "--norms-format",
+        help=f"{NORMS_FORMAT.help} One of: " + ", ".join(NORMS_FORMAT.choices or ()),
+    ),
+]
 NormsColumns = Annotated[str | None, typer.Option("--norms-columns", help=NORMS_COLUMNS.help)]
 
 
@@ -101,12 +103,16 @@ def install(
     typer.echo(norms_report(done.norms))
     installed = done.entry  # what this install wrote (another may have written since)
     if done.replaced is not None:
-        typer.echo(f"note: {installed.name!r} named {done.replaced.path}; it names "
-                   f"{installed.path} now", err=True)  # fmt: skip
-    default_note = (" (the default: runs without --norms or $TACIT_NORMS use it)"
-                    if installed.default else "")  # fmt: skip
-    typer.echo(f"installed as {installed.name!r}{default_note}: later runs take --norms "
-               f"{installed.name}")  # fmt: skip
+        typer.echo(
+            f"note: {installed.name!r} named {done.replaced.path}; it names {installed.path} now",
+            err=True,
+        )
+    default_note = (
+        " (the default: runs without --norms or $TACIT_NORMS use it)" if installed.default else ""
+    )
+    typer.echo(
+        f"installed as {installed.name!r}{default_note}: later runs take --norms {installed.name}"
+    )
 
 
 @app.command("remove")
@@ -123,8 +129,11 @@ def remove(
     removed, default = remove_norms(name)
     typer.echo(f"removed {removed.name!r} ({removed.format}, {removed.path}; the file is kept)")
     if removed.default:
-        typer.echo(f"the default is now {default!r}" if default else "no norm set is installed: "
-                   "runs need --norms or $TACIT_NORMS")  # fmt: skip
+        typer.echo(
+            f"the default is now {default!r}"
+            if default
+            else "no norm set is installed: runs need --norms or $TACIT_NORMS"
+        )
 
 
 @app.command("show")

@@ -18,16 +18,25 @@ from tacit.core.params import Param
 from tacit.probes import registry
 
 # the shared options that belong to a group a probe may do without (Probe.run_options)
-GROUPS = {"vocab_model": "vocab", "vocab_file": "vocab", "vocab_words": "vocab", "seed": "seed",
-          "resume": "resume"}  # fmt: skip
+GROUPS = {
+    "vocab_model": "vocab",
+    "vocab_file": "vocab",
+    "vocab_words": "vocab",
+    "seed": "seed",
+    "resume": "resume",
+}
 
 
 def probe_command(name: str) -> Callable[..., None]:
     """The typer command of the registered probe `name`."""
     probe = registry.get(name)
     declared = [param for param in probe.params if param.cli]
-    shared = [n for n in SHARED_OPTIONS if (n not in GROUPS or GROUPS[n] in probe.run_options)
-              and (n != "limit" or probe.limit is not None)]  # fmt: skip
+    shared = [
+        n
+        for n in SHARED_OPTIONS
+        if (n not in GROUPS or GROUPS[n] in probe.run_options)
+        and (n != "limit" or probe.limit is not None)
+    ]
     parameters = [_models(probe.models_required, probe.models_help)]
     for param in declared:
         if param.switches:
@@ -42,16 +51,22 @@ def probe_command(name: str) -> Callable[..., None]:
         from tacit.cli.saving import run_and_save
 
         models = given.pop("model") or []
-        values = {param.name: value for param in declared
-                  if (value := _value(param, given)) is not None}  # fmt: skip
+        values = {
+            param.name: value for param in declared if (value := _value(param, given)) is not None
+        }
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
         options = run_options(**given)
         run_and_save(
-            name, out, resume, overwrite, verbose,
-            lambda checkpointing: run_probe(name, models, values, replace(options, **checkpointing),
-                                            context="cli"),
-        )  # fmt: skip
+            name,
+            out,
+            resume,
+            overwrite,
+            verbose,
+            lambda checkpointing: run_probe(
+                name, models, values, replace(options, **checkpointing), context="cli"
+            ),
+        )
 
     command.__name__ = name
     command.__doc__ = probe.description + "\n\n" + inspect.cleandoc(probe.help)

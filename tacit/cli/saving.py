@@ -29,8 +29,10 @@ def resume_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str | None:
     if not chunks and not resumed:
         shutil.rmtree(checkpoint, ignore_errors=True)
         return None
-    return (f"{chunks} scored chunk(s) kept in {checkpoint}; to go on where it stopped: the same "
-            f"command with --resume --out {out_dir}")  # fmt: skip
+    return (
+        f"{chunks} scored chunk(s) kept in {checkpoint}; to go on where it stopped: the same "
+        f"command with --resume --out {out_dir}"
+    )
 
 
 def run_and_save(

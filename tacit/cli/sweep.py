@@ -34,7 +34,7 @@ def command(
             "--out",
             help="The sweep's folder (default: `results/` and the file's "
             "name without `.toml`, e.g. `results/grid`).",
-        ),  # fmt: skip
+        ),
     ] = None,
     dry_run: Annotated[
         bool,
@@ -42,13 +42,13 @@ def command(
             "--dry-run",
             help="List the cells, their state and at most how many "
             "prompts each scores; run nothing.",
-        ),  # fmt: skip
+        ),
     ] = False,
     list_cells: Annotated[
         bool,
         typer.Option(
             "--list", help="List the cells with their index, name and state; run nothing."
-        ),  # fmt: skip
+        ),
     ] = False,
     cell: Annotated[
         list[str] | None,
@@ -57,7 +57,7 @@ def command(
             help="Only these cells, by index (`--list`): 3, 0-9 or 0,2,5-7; "
             "repeatable. One cell per job of a Slurm array: "
             "`--cell $SLURM_ARRAY_TASK_ID`.",
-        ),  # fmt: skip
+        ),
     ] = None,
     launcher: Annotated[
         str | None,
@@ -67,14 +67,14 @@ def command(
             help="Run the cells as jobs through submitit "
             "(`pip install 'tacit[cluster]'`): `slurm`, a job array; `local`, processes on "
             "this machine, one cell per GPU at a time. Waits for them.",
-        ),  # fmt: skip
+        ),
     ] = None,
     parallel: Annotated[
         int | None,
         typer.Option(
             "--parallel",
             help="With --launcher: cells at once (default: local, one per GPU; slurm, every cell).",
-        ),  # fmt: skip
+        ),
     ] = None,
     gpus_per_cell: Annotated[
         int | None,
@@ -82,7 +82,7 @@ def command(
             "--gpus-per-cell",
             help="With --launcher: GPUs per cell (default 1 on "
             "Slurm; local: 1 where there are GPUs, else 0).",
-        ),  # fmt: skip
+        ),
     ] = None,
     partition: Annotated[
         str | None, typer.Option("--partition", help="With --launcher slurm: the partition.")
@@ -97,7 +97,7 @@ def command(
             help="With --launcher: a further submitit parameter "
             "KEY=VALUE (slurm_account=..., mem_gb=32, cpus_per_task=8); "
             "repeatable.",
-        ),  # fmt: skip
+        ),
     ] = None,
 ) -> None:
     """Run a grid (models x probes x norm sets x options x checkpoints), one run directory per
@@ -115,30 +115,39 @@ def command(
     folder = out or default_folder(file)
     with_launcher = parallel, gpus_per_cell, partition, launcher_option
     if launcher is None and any(v is not None for v in with_launcher):
-        raise TacitError("--parallel, --gpus-per-cell, --partition and --launcher-option go "
-                         "with --launcher")  # fmt: skip
+        raise TacitError(
+            "--parallel, --gpus-per-cell, --partition and --launcher-option go with --launcher"
+        )
     sweep = read_sweep(file)
     if dry_run or list_cells:
         table = sweep_cells(sweep, folder, cell, estimate=dry_run)
         typer.echo(_shown(table))
         done = int((table["state"] == "complete").sum())
-        typer.echo(f"{len(table)} cell(s), {done} complete, {len(table) - done} to run in "
-                   f"{folder}")  # fmt: skip
+        typer.echo(f"{len(table)} cell(s), {done} complete, {len(table) - done} to run in {folder}")
         return
     how = None
     if launcher is not None:
-        how = Launch(launcher, parallel, gpus_per_cell, partition, time_min,
-                     parse_options(launcher_option or []))  # fmt: skip
+        how = Launch(
+            launcher,
+            parallel,
+            gpus_per_cell,
+            partition,
+            time_min,
+            parse_options(launcher_option or []),
+        )
     before = sweep_cells(sweep, folder, cell)
     table = run_sweep(sweep, folder, cells=cell, launch_with=how)
     typer.echo(_shown(table))
     done_before = int((before["state"] == "complete").sum())
     now = table["state"].value_counts()
     failed = failures(sweep, folder, table)
-    typer.echo(f"{len(table)} cell(s) in {folder}: {int(now.get('complete', 0)) - done_before} "
-               f"run now, {done_before} already complete, {len(failed)} failed")  # fmt: skip
+    typer.echo(
+        f"{len(table)} cell(s) in {folder}: {int(now.get('complete', 0)) - done_before} "
+        f"run now, {done_before} already complete, {len(failed)} failed"
+    )
     if failed:
         for line in failed:
             typer.echo(line, err=True)
-        raise TacitError(f"{len(failed)} cell(s) failed (above); run the same command again to "
-                         "retry them")  # fmt: skip
+        raise TacitError(
+            f"{len(failed)} cell(s) failed (above); run the same command again to retry them"
+        )

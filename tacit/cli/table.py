@@ -12,10 +12,13 @@ from tacit.core.display import FORMATS
 
 Format = Annotated[
     str,
-    choice("--format", choices=[f for f in FORMATS if f != "html"],
-           help="text (fitted to the terminal), or a table to paste into a paper or read "
-           "back: markdown, latex, csv (every digit, intervals in their own columns)."),
-]  # fmt: skip
+    choice(
+        "--format",
+        choices=[f for f in FORMATS if f != "html"],
+        help="text (fitted to the terminal), or a table to paste into a paper or read "
+        "back: markdown, latex, csv (every digit, intervals in their own columns).",
+    ),
+]
 
 
 @user_errors

@@ -33,8 +33,9 @@ def command(
     for warning in shared.warnings():
         typer.echo(f"warning: {warning}", err=True)
     if shared.words_filter != "all":
-        typer.echo(f"--vocab-words {shared.words_filter}: {shared.filtered_out} shared words left "
-                   "out")  # fmt: skip
+        typer.echo(
+            f"--vocab-words {shared.words_filter}: {shared.filtered_out} shared words left out"
+        )
     typer.echo(f"shared vocabulary: {len(shared)} words (sha256 {shared.sha256[:12]})")
     if out is not None:
         try:

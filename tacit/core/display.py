@@ -54,8 +54,9 @@ class Table:
             signed = column in self.signed
             if column in self.intervals:
                 low, high = (self.frame[end] for end in self.intervals[column])
-                texts = [with_interval(v, lo, hi, signed=signed)
-                         for v, lo, hi in zip(values, low, high)]  # fmt: skip
+                texts = [
+                    with_interval(v, lo, hi, signed=signed) for v, lo, hi in zip(values, low, high)
+                ]
             else:
                 if _whole(values):  # counts in a float column (NaN made it one)
                     values = values.map(lambda v: v if pd.isna(v) else int(v))
@@ -66,9 +67,12 @@ class Table:
     def numeric(self) -> list[bool]:
         """Per shown column: does it hold numbers (right-aligned)?"""
         hidden = {end for ends in self.intervals.values() for end in ends}
-        return [pd.api.types.is_numeric_dtype(self.frame[c]) and
-                not pd.api.types.is_bool_dtype(self.frame[c])
-                for c in self.frame.columns if c not in hidden]  # fmt: skip
+        return [
+            pd.api.types.is_numeric_dtype(self.frame[c])
+            and not pd.api.types.is_bool_dtype(self.frame[c])
+            for c in self.frame.columns
+            if c not in hidden
+        ]
 
 
 def _whole(values: pd.Series) -> bool:
@@ -89,8 +93,9 @@ def terminal_width() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def render(tables: Table | Sequence[Table], format: str = "text", *,
-           width: int | None = None) -> str:  # fmt: skip
+def render(
+    tables: Table | Sequence[Table], format: str = "text", *, width: int | None = None
+) -> str:
     """The tables in one of FORMATS; `text` fits `width` (default: the terminal's)."""
     if isinstance(tables, Table):
         tables = [tables]
@@ -98,8 +103,12 @@ def render(tables: Table | Sequence[Table], format: str = "text", *,
         raise TacitError(f"--format {format}: expected one of {', '.join(FORMATS)}")
     if format == "csv":
         return _csv(tables)
-    draw = {"text": lambda t: _text(t, width or terminal_width()), "markdown": _markdown,
-            "latex": _latex, "html": _html}[format]  # fmt: skip
+    draw = {
+        "text": lambda t: _text(t, width or terminal_width()),
+        "markdown": _markdown,
+        "latex": _latex,
+        "html": _html,
+    }[format]
     return "\n\n".join(draw(table) for table in tables).rstrip("\n") + "\n"
 
 
@@ -112,8 +121,9 @@ def _text(table: Table, width: int) -> str:
     lines = textwrap.wrap(table.title, width) if table.title else []
     columns = [[header, *column] for header, column in cells.items()]
     natural = [max(len(text) for text in column) for column in columns]
-    narrowest = [max(len(word) for text in column for word in text.split() or [""])
-                 for column in columns]  # fmt: skip
+    narrowest = [
+        max(len(word) for text in column for word in text.split() or [""]) for column in columns
+    ]
     room = width - GAP * (len(columns) - 1)
     if not len(cells):
         lines.append("(no rows)")
@@ -135,8 +145,10 @@ def _text(table: Table, width: int) -> str:
 
 def _grid(cells: list[list[str]], widths: list[int], right: list[bool]) -> list[str]:
     """One row of a terminal table (each cell wrapped to its column's width) as lines."""
-    wrapped = [textwrap.wrap(cell[0], width, break_long_words=False) or [""]
-               for cell, width in zip(cells, widths)]  # fmt: skip
+    wrapped = [
+        textwrap.wrap(cell[0], width, break_long_words=False) or [""]
+        for cell, width in zip(cells, widths)
+    ]
     height = max(len(parts) for parts in wrapped)
     lines = []
     for number in range(height):
@@ -171,9 +183,19 @@ def _markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
-LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                 "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 "\\": r"\textbackslash{}", "–": "--"}  # fmt: skip
+LATEX_SPECIAL = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "–": "--",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -191,10 +213,15 @@ def _latex(table: Table) -> str:
     lines = [r"\begin{table}", r"\centering"]
     if table.title:
         lines.append(rf"\caption{{{latex_escape(table.title)}}}")
-    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-              " & ".join(latex_escape(c) for c in cells.columns) + r" \\", r"\midrule"]  # fmt: skip
-    lines += [" & ".join(latex_escape(c) for c in row) + r" \\"
-              for row in cells.itertuples(index=False)]  # fmt: skip
+    lines += [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in cells.columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [
+        " & ".join(latex_escape(c) for c in row) + r" \\" for row in cells.itertuples(index=False)
+    ]
     lines += [r"\bottomrule", r"\end{tabular}"]
     if table.note:
         note = r" \\ ".join(latex_escape(line) for line in table.note.splitlines())
@@ -208,10 +235,14 @@ def _html(table: Table) -> str:
     numeric = table.numeric()
 
     def row(values: Sequence[str], tag: str) -> str:
-        return "<tr>" + "".join(
-            f"<{tag}{' class=num' if n and tag == 'td' else ''}>{html.escape(v)}</{tag}>"
-            for v, n in zip(values, numeric)
-        ) + "</tr>"  # fmt: skip
+        return (
+            "<tr>"
+            + "".join(
+                f"<{tag}{' class=num' if n and tag == 'td' else ''}>{html.escape(v)}</{tag}>"
+                for v, n in zip(values, numeric)
+            )
+            + "</tr>"
+        )
 
     lines = [f"<p class=caption>{html.escape(table.title)}</p>"] if table.title else []
     lines += ["<div class=scroll><table class=shown>", row(list(cells.columns), "th")]

@@ -117,8 +117,9 @@ class ModelSpec:
     @property
     def text(self) -> str:
         """The model as one line of text (how tables and manifests name it)."""
-        pairs = [f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                 for k, v in self.given().items()]  # fmt: skip
+        pairs = [
+            f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in self.given().items()
+        ]
         return ",".join([self.name, *pairs])
 
     def over(self, defaults: Mapping[str, Any]) -> ModelSpec:

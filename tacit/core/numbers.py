@@ -67,8 +67,9 @@ def format_interval(low: Any, high: Any, digits: int = DIGITS) -> str:
     return "" if MISSING in ends else f"[{ends[0]}, {ends[1]}]"
 
 
-def with_interval(value: Any, low: Any, high: Any, digits: int = DIGITS, *,
-                  signed: bool = False) -> str:  # fmt: skip
+def with_interval(
+    value: Any, low: Any, high: Any, digits: int = DIGITS, *, signed: bool = False
+) -> str:
     """A value and its interval in one cell: `0.0572 [0.0412, 0.0731]`.
 
     >>> with_interval(0.05719, 0.0412, 0.07306), with_interval(0.5, None, None)

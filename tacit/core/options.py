@@ -91,8 +91,11 @@ class RunOptions:
         check_choice(option("--dtype"), self.dtype, LOAD_DTYPES)
         check_device(self.device)  # whether this machine has it: when a run starts
         if self.resume and self.checkpoint is None:
-            needs = ("--out DIR: the run directory to continue" if on_command_line()
-                     else "checkpoint: where the interrupted run kept its chunks")  # fmt: skip
+            needs = (
+                "--out DIR: the run directory to continue"
+                if on_command_line()
+                else "checkpoint: where the interrupted run kept its chunks"
+            )
             raise TacitError(f"{option('--resume')} needs {needs}")
         if self.device_map is None and (self.max_memory or self.offload_folder):
             raise TacitError(
@@ -144,10 +147,16 @@ class RunOptions:
             **({"model_args": dict(self.model_args)} if self.model_args else {}),
             **({"limit": self.limit} if self.limit is not None else {}),
             **({"vocab_words": self.vocab_words} if self.vocab_words != "all" else {}),
-            **({"device_map": self.device_map, "max_memory": self.max_memory,
-                "offload_folder": str(self.offload_folder) if self.offload_folder else None}
-               if self.device_map is not None else {}),
-        }  # fmt: skip
+            **(
+                {
+                    "device_map": self.device_map,
+                    "max_memory": self.max_memory,
+                    "offload_folder": str(self.offload_folder) if self.offload_folder else None,
+                }
+                if self.device_map is not None
+                else {}
+            ),
+        }
 
 
 def check_batch_size(value: object) -> None:

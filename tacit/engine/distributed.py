@@ -54,9 +54,11 @@ def launch_problem() -> str | None:
     --num_processes 2` does this with accelerate 1.15. The run is then one process; say so."""
     if world().distributed or "MASTER_ADDR" not in os.environ:
         return None
-    return ("a launcher set MASTER_ADDR but no WORLD_SIZE: this run is one process, not "
-            "data-parallel (accelerate launch --cpu starts one; on CPUs use torchrun "
-            "--nproc_per_node N -m tacit.cli ...)")  # fmt: skip
+    return (
+        "a launcher set MASTER_ADDR but no WORLD_SIZE: this run is one process, not "
+        "data-parallel (accelerate launch --cpu starts one; on CPUs use torchrun "
+        "--nproc_per_node N -m tacit.cli ...)"
+    )
 
 
 def is_main() -> bool:

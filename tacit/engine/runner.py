@@ -72,9 +72,14 @@ class ModelHandle:
             from tacit.models import load_scorer
 
             self._scorer = load_scorer(
-                self.name, self.options, kinds=self.kinds, probe=self.probe,
-                tokenizer=self.tokenizer, load_options=self.load_options, hints=self.hints,
-            )  # fmt: skip
+                self.name,
+                self.options,
+                kinds=self.kinds,
+                probe=self.probe,
+                tokenizer=self.tokenizer,
+                load_options=self.load_options,
+                hints=self.hints,
+            )
         return self._scorer
 
     @property
@@ -86,8 +91,12 @@ class ModelHandle:
         memory ran out. A model never loaded is recorded by name and revision only."""
         if self._scorer is None:
             revision = self.options.model_spec(self.name).revision
-            return {"name": self.name, "revision": revision, "device": None,
-                    "batch_size_used": None}  # fmt: skip
+            return {
+                "name": self.name,
+                "revision": revision,
+                "device": None,
+                "batch_size_used": None,
+            }
         record = self._scorer.record()
         record["batch_size_used"] = self._scorer.batch_size
         return record
@@ -102,11 +111,15 @@ class ModelHandle:
 
 
 def each_model(
-    models: Sequence[str | Scorer], options: RunOptions, *, probe: str, kinds: Sequence[str],
+    models: Sequence[str | Scorer],
+    options: RunOptions,
+    *,
+    probe: str,
+    kinds: Sequence[str],
     tokenizers: Mapping[str, Any] | None = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
     hints: Mapping[str, str] | None = None,
-) -> Iterator[tuple[int, ModelHandle]]:  # fmt: skip
+) -> Iterator[tuple[int, ModelHandle]]:
     """(number, handle) for each distinct model, in order; each is freed before the next.
     `tokenizers` are those already loaded (for the shared vocabulary), reused."""
     if not models:
@@ -116,17 +129,27 @@ def each_model(
         first.setdefault(model_name(model), model)
     for number, (name, model) in enumerate(first.items()):
         handle = ModelHandle(
-            model, options, probe=probe, kinds=kinds,
-            tokenizer=(tokenizers or {}).get(name), load_options=load_options, hints=hints,
-        )  # fmt: skip
+            model,
+            options,
+            probe=probe,
+            kinds=kinds,
+            tokenizer=(tokenizers or {}).get(name),
+            load_options=load_options,
+            hints=hints,
+        )
         try:
             yield number, handle
         finally:
             handle.free()
 
 
-def checkpoint_for(probe: str, models: Sequence[str | Scorer], options: RunOptions, work: Work,
-                   plan: Mapping[str, Any]) -> Checkpoint:  # fmt: skip
+def checkpoint_for(
+    probe: str,
+    models: Sequence[str | Scorer],
+    options: RunOptions,
+    work: Work,
+    plan: Mapping[str, Any],
+) -> Checkpoint:
     """The run's chunk store; a resumed run must have the same plan (models, rows, options).
     Only the main process of a data-parallel run keeps one (it gets every chunk whole)."""
     if not distributed.is_main():
@@ -166,9 +189,15 @@ def run_models(
     n_keys = work.rows[work.key].nunique()
     tables: list[pd.DataFrame] = []
     records: list[ModelRecord] = []
-    for number, model in each_model(models, options, probe=probe, kinds=work.kinds,
-                                    tokenizers=tokenizers, load_options=work.load_options,
-                                    hints=work.hints):  # fmt: skip
+    for number, model in each_model(
+        models,
+        options,
+        probe=probe,
+        kinds=work.kinds,
+        tokenizers=tokenizers,
+        load_options=work.load_options,
+        hints=work.hints,
+    ):
         scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
@@ -177,8 +206,13 @@ def run_models(
             # loads it itself when it needs it
             scorer: Any = model if work.lazy else model.scorer
             done = sum(chunks[c][work.key].nunique() for c, s in enumerate(scored) if s is not None)
-            with tqdm(total=n_keys, initial=done, desc=f"scoring {model.name}", unit=work.unit,
-                      disable=not (options.progress and here.main)) as bar:  # fmt: skip
+            with tqdm(
+                total=n_keys,
+                initial=done,
+                desc=f"scoring {model.name}",
+                unit=work.unit,
+                disable=not (options.progress and here.main),
+            ) as bar:
                 recorded = False  # the model's record, kept once before its first new chunk
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:

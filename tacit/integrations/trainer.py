@@ -66,17 +66,29 @@ class ProbeCallback(TrainerCallback):
         self.key = f"eval_tacit_{self.probe.name}_{self.probe.primary.column}"
         self.history: list[dict[str, float]] = []  # what each evaluation logged, with its step
 
-    def on_evaluate(self, args: Any, state: Any, control: Any, model: Any = None,
-                    metrics: dict[str, float] | None = None, **kwargs: Any) -> None:  # fmt: skip
+    def on_evaluate(
+        self,
+        args: Any,
+        state: Any,
+        control: Any,
+        model: Any = None,
+        metrics: dict[str, float] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Probe the model, log the metric (the main process only: one probe per run)."""
         if not state.is_world_process_zero:
             return
         model = model if model is not None else getattr(self.trainer, "model", None)
-        tokenizer = (self.tokenizer or kwargs.get("processing_class")
-                     or getattr(self.trainer, "processing_class", None))  # fmt: skip
+        tokenizer = (
+            self.tokenizer
+            or kwargs.get("processing_class")
+            or getattr(self.trainer, "processing_class", None)
+        )
         if model is None or tokenizer is None:
-            raise TacitError("ProbeCallback: give the Trainer a model and a tokenizer "
-                             "(processing_class), or the callback a tokenizer")  # fmt: skip
+            raise TacitError(
+                "ProbeCallback: give the Trainer a model and a tokenizer "
+                "(processing_class), or the callback a tokenizer"
+            )
         logs = self.evaluate(model, tokenizer, state.global_step, state.epoch)
         if metrics is not None:
             metrics.update(logs)
@@ -84,8 +96,9 @@ class ProbeCallback(TrainerCallback):
             self.trainer.log(dict(logs))
         self.history.append({**logs, "step": state.global_step})
 
-    def evaluate(self, model: Any, tokenizer: Any, step: int = 0,
-                 epoch: float | None = None) -> dict[str, float]:  # fmt: skip
+    def evaluate(
+        self, model: Any, tokenizer: Any, step: int = 0, epoch: float | None = None
+    ) -> dict[str, float]:
         """Run the probe on `model` as it is now; {metric key: value}. The model goes back to
         training mode afterwards if it was in it."""
         from tacit.api import run_probe
@@ -110,6 +123,8 @@ def scorer_of(model: Any, tokenizer: Any, name: str, batch_size: int | str) -> A
 
     kind = _kind_of_architecture(type(model).__name__)
     if kind not in ("masked", "causal"):
-        raise TacitError(f"ProbeCallback: a {type(model).__name__} is neither a masked nor a "
-                         "causal LM: tacit's probes cannot score it")  # fmt: skip
+        raise TacitError(
+            f"ProbeCallback: a {type(model).__name__} is neither a masked nor a "
+            "causal LM: tacit's probes cannot score it"
+        )
     return family(kind).from_model(model, tokenizer, name=name, batch_size=batch_size)

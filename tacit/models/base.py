@@ -221,8 +221,13 @@ class Scorer(ModelRuntime, ABC):
         rows_of = group_rows(inverse, len(unique))
         outer = progress if isinstance(progress, tqdm) else None
         shown = not outer.disable if outer is not None else bool(progress)
-        with tqdm(total=len(unique) * len(words), desc=f"words in the blank {self.name}",
-                  unit="sentence", leave=outer is None, disable=not shown) as inner:  # fmt: skip
+        with tqdm(
+            total=len(unique) * len(words),
+            desc=f"words in the blank {self.name}",
+            unit="sentence",
+            leave=outer is None,
+            disable=not shown,
+        ) as inner:
             for indices, scores in self._words_in_place(unique, list(words), inner):
                 yield from self._in_place_batches(indices, scores, rows_of)
                 if outer is not None:

@@ -16,8 +16,11 @@ from tacit.core.interface import option
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
 # what other devices' allocators say when memory runs out (as accelerate's
 # should_reduce_batch_size reads them): HIP and XPU, Apple's MPS, the CPU
-OUT_OF_MEMORY_MESSAGES = (" out of memory.", "MPS backend out of memory",
-                          "DefaultCPUAllocator: can't allocate memory")  # fmt: skip
+OUT_OF_MEMORY_MESSAGES = (
+    " out of memory.",
+    "MPS backend out of memory",
+    "DefaultCPUAllocator: can't allocate memory",
+)
 # `--batch-size auto` starts here and shrinks until a batch fits (find_executable_batch_size's
 # way). A CPU gains nothing from more than a few dozen texts at once, and its memory running
 # out is rarely an error Python sees, so it starts low.

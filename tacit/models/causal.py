@@ -260,9 +260,11 @@ class CausalLMScorer(Scorer):
                 for at, i in enumerate(indices):
                     add(whole[i], result[at])
         return SpanScores(
-            span=span, n_tokens=n_tokens, sentence=sentence,
+            span=span,
+            n_tokens=n_tokens,
+            sentence=sentence,
             work={"span_tokens": tokens, "span_tokens_naive": naive_tokens},
-        )  # fmt: skip
+        )
 
     # --- vocabulary mode --------------------------------------------------------------------
 

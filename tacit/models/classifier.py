@@ -75,9 +75,12 @@ class NLIClassifier(Scorer):
         too_long = np.asarray(encoded["length"], dtype=np.int64) > self.max_tokens
         if too_long.any():
             encoded = self.tokenizer(
-                firsts, seconds, truncation="only_first", max_length=self.max_tokens,
+                firsts,
+                seconds,
+                truncation="only_first",
+                max_length=self.max_tokens,
                 return_length=True,
-            )  # fmt: skip
+            )
         probs = torch.empty((len(unique), len(LABELS)), dtype=torch.float64, device=self.device)
         columns = torch.as_tensor(self.order, device=self.device)
 

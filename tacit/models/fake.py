@@ -59,8 +59,13 @@ class FakeScorer(Scorer):
             raise TacitError(f"the tokenizer of {self.name!r} has no mask token")
 
     def record(self) -> ModelRecord:
-        return {"name": self.name, "kind": self.kind, "class": type(self).__name__,
-                "revision": None, "device": "cpu"}  # fmt: skip
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "class": type(self).__name__,
+            "revision": None,
+            "device": "cpu",
+        }
 
     def _logits(self, text: str) -> torch.Tensor:
         """The text's "logits" over the tokenizer's vocabulary, from its own seed."""

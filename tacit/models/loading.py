@@ -69,17 +69,27 @@ def load_weights(
     check_model_source(name, tokenizer=False)
     quantized = _quantized(spec, dtype, device)
     extra: dict[str, Any] = {
-        k: v for k, v in (("trust_remote_code", spec.trust_remote_code),
-                          ("attn_implementation", spec.attn_implementation)) if v is not None
-    }  # fmt: skip
+        k: v
+        for k, v in (
+            ("trust_remote_code", spec.trust_remote_code),
+            ("attn_implementation", spec.attn_implementation),
+        )
+        if v is not None
+    }
     try:
         with quiet_transformers(), hub_access(name) as hub:
             if hub:  # transformers looks for an adapter config without local_files_only
                 extra["adapter_kwargs"] = dict(hub)
             model, info = auto_class.from_pretrained(
-                name, revision=spec.revision, dtype=dtype, output_loading_info=True,
-                **extra, **quantized, **placement, **hub,
-            )  # fmt: skip
+                name,
+                revision=spec.revision,
+                dtype=dtype,
+                output_loading_info=True,
+                **extra,
+                **quantized,
+                **placement,
+                **hub,
+            )
     except Exception as err:  # a damaged weights file: SafetensorError, torch.load's errors
         explain_load_error(name, spec.revision, err)
         raise
@@ -114,8 +124,9 @@ def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> Pre
             warnings.simplefilter("ignore", FutureWarning)  # peft's about transformers' names
             wrapped = PeftModel.from_pretrained(model, adapter, is_trainable=False, **hub)
     except (OSError, ValueError, RuntimeError, KeyError) as err:  # not found, shapes differ
-        raise TacitError(f"{where}: cannot put it on the model ({shorten(first_line(err), 200)})"
-                         ) from err  # fmt: skip
+        raise TacitError(
+            f"{where}: cannot put it on the model ({shorten(first_line(err), 200)})"
+        ) from err
     merged = wrapped.merge_and_unload() if merge else wrapped.get_base_model()
     return cast(PreTrainedModel, merged)
 
@@ -138,10 +149,15 @@ def load_spread(
             f"{option('--device-map')} needs accelerate: pip install 'tacit[dist]' (or accelerate)"
         ) from None
     model = load_weights(
-        runtime.auto_class, spec, runtime.load_dtype, runtime.device, head=runtime.head,
-        device_map=device_map, max_memory=parse_max_memory(max_memory) if max_memory else None,
+        runtime.auto_class,
+        spec,
+        runtime.load_dtype,
+        runtime.device,
+        head=runtime.head,
+        device_map=device_map,
+        max_memory=parse_max_memory(max_memory) if max_memory else None,
         offload_folder=str(offload_folder) if offload_folder else None,
-    )  # fmt: skip
+    )
     placed: dict[str, Any] = model.hf_device_map  # type: ignore[assignment]
     first = next(iter(placed.values()))
     runtime.device = torch.device(

@@ -162,8 +162,9 @@ class GroupMean:
         for batch in batches:
             log_probs = (batch.shared - batch.log_z.unsqueeze(1)).double()[batch.batch_rows]
             if self.sums is None:
-                self.sums = torch.zeros((self.n, log_probs.shape[1]), dtype=torch.float64,
-                                        device=self.device)  # fmt: skip
+                self.sums = torch.zeros(
+                    (self.n, log_probs.shape[1]), dtype=torch.float64, device=self.device
+                )
             self.sums.index_add_(0, self.groups[batch.rows], log_probs)
             yield batch
 

@@ -159,23 +159,27 @@ class ModelRuntime:
             first = next(model.parameters(), None)
             self.device = first.device if first is not None else torch.device("cpu")
         else:
-            self.spec = ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype,
-                                                            **load})  # fmt: skip
+            self.spec = ModelSpec.parse(name_or_path).over(
+                {"revision": revision, "dtype": dtype, **load}
+            )
             self.device = resolve_device(device)
             self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
             self.tokenizer = tokenizer or load_tokenizer(
-                self.spec.name, revision=self.spec.revision,
+                self.spec.name,
+                revision=self.spec.revision,
                 trust_remote_code=bool(self.spec.trust_remote_code),
-            )  # fmt: skip
+            )
             self.check_tokenizer()
             if device_map is None:
-                self.model = load_weights(self.auto_class, self.spec, self.load_dtype,
-                                          self.device, head=self.head)  # fmt: skip
+                self.model = load_weights(
+                    self.auto_class, self.spec, self.load_dtype, self.device, head=self.head
+                )
             else:
                 self.model = load_spread(self, self.spec, device_map, max_memory, offload_folder)
         self.revision = self.spec.revision
-        self.dtype = next((p.dtype for p in self.model.parameters() if p.is_floating_point()),
-                          torch.float32)  # fmt: skip
+        self.dtype = next(
+            (p.dtype for p in self.model.parameters() if p.is_floating_point()), torch.float32
+        )
         self.batch_size, self.auto_batch = starting_batch_size(batch_size, self.device)
         if compile:
             compile_encoder(self.model)
@@ -203,11 +207,18 @@ class ModelRuntime:
         """Load as the run's options say (revision, dtype and the other loading options where
         the model's own text gives none; device, batch size, compile, device map)."""
         return cls(
-            name_or_path, revision=options.revision, device=options.device, dtype=options.dtype,
-            batch_size=options.batch_size, compile=options.compile,
-            device_map=options.device_map, max_memory=options.max_memory,
-            offload_folder=options.offload_folder, **options.model_args, **extra,
-        )  # fmt: skip
+            name_or_path,
+            revision=options.revision,
+            device=options.device,
+            dtype=options.dtype,
+            batch_size=options.batch_size,
+            compile=options.compile,
+            device_map=options.device_map,
+            max_memory=options.max_memory,
+            offload_folder=options.offload_folder,
+            **options.model_args,
+            **extra,
+        )
 
     def check_tokenizer(self) -> None:
         """Refuse a tokenizer this family cannot work with (overridden where it matters)."""

@@ -76,9 +76,10 @@ def span_tokens_in_context(
     for span, ids, offsets in zip(spans, encoded["input_ids"], encoded["offset_mapping"]):
         end = start + len(span)
         inside = [
-            n for n, ((a, b), token) in enumerate(zip(offsets, ids))
+            n
+            for n, ((a, b), token) in enumerate(zip(offsets, ids))
             if token not in special and b > start and a < end and b > a
-        ]  # fmt: skip
+        ]
         if not inside:
             raise TacitError(f"candidate {shorten(span)!r} has no tokens in {shorten(template)!r}")
         first, last = inside[0], inside[-1] + 1
@@ -158,8 +159,9 @@ def _run_plan(scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm) -> 
         entries = [np.arange(bounds[r], bounds[r + 1]) for r in indices]
         at = np.concatenate([first_read[b] + read[e] for b, e in enumerate(entries)])
         chosen = np.concatenate(entries)
-        values = log_probs[torch.as_tensor(at, device=device),
-                           torch.as_tensor(token[chosen], device=device)]  # fmt: skip
+        values = log_probs[
+            torch.as_tensor(at, device=device), torch.as_tensor(token[chosen], device=device)
+        ]
         sums.index_add_(0, torch.as_tensor(pair[chosen], device=device), values.double())
 
     hook = scorer._mask_rows_hook()

@@ -95,8 +95,11 @@ def _wanted(names: Sequence[str], columns: Mapping[str, str]) -> dict[str, str]:
     """Our column -> the header name to look for; the optional ones only where there are."""
     wanted = {**DEFAULT_COLUMNS, **columns}
     folded = [name.casefold() for name in names]
-    for key, header_names in (("feature_type", FEATURE_TYPE_NAMES), ("relation", ("relation",)),
-                              ("answer", ("answer",))):  # fmt: skip
+    for key, header_names in (
+        ("feature_type", FEATURE_TYPE_NAMES),
+        ("relation", ("relation",)),
+        ("answer", ("answer",)),
+    ):
         present = [name for name in header_names if name in folded]
         if key not in wanted and present:
             wanted[key] = names[folded.index(present[0])]
@@ -108,11 +111,15 @@ def _relation(cell: dict[str, str], wanted: Mapping[str, str], where: str) -> di
     relation = " ".join(cell["relation"].split())
     answer = " ".join(cell["answer"].split())
     if relation and not answer:
-        raise TacitError(f"{where}: column {wanted['answer']!r} is empty: a feature with a "
-                         f"relation ({relation!r}) needs its answer")  # fmt: skip
+        raise TacitError(
+            f"{where}: column {wanted['answer']!r} is empty: a feature with a "
+            f"relation ({relation!r}) needs its answer"
+        )
     if answer and not relation:
-        raise TacitError(f"{where}: column {wanted['relation']!r} is empty: an answer "
-                         f"({shorten(answer)!r}) needs its relation")  # fmt: skip
+        raise TacitError(
+            f"{where}: column {wanted['relation']!r} is empty: an answer "
+            f"({shorten(answer)!r}) needs its relation"
+        )
     return {"relation": relation or "other", "answer": answer}
 
 
@@ -130,8 +137,10 @@ def read_generic(
         given, lacking = (
             ("relation", "answer") if "relation" in position else ("answer", "relation")
         )
-        raise TacitError(f"{path}:1: a {given} column needs an {lacking} column beside it "
-                         "(each feature's relation and its answer)")  # fmt: skip
+        raise TacitError(
+            f"{path}:1: a {given} column needs an {lacking} column beside it "
+            "(each feature's relation and its answer)"
+        )
     records = []
     for number, fields in delimited_rows(path, lines, delimiter, len(names)):
         where = f"{path}:{number}"

@@ -89,44 +89,104 @@ def _is_participle(word: str) -> bool:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("whole-feature fixes", "beh_-_bark_peals_off", lambda f, _: f in _FIXES,
-         lambda f, _: _FIXES[f], action=True),
-    Rule("beh_-_X -> X (a behaviour)", "beh_-_flies", lambda _, w: w[:2] == ["beh", "-"],
-         _after("", skip=2), action=True),
-    Rule("inbeh_-_X -> X (an inanimate behaviour)", "inbeh_-_produces_music",
-         lambda _, w: w[:2] == ["inbeh", "-"], _after("", skip=2), action=True),
-    Rule("eg_-_X -> can be X (a kind)", "eg_-_electric", lambda _, w: w[0] == "eg",
-         lambda _, w: " ".join(["can be", *w[2 if w[1:2] == ["-"] else 1 :]])),
-    Rule("a_baby_is_a_X -> has a baby called a X", "a_baby_is_a_kitten",
-         lambda _, w: w[:4] == ["a", "baby", "is", "a"], _after("has a baby called a", skip=4)),
-    Rule("a_X, X a mass noun, plural or adjective -> is X", "a_jewelry",
-         lambda _, w: w[0] in ("a", "an") and " ".join(w[1:]) in _NO_ARTICLE, _after("is")),
-    Rule("a_X / an_X -> is a X / is an X (a category)", "a_musical_instrument",
-         lambda _, w: w[0] in ("a", "an") and len(w) > 1, _after("is", skip=0)),
-    Rule("made_of_X -> is made of X", "made_of_metal", lambda _, w: w[:2] == ["made", "of"],
-         _after("is", skip=0)),
-    Rule("used_..._ago -> was used ... ago", "used_long_ago",
-         lambda _, w: w[0] == "used" and w[-1] == "ago", _after("was", skip=0)),
+    Rule(
+        "whole-feature fixes",
+        "beh_-_bark_peals_off",
+        lambda f, _: f in _FIXES,
+        lambda f, _: _FIXES[f],
+        action=True,
+    ),
+    Rule(
+        "beh_-_X -> X (a behaviour)",
+        "beh_-_flies",
+        lambda _, w: w[:2] == ["beh", "-"],
+        _after("", skip=2),
+        action=True,
+    ),
+    Rule(
+        "inbeh_-_X -> X (an inanimate behaviour)",
+        "inbeh_-_produces_music",
+        lambda _, w: w[:2] == ["inbeh", "-"],
+        _after("", skip=2),
+        action=True,
+    ),
+    Rule(
+        "eg_-_X -> can be X (a kind)",
+        "eg_-_electric",
+        lambda _, w: w[0] == "eg",
+        lambda _, w: " ".join(["can be", *w[2 if w[1:2] == ["-"] else 1 :]]),
+    ),
+    Rule(
+        "a_baby_is_a_X -> has a baby called a X",
+        "a_baby_is_a_kitten",
+        lambda _, w: w[:4] == ["a", "baby", "is", "a"],
+        _after("has a baby called a", skip=4),
+    ),
+    Rule(
+        "a_X, X a mass noun, plural or adjective -> is X",
+        "a_jewelry",
+        lambda _, w: w[0] in ("a", "an") and " ".join(w[1:]) in _NO_ARTICLE,
+        _after("is"),
+    ),
+    Rule(
+        "a_X / an_X -> is a X / is an X (a category)",
+        "a_musical_instrument",
+        lambda _, w: w[0] in ("a", "an") and len(w) > 1,
+        _after("is", skip=0),
+    ),
+    Rule(
+        "made_of_X -> is made of X",
+        "made_of_metal",
+        lambda _, w: w[:2] == ["made", "of"],
+        _after("is", skip=0),
+    ),
+    Rule(
+        "used_..._ago -> was used ... ago",
+        "used_long_ago",
+        lambda _, w: w[0] == "used" and w[-1] == "ago",
+        _after("was", skip=0),
+    ),
     _passive("used", "used_for_cooking"),
     _passive("worn", "worn_by_brides"),
     _passive("found", "found_in_kitchens"),
     _passive("eaten", "eaten_in_pies"),
     _passive("made", "made_by_bees"),
-    Rule("other passives (associated_with_X, hunted_by_X, ...) -> is ...", "hunted_by_people",
-         lambda _, w: _is_participle(w[0]), _after("is", skip=0)),
+    Rule(
+        "other passives (associated_with_X, hunted_by_X, ...) -> is ...",
+        "hunted_by_people",
+        lambda _, w: _is_participle(w[0]),
+        _after("is", skip=0),
+    ),
     Rule("is_X -> is X", "is_red", lambda _, w: w[0] == "is" and len(w) > 1, _after("is")),
     Rule("has_X -> has X", "has_keys", lambda _, w: w[0] == "has" and len(w) > 1, _after("has")),
-    Rule("different_X -> comes in different X", "different_colours",
-         lambda _, w: w[0] == "different", _after("comes in", skip=0), action=True),
-    Rule("part_of_X, symbol_of_X, king_of_X, like_X -> is part of X, ...", "like_a_bee",
-         lambda _, w: w[0] in _PREDICATE_NOUNS, lambda f, w: _after(_PREDICATE_NOUNS[w[0]])(f, w)),
-    Rule("clothing, furniture -> is clothing (a category)", "clothing",
-         lambda _, w: w == [w[0]] and w[0] in _SUPERORDINATES, _after("is", skip=0)),
-    Rule("a third-person verb (lives_in_X, grows_on_X, tastes_X, ...) -> as written",
-         "lives_in_water", lambda _, w: w[0].endswith("s") and len(w[0]) > 3,
-         _after("", skip=0), action=True),
+    Rule(
+        "different_X -> comes in different X",
+        "different_colours",
+        lambda _, w: w[0] == "different",
+        _after("comes in", skip=0),
+        action=True,
+    ),
+    Rule(
+        "part_of_X, symbol_of_X, king_of_X, like_X -> is part of X, ...",
+        "like_a_bee",
+        lambda _, w: w[0] in _PREDICATE_NOUNS,
+        lambda f, w: _after(_PREDICATE_NOUNS[w[0]])(f, w),
+    ),
+    Rule(
+        "clothing, furniture -> is clothing (a category)",
+        "clothing",
+        lambda _, w: w == [w[0]] and w[0] in _SUPERORDINATES,
+        _after("is", skip=0),
+    ),
+    Rule(
+        "a third-person verb (lives_in_X, grows_on_X, tastes_X, ...) -> as written",
+        "lives_in_water",
+        lambda _, w: w[0].endswith("s") and len(w[0]) > 3,
+        _after("", skip=0),
+        action=True,
+    ),
     Rule("anything else -> as written", "", lambda _, w: True, _after("", skip=0)),
-)  # fmt: skip
+)
 
 
 def mcrae_words(feature: str) -> list[str]:
@@ -168,9 +228,13 @@ def rule_counts(features: Iterable[str]) -> pd.DataFrame:
     counts = Counter(rule_of(feature).shape for feature in features)
     return pd.DataFrame(
         [
-            (rule.shape, rule.example, describe(rule.example)[0] if rule.example else "",
-             counts.get(rule.shape, 0))
+            (
+                rule.shape,
+                rule.example,
+                describe(rule.example)[0] if rule.example else "",
+                counts.get(rule.shape, 0),
+            )
             for rule in RULES
         ],
         columns=["shape", "example", "phrase", "features"],
-    )  # fmt: skip
+    )

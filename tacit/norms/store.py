@@ -87,8 +87,9 @@ def _registry_changed() -> Iterator[dict[str, Any]]:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise _cannot_write(target, err) from None
-    with file_lock(target.with_name(target.name + ".lock"), "the norms registry",
-                   wait=REGISTRY_WAIT):  # fmt: skip
+    with file_lock(
+        target.with_name(target.name + ".lock"), "the norms registry", wait=REGISTRY_WAIT
+    ):
         registry = _read_registry()
         yield registry
         try:
@@ -242,8 +243,9 @@ def _checked(name: str, record: dict[str, Any]) -> Path:
     try:
         sha256 = file_sha256(path)
     except OSError as err:
-        raise TacitError(f"the installed norms file {path} ({name}): cannot read it "
-                         f"({err.strerror})") from None  # fmt: skip
+        raise TacitError(
+            f"the installed norms file {path} ({name}): cannot read it ({err.strerror})"
+        ) from None
     if sha256 != record["sha256"]:
         raise TacitError(
             f"the installed norms file {path} ({name}) changed since it was installed; {again} "

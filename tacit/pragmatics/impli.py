@@ -20,23 +20,35 @@ from tacit.pragmatics.files import data_files, read_lines, relative_name
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, binary
 
 COLUMNS = [
-    "item_id", "uid", "figure", "quality", "subset", "source_corpus", "gold", "premise",
-    "hypothesis", "source", "encoding",
-]  # fmt: skip
+    "item_id",
+    "uid",
+    "figure",
+    "quality",
+    "subset",
+    "source_corpus",
+    "gold",
+    "premise",
+    "hypothesis",
+    "source",
+    "encoding",
+]
 
 # (figure, file-name pattern) -> (quality, subset, gold), the paper's breakdown of its data.
 SUBSETS = [
     ("idioms", r"fig_context_(\w+)_e", ("silver", "entail", ENTAILMENT)),
     ("idioms", r"lit_context_(\w+)_ne", ("silver", "literal-context non-entail", NON_ENTAILMENT)),
-    ("idioms", r"adversarial_definition_ne_(\w+)",
-     ("silver", "adversarial-definition non-entail", NON_ENTAILMENT)),
+    (
+        "idioms",
+        r"adversarial_definition_ne_(\w+)",
+        ("silver", "adversarial-definition non-entail", NON_ENTAILMENT),
+    ),
     ("idioms", r"manual_e", ("gold", "entail", ENTAILMENT)),
     ("idioms", r"manual_antonyms_ne", ("gold", "antonym non-entail", NON_ENTAILMENT)),
     ("idioms", r"manual_ne", ("gold", "non-entail", NON_ENTAILMENT)),
     ("metaphors", r"replacement_(\w+)_e", ("silver", "entail", ENTAILMENT)),
     ("metaphors", r"manual_e", ("gold", "entail", ENTAILMENT)),
     ("metaphors", r"manual_ne", ("gold", "non-entail", NON_ENTAILMENT)),
-]  # fmt: skip
+]
 
 
 def subset_of(file: Path) -> tuple[str, str, str, str, str]:
@@ -109,8 +121,9 @@ def summarize(items: pd.DataFrame) -> list[dict[str, Any]]:
     out += report.rows(items, "binary accuracy per file", ["source"], correct, total=False)
     pairs = entailment_preferred(items)
     out += report.rows(
-        pairs, "entailed hypothesis preferred (gold pairs sharing a premise)",
+        pairs,
+        "entailed hypothesis preferred (gold pairs sharing a premise)",
         ["figure", "against"],
         {"share_preferred": lambda p: float(p["win"].mean()) if len(p) else np.nan},
-    )  # fmt: skip
+    )
     return out

@@ -21,9 +21,21 @@ from tacit.pragmatics.labels import LABELS, normalize_label
 
 CONDITIONS = ("unembedded", "negated", "interrogative", "modal", "conditional")
 COLUMNS = [
-    "item_id", "uid", "part", "trigger_type", "condition", "presupposition", "control",
-    "paradigm", "gold", "gold_logical", "gold_pragmatic", "premise", "hypothesis", "source",
-]  # fmt: skip
+    "item_id",
+    "uid",
+    "part",
+    "trigger_type",
+    "condition",
+    "presupposition",
+    "control",
+    "paradigm",
+    "gold",
+    "gold_logical",
+    "gold_pragmatic",
+    "premise",
+    "hypothesis",
+    "source",
+]
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -139,12 +151,14 @@ def summarize(items: pd.DataFrame) -> list[dict[str, Any]]:
         out += report.rows(tests, "presupposition", ["condition", "presupposition"], correct)
         out += report.rows(tests, "presupposition: label shares", ["presupposition"], shares)
         controls = presupposition[presupposition["control"]]
-        out += report.rows(controls, "presupposition controls", ["trigger_type", "condition"],
-                           correct, total=False)  # fmt: skip
+        out += report.rows(
+            controls, "presupposition controls", ["trigger_type", "condition"], correct, total=False
+        )
         out += report.rows(controls, "presupposition controls", ["condition"], correct)
         kept = filtered_paradigms(presupposition)
-        out += report.rows(kept, "presupposition, filtered", ["condition", "presupposition"],
-                           correct)  # fmt: skip
+        out += report.rows(
+            kept, "presupposition, filtered", ["condition", "presupposition"], correct
+        )
     implicature = items[items["part"] == "implicature"]
     if len(implicature):
         target = implicature[~implicature["control"]]

@@ -19,9 +19,21 @@ from tacit.pragmatics.files import data_files, read_jsonl, relative_name, requir
 from tacit.pragmatics.labels import ENTAILMENT, NEUTRAL, normalize_label
 
 COLUMNS = [
-    "item_id", "uid", "split", "trigger_type", "premise_type", "original_negated", "pair",
-    "gold", "human_labels", "human_agreement", "mean_rating", "premise", "hypothesis", "source",
-]  # fmt: skip
+    "item_id",
+    "uid",
+    "split",
+    "trigger_type",
+    "premise_type",
+    "original_negated",
+    "pair",
+    "gold",
+    "human_labels",
+    "human_agreement",
+    "mean_rating",
+    "premise",
+    "hypothesis",
+    "source",
+]
 
 # What the paper reports for RoBERTa-large fine-tuned on MNLI+SNLI+ANLI+FEVER (mean of 5 seeds;
 # figures and Table 4), printed beside ours: (section, group, metric) -> percent.
@@ -117,8 +129,9 @@ def summarize(items: pd.DataFrame) -> list[dict[str, Any]]:
     correct = {"accuracy": report.accuracy()}
     out = report.rows(items, "accuracy", ["split"], correct, total=False)
     out += report.rows(items, "per trigger type", ["split", "trigger_type"], correct, total=False)
-    out += report.rows(items, "original vs negated premise", ["split", "premise_type"], correct,
-                       total=False)  # fmt: skip
+    out += report.rows(
+        items, "original vs negated premise", ["split", "premise_type"], correct, total=False
+    )
     for split in ("main", "adv"):
         pairs = projection_pairs(items[items["split"] == split])
         out += report.rows(
@@ -134,12 +147,19 @@ def summarize(items: pd.DataFrame) -> list[dict[str, Any]]:
     neutral = items[items["gold"] == NEUTRAL]
     out += report.rows(neutral, "neutral items", ["split"], correct, total=False)
     out += report.rows(
-        items, "human agreement (ceiling)", ["split"],
+        items,
+        "human agreement (ceiling)",
+        ["split"],
         {"annotators_agreeing_with_gold": lambda g: float(g["human_agreement"].mean())},
         total=False,
-    )  # fmt: skip
-    out += report.rows(items, "entailment probability vs human rating", ["split"],
-                       {"spearman_rho": _rating_rho}, total=False)  # fmt: skip
+    )
+    out += report.rows(
+        items,
+        "entailment probability vs human rating",
+        ["split"],
+        {"spearman_rho": _rating_rho},
+        total=False,
+    )
     return out
 
 

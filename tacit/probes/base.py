@@ -170,8 +170,13 @@ class Probe(ABC):
         self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
     ) -> dict[str, Any]:
         """Every option's value, checked as declared (tacit.core.params.validate)."""
-        return validate(self.params, given, context=context, where=where,  # type: ignore[arg-type]
-                        owner=self.name)  # fmt: skip
+        return validate(
+            self.params,
+            given,
+            context=context,
+            where=where,  # type: ignore[arg-type]
+            owner=self.name,
+        )
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -181,14 +186,16 @@ class Probe(ABC):
         """The model kinds this probe can use with these options."""
 
     @abstractmethod
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         """Everything that can be done before a model loads: read the inputs, build the
         prompts and candidates; bad input fails here, before the slow part."""
 
     @abstractmethod
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         """The scored rows of every model -> summary, report, notes, figures and the
         manifest's own keys (`manifest` holds the shared keys and the plan's)."""
 
@@ -197,21 +204,22 @@ class Probe(ABC):
         None where the printed summary is all of it."""
         return None
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **options: Any) -> list[Condition]:  # fmt: skip
+    def conditions(
+        self, summary: pd.DataFrame, manifest: Manifest, **options: Any
+    ) -> list[Condition]:
         """The run's conditions as (label, summary rows: one per model), the main one first
         (what a leaderboard shows; the others are its extra columns when asked). `options`
         are the probe's own (retrieval's `n_props`); a probe ignores those it does not take.
         By default one condition, every row (a probe with one row per model needs no more)."""
         return [("", summary)]
 
-    def main_rows(self, summary: pd.DataFrame, manifest: Manifest,
-                  **options: Any) -> pd.DataFrame:  # fmt: skip
+    def main_rows(self, summary: pd.DataFrame, manifest: Manifest, **options: Any) -> pd.DataFrame:
         """The summary rows of the main condition: one per model."""
         return self.conditions(summary, manifest, **options)[0][1]
 
-    def main_scores(self, rows: pd.DataFrame, manifest: Manifest,
-                    **options: Any) -> pd.DataFrame | None:  # fmt: skip
+    def main_scores(
+        self, rows: pd.DataFrame, manifest: Manifest, **options: Any
+    ) -> pd.DataFrame | None:
         """The primary metric per prompt of the main condition, from the run's rows file:
         columns `model`, `unit` (what is resampled: the concept) and `value`; their mean per
         model is the main condition's value in summary.csv. What model comparisons test
@@ -225,8 +233,10 @@ class Probe(ABC):
         column = self.primary.column
         if column not in rows:
             return {}
-        return {str(model): float(group[column].mean())
-                for model, group in rows.groupby("model", sort=False)}  # fmt: skip
+        return {
+            str(model): float(group[column].mean())
+            for model, group in rows.groupby("model", sort=False)
+        }
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         """What must match for two runs of this probe to stand side by side (in one table,
@@ -243,8 +253,9 @@ class Probe(ABC):
         is left out (`probe norms show --model`); None for a probe that reads no norms."""
         return None
 
-    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None,
-              **options: Any) -> list[Table]:  # fmt: skip
+    def table(
+        self, summary: pd.DataFrame, manifest: Manifest | None = None, **options: Any
+    ) -> list[Table]:
         """The tables of the summaries of like-for-like runs of this probe (`probe table`, and
         a run's printed summary): `summary` holds their rows, models labelled so that two
         runs' rows do not clash, in the order of --model; `manifest` is one of theirs (they
@@ -253,8 +264,13 @@ class Probe(ABC):
 
         raise TacitError(f"{self.name} runs have no table across runs: see their summary.csv")
 
-    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
-                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
         """(caption, matplotlib Figure) for one or more runs of this probe side by side
         ((run name, summary, manifest) each): what `probe report` and `probe plot` draw;
         `kind` picks one of the probe's figures, `caption` is said under it."""

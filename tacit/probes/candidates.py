@@ -89,9 +89,13 @@ class Candidates:
         from tacit.vocab.shared import vocabulary_for
 
         vocab, tokenizers = vocabulary_for(
-            models, vocab_models=run.vocab_models, vocab_file=run.vocab_file,
-            revision=run.revision, model_args=run.model_args, words=run.vocab_words,
-        )  # fmt: skip
+            models,
+            vocab_models=run.vocab_models,
+            vocab_file=run.vocab_file,
+            revision=run.revision,
+            model_args=run.model_args,
+            words=run.vocab_words,
+        )
         return cls(vocabulary=vocab, tokenizers=tokenizers, vocab_file=run.vocab_file)
 
     @property
@@ -103,8 +107,11 @@ class Candidates:
         """What a resumed run must have scored over too."""
         if self.vocabulary is not None:
             return {"vocabulary_sha256": self.vocabulary.sha256}
-        return {"candidates_sha256": {n: s.sha256 for n, s in self.sets.items()},
-                "span_scoring": self.scoring, "normalize": self.normalize}  # fmt: skip
+        return {
+            "candidates_sha256": {n: s.sha256 for n, s in self.sets.items()},
+            "span_scoring": self.scoring,
+            "normalize": self.normalize,
+        }
 
     def files(self, *, named: bool = False) -> dict[str, str]:
         """The spans ranked, one a line: candidates.txt (one set, or the same spans under every
@@ -206,12 +213,17 @@ def relation_answers(norms: NormSet, relation: str) -> pd.DataFrame:
     """`concept, span, pf` of every answer to the relation (a span given by several features
     of a concept keeps the highest pf)."""
     table = norms.table[norms.table["relation"] == relation]
-    rows = [(concept, span, pf)
-            for concept, answer, pf in zip(table["concept"], table["answer"], table["pf"])
-            for span in answer_spans(answer)]  # fmt: skip
+    rows = [
+        (concept, span, pf)
+        for concept, answer, pf in zip(table["concept"], table["answer"], table["pf"])
+        for span in answer_spans(answer)
+    ]
     answers = pd.DataFrame(rows, columns=["concept", "span", "pf"])
-    return (answers.sort_values("pf", ascending=False, kind="stable")
-            .drop_duplicates(["concept", "span"]).reset_index(drop=True))  # fmt: skip
+    return (
+        answers.sort_values("pf", ascending=False, kind="stable")
+        .drop_duplicates(["concept", "span"])
+        .reset_index(drop=True)
+    )
 
 
 def span_alone(template: str) -> str:
@@ -299,5 +311,6 @@ def top_spans(scores: np.ndarray, spans: Sequence[str], k: int = TOP) -> list[st
     (spans hold spaces, so ` | ` separates them)."""
     names = np.asarray(spans, dtype=object)
     best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return [" | ".join(f"{names[i]}:{row[i]:.4g}" for i in order)
-            for row, order in zip(scores, best)]  # fmt: skip
+    return [
+        " | ".join(f"{names[i]}:{row[i]:.4g}" for i in order) for row, order in zip(scores, best)
+    ]

@@ -58,37 +58,52 @@ def _columns(value: Any, label: str) -> Mapping[str, str]:
 
 
 NORMS = Param(
-    "norms", None, kind="any", check=_norms,
+    "norms",
+    None,
+    kind="any",
+    check=_norms,
     help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV "
     "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
     "installed default (`probe norms install`).",
-)  # fmt: skip
+)
 NORMS_FORMAT = Param(
-    "norms_format", None, choices=NORMS_FORMATS,
+    "norms_format",
+    None,
+    choices=NORMS_FORMATS,
     help="Say the norms file's format when tacit cannot tell it from the file.",
-)  # fmt: skip
+)
 NORMS_COLUMNS = Param(
-    "norms_columns", None, kind="any", check=_columns,
+    "norms_columns",
+    None,
+    kind="any",
+    check=_columns,
     help="A generic table's column names, e.g. `concept=Word,feature=Property,pf=Count` "
     "(feature_type optional).",
-)  # fmt: skip
+)
 CONCEPTS = Param(
-    "concepts", None, kind="list", parse=parse_concepts,
+    "concepts",
+    None,
+    kind="list",
+    parse=parse_concepts,
     help="Only these concepts: a comma-separated list, or @FILE with one a line.",
-)  # fmt: skip
+)
 NORMS_PARAMS = (NORMS, NORMS_FORMAT, NORMS_COLUMNS, CONCEPTS)
 
 SPAN_SCORING = Param(
-    "span_scoring", "l2r", choices=SPAN_SCORINGS,
+    "span_scoring",
+    "l2r",
+    choices=SPAN_SCORINGS,
     help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the exact "
     "chain rule left to right (one mask per token still to come), or `independent` (all masked "
     "at once, mLAMA's).",
-)  # fmt: skip
+)
 NORMALIZE = Param(
-    "normalize", "sum", choices=NORMALIZATIONS,
+    "normalize",
+    "sum",
+    choices=NORMALIZATIONS,
     help="What candidate spans are ranked by: their log-probability (`sum`), per token "
     "(`mean`), or against the prompt without its properties (`pmi`).",
-)  # fmt: skip
+)
 SPAN_PARAMS = (SPAN_SCORING, NORMALIZE)
 
 
@@ -98,8 +113,9 @@ def load_norms(values: Mapping[str, Any]) -> NormSet:
 
     if isinstance(values["norms"], NormSet):
         return values["norms"]
-    return load_norms(values["norms"], format=values["norms_format"],
-                      columns=values["norms_columns"])  # fmt: skip
+    return load_norms(
+        values["norms"], format=values["norms_format"], columns=values["norms_columns"]
+    )
 
 
 def norms_record(norms: NormSet) -> NormsRecord:

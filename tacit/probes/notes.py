@@ -34,14 +34,18 @@ def run_notes(manifest: Manifest) -> list[str]:
         notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):
         if record.get("local_path") and record.get("revision"):
-            notes.append(f"warning: {record['name']}: {option('--revision')} {record['revision']} "
-                         "has no effect on a local directory (it was loaded as it is)")  # fmt: skip
+            notes.append(
+                f"warning: {record['name']}: {option('--revision')} {record['revision']} "
+                "has no effect on a local directory (it was loaded as it is)"
+            )
     asked = manifest.get("batch_size")
     for record in manifest.get("models", []):
         used = record.get("batch_size_used")
         if used is not None and asked == "auto":
-            notes.append(f"note: {record['name']}: {option('--batch-size')} auto: {used} at a "
-                         "time fitted (scores do not depend on it)")  # fmt: skip
+            notes.append(
+                f"note: {record['name']}: {option('--batch-size')} auto: {used} at a "
+                "time fitted (scores do not depend on it)"
+            )
         elif used is not None and isinstance(asked, int) and used < asked:
             notes.append(
                 f"note: {record['name']}: ran out of device memory at {option('--batch-size')} "
@@ -55,11 +59,16 @@ def ranked_among(manifest: Manifest) -> str:
     work their scoring took against the naive count)."""
     if "candidates" not in manifest:
         return f"shared vocabulary: {manifest['vocabulary']['size']} words"
-    sizes = ", ".join(f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
-                      for name, s in manifest["candidates"].items())  # fmt: skip
+    sizes = ", ".join(
+        f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
+        for name, s in manifest["candidates"].items()
+    )
     work = manifest["span_work"]
-    done = [f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
-            for what in ("rows", "tokens") if f"span_{what}" in work]  # fmt: skip
+    done = [
+        f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
+        for what in ("rows", "tokens")
+        if f"span_{what}" in work
+    ]
     return (
         f"candidates: {sizes}, scored {manifest['span_scoring']}, normalised "
         f"{manifest['normalize']}; " + "; ".join(done)
@@ -85,16 +94,19 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
-    scoring = (f"{manifest.get('span_scoring')}, {manifest.get('normalize')}"
-               if candidates else "")  # fmt: skip
+    scoring = f"{manifest.get('span_scoring')}, {manifest.get('normalize')}" if candidates else ""
     return {
         "vocabulary": f"{vocabulary.get('size')} words ({str(vocabulary.get('sha256'))[:8]})"
-        if vocabulary else "",
-        "candidates": ", ".join(f"{c.get('size')} {c.get('source')} ({str(c.get('sha256'))[:8]})"
-                                for c in candidates.values()),
+        if vocabulary
+        else "",
+        "candidates": ", ".join(
+            f"{c.get('size')} {c.get('source')} ({str(c.get('sha256'))[:8]})"
+            for c in candidates.values()
+        ),
         "span scoring": scoring,
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
-        if norms else "",
+        if norms
+        else "",
         "concepts": ",".join(options.get("concepts") or []) or "all",
         "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
-    }  # fmt: skip
+    }

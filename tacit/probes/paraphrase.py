@@ -81,16 +81,20 @@ def pair_agreement(answers: Sequence[object]) -> float:
     return float((counts * (counts - 1)).sum() / (n * (n - 1)))
 
 
-def paraphrase_columns(summary: pd.DataFrame, rows: pd.DataFrame, groups: Sequence[str],
-                       metric: str) -> pd.DataFrame:  # fmt: skip
+def paraphrase_columns(
+    summary: pd.DataFrame, rows: pd.DataFrame, groups: Sequence[str], metric: str
+) -> pd.DataFrame:
     """The summary with `spread` (of `metric` over the templates) and `consistency` (over the
     items) on its ensemble rows; `groups` are the summary's keys without `template`."""
     groups = list(groups)
     prompts = rows[rows[TEMPLATE] != ENSEMBLE]
     agreement = (
-        prompts.groupby([*groups, ITEM], sort=False)[TOP1].agg(pair_agreement)
-        .groupby(groups, sort=False).mean().rename("consistency")
-    )  # fmt: skip
+        prompts.groupby([*groups, ITEM], sort=False)[TOP1]
+        .agg(pair_agreement)
+        .groupby(groups, sort=False)
+        .mean()
+        .rename("consistency")
+    )
     per_template = summary[summary[TEMPLATE] != ENSEMBLE].groupby(groups, sort=False)[metric]
     spread = (per_template.max() - per_template.min()).rename("spread")
     ensemble = summary[TEMPLATE] == ENSEMBLE
@@ -109,8 +113,7 @@ def ensemble_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary[TEMPLATE].astype(str) == ENSEMBLE]
 
 
-def format_paraphrases(summary: pd.DataFrame, index: Sequence[str], metric: str,
-                       label: str) -> str:  # fmt: skip
+def format_paraphrases(summary: pd.DataFrame, index: Sequence[str], metric: str, label: str) -> str:
     """The printed account: per model and `index` row, each template's `metric`, the
     ensemble's, the spread and the consistency."""
     from tacit.core.labels import short_labels
@@ -118,14 +121,15 @@ def format_paraphrases(summary: pd.DataFrame, index: Sequence[str], metric: str,
     summary = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     blocks = []
     for model, rows in summary.groupby("model", sort=False):
-        table = rows.pivot_table(index=list(index), columns=TEMPLATE, values=metric,
-                                 sort=False)  # fmt: skip
+        table = rows.pivot_table(index=list(index), columns=TEMPLATE, values=metric, sort=False)
         templates = [t for t in dict.fromkeys(rows[TEMPLATE]) if t != ENSEMBLE]
         table = table[[*templates, ENSEMBLE]]
         ensemble = rows[rows[TEMPLATE] == ENSEMBLE].set_index(list(index))
         table["spread"] = ensemble["spread"]
         table["consistency"] = ensemble["consistency"]
-        blocks.append(f"{model}: {label} per template, their ensemble, the spread (max - min) "
-                      "and the consistency (pairs of templates whose top answers agree)\n"
-                      + table.to_string(float_format=lambda x: f"{x:.4g}"))  # fmt: skip
+        blocks.append(
+            f"{model}: {label} per template, their ensemble, the spread (max - min) "
+            "and the consistency (pairs of templates whose top answers agree)\n"
+            + table.to_string(float_format=lambda x: f"{x:.4g}")
+        )
     return "\n\n".join(blocks)

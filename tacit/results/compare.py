@@ -129,8 +129,9 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
         else:
             probe = registry.of_run(run.manifest, f"result {index + 1}")
             name = f"result{index + 1}"
-            read.append(RunInfo(name, run.manifest, run.summary.assign(run=name), probe,
-                                _rows=run.prompts))  # fmt: skip
+            read.append(
+                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=run.prompts)
+            )
     return read
 
 
@@ -143,8 +144,11 @@ class Group:
 
     def describe(self) -> str:
         """What the group's runs scored over, in a line: `vocabulary 47 words (ab12cd34); ...`."""
-        shown = [f"{what} {value}" for what, value in self.scored_over.items()
-                 if value and what != "probe"]  # fmt: skip
+        shown = [
+            f"{what} {value}"
+            for what, value in self.scored_over.items()
+            if value and what != "probe"
+        ]
         return "; ".join(shown)
 
     @property
@@ -174,16 +178,18 @@ def _differ(groups: Sequence[Group]) -> list[str]:
         by_probe.setdefault(group.scored_over["probe"], []).append(group)
     notes = []
     if len(by_probe) > 1:
-        shown = "; ".join(f"{probe}: {', '.join(g.names for g in found)}"
-                          for probe, found in by_probe.items())  # fmt: skip
+        shown = "; ".join(
+            f"{probe}: {', '.join(g.names for g in found)}" for probe, found in by_probe.items()
+        )
         notes.append(f"the runs are of different probes ({shown})")
     for found in by_probe.values():
         whats = list(dict.fromkeys(what for g in found for what in g.scored_over))
         for what in whats:
             values = [g.scored_over.get(what, "") for g in found]
             if len(set(values)) > 1:
-                shown = "; ".join(f"{g.names}: {value or 'none'}"
-                                  for g, value in zip(found, values))  # fmt: skip
+                shown = "; ".join(
+                    f"{g.names}: {value or 'none'}" for g, value in zip(found, values)
+                )
                 hint = f"; {HINTS[what]}" if what in HINTS else ""
                 notes.append(f"the runs differ in {what} ({shown}){hint}")
     return notes

@@ -27,9 +27,25 @@ if TYPE_CHECKING:
     from tacit.results.compare import RunInfo
     from tacit.results.result import ProbeResult
 
-COLUMNS = ["group", "probe", "metric", "condition", "model_a", "run_a", "model_b", "run_b",
-           "value_a", "value_b", "difference", "ci_low", "ci_high", "p_value", "p_holm",
-           "n_units", "units_left_out"]  # fmt: skip
+COLUMNS = [
+    "group",
+    "probe",
+    "metric",
+    "condition",
+    "model_a",
+    "run_a",
+    "model_b",
+    "run_b",
+    "value_a",
+    "value_b",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "n_units",
+    "units_left_out",
+]
 
 
 @dataclass
@@ -62,8 +78,7 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
         grouped = mine.groupby("unit", sort=True)["value"]
         entry = Scores(run, model, model, grouped.sum(), grouped.count())
         want = main.loc[main["model"] == model, column]
-        if len(want) != 1 or not np.isclose(entry.value, float(want.iloc[0]), rtol=1e-5,
-                                            atol=1e-6):  # fmt: skip
+        if len(want) != 1 or not np.isclose(entry.value, float(want.iloc[0]), rtol=1e-5, atol=1e-6):
             raise TacitError(
                 f"{run.name}: {model}'s prompts do not give the {column} summary.csv has at its "
                 f"main condition ({label}): a run written by an earlier tacit? run it again"
@@ -72,8 +87,7 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
     return label, scores
 
 
-def _pair(a: Scores, b: Scores, seed: int, n_resamples: int,
-          confidence: float) -> dict[str, Any]:  # fmt: skip
+def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) -> dict[str, Any]:
     """The paired comparison of two models over the units both have, with equal counts."""
     from tacit.core.stats import bootstrap_ratio_ci, paired_permutation_test
 
@@ -85,21 +99,40 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int,
     differences = (a.sums[units] - b.sums[units]).to_numpy()
     counts = a.counts[units].to_numpy()
     key = zlib.crc32(f"{a.run.name}/{a.model}|{b.run.name}/{b.model}".encode())
-    low, high = bootstrap_ratio_ci(differences, counts, rng=np.random.default_rng([seed, key, 0]),
-                                   n_resamples=n_resamples, confidence=confidence)  # fmt: skip
-    p = paired_permutation_test(differences, rng=np.random.default_rng([seed, key, 1]),
-                                n_resamples=n_resamples)  # fmt: skip
+    low, high = bootstrap_ratio_ci(
+        differences,
+        counts,
+        rng=np.random.default_rng([seed, key, 0]),
+        n_resamples=n_resamples,
+        confidence=confidence,
+    )
+    p = paired_permutation_test(
+        differences, rng=np.random.default_rng([seed, key, 1]), n_resamples=n_resamples
+    )
     return {
-        "model_a": a.label, "run_a": a.run.name, "model_b": b.label, "run_b": b.run.name,
+        "model_a": a.label,
+        "run_a": a.run.name,
+        "model_b": b.label,
+        "run_b": b.run.name,
         "value_a": float(a.sums[units].sum() / counts.sum()),
         "value_b": float(b.sums[units].sum() / counts.sum()),
-        "difference": float(differences.sum() / counts.sum()), "ci_low": float(low[0]),
-        "ci_high": float(high[0]), "p_value": p, "n_units": len(units), "units_left_out": left_out,
-    }  # fmt: skip
+        "difference": float(differences.sum() / counts.sum()),
+        "ci_low": float(low[0]),
+        "ci_high": float(high[0]),
+        "p_value": p,
+        "n_units": len(units),
+        "units_left_out": left_out,
+    }
 
 
-def compare(runs: Sequence[str | Path | ProbeResult], *, n_resamples: int = 10000,
-            seed: int = 0, confidence: float = 0.95, **options: Any) -> pd.DataFrame:  # fmt: skip
+def compare(
+    runs: Sequence[str | Path | ProbeResult],
+    *,
+    n_resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    **options: Any,
+) -> pd.DataFrame:
     """Every pair of models on the same items: COLUMNS. `difference` is value_a - value_b
     (the primary metric at the main condition, over the concepts both have: `n_units`;
     `units_left_out` those one has and the other lacks), `ci_low`/`ci_high` its paired bootstrap
@@ -129,8 +162,10 @@ def compare(runs: Sequence[str | Path | ProbeResult], *, n_resamples: int = 1000
             by_condition.setdefault(scored[0], []).extend(scored[1])
         for condition, scores in by_condition.items():
             _label(scores)
-            pairs = [_pair(a, b, seed, n_resamples, confidence)
-                     for a, b in itertools.combinations(scores, 2)]  # fmt: skip
+            pairs = [
+                _pair(a, b, seed, n_resamples, confidence)
+                for a, b in itertools.combinations(scores, 2)
+            ]
             adjusted = holm([pair["p_value"] for pair in pairs])
             probe = group.runs[0].probe
             found += [
@@ -142,7 +177,7 @@ def compare(runs: Sequence[str | Path | ProbeResult], *, n_resamples: int = 1000
                     **pair,
                     "p_holm": float(p),
                     "_key": (id(group), condition),
-                }  # fmt: skip
+                }
                 for pair, p in zip(pairs, adjusted)
             ]
     if not found:
@@ -174,8 +209,9 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
     shown = []
     for _, rows in table.groupby("group", sort=False):
         first = rows.iloc[0]
-        title = (f"{first['group']}. {first['probe']}: {first['metric']} of A - B, "
-                 f"{first['condition']}").rstrip(", ")  # fmt: skip
+        title = (
+            f"{first['group']}. {first['probe']}: {first['metric']} of A - B, {first['condition']}"
+        ).rstrip(", ")
         frame = rows[
             [
                 "model_a",
@@ -191,15 +227,29 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             ]
         ].reset_index(drop=True)
         left_out = int(rows["units_left_out"].sum())
-        note = (f"paired over concepts: {int(confidence * 100)}% bootstrap interval, two-sided "
-                "permutation test (p), Holm-adjusted over this table (p Holm)")  # fmt: skip
+        note = (
+            f"paired over concepts: {int(confidence * 100)}% bootstrap interval, two-sided "
+            "permutation test (p), Holm-adjusted over this table (p Holm)"
+        )
         if left_out:
             note += f"; {left_out} concept(s) one model of a pair lacks left out of that pair"
-        shown.append(Table(
-            frame, title, intervals={"difference": ("ci_low", "ci_high")}, signed=["difference"],
-            headers={"model_a": "A", "model_b": "B", "value_a": "A value", "value_b": "B value",
-                     "difference": f"A - B [{int(confidence * 100)}% CI]", "p_value": "p",
-                     "p_holm": "p Holm", "n_units": "concepts"},
-            note=note,
-        ))  # fmt: skip
+        shown.append(
+            Table(
+                frame,
+                title,
+                intervals={"difference": ("ci_low", "ci_high")},
+                signed=["difference"],
+                headers={
+                    "model_a": "A",
+                    "model_b": "B",
+                    "value_a": "A value",
+                    "value_b": "B value",
+                    "difference": f"A - B [{int(confidence * 100)}% CI]",
+                    "p_value": "p",
+                    "p_holm": "p Holm",
+                    "n_units": "concepts",
+                },
+                note=note,
+            )
+        )
     return shown

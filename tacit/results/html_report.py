@@ -87,8 +87,10 @@ def _file_table(rows: list[list[str]], css_class: str, limit: int | None = None)
         return f"<{tag}{' class=num' if number else ''}>{html.escape(shown)}</{tag}>"
 
     shown = body if limit is None else body[:limit]
-    lines = [f'<div class=scroll><table class="{css_class}">',
-             "<tr>" + "".join(cell(h, "th") for h in header) + "</tr>"]  # fmt: skip
+    lines = [
+        f'<div class=scroll><table class="{css_class}">',
+        "<tr>" + "".join(cell(h, "th") for h in header) + "</tr>",
+    ]
     lines += ["<tr>" + "".join(cell(c, "td") for c in row) + "</tr>" for row in shown]
     lines.append("</table></div>")
     if limit is not None and len(body) > limit:
@@ -117,15 +119,24 @@ def _brief(run: Run) -> list[list[str]]:
     m = run.info.manifest
     models = "; ".join(
         f"{r.get('name')} ({r.get('kind') or r.get('mode') or 'model'}"
-        + (f", revision {str(r.get('resolved_revision'))[:12]}"
-           if r.get("resolved_revision") else "") + ")"
+        + (
+            f", revision {str(r.get('resolved_revision'))[:12]}"
+            if r.get("resolved_revision")
+            else ""
+        )
+        + ")"
         for r in m.get("models", [])
-    )  # fmt: skip
+    )
     rows = [["probe", run.probe], ["command", str(m.get("command", ""))], ["models", models]]
     if "norms" in m:
         n = m["norms"]
-        rows.append(["norms", f"{n.get('path')} ({n.get('format', 'cslb')}, "
-                              f"sha256 {str(n.get('sha256', ''))[:12]})"])  # fmt: skip
+        rows.append(
+            [
+                "norms",
+                f"{n.get('path')} ({n.get('format', 'cslb')}, "
+                f"sha256 {str(n.get('sha256', ''))[:12]})",
+            ]
+        )
     scored = run.info.probe.comparable(m)
     rows += [[what, value] for what, value in scored.items() if value and what != "norms"]
     for key in ("suite", "mode", "dtype", "device", "batch_size", "seed", "started", "finished"):
@@ -162,8 +173,10 @@ def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes
 
 
 def _figure_html(caption: str, png: bytes) -> str:
-    return (f'<figure><img alt="{html.escape(caption)}" src="{_png_uri(png)}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")  # fmt: skip
+    return (
+        f'<figure><img alt="{html.escape(caption)}" src="{_png_uri(png)}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
 
 
 def _probe_tables(run: Run) -> str:
@@ -185,11 +198,15 @@ def _probe_tables(run: Run) -> str:
 
 
 def _run_section(run: Run, number: int) -> str:
-    parts = [f'<section class="run" id="run{number}">',
-             f"<h2>{html.escape(run.probe)}: {html.escape(run.info.name)}</h2>",
-             f'<p class="muted">{html.escape(str(run.info.path))}</p>',
-             _file_table(_brief(run), "manifest"), _counts(run), "<h3>Summary</h3>",
-             _probe_tables(run)]  # fmt: skip
+    parts = [
+        f'<section class="run" id="run{number}">',
+        f"<h2>{html.escape(run.probe)}: {html.escape(run.info.name)}</h2>",
+        f'<p class="muted">{html.escape(str(run.info.path))}</p>',
+        _file_table(_brief(run), "manifest"),
+        _counts(run),
+        "<h3>Summary</h3>",
+        _probe_tables(run),
+    ]
     parts += [_figure_html(caption, png) for caption, png in run_figures([run])]
     for name, rows in run.extra.items():
         about = run.info.probe.extra_tables[name]
@@ -205,8 +222,10 @@ def _like_for_like(runs: Sequence[Run], groups: Sequence[Group], notes: Sequence
     parts = ['<section class="comparison"><h2>Side by side</h2>']
     if notes:
         said = html.escape("; ".join(notes))
-        parts.append(f'<p class="warn">Not like for like: {said}. Runs of different groups are '
-                     "shown apart, never together.</p>")  # fmt: skip
+        parts.append(
+            f'<p class="warn">Not like for like: {said}. Runs of different groups are '
+            "shown apart, never together.</p>"
+        )
     by_name = {run.info.name: run for run in runs}
     for number, group in enumerate(groups, start=1):
         parts.append(f"<h3>Group {number}: {html.escape(group.names)}</h3>")
@@ -226,8 +245,10 @@ def _model_comparisons(runs: Sequence[Run]) -> str:
     try:
         table = compare([run.info.path for run in runs if run.info.path is not None])
     except TacitError as err:
-        return ('<section class="models"><h2>Model comparisons</h2>'
-                f'<p class="muted">{html.escape(str(err))}</p></section>')  # fmt: skip
+        return (
+            '<section class="models"><h2>Model comparisons</h2>'
+            f'<p class="muted">{html.escape(str(err))}</p></section>'
+        )
     tables: list[Table] = comparison_tables(table)
     return f'<section class="models"><h2>Model comparisons</h2>{render(tables, "html")}</section>'
 
@@ -242,8 +263,9 @@ def title_of(runs: Sequence[Run]) -> str:
         for record in run.info.manifest.get("models", []):
             if labels[str(record.get("name"))] not in models:
                 models.append(labels[str(record.get("name"))])
-    return "tacit report: " + "; ".join(f"{probe} ({', '.join(models) or 'no model'})"
-                                        for probe, models in by_probe.items())  # fmt: skip
+    return "tacit report: " + "; ".join(
+        f"{probe} ({', '.join(models) or 'no model'})" for probe, models in by_probe.items()
+    )
 
 
 def render_report(runs: Sequence[Run]) -> str:
@@ -251,11 +273,13 @@ def render_report(runs: Sequence[Run]) -> str:
     if not runs:
         raise TacitError("no run directory given")
     title = title_of(runs)
-    body = [f"<h1>{html.escape(title)}</h1>",
-            f'<p class="muted">{len(runs)} run(s): '
-            + ", ".join(html.escape(run.info.name) for run in runs)
-            + "; numbers to 3 significant digits (the files hold every digit); figures drawn "
-            "from each run's summary.csv.</p>"]  # fmt: skip
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="muted">{len(runs)} run(s): '
+        + ", ".join(html.escape(run.info.name) for run in runs)
+        + "; numbers to 3 significant digits (the files hold every digit); figures drawn "
+        "from each run's summary.csv.</p>",
+    ]
     if len(runs) > 1:
         groups, notes = like_for_like([run.info for run in runs])
         body.append(_like_for_like(runs, groups, notes))
@@ -263,9 +287,12 @@ def render_report(runs: Sequence[Run]) -> str:
     else:
         body.append(_model_comparisons(runs) if len(runs[0].info.models) > 1 else "")
     body += [_run_section(run, n) for n, run in enumerate(runs, start=1)]
-    return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")  # fmt: skip
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
 
 
 def write_report(runs: Sequence[str | Path], out: str | Path) -> Path:

@@ -18,16 +18,29 @@ from tacit.core.display import Table
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.labels import short_labels
 
-COLUMNS = ["group", "probe", "metric", "condition", "scored_over", "model", "run", "value",
-           "ci_low", "ci_high", "n", "rank"]  # fmt: skip
+COLUMNS = [
+    "group",
+    "probe",
+    "metric",
+    "condition",
+    "scored_over",
+    "model",
+    "run",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "rank",
+]
 
 
 def _value(rows: pd.DataFrame, column: str | None) -> float:
     return float(rows[column].iloc[0]) if column and column in rows else float("nan")
 
 
-def _entries(run: Path, folder: Path, n_props: int | None,
-             conditions: bool) -> list[dict[str, Any]]:  # fmt: skip
+def _entries(
+    run: Path, folder: Path, n_props: int | None, conditions: bool
+) -> list[dict[str, Any]]:
     """A run's rows: one per model, its main condition's primary metric (and the others')."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
@@ -49,15 +62,19 @@ def _entries(run: Path, folder: Path, n_props: int | None,
         if len(rows) != 1:
             raise TacitError(f"{run}: {len(rows)} rows of {model} in its main condition ({label})")
         entry = {
-            "probe": probe.name, "metric": metric.label, "condition": label,
+            "probe": probe.name,
+            "metric": metric.label,
+            "condition": label,
             "scored_over": Group([], scored).describe(),
             "model": str(sweep_label if sweep_label is not None else model),
             "run": str(run.relative_to(folder)) if run != folder else run.name,
-            "value": _value(rows, metric.column), "ci_low": _value(rows, metric.low),
-            "ci_high": _value(rows, metric.high), "n": _value(rows, metric.count),
+            "value": _value(rows, metric.column),
+            "ci_low": _value(rows, metric.low),
+            "ci_high": _value(rows, metric.high),
+            "n": _value(rows, metric.count),
             "_key": (probe.name, tuple(scored.items()), label),
             "_greater": metric.greater_is_better,
-        }  # fmt: skip
+        }
         if conditions:
             for other, other_rows in others:
                 mine = other_rows[other_rows["model"] == model]
@@ -66,8 +83,9 @@ def _entries(run: Path, folder: Path, n_props: int | None,
     return entries
 
 
-def leaderboard(folder: str | Path, *, n_props: int | None = None,
-                conditions: bool = False) -> pd.DataFrame:  # fmt: skip
+def leaderboard(
+    folder: str | Path, *, n_props: int | None = None, conditions: bool = False
+) -> pd.DataFrame:
     """A row per model of every complete run under `folder` (at any depth): COLUMNS, then,
     with `conditions`, one column per other condition of a run (an ablation's other orderings,
     elicitation without the prefix, ...). `value` is the probe's primary metric at the run's
@@ -117,16 +135,22 @@ def leaderboard_tables(table: pd.DataFrame) -> tuple[list[Table], list[str]]:
         shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
         title = f"{group}. {first['probe']}: {first['metric']}, {first['condition']}".rstrip(", ")
         interval = {"ci_low", "ci_high"} <= set(shown.columns)  # a metric with an interval
-        tables.append(Table(
-            shown, title, intervals={"value": ("ci_low", "ci_high")} if interval else {},
-            headers={"value": f"{first['metric']}" + (" [95% CI]" if interval else "")},
-            note=f"scored over: {first['scored_over']}" if first["scored_over"] else "",
-        ))  # fmt: skip
+        tables.append(
+            Table(
+                shown,
+                title,
+                intervals={"value": ("ci_low", "ci_high")} if interval else {},
+                headers={"value": f"{first['metric']}" + (" [95% CI]" if interval else "")},
+                note=f"scored over: {first['scored_over']}" if first["scored_over"] else "",
+            )
+        )
     said = []
     per_probe = table.drop_duplicates("group").groupby("probe", sort=False)
     for probe, groups in per_probe:
         if groups["scored_over"].nunique() > 1:
             numbers = ", ".join(str(g) for g in groups["group"])
-            said.append(f"warning: {probe} runs that are not like for like (groups {numbers}: "
-                        "see what each scored over) are ranked apart")  # fmt: skip
+            said.append(
+                f"warning: {probe} runs that are not like for like (groups {numbers}: "
+                "see what each scored over) are ranked apart"
+            )
     return tables, said

@@ -45,8 +45,11 @@ def short_text(result: ProbeResult) -> str:
     """One line: `ProbeResult(retrieve; 2 models; 82 prompt rows; MRR: ...; 3 notes)`."""
     manifest = result.manifest
     models = manifest.get("models", [])
-    parts = [str(manifest.get("probe", "probe run")), f"{len(models)} model(s)",
-             f"{len(result.prompts)} rows in {result.rows_file}"]  # fmt: skip
+    parts = [
+        str(manifest.get("probe", "probe run")),
+        f"{len(models)} model(s)",
+        f"{len(result.prompts)} rows in {result.rows_file}",
+    ]
     if limit := manifest.get("limit"):
         parts.append(f"limited to the first {limit.get('first')} {limit.get('of')}")
     if line := headline(result):
@@ -79,16 +82,19 @@ def main_figure_png(result: ProbeResult) -> bytes | None:
 
 def html_text(result: ProbeResult) -> str:
     """The HTML Jupyter shows: the one line, the printed summary, the notes, the figure."""
-    parts = [f"<p><b>{html.escape(short_text(result))}</b></p>",
-             f"<pre>{html.escape(result.text)}</pre>"]  # fmt: skip
+    parts = [
+        f"<p><b>{html.escape(short_text(result))}</b></p>",
+        f"<pre>{html.escape(result.text)}</pre>",
+    ]
     if result.notes:
         items = "".join(f"<li>{html.escape(note)}</li>" for note in result.notes)
         parts.append(f"<ul>{items}</ul>")
     try:
         png = main_figure_png(result)
     except Exception as err:  # a figure that cannot be drawn must not hide the table
-        parts.append(f"<p>(no figure: {html.escape(str(err).splitlines()[0] if str(err) else '')})"
-                     "</p>")  # fmt: skip
+        parts.append(
+            f"<p>(no figure: {html.escape(str(err).splitlines()[0] if str(err) else '')})</p>"
+        )
         png = None
     if png is not None:
         data = base64.b64encode(png).decode("ascii")

@@ -36,8 +36,13 @@ def save_figure(figure: Figure, out: Path) -> Path:
         ) from None
 
 
-def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: str = "auto",
-         mixed: bool = False) -> Path:  # fmt: skip
+def plot(
+    runs: Sequence[str | Path | pd.DataFrame],
+    out: str | Path,
+    *,
+    kind: str = "auto",
+    mixed: bool = False,
+) -> Path:
     """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
     into one figure (`kind`: retrieval's figure, `auto` from what the runs contain; `steps`:
     the primary metric by training step of the checkpoint runs under sweep folders). Runs that
@@ -74,16 +79,21 @@ def plot(runs: Sequence[str | Path | pd.DataFrame], out: str | Path, *, kind: st
         if not isinstance(run, pd.DataFrame) and (Path(run) / "manifest.json").is_file():
             manifest = read_manifest(run)
         else:  # a summary alone: the probe whose row keys it has
-            fits = [p for p in map(registry.get, registry.names())
-                    if {*p.keys, p.primary.column} <= set(summary)]  # fmt: skip
+            fits = [
+                p
+                for p in map(registry.get, registry.names())
+                if {*p.keys, p.primary.column} <= set(summary)
+            ]
             if not fits:
                 raise TacitError(f"{name}: not the summary of any probe")
             manifest = {"probe": fits[0].name}
         shown.append((name, summary, manifest))
     probes = {manifest.get("probe", "?") for _, _, manifest in shown}
     if len(probes) > 1:
-        raise TacitError(f"these runs are of different probes ({', '.join(sorted(probes))}): "
-                         "one figure shows one probe")  # fmt: skip
+        raise TacitError(
+            f"these runs are of different probes ({', '.join(sorted(probes))}): "
+            "one figure shows one probe"
+        )
     probe = registry.get(probes.pop())
     notes = differences([r for r in runs if not isinstance(r, pd.DataFrame)])
     if notes and not mixed:

@@ -80,9 +80,11 @@ def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
     entries = sorted(
         p.name
         for p in out.iterdir()
-        if not p.name.startswith(WRITE_TEST) and p.name != LOCK and not is_temporary(p.name)
+        if not p.name.startswith(WRITE_TEST)
+        and p.name != LOCK
+        and not is_temporary(p.name)
         and not (checkpoint_ours and p.name == PARTIAL)
-    )  # fmt: skip
+    )
     if not entries:
         return None
     if "manifest.json" in entries:

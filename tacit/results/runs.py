@@ -80,7 +80,10 @@ def list_runs(root: str | Path = "results") -> pd.DataFrame:
     if not root.is_dir():
         raise TacitError(f"{root}: no such directory (runs go to results/ by default)")
     installed = _installed_names()
-    found = [_describe(path, root, installed) for path in [root, *sorted(root.rglob("*"))]
-             if path.is_dir() and path.name != PARTIAL]  # fmt: skip
+    found = [
+        _describe(path, root, installed)
+        for path in [root, *sorted(root.rglob("*"))]
+        if path.is_dir() and path.name != PARTIAL
+    ]
     runs = pd.DataFrame([f for f in found if f is not None], columns=RUN_COLUMNS)
     return runs.sort_values(["started", "run"], kind="stable").reset_index(drop=True)

@@ -35,8 +35,9 @@ def has_steps(folder: str | Path) -> bool:
     return False
 
 
-def by_step(folder: str | Path, *, n_props: int | None = None,
-            board: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+def by_step(
+    folder: str | Path, *, n_props: int | None = None, board: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """STEP_COLUMNS, a row per model, training step and cell of the sweep (its probe, metric,
     condition and settings), in step order; runs that are no checkpoint are left out. Each
     value is the leaderboard's for that run (tacit.results.leaderboard; `board`: the folder's
@@ -46,8 +47,10 @@ def by_step(folder: str | Path, *, n_props: int | None = None,
 
     folder = Path(folder)
     if not folder.is_dir() or not has_steps(folder):
-        raise TacitError(f"{folder}: no run of a training checkpoint in it (a sweep's "
-                         "`revisions` or [checkpoints])")  # fmt: skip
+        raise TacitError(
+            f"{folder}: no run of a training checkpoint in it (a sweep's "
+            "`revisions` or [checkpoints])"
+        )
     rows = []
     if board is None:
         board = leaderboard(folder, n_props=n_props)
@@ -59,9 +62,14 @@ def by_step(folder: str | Path, *, n_props: int | None = None,
             continue
         condition = f", {entry.condition}" if entry.condition else ""
         settings = f" [{record['settings']}]" if record.get("settings") else ""
-        rows.append({"model": str(record.get("series")), "step": int(step),
-                     "cell": f"{entry.probe} {entry.metric}{condition}{settings}",
-                     "value": float(entry.value)})  # fmt: skip
+        rows.append(
+            {
+                "model": str(record.get("series")),
+                "step": int(step),
+                "cell": f"{entry.probe} {entry.metric}{condition}{settings}",
+                "value": float(entry.value),
+            }
+        )
     table = pd.DataFrame(rows, columns=STEP_COLUMNS)
     return table.sort_values(["cell", "model", "step"], kind="stable").reset_index(drop=True)
 
@@ -72,8 +80,9 @@ def steps_figure(table: pd.DataFrame, caption: str = "") -> Figure:
     from matplotlib.figure import Figure
 
     cells = list(dict.fromkeys(table["cell"]))
-    figure = Figure(figsize=(5.2 * min(len(cells), 3), 3.8 * -(-len(cells) // 3)),
-                    layout="constrained")  # fmt: skip
+    figure = Figure(
+        figsize=(5.2 * min(len(cells), 3), 3.8 * -(-len(cells) // 3)), layout="constrained"
+    )
     axes = figure.subplots(-(-len(cells) // 3), min(len(cells), 3), squeeze=False).ravel()
     positive = table.loc[table["step"] > 0, "step"]
     wide = len(positive) and positive.max() >= 100 * positive.min()

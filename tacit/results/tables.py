@@ -32,8 +32,9 @@ def labelled(frames: list[pd.DataFrame], keys: Sequence[str]) -> pd.DataFrame:
     return table
 
 
-def runs_tables(runs: Sequence[str | Path | ProbeResult],
-                **options: Any) -> tuple[list[Table], list[str]]:  # fmt: skip
+def runs_tables(
+    runs: Sequence[str | Path | ProbeResult], **options: Any
+) -> tuple[list[Table], list[str]]:
     """The tables `probe table` prints (see its help), and the warnings to say beside them:
     runs that are not like for like get tables of their own, titled by their group and noting
     what it scored over. `options` are the probe's own (`n_props` for retrieval)."""
@@ -55,8 +56,13 @@ def runs_tables(runs: Sequence[str | Path | ProbeResult],
     return tables, ([apart(groups, notes, "tables")] if len(groups) > 1 else [])
 
 
-def runs_table(runs: Sequence[str | Path | ProbeResult], *, format: str = "text",
-               width: int | None = None, **options: Any) -> str:  # fmt: skip
+def runs_table(
+    runs: Sequence[str | Path | ProbeResult],
+    *,
+    format: str = "text",
+    width: int | None = None,
+    **options: Any,
+) -> str:
     """The tables of runs of one probe as text (`format`: text, markdown, latex, csv or html;
     see tacit.core.display), the warning about runs that are not like for like under them.
 

@@ -50,8 +50,17 @@ from tacit.sweep.cells import (
 from tacit.sweep.launch import Launch, launch
 from tacit.sweep.spec import Cell, Checkpoint, Sweep, read_sweep
 
-__all__ = ["Cell", "Checkpoint", "Launch", "Sweep", "default_folder", "failures", "read_sweep",
-           "run_sweep", "sweep_cells"]  # fmt: skip
+__all__ = [
+    "Cell",
+    "Checkpoint",
+    "Launch",
+    "Sweep",
+    "default_folder",
+    "failures",
+    "read_sweep",
+    "run_sweep",
+    "sweep_cells",
+]
 
 
 def _say(line: str) -> None:
@@ -113,8 +122,11 @@ def run_sweep(
     if dry_run:
         return sweep_cells(sweep, out, cells, estimate=True)
     before = sweep_cells(sweep, out, cells)
-    pending = [int(i) for i, state in zip(before["index"], before["state"])
-               if state != "complete" and not state.startswith("running")]  # fmt: skip
+    pending = [
+        int(i)
+        for i, state in zip(before["index"], before["state"])
+        if state != "complete" and not state.startswith("running")
+    ]
     if launch_with is not None:
         launch(sweep, out, pending, launch_with, say)
     else:
@@ -122,8 +134,10 @@ def run_sweep(
             run_cells(sweep, out, pending, say)
         except KeyboardInterrupt as stop:  # say what the sweep kept, in the interruption's line
             states = sweep_cells(sweep, out, cells)["state"]
-            stop.detail = (f"{int((states == 'complete').sum())} of {len(states)} cell(s) "  # type: ignore[attr-defined]
-                           f"complete in {out}; the same command goes on (complete cells are "
-                           "skipped, an interrupted one resumes)")  # fmt: skip
+            stop.detail = (
+                f"{int((states == 'complete').sum())} of {len(states)} cell(s) "  # type: ignore[attr-defined]
+                f"complete in {out}; the same command goes on (complete cells are "
+                "skipped, an interrupted one resumes)"
+            )
             raise
     return sweep_cells(sweep, out, cells)

@@ -95,10 +95,17 @@ def cells_table(sweep: Sweep, out: Path, indices: Sequence[int]) -> pd.DataFrame
     for index in indices:
         cell = sweep.cells[index]
         step = cell.checkpoint.step if cell.checkpoint else None
-        rows.append({"index": index, "cell": cell.name, "probe": cell.probe,
-                     "model": cell.label, "norms": cell.norms or "",
-                     "step": "" if step is None else step,
-                     "state": cell_state(out, cell)})  # fmt: skip
+        rows.append(
+            {
+                "index": index,
+                "cell": cell.name,
+                "probe": cell.probe,
+                "model": cell.label,
+                "norms": cell.norms or "",
+                "step": "" if step is None else step,
+                "state": cell_state(out, cell),
+            }
+        )
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
 
 
@@ -116,8 +123,9 @@ def select(sweep: Sweep, given: Sequence[str] | str | None) -> list[int]:
                 raise TacitError(f"--cell {text}: expected indices such as 3, 0-9 or 0,2,5-7")
             first, last = int(match.group(1)), int(match.group(2) or match.group(1))
             if last < first or last >= count:
-                raise TacitError(f"--cell {text}: the sweep has {count} cell(s), 0-{count - 1} "
-                                 "(see --list)")  # fmt: skip
+                raise TacitError(
+                    f"--cell {text}: the sweep has {count} cell(s), 0-{count - 1} (see --list)"
+                )
             chosen += range(first, last + 1)
     return list(dict.fromkeys(chosen))
 
@@ -201,8 +209,11 @@ def run_job(sweep: Sweep, out: str, index: int) -> str:
     the job when the cell failed."""
     head = f"cell {index} {sweep.cells[index].name}"
     devices = os.environ.get("CUDA_VISIBLE_DEVICES")
-    print(f"{head}: on {socket.gethostname()}, CUDA_VISIBLE_DEVICES="
-          f"{'unset' if devices is None else devices}", flush=True)  # fmt: skip
+    print(
+        f"{head}: on {socket.gethostname()}, CUDA_VISIBLE_DEVICES="
+        f"{'unset' if devices is None else devices}",
+        flush=True,
+    )
     outcome = run_one(sweep, Path(out), index, head, lambda line: print(line, flush=True))
     if outcome == "failed":
         raise TacitError((failure(Path(out), sweep.cells[index]) or {}).get("error", "failed"))

@@ -56,8 +56,9 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key.strip():
-            raise TacitError(f"--launcher-option {pair!r}: expected KEY=VALUE, e.g. "
-                             "slurm_account=myproject")  # fmt: skip
+            raise TacitError(
+                f"--launcher-option {pair!r}: expected KEY=VALUE, e.g. slurm_account=myproject"
+            )
         text = value.strip()
         number: Any = text
         for kind in (int, float):
@@ -127,17 +128,30 @@ def launch(sweep: Sweep, out: Path, indices: Sequence[int], how: Launch, say: Sa
         _local(submitit, sweep, out, indices, how, say)
 
 
-def _slurm(submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int],
-           how: Launch) -> dict[int, Any]:  # fmt: skip
+def _slurm(
+    submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int], how: Launch
+) -> dict[int, Any]:
     if shutil.which("sbatch") is None or shutil.which("srun") is None:
-        raise TacitError("--launcher slurm: Slurm's sbatch and srun are not on this machine's "
-                         "PATH; submit from the cluster's login node")  # fmt: skip
+        raise TacitError(
+            "--launcher slurm: Slurm's sbatch and srun are not on this machine's "
+            "PATH; submit from the cluster's login node"
+        )
     gpus = 1 if how.gpus_per_cell is None else how.gpus_per_cell
-    executor = _executor(submitit, out / LOGS, "slurm", {
-        "name": f"tacit-{sweep.path.stem}", "timeout_min": how.time_min, "nodes": 1,
-        "tasks_per_node": 1, "gpus_per_node": gpus or None, "slurm_partition": how.partition,
-        "slurm_array_parallelism": how.parallel or len(indices), **how.options,
-    })  # fmt: skip
+    executor = _executor(
+        submitit,
+        out / LOGS,
+        "slurm",
+        {
+            "name": f"tacit-{sweep.path.stem}",
+            "timeout_min": how.time_min,
+            "nodes": 1,
+            "tasks_per_node": 1,
+            "gpus_per_node": gpus or None,
+            "slurm_partition": how.partition,
+            "slurm_array_parallelism": how.parallel or len(indices),
+            **how.options,
+        },
+    )
     try:
         with executor.batch():
             jobs = [executor.submit(run_job, sweep, str(out), index) for index in indices]
@@ -146,17 +160,20 @@ def _slurm(submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int],
     return dict(zip(indices, jobs))
 
 
-def _local(submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int], how: Launch,
-           say: Say) -> None:  # fmt: skip
+def _local(
+    submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int], how: Launch, say: Say
+) -> None:
     """Processes on this machine, `parallel` at a time, each with its own GPUs (CUDA_VISIBLE_
     DEVICES): a slot per group of GPUs, a cell in each free slot."""
     gpus = visible_gpus() if how.gpus_per_cell is None or how.gpus_per_cell > 0 else []
     per_cell = (1 if gpus else 0) if how.gpus_per_cell is None else how.gpus_per_cell
     parallel = how.parallel or (len(gpus) // per_cell if per_cell and gpus else 1)
     if per_cell * parallel > len(gpus):
-        raise TacitError(f"--launcher local: {parallel} cell(s) at once with {per_cell} GPU(s) "
-                         f"each need {per_cell * parallel} GPUs; this machine shows "
-                         f"{len(gpus)}")  # fmt: skip
+        raise TacitError(
+            f"--launcher local: {parallel} cell(s) at once with {per_cell} GPU(s) "
+            f"each need {per_cell * parallel} GPUs; this machine shows "
+            f"{len(gpus)}"
+        )
     slots = []
     for slot in range(parallel):
         parameters = {"timeout_min": how.time_min, "gpus_per_node": per_cell, **how.options}
@@ -173,8 +190,10 @@ def _local(submitit: Any, sweep: Sweep, out: Path, indices: Sequence[int], how: 
                 if slot not in busy and waiting:
                     index = waiting.pop(0)
                     busy[slot] = (index, executor.submit(run_job, sweep, str(out), index))
-                    say(f"cell {index} {sweep.cells[index].name}: started (process "
-                        f"{busy[slot][1].job_id}, slot {slot})")  # fmt: skip
+                    say(
+                        f"cell {index} {sweep.cells[index].name}: started (process "
+                        f"{busy[slot][1].job_id}, slot {slot})"
+                    )
             for slot, (index, job) in list(busy.items()):
                 if job.done():
                     _report(sweep, out, index, job, say)
@@ -199,8 +218,10 @@ def _wait(sweep: Sweep, out: Path, jobs: dict[int, Any], say: Say) -> None:
                 time.sleep(POLL_SECONDS)
     except KeyboardInterrupt:
         ids = ", ".join(str(job.job_id) for job in left.values())
-        say(f"stopped waiting: the jobs go on ({ids}); run the same command again to see the "
-            "cells' states (complete cells are skipped)")  # fmt: skip
+        say(
+            f"stopped waiting: the jobs go on ({ids}); run the same command again to see the "
+            "cells' states (complete cells are skipped)"
+        )
         raise
 
 

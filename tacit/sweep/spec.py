@@ -84,13 +84,18 @@ class Cell:
         """The manifest's `sweep` record: where the cell comes from and every value in full."""
         checkpoint = self.checkpoint
         return {
-            "file": str(file), "index": index, "cell": self.name, "label": self.label,
-            "settings": self.settings, "model": self.model, "norms": self.norms,
+            "file": str(file),
+            "index": index,
+            "cell": self.name,
+            "label": self.label,
+            "settings": self.settings,
+            "model": self.model,
+            "norms": self.norms,
             "options": self.options,
             "series": checkpoint.series if checkpoint else None,
             "step": checkpoint.step if checkpoint else None,
             "revision": checkpoint.revision if checkpoint else None,
-        }  # fmt: skip
+        }
 
 
 def safe(text: str) -> str:
@@ -128,8 +133,10 @@ def option_values(probe: Probe, key: str, value: Any, where: str) -> list[Any]:
     if isinstance(value, dict) and AXIS in value:
         axis = value[AXIS]
         if len(value) != 1 or not isinstance(axis, list) or not axis:
-            raise TacitError(f"{where}{key}: write an axis as `{key} = {{ axis = [value, ...] }}` "
-                             "with at least one value")  # fmt: skip
+            raise TacitError(
+                f"{where}{key}: write an axis as `{key} = {{ axis = [value, ...] }}` "
+                "with at least one value"
+            )
         return axis
     if not isinstance(value, list):
         return [value]
@@ -193,8 +200,9 @@ def _checkpoints(spec: dict[str, Any], models: list[str], path: Path) -> list[tu
             for revision in _strings(revisions, "`revisions`", path):
                 step = step_of(revision)
                 if step is None:
-                    raise TacitError(f"{path}: revisions: {revision!r} names no training step "
-                                     "(e.g. step1000)")  # fmt: skip
+                    raise TacitError(
+                        f"{path}: revisions: {revision!r} names no training step (e.g. step1000)"
+                    )
                 entries.append((model, Checkpoint(model_label(model), step, revision)))
     table = spec.pop("checkpoints", {})
     if not isinstance(table, dict):
@@ -260,8 +268,10 @@ def read_sweep(path: str | Path) -> Sweep:
     probes = registry.names()
     unknown = [key for key in spec if key not in probes]
     if unknown or not spec:
-        raise TacitError(f"{path}: expected probe tables among {', '.join(probes)}, "
-                         f"got {', '.join(unknown) or 'none'}")  # fmt: skip
+        raise TacitError(
+            f"{path}: expected probe tables among {', '.join(probes)}, "
+            f"got {', '.join(unknown) or 'none'}"
+        )
     cells = [
         Cell(probe, model, norm_set if takes_norms(probe) else None, options, checkpoint)
         for probe, table in spec.items()
@@ -270,12 +280,15 @@ def read_sweep(path: str | Path) -> Sweep:
         for model, checkpoint in entries
     ]
     for cell in cells:  # every cell's options checked before any cell runs
-        registry.get(cell.probe).validate(cell.options, context="sweep",
-                                          where=f"{path}: [{cell.probe}] ")  # fmt: skip
+        registry.get(cell.probe).validate(
+            cell.options, context="sweep", where=f"{path}: [{cell.probe}] "
+        )
     unique: dict[str, Cell] = {}
     for cell in cells:  # a cell given twice runs once; two cells must not share a directory
         if unique.setdefault(cell.name, cell) != cell:
-            raise TacitError(f"{path}: two different cells would share the directory {cell.name} "
-                             "(e.g. two norms files or option files of the same name): rename "
-                             "one")  # fmt: skip
+            raise TacitError(
+                f"{path}: two different cells would share the directory {cell.name} "
+                "(e.g. two norms files or option files of the same name): rename "
+                "one"
+            )
     return Sweep(path, list(unique.values()), run)

@@ -58,10 +58,13 @@ def _load(data: bytes) -> dict[str, int] | None:
 
 def words_cache() -> DiskCache[dict[str, int]]:
     return DiskCache(
-        cache_dir() / "single-token-words", ".json",
-        lambda words: json.dumps(words, ensure_ascii=False).encode("utf-8"), _load,
-        what="single-token words", advice="set TACIT_CACHE_DIR to a writable directory",
-    )  # fmt: skip
+        cache_dir() / "single-token-words",
+        ".json",
+        lambda words: json.dumps(words, ensure_ascii=False).encode("utf-8"),
+        _load,
+        what="single-token words",
+        advice="set TACIT_CACHE_DIR to a writable directory",
+    )
 
 
 def cached_words(

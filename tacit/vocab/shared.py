@@ -240,9 +240,12 @@ class Vocabulary:
             "single_token_words": dict(self.found_by),
             "shrinkage": {n: {"without": a, "with": b} for n, (a, b) in shrinkage.items()},
             "warnings": self.warnings(shrinkage),
-            **({"words_filter": {"words": self.words_filter, "left_out": self.filtered_out}}
-               if self.words_filter != "all" else {}),
-        }  # fmt: skip
+            **(
+                {"words_filter": {"words": self.words_filter, "left_out": self.filtered_out}}
+                if self.words_filter != "all"
+                else {}
+            ),
+        }
 
 
 def build_vocabulary(
@@ -344,5 +347,6 @@ def tokenizer_of(text: str, flag: str, defaults: Mapping[str, Any]) -> PreTraine
     from tacit.vocab.tokenizers import load_tokenizer
 
     spec = ModelSpec.parse(text, flag=flag).over(defaults)
-    return load_tokenizer(spec.name, revision=spec.revision, flag=flag,
-                          trust_remote_code=bool(spec.trust_remote_code))  # fmt: skip
+    return load_tokenizer(
+        spec.name, revision=spec.revision, flag=flag, trust_remote_code=bool(spec.trust_remote_code)
+    )

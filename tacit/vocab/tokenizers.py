@@ -158,8 +158,10 @@ def damaged_file(
     if directory is None or not found:
         return None
     if directory.parent.name == "snapshots":  # the hub cache: models--org--name/snapshots/
-        fix = (f"delete {directory.parents[1]} (the model's folder in the Hugging Face cache) "
-               "and run again to download it anew")  # fmt: skip
+        fix = (
+            f"delete {directory.parents[1]} (the model's folder in the Hugging Face cache) "
+            "and run again to download it anew"
+        )
     else:
         fix = f"copy, download or save the model into {directory} again"
     file, problem = found[0]

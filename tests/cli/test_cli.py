@@ -143,12 +143,16 @@ def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, t
     cases = [
         (["-m", tiny_bert, "--norms", tmp_path / "missing.dat"], "missing.dat: no such norms file"),
         (["-m", tmp_path / "no-model", "--norms", toy_norms_path], "no-model: no such directory"),
-        (["-m", tiny_bert, "--norms", toy_norms_path, "--concepts", "unicorn"],
-         "--concepts: not in the norms: unicorn"),
-        (["-m", tiny_bert, "--norms", toy_norms_path, "--select", "best"],
-         "--select 'best': expected one of top, bottom, random"),
+        (
+            ["-m", tiny_bert, "--norms", toy_norms_path, "--concepts", "unicorn"],
+            "--concepts: not in the norms: unicorn",
+        ),
+        (
+            ["-m", tiny_bert, "--norms", toy_norms_path, "--select", "best"],
+            "--select 'best': expected one of top, bottom, random",
+        ),
         (["-m", tiny_bert], "no norms file: the CSLB norms are handed out"),  # none anywhere
-    ]  # fmt: skip
+    ]
     for args, message in cases:  # a failed run leaves nothing behind
         fails_cleanly(["retrieve", *args, "--out", tmp_path / "out"], message, out=tmp_path / "out")
 

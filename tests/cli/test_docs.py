@@ -63,8 +63,15 @@ def doc_blocks(language: str) -> list[Block]:
             before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
             skip = SKIP.search(before)
             line = text[: match.start()].count("\n") + 1
-            blocks.append(Block(str(path.relative_to(REPO)), line, language, match.group(2),
-                                skip.group(1) if skip else None))  # fmt: skip
+            blocks.append(
+                Block(
+                    str(path.relative_to(REPO)),
+                    line,
+                    language,
+                    match.group(2),
+                    skip.group(1) if skip else None,
+                )
+            )
     return blocks
 
 
@@ -92,8 +99,10 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         '"answer": "A zebra"}\n'
     )
     bear = root / "bear.csv"
-    bear.write_text("text,candidates,answer\nA knife is made of [Y].,metal | fur,metal\n"
-                    "A dog has [Y].,fur | a blade | a tail,fur | a tail\n")  # fmt: skip
+    bear.write_text(
+        "text,candidates,answer\nA knife is made of [Y].,metal | fur,metal\n"
+        "A dog has [Y].,fur | a blade | a tail,fur | a tail\n"
+    )
     lab = root / "lab-norms.csv"
     lab.write_text("concept,feature,pf\nbear,has fur,3\nbear,is big,2\ncat,has a tail,4\n")
     data = {
@@ -111,10 +120,19 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "bear.csv": str(bear),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
-    models = {"roberta-large": tiny_roberta, "roberta-base": tiny_roberta,
-              "bert-base-cased": tiny_bert, "gpt2": gpt2}  # fmt: skip
-    pragmatics = {"roberta-large-mnli": classifier, "roberta-large": mlm, "roberta-base": mlm,
-                  "bert-base-uncased": mlm, "gpt2": gpt2}  # fmt: skip
+    models = {
+        "roberta-large": tiny_roberta,
+        "roberta-base": tiny_roberta,
+        "bert-base-cased": tiny_bert,
+        "gpt2": gpt2,
+    }
+    pragmatics = {
+        "roberta-large-mnli": classifier,
+        "roberta-large": mlm,
+        "roberta-base": mlm,
+        "bert-base-uncased": mlm,
+        "gpt2": gpt2,
+    }
     return {"data": data, "models": models, "pragmatics": pragmatics}
 
 
@@ -161,8 +179,11 @@ def test_documented_commands_run(page, world, tmp_path, monkeypatch):
     monkeypatch.setenv("TACIT_NORMS", world["data"]["norms.dat"])  # as if installed
     for block in [b for b in CONSOLE if b.page == page]:
         for command in probe_lines(block):
-            args = [expanded for arg in shlex.split(substituted(command, world))
-                    for expanded in (sorted(glob.glob(arg)) if "*" in arg else [arg]) or [arg]]  # fmt: skip
+            args = [
+                expanded
+                for arg in shlex.split(substituted(command, world))
+                for expanded in (sorted(glob.glob(arg)) if "*" in arg else [arg]) or [arg]
+            ]
             _options_exist(args)
             if block.skip:
                 continue

@@ -41,11 +41,21 @@ def test_a_usage_mistake_is_one_line_and_exit_1(monkeypatch, capsys, args, messa
 
 
 def test_tacits_own_mistakes_exit_1_the_same_way(monkeypatch, capsys, tiny_bert, tmp_path):
-    status, _, err = probe(monkeypatch, capsys, "retrieve", "-m", tiny_bert, "--norms",
-                           tmp_path / "missing.dat", "--batch-size", "0")  # fmt: skip
+    status, _, err = probe(
+        monkeypatch,
+        capsys,
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        tmp_path / "missing.dat",
+        "--batch-size",
+        "0",
+    )
     assert status == 1 and err.strip() == "error: --batch-size 0: must be at least 1"
-    status, _, err = probe(monkeypatch, capsys, "retrieve", "-m", tiny_bert, "--norms",
-                           tmp_path / "missing.dat")  # fmt: skip
+    status, _, err = probe(
+        monkeypatch, capsys, "retrieve", "-m", tiny_bert, "--norms", tmp_path / "missing.dat"
+    )
     assert status == 1 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
 
 

@@ -66,9 +66,13 @@ def _assert_same_table(got: pd.DataFrame, want: pd.DataFrame, name: str) -> None
     for column in want.columns:
         if pd.api.types.is_float_dtype(want[column]) or pd.api.types.is_float_dtype(got[column]):
             np.testing.assert_allclose(
-                got[column].to_numpy(float), want[column].to_numpy(float),
-                rtol=1e-5, atol=1e-7, equal_nan=True, err_msg=f"{name}: {column}",
-            )  # fmt: skip
+                got[column].to_numpy(float),
+                want[column].to_numpy(float),
+                rtol=1e-5,
+                atol=1e-7,
+                equal_nan=True,
+                err_msg=f"{name}: {column}",
+            )
         else:
             got_cells, want_cells = _texts(got[column]), _texts(want[column])
             for got_cell, want_cell in zip(got_cells, want_cells, strict=True):
@@ -141,12 +145,38 @@ def _run(*args) -> None:
 def test_golden_retrieve(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     models = {tiny_bert: "TINY_BERT", tiny_roberta: "TINY_ROBERTA"}
     out = tmp_path / "retrieve"
-    _run("retrieve", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
-         "--max-props", 4, "--out", out, "-q")  # fmt: skip
+    _run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_roberta,
+        "--norms",
+        toy_norms_path,
+        "--max-props",
+        4,
+        "--out",
+        out,
+        "-q",
+    )
     _check_run("retrieve", out, models)
     out = tmp_path / "ordering"
-    _run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--ablation", "ordering",
-         "--max-props", 3, "--seed", 5, "--out", out, "-q")  # fmt: skip
+    _run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "--ablation",
+        "ordering",
+        "--max-props",
+        3,
+        "--seed",
+        5,
+        "--out",
+        out,
+        "-q",
+    )
     _check_run("retrieve-ordering", out, models)
 
 
@@ -154,8 +184,19 @@ def test_golden_retrieve(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
 def test_golden_elicit(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     models = {tiny_bert: "TINY_BERT", tiny_roberta: "TINY_ROBERTA"}
     out = tmp_path / "elicit"
-    _run("elicit", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
-         "--prefix-ablation", "--out", out, "-q")  # fmt: skip
+    _run(
+        "elicit",
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_roberta,
+        "--norms",
+        toy_norms_path,
+        "--prefix-ablation",
+        "--out",
+        out,
+        "-q",
+    )
     _check_run("elicit", out, models)
 
 
@@ -164,6 +205,5 @@ def test_golden_nli(nli_models, tmp_path):
     mlm, classifier = nli_models
     data = write_nope(tmp_path / "nope")
     out = tmp_path / "nli"
-    _run("nli", "--suite", "nope", "--data", data, "-m", mlm, "-m", classifier, "--out", out,
-         "-q")  # fmt: skip
+    _run("nli", "--suite", "nope", "--data", data, "-m", mlm, "-m", classifier, "--out", out, "-q")
     _check_run("nli", out, {mlm: "NLI_MLM", classifier: "NLI_CLASSIFIER"})

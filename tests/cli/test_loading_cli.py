@@ -18,8 +18,9 @@ from tacit.cli import app
 
 def _run(tmp_path, name, *args):
     out = tmp_path / name
-    done = CliRunner().invoke(app, ["retrieve", *map(str, args), "--max-props", "2", "-q",
-                                    "--out", str(out)])  # fmt: skip
+    done = CliRunner().invoke(
+        app, ["retrieve", *map(str, args), "--max-props", "2", "-q", "--out", str(out)]
+    )
     assert done.exit_code == 0, done.output
     manifest = json.loads((out / "manifest.json").read_text())
     return done, manifest, pd.read_csv(out / "summary.csv")
@@ -27,10 +28,21 @@ def _run(tmp_path, name, *args):
 
 def test_options_per_model_and_for_the_run_are_recorded(tiny_bert, toy_norms_path, tmp_path):
     done, manifest, summary = _run(
-        tmp_path, "many", "--norms", toy_norms_path,
-        "-m", f"{tiny_bert},attn_implementation=eager", "-m", f"{tiny_bert},dtype=bfloat16",
-        "--batch-size", "auto", "--limit", "2", "--vocab-words", "alpha",
-    )  # fmt: skip
+        tmp_path,
+        "many",
+        "--norms",
+        toy_norms_path,
+        "-m",
+        f"{tiny_bert},attn_implementation=eager",
+        "-m",
+        f"{tiny_bert},dtype=bfloat16",
+        "--batch-size",
+        "auto",
+        "--limit",
+        "2",
+        "--vocab-words",
+        "alpha",
+    )
     eager, half = manifest["models"]
     assert eager["load"]["attn_implementation"] == "eager" and eager["load"]["dtype"] == "float32"
     assert half["load"]["dtype"] == "bfloat16" and half["source"] == tiny_bert
@@ -43,34 +55,53 @@ def test_options_per_model_and_for_the_run_are_recorded(tiny_bert, toy_norms_pat
     labels = list(dict.fromkeys(summary["model"]))
     assert len(labels) == 2 and labels[0].endswith(",attn_implementation=eager")
     # an independent check: the eager kernel scores as the default one, bfloat16 nearly so
-    _, _, plain = _run(tmp_path, "plain", "--norms", toy_norms_path, "-m", tiny_bert,
-                       "--limit", "2", "--vocab-words", "alpha")  # fmt: skip
+    _, _, plain = _run(
+        tmp_path,
+        "plain",
+        "--norms",
+        toy_norms_path,
+        "-m",
+        tiny_bert,
+        "--limit",
+        "2",
+        "--vocab-words",
+        "alpha",
+    )
     by_model = {label: rows.reset_index(drop=True) for label, rows in summary.groupby("model")}
     np.testing.assert_allclose(by_model[labels[0]]["mrr"], plain["mrr"], rtol=1e-6)
-    np.testing.assert_allclose(by_model[labels[1]]["mean_target_prob_shared"],
-                               plain["mean_target_prob_shared"], atol=1e-3)  # fmt: skip
+    np.testing.assert_allclose(
+        by_model[labels[1]]["mean_target_prob_shared"], plain["mean_target_prob_shared"], atol=1e-3
+    )
 
 
-def test_model_args_apply_to_every_model_and_a_models_own_win(tiny_bert, toy_norms_path,
-                                                              tmp_path):  # fmt: skip
+def test_model_args_apply_to_every_model_and_a_models_own_win(tiny_bert, toy_norms_path, tmp_path):
     _, manifest, _ = _run(
-        tmp_path, "args", "--norms", toy_norms_path, "-m", tiny_bert,
-        "-m", f"{tiny_bert},attn_implementation=sdpa",
-        "--model-args", "attn_implementation=eager",
-    )  # fmt: skip
+        tmp_path,
+        "args",
+        "--norms",
+        toy_norms_path,
+        "-m",
+        tiny_bert,
+        "-m",
+        f"{tiny_bert},attn_implementation=sdpa",
+        "--model-args",
+        "attn_implementation=eager",
+    )
     kernels = [m["load"]["attn_implementation"] for m in manifest["models"]]
     assert kernels == ["eager", "sdpa"]
 
 
-def test_an_adapter_on_the_command_line_scores_as_the_merged_model(tiny_bert, toy_norms_path,
-                                                                   tmp_path):  # fmt: skip
+def test_an_adapter_on_the_command_line_scores_as_the_merged_model(
+    tiny_bert, toy_norms_path, tmp_path
+):
     peft = pytest.importorskip("peft", reason="peft is not installed (pip install 'tacit[peft]')")
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     torch.manual_seed(3)
-    config = peft.LoraConfig(r=4, lora_alpha=64, target_modules=["query", "value"],
-                             init_lora_weights=False)  # fmt: skip
+    config = peft.LoraConfig(
+        r=4, lora_alpha=64, target_modules=["query", "value"], init_lora_weights=False
+    )
     adapter = tmp_path / "adapter"
     peft.get_peft_model(AutoModelForMaskedLM.from_pretrained(tiny_bert), config).save_pretrained(
         adapter
@@ -79,8 +110,9 @@ def test_an_adapter_on_the_command_line_scores_as_the_merged_model(tiny_bert, to
     base = AutoModelForMaskedLM.from_pretrained(tiny_bert)
     peft.PeftModel.from_pretrained(base, adapter).merge_and_unload().save_pretrained(merged)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(merged)
-    _, manifest, adapted = _run(tmp_path, "adapted", "--norms", toy_norms_path,
-                                "-m", f"{tiny_bert},peft={adapter}")  # fmt: skip
+    _, manifest, adapted = _run(
+        tmp_path, "adapted", "--norms", toy_norms_path, "-m", f"{tiny_bert},peft={adapter}"
+    )
     _, _, want = _run(tmp_path, "want", "--norms", toy_norms_path, "-m", merged)
     _, _, plain = _run(tmp_path, "plain", "--norms", toy_norms_path, "-m", tiny_bert)
     assert manifest["models"][0]["load"]["peft"] == str(adapter)
@@ -110,8 +142,17 @@ def test_loading_mistakes_are_one_line(tiny_bert, toy_norms_path, tmp_path, args
 
 def test_span_candidates_read_a_models_text_with_its_options(tiny_gpt2, toy_norms_path, tmp_path):
     """The tokenizers that check span candidates load by the model's text, options and all."""
-    _, manifest, summary = _run(tmp_path, "spans", "--norms", toy_norms_path,
-                                "-m", f"{tiny_gpt2},attn_implementation=eager",
-                                "--candidates", "concepts", "--limit", "2")  # fmt: skip
+    _, manifest, summary = _run(
+        tmp_path,
+        "spans",
+        "--norms",
+        toy_norms_path,
+        "-m",
+        f"{tiny_gpt2},attn_implementation=eager",
+        "--candidates",
+        "concepts",
+        "--limit",
+        "2",
+    )
     assert manifest["models"][0]["load"]["attn_implementation"] == "eager"
     assert len(summary) > 0

@@ -28,8 +28,19 @@ def mcrae_file(tmp_path):
 def test_retrieve_on_mcrae_with_its_ablations(tiny_bert, mcrae_file, tmp_path, ablation):
     out = tmp_path / "run"
     extra = ["--ablation", ablation] if ablation else []
-    result = invoke("retrieve", "-m", tiny_bert, "--norms", mcrae_file, "--max-props", 3,
-                    *extra, "--out", out, "-q")  # fmt: skip
+    result = invoke(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        mcrae_file,
+        "--max-props",
+        3,
+        *extra,
+        "--out",
+        out,
+        "-q",
+    )
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
     assert set(prompts["concept"]) == {"bear", "cat", "knife"}
@@ -63,8 +74,17 @@ def test_cslb_file_and_the_same_norms_as_a_generic_table_give_identical_results(
         generic, index=False
     )
     runs = {}
-    for name, norms in (("cslb", [toy_norms_path]), ("generic", [generic, "--norms-columns",
-                        "concept=Word,feature=Property,pf=Count,feature_type=feature_type"])):  # fmt: skip
+    for name, norms in (
+        ("cslb", [toy_norms_path]),
+        (
+            "generic",
+            [
+                generic,
+                "--norms-columns",
+                "concept=Word,feature=Property,pf=Count,feature_type=feature_type",
+            ],
+        ),
+    ):
         for probe in ("retrieve", "elicit"):
             out = tmp_path / f"{name}-{probe}"
             result = invoke(probe, "-m", tiny_bert, "--norms", *norms, "--out", out, "-q")
@@ -122,8 +142,9 @@ def test_norms_formats_are_declared_once():
     assert tuple(FORMATS) == NORMS_FORMATS
 
 
-def test_remove_an_installed_norm_set_and_the_name_in_the_manifest(tiny_bert, toy_norms_path,
-                                                                    tmp_path):  # fmt: skip
+def test_remove_an_installed_norm_set_and_the_name_in_the_manifest(
+    tiny_bert, toy_norms_path, tmp_path
+):
     link = tmp_path / "linked.dat"
     link.symlink_to(toy_norms_path)
     assert invoke("norms", "install", "toy", link).exit_code == 0

@@ -13,10 +13,11 @@ import pytest
 # the interpreter's own start-up (site imports) comes before any of our code: the child says
 # when it is past it, and the delays count from there
 PROBE = [
-    sys.executable, "-c",
+    sys.executable,
+    "-c",
     "import sys; print('started', file=sys.stderr, flush=True)\n"
     "from tacit.console import run; run()",
-]  # fmt: skip
+]
 
 
 def _modules_after(code: str) -> set[str]:
@@ -52,8 +53,9 @@ def test_importing_the_module_entry_point_runs_nothing():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0 and not done.stdout, done.stdout + done.stderr
-    ran = subprocess.run([sys.executable, "-m", "tacit.cli", "--help"], capture_output=True,
-                         text=True)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, "-m", "tacit.cli", "--help"], capture_output=True, text=True
+    )
     assert ran.returncode == 0 and "Usage: " in ran.stdout
 
 
@@ -68,10 +70,11 @@ def test_api_names_load_on_first_use():
 
 # `python -m tacit.cli` (what accelerate launch and torchrun run) imports the package first
 MODULE = [
-    sys.executable, "-c",
+    sys.executable,
+    "-c",
     "import sys; print('started', file=sys.stderr, flush=True)\n"
     "import runpy; runpy.run_module('tacit.cli', run_name='__main__', alter_sys=True)",
-]  # fmt: skip
+]
 SIGNALS = {signal.SIGINT: (130, "Ctrl-C"), signal.SIGTERM: (143, "SIGTERM")}
 
 
@@ -88,8 +91,16 @@ def test_an_interruption_during_start_up_is_one_line(
 
     The one window left is Python importing the two tiny modules the console script names
     (tacit/__init__.py, tacit/console.py: about a millisecond) before its handler exists."""
-    args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q",
-            "--out", str(tmp_path / "run")]  # fmt: skip
+    args = [
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        str(toy_norms_path),
+        "-q",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     command = PROBE if entry == "probe" else MODULE
     process = subprocess.Popen([*command, *args], stderr=subprocess.PIPE, text=True)
     assert process.stderr.readline() == "started\n"

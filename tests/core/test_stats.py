@@ -17,9 +17,14 @@ from tacit.core.stats import bootstrap_ratio_ci, holm, paired_permutation_test
 
 def _scipy_paired_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int = 0) -> float:
     result = stats.permutation_test(
-        (a, b), lambda x, y, axis: np.sum(x - y, axis=axis), permutation_type="samples",
-        n_resamples=n_resamples, alternative="two-sided", vectorized=True, random_state=seed,
-    )  # fmt: skip
+        (a, b),
+        lambda x, y, axis: np.sum(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        vectorized=True,
+        random_state=seed,
+    )
     return float(result.pvalue)
 
 
@@ -68,9 +73,14 @@ def test_the_bootstrap_agrees_with_scipys():
     sums = rng.random(80) * counts
     low, high = bootstrap_ratio_ci(sums, counts, rng=np.random.default_rng(0), n_resamples=20000)
     theirs = stats.bootstrap(
-        (sums, counts), lambda s, c, axis: s.sum(axis=axis) / c.sum(axis=axis), paired=True,
-        vectorized=True, n_resamples=20000, method="percentile", random_state=1,
-    ).confidence_interval  # fmt: skip
+        (sums, counts),
+        lambda s, c, axis: s.sum(axis=axis) / c.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=20000,
+        method="percentile",
+        random_state=1,
+    ).confidence_interval
     width = theirs.high - theirs.low
     assert low[0] == pytest.approx(theirs.low, abs=0.03 * width)
     assert high[0] == pytest.approx(theirs.high, abs=0.03 * width)
@@ -95,8 +105,9 @@ def test_holm_step_by_step():
     assert holm([0.01, 0.02, 0.03]).tolist() == pytest.approx([0.03, 0.04, 0.04])
 
 
-@pytest.mark.parametrize("value", np.random.default_rng(0).normal(0, 1, 300) * 10.0 ** np.repeat(
-    np.arange(-7, 5), 25))  # fmt: skip
+@pytest.mark.parametrize(
+    "value", np.random.default_rng(0).normal(0, 1, 300) * 10.0 ** np.repeat(np.arange(-7, 5), 25)
+)
 def test_numbers_print_to_three_significant_digits(value):
     text = format_number(float(value))
     assert not text.startswith("-0") or float(text) != 0  # never -0, -0.000

@@ -23,8 +23,20 @@ from tacit.probes.pragmeval.frozen import read_features
 
 
 def pragmeval(data: Path, model: str, cache: Path, out: Path):
-    args = ["pragmeval", "--data", data, "-m", model, "--task", "Sarcasm", "--cache-dir", cache,
-            "--out", out, "-q"]  # fmt: skip
+    args = [
+        "pragmeval",
+        "--data",
+        data,
+        "-m",
+        model,
+        "--task",
+        "Sarcasm",
+        "--cache-dir",
+        cache,
+        "--out",
+        out,
+        "-q",
+    ]
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output

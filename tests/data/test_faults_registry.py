@@ -55,8 +55,11 @@ def start_slow_install(tmp_path: Path, hold: float, *args: object) -> subprocess
     marker = tmp_path / f"holding-{time.monotonic_ns()}"
     process = subprocess.Popen(
         [sys.executable, "-c", SLOW_INSTALL, str(marker), str(hold), *map(str, args)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert process.poll() is None, process.communicate()
@@ -68,8 +71,11 @@ def start_slow_install(tmp_path: Path, hold: float, *args: object) -> subprocess
 def probe(*args: object) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "tacit.cli", *map(str, args)],
-        capture_output=True, text=True, env=dict(os.environ), timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
 
 
 def test_two_installs_at_once_both_land(tmp_path):
@@ -88,10 +94,14 @@ def test_two_installs_at_once_both_land(tmp_path):
 def test_many_real_installs_at_once_all_land(tmp_path):
     paths = [write_norms(tmp_path / f"set{n}.dat") for n in range(4)]
     processes = [
-        subprocess.Popen([sys.executable, "-m", "tacit.cli", "norms", "install", f"set{n}", path],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "tacit.cli", "norms", "install", f"set{n}", path],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for n, path in enumerate(paths)
-    ]  # fmt: skip
+    ]
     errors = [p.communicate(timeout=120)[1] for p in processes]
     assert [p.returncode for p in processes] == [0, 0, 0, 0], errors
     assert sorted(registry()["norms"]) == ["set0", "set1", "set2", "set3"]
@@ -135,9 +145,11 @@ def test_the_same_name_installed_by_another_install_meanwhile(tmp_path, monkeypa
     monkeypatch.setattr(store, "register_norms", then_another_install)
     result = CliRunner().invoke(app, ["norms", "install", "lab", str(first)])
     assert result.exit_code == 0, result.output
-    assert result.stdout.strip().endswith("installed as 'lab' (the default: runs without "
-                                          "--norms or $TACIT_NORMS use it): later runs take "
-                                          "--norms lab")  # fmt: skip
+    assert result.stdout.strip().endswith(
+        "installed as 'lab' (the default: runs without "
+        "--norms or $TACIT_NORMS use it): later runs take "
+        "--norms lab"
+    )
     assert [(e.name, e.path) for e in installed_norms()] == [("lab", second)]
 
 

@@ -74,8 +74,9 @@ def hub_cache(tmp_path_factory) -> Path:
     return cache
 
 
-def test_an_unreachable_hub_is_asked_once_then_one_line(hanging_hub, toy_norms_path, tmp_path,
-                                                         monkeypatch, tiny_bert):  # fmt: skip
+def test_an_unreachable_hub_is_asked_once_then_one_line(
+    hanging_hub, toy_norms_path, tmp_path, monkeypatch, tiny_bert
+):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(TacitError) as raised:
         tacit.retrieve(["someone/not-cached"], norms=toy_norms_path, progress=False)
@@ -91,12 +92,14 @@ def test_an_unreachable_hub_is_asked_once_then_one_line(hanging_hub, toy_norms_p
     assert hanging_hub.connections == asked  # asked once per process
 
 
-def test_a_cached_model_loads_when_the_hub_does_not_answer(hanging_hub, hub_cache, monkeypatch,
-                                                           toy_norms_path):  # fmt: skip
+def test_a_cached_model_loads_when_the_hub_does_not_answer(
+    hanging_hub, hub_cache, monkeypatch, toy_norms_path
+):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     with pytest.warns(UserWarning, match="cannot be reached.*read from its cache"):
-        result = tacit.retrieve(["someone/tiny-bert"], norms=toy_norms_path, max_props=2,
-                                progress=False)  # fmt: skip
+        result = tacit.retrieve(
+            ["someone/tiny-bert"], norms=toy_norms_path, max_props=2, progress=False
+        )
     assert result.manifest["models"][0]["resolved_revision"] == COMMITS["main"]
     assert 1 <= hanging_hub.connections <= 2
 
@@ -104,8 +107,9 @@ def test_a_cached_model_loads_when_the_hub_does_not_answer(hanging_hub, hub_cach
 def test_offline_mode_asks_nothing(hanging_hub, hub_cache, monkeypatch, toy_norms_path):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    result = tacit.retrieve(["someone/tiny-bert"], norms=toy_norms_path, max_props=1,
-                            progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        ["someone/tiny-bert"], norms=toy_norms_path, max_props=1, progress=False
+    )
     assert len(result.summary) == 1
     with pytest.raises(TacitError, match="not in the Hugging Face cache .*HF_HUB_OFFLINE=1 is set"):
         tacit.retrieve(["someone/other"], norms=toy_norms_path)
@@ -134,10 +138,23 @@ def test_the_command_fails_fast_with_one_line_and_leaves_no_folder(toy_norms_pat
     env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf")}
     env.pop("HF_HUB_OFFLINE", None)
     done = subprocess.run(
-        [sys.executable, "-c", "from tacit.console import run; run()", "retrieve", "-q",
-         "--model", "roberta-base", "--norms", str(toy_norms_path)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from tacit.console import run; run()",
+            "retrieve",
+            "-q",
+            "--model",
+            "roberta-base",
+            "--norms",
+            str(toy_norms_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     server.close()
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1, done.stderr

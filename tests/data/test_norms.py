@@ -161,11 +161,20 @@ def test_the_papers_counts_only_beside_the_papers_norms(tmp_path):
     from tacit.norms.cslb import PAPER_SHA256
     from tacit.probes import registry
 
-    summary = pd.DataFrame({
-        "model": ["m", "m"], "relation": ["has", "is"], "prefix": [True, True], "n_prompts": [4, 3],
-        "n_concepts": [4, 3], "map_vocab": [0.5, 0.25], "map_vocab_ci_low": [0.4, 0.2],
-        "map_vocab_ci_high": [0.6, 0.3], "map_sens": [0.7, 0.6], "spearman_mean": [0.1, None],
-    })  # fmt: skip
+    summary = pd.DataFrame(
+        {
+            "model": ["m", "m"],
+            "relation": ["has", "is"],
+            "prefix": [True, True],
+            "n_prompts": [4, 3],
+            "n_concepts": [4, 3],
+            "map_vocab": [0.5, 0.25],
+            "map_vocab_ci_low": [0.4, 0.2],
+            "map_vocab_ci_high": [0.6, 0.3],
+            "map_sens": [0.7, 0.6],
+            "spearman_mean": [0.1, None],
+        }
+    )
     elicit = registry.get("elicit")
     toy = {"norms": {"sha256": read_norms(write_norms(tmp_path / "n.dat")).sha256}}
     assert "paper_n_prompts" not in elicit.table(summary, toy)[0].frame

@@ -90,8 +90,12 @@ SHAPES = [
     ("made_of_metal", "is made of metal", "made of", "metal"),
     ("used_long_ago", "was used long ago", "other", ""),
     ("used_for_cooking", "is used for cooking", "is", "used for cooking"),
-    ("used_for_locking/unlocking_doors", "is used for locking doors", "is",
-     "used for locking_unlocking doors"),
+    (
+        "used_for_locking/unlocking_doors",
+        "is used for locking doors",
+        "is",
+        "used for locking_unlocking doors",
+    ),
     ("worn_on_feet", "is worn on feet", "is", "worn on feet"),
     ("found_in_kitchens", "is found in kitchens", "is", "found in kitchens"),
     ("eaten_as_prunes_(dried)", "is eaten as prunes", "is", "eaten as prunes"),
@@ -115,7 +119,7 @@ SHAPES = [
     ("tastes_hot/spicy", "tastes hot", "does", ""),
     ("requires_a_license", "requires a license", "does", ""),
     ("Frisbee_thrower", "Frisbee thrower", "other", ""),  # made up: no rule of its own
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("feature", "phrase", "relation", "answer"), SHAPES)

@@ -131,8 +131,9 @@ def test_an_unwritable_cache_still_builds(tiny_bert, tmp_path, monkeypatch):
     monkeypatch.setenv("TACIT_CACHE_DIR", str(blocker))
     with pytest.warns(UserWarning, match="cannot cache single-token words there"):
         vocab = build_vocabulary({"b": load_tokenizer(tiny_bert)})
-    assert vocab.found_by == {"b": f"computed, not cached ({blocker}/single-token-words: "
-                                   "Not a directory)"}  # fmt: skip
+    assert vocab.found_by == {
+        "b": f"computed, not cached ({blocker}/single-token-words: Not a directory)"
+    }
     assert "bear" in vocab.words
 
 
@@ -160,8 +161,9 @@ def test_the_words_filter_keeps_words_of_letters(tiny_bert):
 def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
     import tacit
 
-    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha",
-                            progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha", progress=False
+    )
     assert all(w.isalpha() for w in result.vocab.words)
     assert result.manifest["vocabulary"]["words_filter"]["words"] == "alpha"
     assert result.manifest["vocab_words"] == "alpha"

@@ -31,16 +31,28 @@ def free_port() -> int:
 def torchrun(args: list[str], processes: int, cache: Path) -> subprocess.CompletedProcess[str]:
     """`torchrun --nproc_per_node N -m tacit.cli ARGS` (torchrun ships with torch); each run
     gets its own cache so that both compute the vocabulary (the manifest says so)."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
-               str(processes), "--master_port", str(free_port()), "-m", "tacit.cli", *args]  # fmt: skip
-    return subprocess.run(command, env=env(TACIT_CACHE_DIR=str(cache)), capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(processes),
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "tacit.cli",
+        *args,
+    ]
+    return subprocess.run(
+        command, env=env(TACIT_CACHE_DIR=str(cache)), capture_output=True, text=True, timeout=300
+    )
 
 
 def single(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "tacit.cli", *args]
-    return subprocess.run(command, env=env(TACIT_CACHE_DIR=str(cache)), capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        command, env=env(TACIT_CACHE_DIR=str(cache)), capture_output=True, text=True, timeout=300
+    )
 
 
 def same_files(one: Path, two: Path) -> None:
@@ -65,8 +77,9 @@ def same_files(one: Path, two: Path) -> None:
 
 
 @pytest.mark.parametrize("probe", ["retrieve", "elicit", "retrieve --candidates concepts"])
-def test_two_processes_write_the_files_of_one(probe, tiny_bert, tiny_roberta, toy_norms_path,
-                                              tmp_path):  # fmt: skip
+def test_two_processes_write_the_files_of_one(
+    probe, tiny_bert, tiny_roberta, toy_norms_path, tmp_path
+):
     args = [
         *probe.split(),
         "-m",
@@ -91,8 +104,13 @@ def test_a_process_that_dies_fails_the_run_cleanly(tiny_bert, toy_norms_path, tm
     out = tmp_path / "run"
     args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(out)]
     port = str(free_port())
-    launch = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "WORLD_SIZE": "2",
-              "TACIT_DIST_TIMEOUT": "60", "TACIT_DIST_TEST_EXIT_RANK": "1"}  # fmt: skip
+    launch = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": port,
+        "WORLD_SIZE": "2",
+        "TACIT_DIST_TIMEOUT": "60",
+        "TACIT_DIST_TEST_EXIT_RANK": "1",
+    }
     processes, outputs = run_as_two_ranks(args, env(**launch))
     main_stderr = outputs[0][1]
     assert processes[1].returncode == 3

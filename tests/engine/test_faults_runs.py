@@ -34,13 +34,27 @@ TIMING = ("started", "finished", "command", "resumed")
 def probe(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m tacit.cli ARGS` in its own process (so it can be killed), one thread."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **env}
-    return subprocess.run([sys.executable, "-m", "tacit.cli", *args], env=environment,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tacit.cli", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def run_args(models: list[str], norms: Path, out: Path) -> list[str]:
-    return ["retrieve", *(a for m in models for a in ("-m", m)), "--norms", str(norms),
-            "--max-props", "3", "-q", "--out", str(out)]  # fmt: skip
+    return [
+        "retrieve",
+        *(a for m in models for a in ("-m", m)),
+        "--norms",
+        str(norms),
+        "--max-props",
+        "3",
+        "-q",
+        "--out",
+        str(out),
+    ]
 
 
 def files_of(out: Path) -> dict[str, bytes]:
@@ -157,12 +171,15 @@ def test_a_second_process_on_a_run_directory_is_refused(tiny_bert, toy_norms_pat
         sys.argv = ["probe", *{run_args([tiny_bert], toy_norms_path, out)!r}]
         run()
     """)
-    first = subprocess.Popen([sys.executable, "-c", slow], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "-c", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert first.stdout.readline().strip() == "scoring"
-        for second in (run_args([tiny_bert], toy_norms_path, out),
-                       [*run_args([tiny_bert], toy_norms_path, out), "--resume"]):  # fmt: skip
+        for second in (
+            run_args([tiny_bert], toy_norms_path, out),
+            [*run_args([tiny_bert], toy_norms_path, out), "--resume"],
+        ):
             refused = runner.invoke(app, second)
             assert refused.exit_code == 1
             (line,) = refused.stderr.strip().splitlines()
@@ -174,16 +191,24 @@ def test_a_second_process_on_a_run_directory_is_refused(tiny_bert, toy_norms_pat
 
 
 @pytest.mark.slow
-def test_a_lost_process_keeps_what_was_gathered(tiny_bert, tiny_roberta, toy_norms_path,
-                                                tmp_path, uninterrupted):  # fmt: skip
+def test_a_lost_process_keeps_what_was_gathered(
+    tiny_bert, tiny_roberta, toy_norms_path, tmp_path, uninterrupted
+):
     """Rank 1 dies at its second gather (the second model's chunk), as torchrun's environment
     launches it: the main process says so in one line, keeps the first model's chunk and
     names the --resume command, which finishes the run (here in one process)."""
     out = tmp_path / "run"
     args = run_args([tiny_bert, tiny_roberta], toy_norms_path, out)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
-           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(29400 + os.getpid() % 500),
-           "WORLD_SIZE": "2", "TACIT_DIST_TIMEOUT": "60", "TACIT_DIST_TEST_EXIT_RANK": "1@2"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(29400 + os.getpid() % 500),
+        "WORLD_SIZE": "2",
+        "TACIT_DIST_TIMEOUT": "60",
+        "TACIT_DIST_TEST_EXIT_RANK": "1@2",
+    }
     processes, outputs = run_as_two_ranks(args, env)
     main = outputs[0][1].strip().splitlines()
     assert processes[0].returncode == 1 and processes[1].returncode == 3

@@ -26,14 +26,29 @@ def _train(model, tokenizer, callback_args, tmp_path, *, mlm: bool):
 
     data = [dict(tokenizer(text)) for text in SENTENCES]
     args = TrainingArguments(
-        output_dir=str(tmp_path / "trainer"), max_steps=4, eval_strategy="steps", eval_steps=2,
-        per_device_train_batch_size=4, per_device_eval_batch_size=4, learning_rate=1e-2,
-        logging_steps=1, save_strategy="no", report_to=[], use_cpu=True, disable_tqdm=True,
+        output_dir=str(tmp_path / "trainer"),
+        max_steps=4,
+        eval_strategy="steps",
+        eval_steps=2,
+        per_device_train_batch_size=4,
+        per_device_eval_batch_size=4,
+        learning_rate=1e-2,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        disable_tqdm=True,
         seed=0,
-    )  # fmt: skip
+    )
     collator = DataCollatorForLanguageModeling(tokenizer, mlm=mlm, mlm_probability=0.3)
-    trainer = Trainer(model=model, args=args, train_dataset=data, eval_dataset=data[:4],
-                      data_collator=collator, processing_class=tokenizer)  # fmt: skip
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=data,
+        eval_dataset=data[:4],
+        data_collator=collator,
+        processing_class=tokenizer,
+    )
     callback = ProbeCallback(trainer, **callback_args)
     trainer.add_callback(callback)
     trainer.train()
@@ -49,19 +64,21 @@ def test_a_masked_lm_in_training_is_probed_at_each_evaluation(tiny_bert, toy_nor
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert)
     out = tmp_path / "probes"
     trainer, callback = _train(
-        model, tokenizer,
-        {"probe": "retrieve", "norms": str(toy_norms_path), "max_props": 2, "limit": 3,
-         "out": out},
-        tmp_path, mlm=True,
-    )  # fmt: skip
+        model,
+        tokenizer,
+        {"probe": "retrieve", "norms": str(toy_norms_path), "max_props": 2, "limit": 3, "out": out},
+        tmp_path,
+        mlm=True,
+    )
     logged = _logged(trainer, "eval_tacit_retrieve_mrr")
     assert [step for step, _ in logged] == [2, 4]
     assert all(0 < value <= 1 for _, value in logged)
     assert [h["step"] for h in callback.history] == [2, 4]
     # the last value is the probe's own on the model as it ended (nothing trains after step 4)
     scorer = tacit.MaskedLMScorer.from_model(model, tokenizer, name="training")
-    again = tacit.retrieve([scorer], norms=str(toy_norms_path), max_props=2, limit=3,
-                           progress=False)  # fmt: skip
+    again = tacit.retrieve(
+        [scorer], norms=str(toy_norms_path), max_props=2, limit=3, progress=False
+    )
     assert logged[-1][1] == pytest.approx(again.summary["mrr"].iloc[-1], abs=1e-12)
     manifest = json.loads((out / "step-4" / "manifest.json").read_text())
     assert manifest["training"]["global_step"] == 4
@@ -75,10 +92,12 @@ def test_a_causal_lm_in_training_is_probed_and_logged(toy_norms_path, tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForCausalLM.from_pretrained(directory)
     trainer, callback = _train(
-        model, tokenizer,
+        model,
+        tokenizer,
         {"probe": "elicit", "norms": str(toy_norms_path), "relations": ["has"], "limit": 2},
-        tmp_path, mlm=False,
-    )  # fmt: skip
+        tmp_path,
+        mlm=False,
+    )
     logged = _logged(trainer, "eval_tacit_elicit_map_vocab")
     assert [step for step, _ in logged] == [2, 4]
     assert all(0 <= value <= 1 for _, value in logged)

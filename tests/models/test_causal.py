@@ -27,8 +27,21 @@ TEMPLATES = [
     "A knife is made of <mask>",
 ]
 # "s" after "has " merges differently in the sentence than alone; "" is an empty span
-SPANS = ["fur", "claws", "four legs", "a long tail", "s", "teeth", "eyes", "ears", "wings",
-         "A bear", "An aardvark", "metal", "x!"]  # fmt: skip
+SPANS = [
+    "fur",
+    "claws",
+    "four legs",
+    "a long tail",
+    "s",
+    "teeth",
+    "eyes",
+    "ears",
+    "wings",
+    "A bear",
+    "An aardvark",
+    "metal",
+    "x!",
+]
 
 
 def sentence_of(template: str, span: str) -> tuple[str, int, int]:
@@ -206,8 +219,12 @@ def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
 @pytest.mark.parametrize("batch_size", [1, 64])
 def test_vocab_is_the_next_token_softmax(causal_model, batch_size):
     scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
-    prompts = ["Everyone knows that a bear has <mask>.", "A cat has <mask>", "<mask>!",
-               "Everyone knows that a bear has <mask>."]  # fmt: skip
+    prompts = [
+        "Everyone knows that a bear has <mask>.",
+        "A cat has <mask>",
+        "<mask>!",
+        "Everyone knows that a bear has <mask>.",
+    ]
     vocab_ids = np.array([4649, 15503, 10, 50260, 7])
     tokenizer = AutoTokenizer.from_pretrained(causal_model)
     model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
@@ -254,18 +271,37 @@ def test_kinds(tiny_gpt2, tiny_llama, tiny_bert, tmp_path):
     assert model_kind(tiny_gpt2) == "causal" and model_kind(tiny_llama) == "causal"
     assert model_kind(tiny_bert) == "masked"
     encoder = tmp_path / "encoder"
-    BertModel(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1,
-                         num_attention_heads=1, intermediate_size=8)).save_pretrained(encoder)  # fmt: skip
+    BertModel(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=8,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            intermediate_size=8,
+        )
+    ).save_pretrained(encoder)
     with pytest.raises(TacitError, match="BertModel checkpoint is none of the model kinds"):
         model_kind(str(encoder))
 
 
 def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_path, tmp_path):
     fails_cleanly(
-        ["retrieve", "-m", tiny_gpt2, "--norms", toy_norms_path, "--max-props", "2",
-         "--out", tmp_path / "run", "--device", "cpu"],
-        "--candidates concepts", out=tmp_path / "run",
-    )  # fmt: skip
+        [
+            "retrieve",
+            "-m",
+            tiny_gpt2,
+            "--norms",
+            toy_norms_path,
+            "--max-props",
+            "2",
+            "--out",
+            tmp_path / "run",
+            "--device",
+            "cpu",
+        ],
+        "--candidates concepts",
+        out=tmp_path / "run",
+    )
 
 
 def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
@@ -279,10 +315,25 @@ def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
 def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_path, tmp_path):
     """One shared vocabulary across kinds; the causal rows are the next-token softmax."""
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, [
-        "elicit", "-m", tiny_bert, "-m", tiny_gpt2, "--norms", str(toy_norms_path),
-        "--relation", "has", "--out", str(out), "-q", "--device", "cpu",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "elicit",
+            "-m",
+            tiny_bert,
+            "-m",
+            tiny_gpt2,
+            "--norms",
+            str(toy_norms_path),
+            "--relation",
+            "has",
+            "--out",
+            str(out),
+            "-q",
+            "--device",
+            "cpu",
+        ],
+    )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert [m["kind"] for m in manifest["models"]] == ["masked", "causal"]
@@ -329,12 +380,40 @@ def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
     """The person prompt's blank comes first: a causal model scores each word in place."""
     out = tmp_path / "prince"
     words = tmp_path / "words.txt"  # a small vocabulary: every word is a sentence to score
-    words.write_text("\n".join(["person", "man", "woman", "dog", "leader", "land", "history",
-                                 "water", "queen", "bear", "the", "people", "house"]))  # fmt: skip
-    result = CliRunner().invoke(app, [
-        "prince", "-m", real_bert, "-m", tiny_gpt2, "--vocab-file", str(words), "--out",
-        str(out), "-q",
-    ])  # fmt: skip
+    words.write_text(
+        "\n".join(
+            [
+                "person",
+                "man",
+                "woman",
+                "dog",
+                "leader",
+                "land",
+                "history",
+                "water",
+                "queen",
+                "bear",
+                "the",
+                "people",
+                "house",
+            ]
+        )
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "prince",
+            "-m",
+            real_bert,
+            "-m",
+            tiny_gpt2,
+            "--vocab-file",
+            str(words),
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out / "prompts.csv", keep_default_na=False)
     assert list(table.model) == [real_bert, real_bert, tiny_gpt2, tiny_gpt2]
@@ -356,10 +435,25 @@ def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
 
     data = write_nope(tmp_path / "nope")
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, [
-        "nli", "--suite", "nope", "--data", str(data), "-m", tiny_gpt2, "--mode", "cloze",
-        "--verbalizer", "Yes,Perhaps not,No", "--out", str(out), "-q",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "nli",
+            "--suite",
+            "nope",
+            "--data",
+            str(data),
+            "-m",
+            tiny_gpt2,
+            "--mode",
+            "cloze",
+            "--verbalizer",
+            "Yes,Perhaps not,No",
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["models"][0]["mode"] == "cloze"
@@ -378,8 +472,18 @@ def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
 
     data = write_pragmeval(tmp_path / "pragmeval")
     out = tmp_path / "run"
-    base = ["pragmeval", "--data", str(data), "-m", tiny_gpt2, "--task", "Sarcasm",
-            "--cache-dir", str(tmp_path / "cache"), "-q"]  # fmt: skip
+    base = [
+        "pragmeval",
+        "--data",
+        str(data),
+        "-m",
+        tiny_gpt2,
+        "--task",
+        "Sarcasm",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-q",
+    ]
     result = CliRunner().invoke(app, [*base, "--pooling", pooling, "--out", str(out)])
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
@@ -422,10 +526,23 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     """`probe retrieve --candidates concepts -m gpt2`: each concept's rank is its sentence's
     among all concepts' sentences, computed the plain way (support.causal_reference)."""
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, [
-        "retrieve", "-m", tiny_gpt2, "--norms", str(toy_norms_path), "--candidates",
-        "concepts", "--max-props", "2", "--out", str(out), "-q",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "retrieve",
+            "-m",
+            tiny_gpt2,
+            "--norms",
+            str(toy_norms_path),
+            "--candidates",
+            "concepts",
+            "--max-props",
+            "2",
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates.txt").read_text().splitlines()
@@ -442,13 +559,27 @@ def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
 
     from tacit.core.metrics import average_precision
 
-    norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
-                        ("bear", "visual perceptual", "has four legs", 9)])  # fmt: skip
+    norms = write_norms(
+        tmp_path / "norms.dat", [*TOY_NORMS, ("bear", "visual perceptual", "has four legs", 9)]
+    )
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, [
-        "elicit", "-m", tiny_gpt2, "--norms", str(norms), "--relation", "has",
-        "--candidates", "answers", "--out", str(out), "-q",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "elicit",
+            "-m",
+            tiny_gpt2,
+            "--norms",
+            str(norms),
+            "--relation",
+            "has",
+            "--candidates",
+            "answers",
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates-has.txt").read_text().splitlines()

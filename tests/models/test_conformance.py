@@ -109,8 +109,9 @@ def test_the_fake_scorer_runs_the_probes_end_to_end(tiny_bert, toy_norms_path):
     assert list(first.prompts["model"].unique()) == ["fake"]
     np.testing.assert_array_equal(first.prompts["rank"], again.prompts["rank"])
     assert first.manifest["models"][0]["class"] == "FakeScorer"
-    spans = tacit.retrieve([fake], norms=toy_norms_path, max_props=2, candidates="concepts",
-                           progress=False)  # fmt: skip
+    spans = tacit.retrieve(
+        [fake], norms=toy_norms_path, max_props=2, candidates="concepts", progress=False
+    )
     assert spans.manifest["span_work"]["span_rows"] > 0
     elicited = tacit.elicit([fake], norms=toy_norms_path, relations=["has"], progress=False)
     assert set(elicited.summary["relation"]) == {"has"}

@@ -28,15 +28,22 @@ def small_memory(model_dir: str) -> str:
 
 def test_a_split_model_scores_as_the_whole_one(tiny_bert, tmp_path):
     whole = MaskedLMScorer(tiny_bert, device="cpu")
-    split = MaskedLMScorer(tiny_bert, device="cpu", device_map="auto",
-                           max_memory=small_memory(tiny_bert), offload_folder=tmp_path)  # fmt: skip
+    split = MaskedLMScorer(
+        tiny_bert,
+        device="cpu",
+        device_map="auto",
+        max_memory=small_memory(tiny_bert),
+        offload_folder=tmp_path,
+    )
     placed = split.record()["device_map"]
     assert set(placed) == {"cpu", "disk"}, placed  # really split
     spans = ["A bear", "An apple", "A coffee machine"]
     np.testing.assert_allclose(
         split.score_spans(TEMPLATES, spans, progress=False).span,
-        whole.score_spans(TEMPLATES, spans, progress=False).span, rtol=1e-6, atol=1e-6,
-    )  # fmt: skip
+        whole.score_spans(TEMPLATES, spans, progress=False).span,
+        rtol=1e-6,
+        atol=1e-6,
+    )
     ids = np.arange(5, 25)
     got = split.score_targets(TEMPLATES, [0, 3], ids, progress=False)
     want = whole.score_targets(TEMPLATES, [0, 3], ids, progress=False)
@@ -46,9 +53,22 @@ def test_a_split_model_scores_as_the_whole_one(tiny_bert, tmp_path):
 
 def test_device_map_from_the_command_line(tiny_bert, toy_norms_path, tmp_path):
     out = tmp_path / "run"
-    args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--out", str(out),
-            "--device-map", "auto", "--max-memory", small_memory(tiny_bert),
-            "--offload-folder", str(tmp_path / "offload")]  # fmt: skip
+    args = [
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        str(toy_norms_path),
+        "-q",
+        "--out",
+        str(out),
+        "--device-map",
+        "auto",
+        "--max-memory",
+        small_memory(tiny_bert),
+        "--offload-folder",
+        str(tmp_path / "offload"),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())

@@ -60,13 +60,17 @@ def test_a_damaged_model_file_is_one_line(tiny_bert, toy_norms_path, tmp_path, c
 def test_a_torch_checkpoint_cut_short_is_one_line(tiny_bert, toy_norms_path, tmp_path):
     model = shutil.copytree(tiny_bert, tmp_path / "model")
     (model / "model.safetensors").unlink()
-    torch.save(AutoModelForMaskedLM.from_pretrained(tiny_bert).state_dict(),
-               model / "pytorch_model.bin")  # fmt: skip
+    torch.save(
+        AutoModelForMaskedLM.from_pretrained(tiny_bert).state_dict(), model / "pytorch_model.bin"
+    )
     assert CliRunner().invoke(app, retrieve(model, toy_norms_path, tmp_path / "ok")).exit_code == 0
     weights = model / "pytorch_model.bin"
     weights.write_bytes(cut(weights.read_bytes()))  # before: `[Errno 22] Invalid argument`
-    fails_cleanly(retrieve(model, toy_norms_path, tmp_path / "run"), f"{weights} is damaged",
-                  out=tmp_path / "run")  # fmt: skip
+    fails_cleanly(
+        retrieve(model, toy_norms_path, tmp_path / "run"),
+        f"{weights} is damaged",
+        out=tmp_path / "run",
+    )
 
 
 def test_a_failed_load_leaves_earlier_results_as_they_were(tiny_bert, toy_norms_path, tmp_path):
@@ -88,8 +92,11 @@ def test_a_damaged_model_in_the_hub_cache_names_its_folder(tiny_bert, toy_norms_
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "tacit.cli", *retrieve("org/tiny", toy_norms_path, out)],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == (
         f"error: --model org/tiny: {snapshot / 'model.safetensors'} is damaged or cut short "
@@ -106,8 +113,12 @@ def test_names_longer_than_the_file_system_allows(tiny_bert, toy_norms_path, tmp
         line = fails_cleanly(retrieve(tiny_bert, toy_norms_path, out), f"--out {out}: a name")
         assert "of 300 bytes, longer than the 255 this file system allows; give another" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing made on the way
-    fails_cleanly(retrieve(tmp_path / LONG, toy_norms_path, tmp_path / "run"),
-                  f"--model {tmp_path / LONG}: cannot read it (File name too long)")  # fmt: skip
-    fails_cleanly(retrieve(tiny_bert, tmp_path / LONG, tmp_path / "run"),
-                  f"{tmp_path / LONG}: cannot read it (File name too long)")  # fmt: skip
+    fails_cleanly(
+        retrieve(tmp_path / LONG, toy_norms_path, tmp_path / "run"),
+        f"--model {tmp_path / LONG}: cannot read it (File name too long)",
+    )
+    fails_cleanly(
+        retrieve(tiny_bert, tmp_path / LONG, tmp_path / "run"),
+        f"{tmp_path / LONG}: cannot read it (File name too long)",
+    )
     fails_cleanly(["norms", "install", tmp_path / LONG], "cannot read it (File name too long)")

@@ -20,8 +20,12 @@ from tacit.models.causal import CausalLMScorer
 from tacit.models.masked import MaskedLMScorer
 from tacit.vocab import build_vocabulary
 
-PROMPTS = ["A <mask> has fur.", "A <mask> has fur, is big, and has claws.", "A <mask> barks.",
-           "Everyone knows that a cat has <mask>."]  # fmt: skip
+PROMPTS = [
+    "A <mask> has fur.",
+    "A <mask> has fur, is big, and has claws.",
+    "A <mask> barks.",
+    "Everyone knows that a cat has <mask>.",
+]
 TARGETS = ["bear", "bear", "dog", "fur"]
 
 
@@ -30,8 +34,9 @@ def _lora(model_dir, out, target_modules, seed=1):
     peft = pytest.importorskip("peft", reason="peft is not installed (pip install 'tacit[peft]')")
     torch.manual_seed(seed)
     auto = AutoModelForCausalLM if "gpt2" in str(model_dir) else AutoModelForMaskedLM
-    config = peft.LoraConfig(r=4, lora_alpha=64, target_modules=target_modules,
-                             init_lora_weights=False)  # fmt: skip
+    config = peft.LoraConfig(
+        r=4, lora_alpha=64, target_modules=target_modules, init_lora_weights=False
+    )
     peft.get_peft_model(auto.from_pretrained(model_dir), config).save_pretrained(out)
     return out
 
@@ -72,8 +77,9 @@ def test_a_lora_adapter_on_a_causal_lm(tmp_path):
     got = CausalLMScorer(f"{base},peft={adapter}", device="cpu").score_spans(
         templates, spans, progress=False, cache=False
     )
-    want = CausalLMScorer(merged, device="cpu").score_spans(templates, spans, progress=False,
-                                                            cache=False)  # fmt: skip
+    want = CausalLMScorer(merged, device="cpu").score_spans(
+        templates, spans, progress=False, cache=False
+    )
     np.testing.assert_allclose(got.sentence, want.sentence, rtol=1e-6, atol=1e-5)
 
 
@@ -97,10 +103,14 @@ def _remote_code_model(tiny_bert, directory):
         "class ToyForMaskedLM(BertForMaskedLM):\n    config_class = ToyConfig\n"
     )
     config = json.loads((directory / "config.json").read_text())
-    config.update(model_type="toy-bert", architectures=["ToyForMaskedLM"], auto_map={
-        "AutoConfig": "configuration_toy.ToyConfig",
-        "AutoModelForMaskedLM": "modeling_toy.ToyForMaskedLM",
-    })  # fmt: skip
+    config.update(
+        model_type="toy-bert",
+        architectures=["ToyForMaskedLM"],
+        auto_map={
+            "AutoConfig": "configuration_toy.ToyConfig",
+            "AutoModelForMaskedLM": "modeling_toy.ToyForMaskedLM",
+        },
+    )
     (directory / "config.json").write_text(json.dumps(config))
     return str(directory)
 
@@ -112,10 +122,16 @@ def test_remote_code_runs_only_when_trusted(tiny_bert, tmp_path, monkeypatch, to
     model = _remote_code_model(tiny_bert, tmp_path / "toy")
     with pytest.raises(TacitError, match=r"models .*toy: .*trust_remote_code"):
         tacit.retrieve([model], norms=toy_norms_path, max_props=1, device="cpu", progress=False)
-    trusted = tacit.retrieve([f"{model},trust_remote_code=true"], norms=toy_norms_path,
-                             max_props=1, device="cpu", progress=False)  # fmt: skip
-    plain = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, device="cpu",
-                           progress=False)  # fmt: skip
+    trusted = tacit.retrieve(
+        [f"{model},trust_remote_code=true"],
+        norms=toy_norms_path,
+        max_props=1,
+        device="cpu",
+        progress=False,
+    )
+    plain = tacit.retrieve(
+        [tiny_bert], norms=toy_norms_path, max_props=1, device="cpu", progress=False
+    )
     record = trusted.manifest["models"][0]
     assert record["class"] == "ToyForMaskedLM" and record["load"]["trust_remote_code"] is True
     np.testing.assert_allclose(trusted.summary["mrr"], plain.summary["mrr"])  # the same weights
@@ -131,16 +147,18 @@ def test_attention_kernel_and_the_checkpoints_own_precision(tiny_bert, tmp_path)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(half)
     auto = MaskedLMScorer(f"{half},dtype=auto", device="cpu")
     assert auto.dtype == torch.bfloat16
-    assert auto.record()["load"] == {**auto.record()["load"], "dtype": "bfloat16",
-                                     "dtype_asked": "auto"}  # fmt: skip
+    assert auto.record()["load"] == {
+        **auto.record()["load"],
+        "dtype": "bfloat16",
+        "dtype_asked": "auto",
+    }
     assert MaskedLMScorer(str(half), device="cpu").dtype == torch.float32  # as asked: float32
 
 
 @pytest.mark.parametrize("bits", ["8bit", "4bit"])
 def test_quantized_weights_are_refused_off_a_gpu_before_anything_loads(bits, toy_norms_path):
     with pytest.raises(TacitError, match=f"load_in_{bits} needs a CUDA GPU.*this run is on cpu"):
-        tacit.retrieve([f"no/such-model,load_in_{bits}=true"], norms=toy_norms_path,
-                       device="cpu")  # fmt: skip
+        tacit.retrieve([f"no/such-model,load_in_{bits}=true"], norms=toy_norms_path, device="cpu")
 
 
 def test_batch_size_auto_finds_the_largest_that_fits(tiny_bert, monkeypatch):

@@ -31,8 +31,20 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
 ):
     model_dir = request.getfixturevalue(model)
     out = tmp_path / "run"
-    args = ["retrieve", "-m", model_dir, "--norms", str(toy_norms_path), "--candidates",
-            "concepts", "--max-props", "3", "--out", str(out), "-q"]  # fmt: skip
+    args = [
+        "retrieve",
+        "-m",
+        model_dir,
+        "--norms",
+        str(toy_norms_path),
+        "--candidates",
+        "concepts",
+        "--max-props",
+        "3",
+        "--out",
+        str(out),
+        "-q",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
@@ -56,8 +68,9 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
     per_prompt = plain[[row[p] for p in prompts["prompt"]]]
     targets = [spans.index(s) for s in prompts["target_span"]]
     np.testing.assert_array_equal(prompts["rank"], ranks_of(per_prompt, targets))
-    np.testing.assert_allclose(prompts["target_score"], per_prompt[np.arange(len(targets)), targets],
-                               rtol=1e-5, atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        prompts["target_score"], per_prompt[np.arange(len(targets)), targets], rtol=1e-5, atol=1e-4
+    )
     assert (prompts["n_candidates"] == len(spans)).all()
     assert prompts["top5"].str.count(r" \| ").eq(4).all()
     manifest = json.loads((out / "manifest.json").read_text())
@@ -74,9 +87,15 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
 @pytest.mark.parametrize("normalize", ["sum", "mean", "pmi"])
 @pytest.mark.parametrize("scoring", ["l2r", "independent"])
 def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normalize, scoring):
-    result = tacit.retrieve([tiny_roberta], norms=toy_norms_path, max_props=2,
-                            candidates="concepts", span_scoring=scoring, normalize=normalize,
-                            progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [tiny_roberta],
+        norms=toy_norms_path,
+        max_props=2,
+        candidates="concepts",
+        span_scoring=scoring,
+        normalize=normalize,
+        progress=False,
+    )
     prompts = result.prompts
     spans = result.files["candidates.txt"].splitlines()
     templates = list(dict.fromkeys(prompts["prompt"]))
@@ -89,19 +108,37 @@ def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normaliz
     row = {t: n for n, t in enumerate(templates)}
     per_prompt = plain[[row[p] for p in prompts["prompt"]]]
     targets = [spans.index(s) for s in prompts["target_span"]]
-    np.testing.assert_allclose(prompts["target_score"], per_prompt[np.arange(len(targets)), targets],
-                               rtol=1e-5, atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        prompts["target_score"], per_prompt[np.arange(len(targets)), targets], rtol=1e-5, atol=1e-4
+    )
     np.testing.assert_array_equal(prompts["rank"], ranks_of(per_prompt, targets))
     assert result.prompts["target_prob"].isna().all() == (normalize != "sum")
 
 
 def test_elicitation_over_answers(tiny_roberta, tmp_path):
-    norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
-                        ("bear", "visual perceptual", "has four legs", 9),
-                        ("dog", "visual perceptual", "has four legs", 14)])  # fmt: skip
+    norms = write_norms(
+        tmp_path / "norms.dat",
+        [
+            *TOY_NORMS,
+            ("bear", "visual perceptual", "has four legs", 9),
+            ("dog", "visual perceptual", "has four legs", 14),
+        ],
+    )
     out = tmp_path / "run"
-    args = ["elicit", "-m", tiny_roberta, "--norms", str(norms), "--relation", "has",
-            "--candidates", "answers", "--out", str(out), "-q"]  # fmt: skip
+    args = [
+        "elicit",
+        "-m",
+        tiny_roberta,
+        "--norms",
+        str(norms),
+        "--relation",
+        "has",
+        "--candidates",
+        "answers",
+        "--out",
+        str(out),
+        "-q",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
@@ -122,11 +159,24 @@ def test_elicitation_over_answers(tiny_roberta, tmp_path):
 def test_answers_a_tokenizer_cannot_read_are_left_out_and_counted(tiny_bert, tmp_path):
     """tiny BERT's word list has neither `four` nor `legs`: scored, the answer would be two
     unknown tokens (and could rank first); it is left out of the candidates, said and counted."""
-    norms = write_norms(tmp_path / "norms.dat", [*TOY_NORMS,
-                        ("dog", "visual perceptual", "has four legs", 14)])  # fmt: skip
+    norms = write_norms(
+        tmp_path / "norms.dat", [*TOY_NORMS, ("dog", "visual perceptual", "has four legs", 14)]
+    )
     out = tmp_path / "run"
-    args = ["elicit", "-m", tiny_bert, "--norms", str(norms), "--relation", "has",
-            "--candidates", "answers", "--out", str(out), "-q"]  # fmt: skip
+    args = [
+        "elicit",
+        "-m",
+        tiny_bert,
+        "--norms",
+        str(norms),
+        "--relation",
+        "has",
+        "--candidates",
+        "answers",
+        "--out",
+        str(out),
+        "-q",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "four legs" not in (out / "candidates-has.txt").read_text().splitlines()
@@ -156,8 +206,10 @@ def test_a_candidates_file_and_its_errors(tiny_bert, tiny_roberta, toy_norms_pat
     )
     # tiny BERT reads `An apple` (no `An` in its word list) as an unknown token: refused
     line = spans.read_text().splitlines().index("An apple") + 1
-    fails_cleanly([*base, "--candidates", spans],
-                  f"{spans}, line {line}: 'An apple' is not read whole by {tiny_bert}'s tokenizer")  # fmt: skip
+    fails_cleanly(
+        [*base, "--candidates", spans],
+        f"{spans}, line {line}: 'An apple' is not read whole by {tiny_bert}'s tokenizer",
+    )
     base[2] = tiny_roberta  # byte-level BPE reads every span
     out = tmp_path / "run"
     assert runner.invoke(app, [*base, "--candidates", str(spans), "--out", str(out)]).exit_code == 0
@@ -168,8 +220,14 @@ def test_a_candidates_file_and_its_errors(tiny_bert, tiny_roberta, toy_norms_pat
 def test_articles_file_overrides_the_lexicon(tiny_bert, toy_norms_path, tmp_path):
     articles = tmp_path / "articles.csv"
     articles.write_text("concept,article\napple,a\n")
-    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1,
-                            candidates="concepts", articles=articles, progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [tiny_bert],
+        norms=toy_norms_path,
+        max_props=1,
+        candidates="concepts",
+        articles=articles,
+        progress=False,
+    )
     assert "A apple" in result.files["candidates.txt"].splitlines()
     assert result.manifest["options"]["articles"] == str(articles)
 
@@ -183,8 +241,22 @@ def test_masked_and_causal_models_rank_the_same_candidates(
     from tacit.models.causal import CausalLMScorer
 
     out = tmp_path / "run"
-    args = ["retrieve", "-m", tiny_bert, "-m", tiny_gpt2, "--norms", str(toy_norms_path),
-            "--candidates", "concepts", "--max-props", "2", "--out", str(out), "-q"]  # fmt: skip
+    args = [
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_gpt2,
+        "--norms",
+        str(toy_norms_path),
+        "--candidates",
+        "concepts",
+        "--max-props",
+        "2",
+        "--out",
+        str(out),
+        "-q",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")

@@ -143,18 +143,30 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
     )
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == [
-        "model", "relation", "prefix", "n_prompts", "n_concepts",
-        "map_vocab", "map_vocab_ci_low", "map_vocab_ci_high",
-        "map_sens", "map_sens_ci_low", "map_sens_ci_high",
-        "spearman_mean", "spearman_ci_low", "spearman_ci_high", "n_spearman",
-    ]  # fmt: skip
+        "model",
+        "relation",
+        "prefix",
+        "n_prompts",
+        "n_concepts",
+        "map_vocab",
+        "map_vocab_ci_low",
+        "map_vocab_ci_high",
+        "map_sens",
+        "map_sens_ci_low",
+        "map_sens_ci_high",
+        "spearman_mean",
+        "spearman_ci_low",
+        "spearman_ci_high",
+        "n_spearman",
+    ]
     assert (summary.n_spearman <= summary.n_prompts).all()
     assert set(summary.relation) == {"has", "is a", "all"}  # all: both relations' prompts
     assert (summary.map_vocab_ci_low <= summary.map_vocab + 1e-7).all()
     assert (summary.map_vocab <= summary.map_vocab_ci_high + 1e-7).all()
     for (model, prefix), rows in prompts.groupby(["model", "prefix"]):
-        pooled = summary[(summary.model == model) & (summary.prefix == prefix)
-                         & (summary.relation == "all")]  # fmt: skip
+        pooled = summary[
+            (summary.model == model) & (summary.prefix == prefix) & (summary.relation == "all")
+        ]
         assert pooled.map_vocab.iloc[0] == pytest.approx(rows.ap_vocab.mean(), rel=1e-5)
         assert pooled.n_prompts.iloc[0] == len(rows)
     assert (out / "excluded.csv").is_file()
@@ -195,12 +207,21 @@ def test_prince_through_paraphrases(real_roberta, tmp_path):
     templates for a country's properties; each direction gets its ensemble, spread and
     consistency."""
     out = tmp_path / "prince"
-    result = runner.invoke(app, ["prince", "-m", real_roberta, "--templates", "paraphrases",
-                                 "--out", str(out), "-q"])  # fmt: skip
+    result = runner.invoke(
+        app, ["prince", "-m", real_roberta, "--templates", "paraphrases", "--out", str(out), "-q"]
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out / "prompts.csv", keep_default_na=False)
-    assert list(table.template) == ["paper", "called", "thing", "paper", "usually", "typically",
-                                    "ensemble", "ensemble"]  # fmt: skip
+    assert list(table.template) == [
+        "paper",
+        "called",
+        "thing",
+        "paper",
+        "usually",
+        "typically",
+        "ensemble",
+        "ensemble",
+    ]
     assert table.prompt.iloc[1] == (
         "Something that has parents, siblings, relatives, a home, a pet, a car, a spouse, and "
         "a job is called a <mask>."

@@ -53,8 +53,9 @@ def test_elicitation_estimates_its_prompts(toy_norms_path, options):
 
 
 @pytest.mark.parametrize(("name", "options"), [("retrieve", RETRIEVE[1]), ("elicit", ELICIT[4])])
-def test_over_the_vocabulary_the_estimate_is_an_upper_bound(tiny_bert, toy_norms_path, name,
-                                                            options):  # fmt: skip
+def test_over_the_vocabulary_the_estimate_is_an_upper_bound(
+    tiny_bert, toy_norms_path, name, options
+):
     given = {"norms": str(toy_norms_path), **options}
     estimate, built = planned(name, given, [tiny_bert])
     assert estimate is not None and 0 < built <= estimate

@@ -19,15 +19,33 @@ from tacit.probes.items.reading import read_items
 
 # minimal pairs in the style of COMPS, multiple choice in the style of BEAR
 ITEMS = [
-    {"id": "fur", "group": "comps", "text": "[Y] has fur.", "candidates": ["A bear", "A knife"],
-     "answer": "A bear"},
-    {"id": "claws", "group": "comps", "text": "[Y] has claws.",
-     "candidates": ["A cat", "A knife"], "answer": "A cat"},
-    {"group": "bear", "text": "A knife is made of [Y].",
-     "candidates": ["metal", "fur", "stripes", "a tail"], "answer": ["metal"]},
-    {"group": "bear", "text": "A zebra has [Y].",
-     "candidates": ["stripes", "a handle", "fur", "claws"], "answer": ["stripes", "fur"]},
-]  # fmt: skip
+    {
+        "id": "fur",
+        "group": "comps",
+        "text": "[Y] has fur.",
+        "candidates": ["A bear", "A knife"],
+        "answer": "A bear",
+    },
+    {
+        "id": "claws",
+        "group": "comps",
+        "text": "[Y] has claws.",
+        "candidates": ["A cat", "A knife"],
+        "answer": "A cat",
+    },
+    {
+        "group": "bear",
+        "text": "A knife is made of [Y].",
+        "candidates": ["metal", "fur", "stripes", "a tail"],
+        "answer": ["metal"],
+    },
+    {
+        "group": "bear",
+        "text": "A zebra has [Y].",
+        "candidates": ["stripes", "a handle", "fur", "claws"],
+        "answer": ["stripes", "fur"],
+    },
+]
 
 
 def write(path, items):
@@ -42,8 +60,13 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
     from tacit.models.masked import MaskedLMScorer
 
     model = tiny_bert if kind == "masked" else tiny_gpt2
-    result = tacit.items(str(write(tmp_path / "items.jsonl", ITEMS)), [model], k=2,
-                         normalize=normalize, progress=False)  # fmt: skip
+    result = tacit.items(
+        str(write(tmp_path / "items.jsonl", ITEMS)),
+        [model],
+        k=2,
+        normalize=normalize,
+        progress=False,
+    )
     scorer = (MaskedLMScorer if kind == "masked" else CausalLMScorer)(model, batch_size=1)
     rows = result.prompts
     for item in ITEMS:
@@ -51,8 +74,11 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
         mine = rows[rows["text"] == text]
         raw = scorer.score_spans([text, "<mask>."], item["candidates"], progress=False)
         whole = raw.sentence if raw.sentence is not None else raw.span  # the sentence's, causal
-        wanted = {"sum": whole[:1], "mean": raw.span[:1] / raw.n_tokens[:1],
-                  "pmi": whole[:1] - whole[1:]}[normalize]  # fmt: skip
+        wanted = {
+            "sum": whole[:1],
+            "mean": raw.span[:1] / raw.n_tokens[:1],
+            "pmi": whole[:1] - whole[1:],
+        }[normalize]
         np.testing.assert_allclose(mine["score"], wanted[0], rtol=1e-5, atol=1e-5)
         answers = {item["answer"]} if isinstance(item["answer"], str) else set(item["answer"])
         assert list(mine["answer"]) == [c in answers for c in item["candidates"]]
@@ -69,8 +95,11 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
         assert summary.loc[name, "p_at_2"] == pytest.approx((best[ids] <= 2).mean())
         assert summary.loc[name, "accuracy_ci_low"] <= summary.loc[name, "accuracy"]
     assert list(summary.index) == ["comps", "bear", "all"]
-    assert result.manifest["counts"] == {"items": 4, "candidates": 12,
-                                         "items_by_group": {"comps": 2, "bear": 2}}  # fmt: skip
+    assert result.manifest["counts"] == {
+        "items": 4,
+        "candidates": 12,
+        "items_by_group": {"comps": 2, "bear": 2},
+    }
     assert result.manifest["normalize"] == normalize
 
 
@@ -85,13 +114,22 @@ def test_from_the_command_line_and_as_csv(tiny_bert, tiny_roberta, tmp_path):
     assert list(items["candidate"]) == ["A bear", "A knife", "metal", "fur", "a tail"]
     assert list(items["answer"]) == [True, False, True, True, False] and len(sha) == 64
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["items", str(csv), "-m", tiny_bert, "-m", tiny_roberta,
-                                      "--out", str(out), "-q"])  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["items", str(csv), "-m", tiny_bert, "-m", tiny_roberta, "--out", str(out), "-q"]
+    )
     assert result.exit_code == 0, result.output
     assert "accuracy (P@1)" in result.stdout and "2 items, 5 candidates" in result.stdout
     prompts = pd.read_csv(out / "prompts.csv")
-    assert list(prompts.columns) == ["model", "id", "group", "text", "candidate", "answer",
-                                     "score", "rank"]  # fmt: skip
+    assert list(prompts.columns) == [
+        "model",
+        "id",
+        "group",
+        "text",
+        "candidate",
+        "answer",
+        "score",
+        "rank",
+    ]
     assert len(prompts) == 10
     summary = pd.read_csv(out / "summary.csv", keep_default_na=False)
     assert list(summary["group"]) == ["all", "all"]  # no groups: every item together
@@ -105,7 +143,10 @@ def test_from_the_command_line_and_as_csv(tiny_bert, tiny_roberta, tmp_path):
 BAD = [
     ("not json", "line 2: not JSON"),
     ({"candidates": ["a", "b"], "answer": "a"}, "line 2: no `text`"),
-    ({"text": "No blank.", "candidates": ["a", "b"], "answer": "a"}, "needs one blank, written [Y], found 0"),
+    (
+        {"text": "No blank.", "candidates": ["a", "b"], "answer": "a"},
+        "needs one blank, written [Y], found 0",
+    ),
     ({"text": "[Y] and <mask>.", "candidates": ["a", "b"], "answer": "a"}, "needs one blank"),
     ({"text": "[Y].", "candidates": "a b", "answer": "a"}, "`candidates` must be a list"),
     ({"text": "[Y].", "candidates": ["a"], "answer": "a"}, "needs two or more candidates"),
@@ -113,8 +154,11 @@ BAD = [
     ({"text": "[Y].", "candidates": ["a", "b"], "answer": "c"}, "answer 'c' is not among"),
     ({"text": "[Y].", "candidates": ["a", "b"]}, "`answer` must be a candidate"),
     ({"text": "[Y].", "candidates": ["a", "b"], "answer": "a", "group": "all"}, "group 'all'"),
-    ({"id": "x", "text": "[Y].", "candidates": ["a", "b"], "answer": "a"}, "line 2: id 'x' repeats line 1"),
-]  # fmt: skip
+    (
+        {"id": "x", "text": "[Y].", "candidates": ["a", "b"], "answer": "a"},
+        "line 2: id 'x' repeats line 1",
+    ),
+]
 
 
 @pytest.mark.parametrize(("line", "message"), BAD, ids=[m for _, m in BAD])
@@ -146,5 +190,7 @@ def test_a_candidate_a_tokenizer_cannot_read_is_refused(tiny_bert, tmp_path):
         '{"text": "[Y] has fur.", "candidates": ["A bear", "A knife"], "answer": "A bear"}\n'
         '{"text": "A cat has [Y].", "candidates": ["fur", "\\ud83d\\udc3b"], "answer": "fur"}\n'
     )
-    fails_cleanly(["items", path, "-m", tiny_bert],
-                  f"{path}, line 2: candidate '\U0001f43b' is not read whole by")  # fmt: skip
+    fails_cleanly(
+        ["items", path, "-m", tiny_bert],
+        f"{path}, line 2: candidate '\U0001f43b' is not read whole by",
+    )

@@ -27,17 +27,24 @@ Mann,hat ein Auto,7,hat,Auto
 Auto,ist rot,10,ist,rot
 Auto,fährt schnell,8,,
 """
-SETTINGS = {"language": "de", "and": "und", "pronoun": "es",
-            "articles": {"Wolf": "ein", "Katze": "eine", "Mann": "ein", "Auto": "ein"}}  # fmt: skip
+SETTINGS = {
+    "language": "de",
+    "and": "und",
+    "pronoun": "es",
+    "articles": {"Wolf": "ein", "Katze": "eine", "Mann": "ein", "Auto": "ein"},
+}
 TEMPLATES = [
     {"settings": SETTINGS},
     {"id": "ein", "template": "Ein [Y] [P]."},
     {"relation": "hat", "template": "{Jeder weiß, dass} [a X] [Y] hat."},
     {"relation": "ist ein", "template": "{Jeder weiß, dass} [a X] ein [Y] ist."},
     {"relation": "ist", "template": "{Jeder weiß, dass} [a X] [Y] ist."},
-]  # fmt: skip
-SPANS = [{"settings": SETTINGS}, {"template": "[A Y] [P]."},
-         {"relation": "hat", "template": "[A X] hat [Y]."}]  # fmt: skip
+]
+SPANS = [
+    {"settings": SETTINGS},
+    {"template": "[A Y] [P]."},
+    {"relation": "hat", "template": "[A X] hat [Y]."},
+]
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +52,9 @@ def german(tmp_path_factory):
     root = tmp_path_factory.mktemp("german")
     (root / "normen.csv").write_text(GERMAN, encoding="utf-8")
     for name, lines in (("de.jsonl", TEMPLATES), ("de-spans.jsonl", SPANS)):
-        (root / name).write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in lines),
-                                 encoding="utf-8")  # fmt: skip
+        (root / name).write_text(
+            "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in lines), encoding="utf-8"
+        )
     return root
 
 
@@ -54,15 +62,23 @@ def test_the_table_keeps_its_own_words(german):
     norms = read_norms(german / "normen.csv")
     table = norms.table.set_index(["concept", "feature"])
     assert table.loc[("Wolf", "hat Fell"), ["relation", "answer", "phrase"]].tolist() == [
-        "hat", "Fell", "hat Fell"]  # fmt: skip
+        "hat",
+        "Fell",
+        "hat Fell",
+    ]
     assert table.loc[("Wolf", "heult nachts"), ["relation", "answer"]].tolist() == ["other", ""]
     assert table.loc[("Auto", "fährt schnell"), "phrase"] == "fährt schnell"  # no English rule
 
 
 def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert, tmp_path):
     out = tmp_path / "retrieve"
-    result = tacit.retrieve([real_bert], norms=str(german / "normen.csv"), max_props=3,
-                            templates=str(german / "de.jsonl"), progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [real_bert],
+        norms=str(german / "normen.csv"),
+        max_props=3,
+        templates=str(german / "de.jsonl"),
+        progress=False,
+    )
     prompts = result.prompts
     assert set(prompts["concept"]) == {"Wolf", "Mann", "Auto"}  # one token each; Auto kept
     assert "Ein <mask> hat Fell, ist ein Tier und heult nachts." in set(prompts["prompt"])
@@ -71,8 +87,12 @@ def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert,
     result.save(out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["templates"]["settings"]["language"] == "de"
-    elicit = tacit.elicit([real_bert], norms=str(german / "normen.csv"),
-                          templates=str(german / "de.jsonl"), progress=False)  # fmt: skip
+    elicit = tacit.elicit(
+        [real_bert],
+        norms=str(german / "normen.csv"),
+        templates=str(german / "de.jsonl"),
+        progress=False,
+    )
     rows = elicit.prompts.set_index(["relation", "concept"])
     assert rows.loc[("hat", "Katze"), "prompt"] == "Jeder weiß, dass eine Katze <mask> hat."
     assert rows.loc[("ist ein", "Wolf"), "prompt"] == "Jeder weiß, dass ein Wolf ein <mask> ist."
@@ -85,31 +105,51 @@ def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert,
 
 
 def test_german_spans_take_their_articles_from_the_template_file(german, real_bert, tmp_path):
-    result = tacit.retrieve([real_bert], norms=str(german / "normen.csv"), max_props=2,
-                            templates=str(german / "de-spans.jsonl"), candidates="concepts",
-                            progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [real_bert],
+        norms=str(german / "normen.csv"),
+        max_props=2,
+        templates=str(german / "de-spans.jsonl"),
+        candidates="concepts",
+        progress=False,
+    )
     spans = result.files["candidates.txt"].splitlines()
     assert spans == ["Ein Wolf", "Eine Katze", "Ein Mann", "Ein Auto"]
     assert "<mask> hat Fell und ist ein Tier." in set(result.prompts["prompt"])
-    elicit = tacit.elicit([real_bert], norms=str(german / "normen.csv"), relations=["hat"],
-                          templates=str(german / "de-spans.jsonl"), candidates="answers",
-                          normalize="pmi", progress=False)  # fmt: skip
+    elicit = tacit.elicit(
+        [real_bert],
+        norms=str(german / "normen.csv"),
+        relations=["hat"],
+        templates=str(german / "de-spans.jsonl"),
+        candidates="answers",
+        normalize="pmi",
+        progress=False,
+    )
     rows = elicit.prompts.set_index("concept")
     assert rows.loc["Katze", "prompt"] == "Eine Katze hat <mask>."
     assert rows.loc["Katze", "gold"] == "Fell:22 | Krallen:9"  # Krallen too: any span
     articles = tmp_path / "articles.csv"
     articles.write_text("concept,article\nWolf,der\nKatze,die\nMann,der\nAuto,das\n")
-    shown = tacit.retrieve([real_bert], norms=str(german / "normen.csv"), max_props=1,
-                           templates=str(german / "de-spans.jsonl"), candidates="concepts",
-                           articles=str(articles), progress=False)  # fmt: skip
+    shown = tacit.retrieve(
+        [real_bert],
+        norms=str(german / "normen.csv"),
+        max_props=1,
+        templates=str(german / "de-spans.jsonl"),
+        candidates="concepts",
+        articles=str(articles),
+        progress=False,
+    )
     assert shown.files["candidates.txt"].splitlines()[:2] == ["Der Wolf", "Die Katze"]
 
 
 def test_no_english_article_for_a_german_concept(german, real_bert, tmp_path):
     lacking = tmp_path / "lacking.jsonl"
     settings = {**SETTINGS, "articles": {"Wolf": "ein"}}
-    lacking.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n"
-                               for t in [{"settings": settings}, *SPANS[1:]]))  # fmt: skip
+    lacking.write_text(
+        "".join(
+            json.dumps(t, ensure_ascii=False) + "\n" for t in [{"settings": settings}, *SPANS[1:]]
+        )
+    )
     fails_cleanly(
         [
             "retrieve",

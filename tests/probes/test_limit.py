@@ -21,8 +21,7 @@ from tacit.results.compare import differences
 
 def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
     full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
-    first = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, limit=2,
-                           progress=False)  # fmt: skip
+    first = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, limit=2, progress=False)
     kept = list(dict.fromkeys(full.prompts["concept"]))[:2]
     assert list(dict.fromkeys(first.prompts["concept"])) == kept
     pd.testing.assert_frame_equal(  # the same prompts, scored the same
@@ -37,10 +36,10 @@ def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
 
 
 def test_elicitation_takes_the_first_concepts_alphabetically(tiny_bert, toy_norms_path):
-    first = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"], limit=2,
-                         progress=False)  # fmt: skip
-    every = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"],
-                         progress=False)  # fmt: skip
+    first = tacit.elicit(
+        [tiny_bert], norms=toy_norms_path, relations=["has", "is"], limit=2, progress=False
+    )
+    every = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"], progress=False)
     assert sorted(set(first.prompts["concept"])) == sorted(set(every.prompts["concept"]))[:2]
 
 
@@ -52,8 +51,14 @@ def test_nli_takes_the_first_items(tmp_path):
 
 
 def test_pragmeval_takes_the_first_configurations(pragmeval_data, mlm):
-    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm", "SwitchBoard"],
-                             max_train=8, limit=1, progress=False)  # fmt: skip
+    result = tacit.pragmeval(
+        pragmeval_data,
+        [mlm],
+        tasks=["Sarcasm", "SwitchBoard"],
+        max_train=8,
+        limit=1,
+        progress=False,
+    )
     assert result.prompts["config"].nunique() == 1
     skipped = result.manifest["skipped_configs"]
     assert any(reason.startswith("beyond the limit") for reason in skipped.values())
@@ -68,9 +73,22 @@ def test_a_probe_with_nothing_to_limit_refuses_it(tiny_bert, tmp_path):
 
 def test_limited_and_full_runs_are_not_comparable(tiny_bert, toy_norms_path, tmp_path):
     for name, limit in (("full", []), ("first", ["--limit", "2"])):
-        done = CliRunner().invoke(app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path),
-                                        "--max-props", "2", "-q", "--out", str(tmp_path / name),
-                                        *limit])  # fmt: skip
+        done = CliRunner().invoke(
+            app,
+            [
+                "retrieve",
+                "-m",
+                tiny_bert,
+                "--norms",
+                str(toy_norms_path),
+                "--max-props",
+                "2",
+                "-q",
+                "--out",
+                str(tmp_path / name),
+                *limit,
+            ],
+        )
         assert done.exit_code == 0, done.output
     assert "limited to the first 2 concepts (--limit 2)" in done.stdout
     notes = differences([tmp_path / "full", tmp_path / "first"])

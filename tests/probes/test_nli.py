@@ -90,16 +90,19 @@ def test_loaders_keep_each_papers_breakdown_fields(data):
         ("nope", "nli_corpus.main.jsonl", '{"uid": "1", "premise": "p"}\n', ":1: missing field"),
         ("nope", "nli_corpus.main.jsonl", "{not json\n", ":1: not a JSON object"),
         ("imppres", "p/x.jsonl", '{"sentence1": "a", "sentence2": "b"}\n', "not IMPPRES"),
-        ("imppres", "p/x.jsonl",
-         '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe", "UID": "x", '
-         '"pairID": "0", "paradigmID": 0, "trigger": "t", "presupposition": "positive"}\n',
-         "unknown NLI label 'maybe'"),
+        (
+            "imppres",
+            "p/x.jsonl",
+            '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe", "UID": "x", '
+            '"pairID": "0", "paradigmID": 0, "trigger": "t", "presupposition": "positive"}\n',
+            "unknown NLI label 'maybe'",
+        ),
         ("impli", "idioms/manual_e.tsv", "only a premise\n", ":1: expected premise<TAB>"),
         ("impli", "idioms/new_file.tsv", "a\tb\n", "not an IMPLI file name"),
         # bytes that cp1252 leaves undefined, on line 2
         ("impli", "idioms/manual_e.tsv", b"a\tb\n\x81\x8d\tx\n", ":2: not utf-8 or cp1252"),
     ],
-)  # fmt: skip
+)
 def test_bad_suite_files_fail_with_file_and_line(tmp_path, suite, relative, content, message):
     path = tmp_path / suite / relative
     path.parent.mkdir(parents=True)
@@ -108,8 +111,9 @@ def test_bad_suite_files_fail_with_file_and_line(tmp_path, suite, relative, cont
         SUITES[suite].load(tmp_path / suite)
     fails_cleanly(
         ["nli", "--suite", suite, "--data", tmp_path / suite, "--predictions", path],
-        message, out=tmp_path / "run",
-    )  # fmt: skip
+        message,
+        out=tmp_path / "run",
+    )
 
 
 def test_empty_or_missing_data(tmp_path):
@@ -187,15 +191,38 @@ def test_calibration_divides_by_the_content_free_distribution(data, nli_mlm):
 
 def test_cloze_refuses_a_verbalizer_word_that_is_not_one_token(data, nli_mlm, tmp_path):
     fails_cleanly(
-        ["nli", "--suite", "impli", "--data", data["impli"], "-m", nli_mlm,
-         "--verbalizer", "Yes,Perhaps,No", "--out", tmp_path / "run", "-q"],
-        "'Perhaps' (neutral) is not one token", out=tmp_path / "run",
-    )  # fmt: skip
+        [
+            "nli",
+            "--suite",
+            "impli",
+            "--data",
+            data["impli"],
+            "-m",
+            nli_mlm,
+            "--verbalizer",
+            "Yes,Perhaps,No",
+            "--out",
+            tmp_path / "run",
+            "-q",
+        ],
+        "'Perhaps' (neutral) is not one token",
+        out=tmp_path / "run",
+    )
     fails_cleanly(
-        ["nli", "--suite", "impli", "--data", data["impli"], "-m", nli_mlm,
-         "--template", "{premise} {hypothesis}", "-q"],
+        [
+            "nli",
+            "--suite",
+            "impli",
+            "--data",
+            data["impli"],
+            "-m",
+            nli_mlm,
+            "--template",
+            "{premise} {hypothesis}",
+            "-q",
+        ],
         "must contain <mask> exactly once",
-    )  # fmt: skip
+    )
 
 
 def test_prompts_too_long_for_the_model_are_cut_around_the_mask(tmp_path, nli_mlm):
@@ -219,8 +246,9 @@ def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifie
     model = AutoModelForSequenceClassification.from_pretrained(nli_classifier).eval()
     rows = result.prompts
     with torch.no_grad():
-        enc = tokenizer(list(rows["premise"]), list(rows["hypothesis"]), padding=True,
-                        return_tensors="pt")  # fmt: skip
+        enc = tokenizer(
+            list(rows["premise"]), list(rows["hypothesis"]), padding=True, return_tensors="pt"
+        )
         probs = torch.softmax(model(**enc).logits.double(), -1).numpy()
     expected = probs[:, [2, 1, 0]]  # the config says 0 = contradiction, 2 = entailment
     got = rows[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
@@ -268,13 +296,16 @@ def test_classifier_halves_its_batch_on_out_of_memory(data, nli_classifier, monk
 
 def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
     generic = save_nli_classifier(tmp_path / "generic", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
-    fails_cleanly(["nli", "--suite", "nope", "--data", data["nope"], "-m", generic, "-q"],
-                  "give them in output order with --label-names")  # fmt: skip
-    result = tacit.nli("nope", data["nope"], [generic], label_names=["c", "n", "e"],
-                       progress=False)  # fmt: skip
+    fails_cleanly(
+        ["nli", "--suite", "nope", "--data", data["nope"], "-m", generic, "-q"],
+        "give them in output order with --label-names",
+    )
+    result = tacit.nli("nope", data["nope"], [generic], label_names=["c", "n", "e"], progress=False)
     assert result.manifest["models"][0]["labels"] == {
-        "entailment": "LABEL_2", "neutral": "LABEL_1", "contradiction": "LABEL_0"
-    }  # fmt: skip
+        "entailment": "LABEL_2",
+        "neutral": "LABEL_1",
+        "contradiction": "LABEL_0",
+    }
     with pytest.raises(TacitError, match="no trained classification head"):
         tacit.nli("nope", data["nope"], [nli_mlm], mode="classifier", progress=False)
     with pytest.raises(TacitError, match="2 labels"):
@@ -287,8 +318,9 @@ def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
 
 
 def _write_seed(folder, uids, logits):
-    write_jsonl(folder / "nope_main.jsonl",
-                [{"uid": u, "logits": list(z)} for u, z in zip(uids, logits)])  # fmt: skip
+    write_jsonl(
+        folder / "nope_main.jsonl", [{"uid": u, "logits": list(z)} for u, z in zip(uids, logits)]
+    )
 
 
 def test_prediction_seeds_are_averaged_with_their_spread(tmp_path, data):
@@ -296,8 +328,10 @@ def test_prediction_seeds_are_averaged_with_their_spread(tmp_path, data):
     uids = list(items["uid"])
     gold = {"entailment": 0, "neutral": 1, "contradiction": 2}
     right = [np.eye(3)[gold[g]] * 5 for g in items["gold"]]
-    wrong_first = [np.eye(3)[(gold[g] + 1) % 3] * 5 if i == 0 else z
-                   for i, (g, z) in enumerate(zip(items["gold"], right))]  # fmt: skip
+    wrong_first = [
+        np.eye(3)[(gold[g] + 1) % 3] * 5 if i == 0 else z
+        for i, (g, z) in enumerate(zip(items["gold"], right))
+    ]
     _write_seed(tmp_path / "preds" / "1", uids, right)
     _write_seed(tmp_path / "preds" / "2", uids, wrong_first)
     result = tacit.nli("nope", data["nope"], predictions=tmp_path / "preds", progress=False)
@@ -317,11 +351,14 @@ def test_repeated_uids_match_by_occurrence_in_file_order(tmp_path, data):
     items = imppres.load(data["imppres"])
     presupposition = items[items["part"] == "presupposition"]
     # one file for both trigger files, as `cat presupposition/*.jsonl` makes it
-    records = [{"uid": u, "predicted_label": "e" if t == "change_of_state" else "c"}
-               for u, t in zip(presupposition["uid"], presupposition["trigger_type"])]  # fmt: skip
+    records = [
+        {"uid": u, "predicted_label": "e" if t == "change_of_state" else "c"}
+        for u, t in zip(presupposition["uid"], presupposition["trigger_type"])
+    ]
     write_jsonl(tmp_path / "imppres_all.jsonl", records)
-    result = tacit.nli("imppres", data["imppres"], predictions=tmp_path / "imppres_all.jsonl",
-                       progress=False)  # fmt: skip
+    result = tacit.nli(
+        "imppres", data["imppres"], predictions=tmp_path / "imppres_all.jsonl", progress=False
+    )
     rows = result.prompts
     assert set(rows[rows["trigger_type"] == "change_of_state"]["predicted"]) == {"entailment"}
     assert set(rows[rows["trigger_type"] == "cleft_existence"]["predicted"]) == {"contradiction"}
@@ -332,11 +369,15 @@ def test_repeated_uids_match_by_occurrence_in_file_order(tmp_path, data):
 
 def test_bad_prediction_files(tmp_path, data):
     write_jsonl(tmp_path / "a.jsonl", [{"uid": "1", "logits": [1, 2]}])
-    fails_cleanly(["nli", "--suite", "nope", "--data", data["nope"], "--predictions",
-                   tmp_path / "a.jsonl"], "a.jsonl:1: logits must be 3 numbers")  # fmt: skip
+    fails_cleanly(
+        ["nli", "--suite", "nope", "--data", data["nope"], "--predictions", tmp_path / "a.jsonl"],
+        "a.jsonl:1: logits must be 3 numbers",
+    )
     write_jsonl(tmp_path / "b.jsonl", [{"uid": "nothing-like-it", "predicted_label": "e"}])
-    fails_cleanly(["nli", "--suite", "nope", "--data", data["nope"], "--predictions",
-                   tmp_path / "b.jsonl"], "none of its 1 uids names an item")  # fmt: skip
+    fails_cleanly(
+        ["nli", "--suite", "nope", "--data", data["nope"], "--predictions", tmp_path / "b.jsonl"],
+        "none of its 1 uids names an item",
+    )
     fails_cleanly(["nli", "--suite", "nope", "--data", data["nope"]], "not both or neither")
     fails_cleanly(["nli", "--suite", "snli", "--data", data["nope"], "-m", "x"], "--suite 'snli'")
 
@@ -425,12 +466,16 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
             "--out",
             str(out),
             "-q",
-        ],  # fmt: skip
+        ],
     )
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "items.csv", "manifest.json", "nli.png", "summary.csv", "summary_by_seed.csv"
-    ]  # fmt: skip
+        "items.csv",
+        "manifest.json",
+        "nli.png",
+        "summary.csv",
+        "summary_by_seed.csv",
+    ]
     rows = pd.read_csv(out / "items.csv")
     assert set(rows["model"]) == {nli_mlm, nli_classifier}
     assert len(rows) == 2 * len(SUITES[suite].load(data[suite]))
@@ -458,7 +503,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
             str(tmp_path / "preds.jsonl"),
             "--out",
             str(tmp_path / "run2"),
-        ],  # fmt: skip
+        ],
     )
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(tmp_path / "run2" / "items.csv")
@@ -520,10 +565,12 @@ def test_nli_figure_draws_every_breakdown_with_the_paper(tmp_path):
         ("accuracy", "split", "main", "accuracy", 0.78, 0.01, 0.785),
         ("accuracy", "split", "adv", "accuracy", 0.56, 0.02, None),
         ("rho", "split", "main", "spearman_rho", 0.42, 0.01, None),
-    ] + [("paradigms", "paradigm", f"p{i}", "accuracy", 0.5, None, None)
-         for i in range(MAX_BARS + 1)]  # fmt: skip
-    summary = pd.DataFrame(rows, columns=["section", "breakdown", "group", "metric", "value",
-                                          "sd", "paper_value"]).assign(model="m", n=10, n_seeds=1)  # fmt: skip
+    ] + [
+        ("paradigms", "paradigm", f"p{i}", "accuracy", 0.5, None, None) for i in range(MAX_BARS + 1)
+    ]
+    summary = pd.DataFrame(
+        rows, columns=["section", "breakdown", "group", "metric", "value", "sd", "paper_value"]
+    ).assign(model="m", n=10, n_seeds=1)
     drawn, left_out = nli_panels(summary)
     assert [title for title, _ in drawn] == ["accuracy [split]"]
     assert left_out == ["paradigms [paradigm]"]

@@ -22,13 +22,22 @@ from tacit.core.metrics import average_precision
 from tacit.probes import registry
 from tacit.probes.candidates import shares
 
-RETRIEVAL = [{"id": "paper", "template": "[A Y] [P]."},
-             {"id": "called", "template": "Something that [P] is called [a Y]."}]  # fmt: skip
-AT_THE_END = [{"id": "called", "template": "Something that [P] is called [a Y]."},
-              {"id": "named", "template": "The thing that [P] is named [a Y]."}]  # fmt: skip
-HAS = [{"id": "paper", "relation": "has", "template": "{Everyone knows that} [a X] has [Y]."},
-       {"id": "usually", "relation": "has",
-        "template": "{Everyone knows that} [a X] usually has [Y]."}]  # fmt: skip
+RETRIEVAL = [
+    {"id": "paper", "template": "[A Y] [P]."},
+    {"id": "called", "template": "Something that [P] is called [a Y]."},
+]
+AT_THE_END = [
+    {"id": "called", "template": "Something that [P] is called [a Y]."},
+    {"id": "named", "template": "The thing that [P] is named [a Y]."},
+]
+HAS = [
+    {"id": "paper", "relation": "has", "template": "{Everyone knows that} [a X] has [Y]."},
+    {
+        "id": "usually",
+        "relation": "has",
+        "template": "{Everyone knows that} [a X] usually has [Y].",
+    },
+]
 
 
 def plain_scores(model: str, masked: str, texts: list[str], spans: list[str]) -> np.ndarray:
@@ -49,16 +58,19 @@ def write(path, templates):
 
 def alone(tmp_path, templates, run, **options):
     """Each template's run with that template alone, by id."""
-    return {t["id"]: run(templates=write(tmp_path / f"{t['id']}.jsonl", [t]), **options)
-            for t in templates}  # fmt: skip
+    return {
+        t["id"]: run(templates=write(tmp_path / f"{t['id']}.jsonl", [t]), **options)
+        for t in templates
+    }
 
 
 def consistency(tops):
     """ParaRel's consistency from runs of one template each (`tops`: each run's top answer
     per question, aligned): per question, the share of pairs of templates whose top answers
     agree, averaged."""
-    agree = [np.mean([a == b for a, b in itertools.combinations(answers, 2)])
-             for answers in zip(*tops)]  # fmt: skip
+    agree = [
+        np.mean([a == b for a, b in itertools.combinations(answers, 2)]) for answers in zip(*tops)
+    ]
     return float(np.mean(agree))
 
 
@@ -76,8 +88,9 @@ def ranks(scores, targets):
 
 def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
     def run(**options):
-        return tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=2,
-                              progress=False, **options)  # fmt: skip
+        return tacit.retrieve(
+            [tiny_bert], norms=str(toy_norms_path), max_props=2, progress=False, **options
+        )
 
     both = run(templates=write(tmp_path / "both.jsonl", RETRIEVAL))
     single = alone(tmp_path, RETRIEVAL, run)
@@ -92,16 +105,19 @@ def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
     # the ensemble from plain forward passes: whole-vocabulary log-probabilities, averaged
     vocab = both.vocab
     ids = vocab.token_ids[tiny_bert]
-    logs = {t: np.log(reference(tiny_bert, list(r.prompts["prompt"]), ids)[0])
-            for t, r in single.items()}  # fmt: skip
+    logs = {
+        t: np.log(reference(tiny_bert, list(r.prompts["prompt"]), ids)[0])
+        for t, r in single.items()
+    }
     mean = np.mean([logs[t][:, ids] for t in single], axis=0)
     keys = single["paper"].prompts[question]
     ensemble = ensemble_rows(both)
     assert list(ensemble[question].itertuples(index=False)) == list(keys.itertuples(index=False))
     targets = [vocab.index(c) for c in keys["concept"]]
     np.testing.assert_array_equal(ensemble["rank"], ranks(mean, targets))
-    np.testing.assert_allclose(ensemble["target_prob"], np.exp(mean[range(len(targets)), targets]),
-                               rtol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        ensemble["target_prob"], np.exp(mean[range(len(targets)), targets]), rtol=1e-4
+    )
     np.testing.assert_allclose(
         ensemble["target_prob_shared"], shares(mean)[range(len(targets)), targets], rtol=1e-4
     )
@@ -126,8 +142,9 @@ def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
 
 def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path):
     def run(**options):
-        return tacit.elicit([tiny_roberta], norms=str(toy_norms_path), relations=["has"],
-                            progress=False, **options)  # fmt: skip
+        return tacit.elicit(
+            [tiny_roberta], norms=str(toy_norms_path), relations=["has"], progress=False, **options
+        )
 
     both = run(templates=write(tmp_path / "both.jsonl", HAS))
     single = alone(tmp_path, HAS, run)
@@ -137,16 +154,26 @@ def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path)
         mine = both.prompts[both.prompts["template"] == template].reset_index(drop=True)
         np.testing.assert_allclose(mine["ap_vocab"], result.prompts["ap_vocab"], rtol=1e-6)
         assert list(mine["top5"]) == list(result.prompts["top5"])
-    mean = np.mean([np.log(reference(tiny_roberta, list(r.prompts["prompt"]), ids)[0])[:, ids]
-                    for r in single.values()], axis=0)  # fmt: skip
+    mean = np.mean(
+        [
+            np.log(reference(tiny_roberta, list(r.prompts["prompt"]), ids)[0])[:, ids]
+            for r in single.values()
+        ],
+        axis=0,
+    )
     ensemble = ensemble_rows(both)
-    golds = single["paper"].prompts["gold"].str.split().apply(
-        lambda g: [vocab.index(a.rpartition(":")[0]) for a in g])  # fmt: skip
+    golds = (
+        single["paper"]
+        .prompts["gold"]
+        .str.split()
+        .apply(lambda g: [vocab.index(a.rpartition(":")[0]) for a in g])
+    )
     for row, (gold, scores) in enumerate(zip(golds, mean)):
         relevant = np.zeros(len(vocab), dtype=bool)
         relevant[gold] = True
-        assert ensemble.loc[row, "ap_vocab"] == pytest.approx(average_precision(scores, relevant),
-                                                              rel=1e-5)  # fmt: skip
+        assert ensemble.loc[row, "ap_vocab"] == pytest.approx(
+            average_precision(scores, relevant), rel=1e-5
+        )
     row = both.summary[both.summary["template"] == "ensemble"].iloc[0]
     tops = [top_word(r.prompts) for r in single.values()]
     assert row["consistency"] == pytest.approx(consistency(tops))
@@ -156,14 +183,19 @@ def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path)
     assert "mAP per template, their ensemble" in str(both)
 
 
-def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_norms_path,
-                                                tmp_path):  # fmt: skip
+def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_norms_path, tmp_path):
     """The two templates put the concept in the blank in two forms ("A bear", "a bear"): the
     ensemble is taken concept by concept. (Byte-level tokenizers: every form is read whole.)"""
 
     def run(**options):
-        return tacit.retrieve([tiny_roberta, tiny_gpt2], norms=str(toy_norms_path), max_props=1,
-                              candidates="concepts", progress=False, **options)  # fmt: skip
+        return tacit.retrieve(
+            [tiny_roberta, tiny_gpt2],
+            norms=str(toy_norms_path),
+            max_props=1,
+            candidates="concepts",
+            progress=False,
+            **options,
+        )
 
     both = run(templates=write(tmp_path / "both.jsonl", RETRIEVAL))
     single = alone(tmp_path, RETRIEVAL, run)
@@ -178,29 +210,39 @@ def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_nor
             rows = mine[mine["template"] == template].reset_index(drop=True)
             assert list(rows["rank"]) == list(theirs["rank"])
             np.testing.assert_allclose(rows["target_score"], theirs["target_score"], rtol=1e-5)
-            plain[template] = plain_scores(model, tiny_roberta, list(theirs["prompt"]),
-                                           spans[template])  # fmt: skip
+            plain[template] = plain_scores(
+                model, tiny_roberta, list(theirs["prompt"]), spans[template]
+            )
         mean = np.mean(list(plain.values()), axis=0)
         concepts = single["paper"].prompts.query("model == @model")["concept"]
-        targets = [spans["paper"].index(t) for t in
-                   single["paper"].prompts.query("model == @model")["target_span"]]  # fmt: skip
+        targets = [
+            spans["paper"].index(t)
+            for t in single["paper"].prompts.query("model == @model")["target_span"]
+        ]
         ensemble = mine[mine["template"] == "ensemble"]
         assert list(ensemble["concept"]) == list(concepts)
         np.testing.assert_array_equal(ensemble["rank"], ranks(mean, targets))
-        np.testing.assert_allclose(ensemble["target_score"], mean[range(len(targets)), targets],
-                                   rtol=1e-5, atol=1e-4)  # fmt: skip
+        np.testing.assert_allclose(
+            ensemble["target_score"], mean[range(len(targets)), targets], rtol=1e-5, atol=1e-4
+        )
         tops = [list(np.asarray(spans["paper"])[p.argmax(axis=1)]) for p in plain.values()]
         summary = both.summary.query("model == @model and template == 'ensemble'")
         assert summary["consistency"].iloc[0] == pytest.approx(consistency(tops))
 
 
-def test_a_concept_unread_in_one_form_is_left_out_of_every_form(tiny_bert, toy_norms_path,
-                                                                tmp_path):  # fmt: skip
+def test_a_concept_unread_in_one_form_is_left_out_of_every_form(
+    tiny_bert, toy_norms_path, tmp_path
+):
     """The toy BERT reads "an apple" but not "An apple": the concept leaves both templates'
     candidates (which stay aligned for the ensemble) and is counted with its reason."""
-    result = tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=1,
-                            candidates="concepts", progress=False,
-                            templates=write(tmp_path / "both.jsonl", RETRIEVAL))  # fmt: skip
+    result = tacit.retrieve(
+        [tiny_bert],
+        norms=str(toy_norms_path),
+        max_props=1,
+        candidates="concepts",
+        progress=False,
+        templates=write(tmp_path / "both.jsonl", RETRIEVAL),
+    )
     upper, lower = (result.files[f"candidates-{n}.txt"].splitlines() for n in ("A_Y", "a_Y"))
     assert [s.lower() for s in upper] == lower and "an apple" not in lower
     assert "apple" not in set(result.prompts["concept"])
@@ -209,14 +251,19 @@ def test_a_concept_unread_in_one_form_is_left_out_of_every_form(tiny_bert, toy_n
     assert "not read whole" in str(result)
 
 
-def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norms_path,
-                                                 tmp_path):  # fmt: skip
+def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norms_path, tmp_path):
     """Answers of any length as candidate spans: each template's AP is its run's alone, and the
     ensemble's AP, spread and consistency come from the mean of plain span scores."""
 
     def run(**options):
-        return tacit.elicit([tiny_bert, tiny_gpt2], norms=str(toy_norms_path), relations=["has"],
-                            candidates="answers", progress=False, **options)  # fmt: skip
+        return tacit.elicit(
+            [tiny_bert, tiny_gpt2],
+            norms=str(toy_norms_path),
+            relations=["has"],
+            candidates="answers",
+            progress=False,
+            **options,
+        )
 
     both = run(templates=write(tmp_path / "both.jsonl", HAS))
     single = alone(tmp_path, HAS, run)
@@ -244,19 +291,23 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
         summary = both.summary.query("model == @model").set_index("template")
         tops = [list(np.asarray(spans)[p.argmax(axis=1)]) for p in plain.values()]
         assert summary.loc["ensemble", "consistency"] == pytest.approx(consistency(tops))
-        maps = [r.summary.loc[r.summary["model"] == model, "map_vocab"].iloc[0]
-                for r in single.values()]  # fmt: skip
+        maps = [
+            r.summary.loc[r.summary["model"] == model, "map_vocab"].iloc[0] for r in single.values()
+        ]
         assert summary.loc["ensemble", "spread"] == pytest.approx(max(maps) - min(maps))
         assert summary.loc["ensemble", "map_vocab"] == pytest.approx(ensemble["ap_vocab"].mean())
 
 
-def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_norms_path,
-                                                               tmp_path):  # fmt: skip
+def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_norms_path, tmp_path):
     """Templates whose blank ends the sentence let a causal model rank the concept over the
     vocabulary: the next-token distribution after the text before the blank."""
-    result = tacit.retrieve([tiny_gpt2], norms=str(toy_norms_path), max_props=2,
-                            templates=write(tmp_path / "end.jsonl", AT_THE_END),
-                            progress=False)  # fmt: skip
+    result = tacit.retrieve(
+        [tiny_gpt2],
+        norms=str(toy_norms_path),
+        max_props=2,
+        templates=write(tmp_path / "end.jsonl", AT_THE_END),
+        progress=False,
+    )
     assert result.manifest["models"][0]["kind"] == "causal"
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
@@ -287,8 +338,14 @@ def test_one_template_keeps_the_paper_columns(tiny_bert, toy_norms_path):
 
 
 def test_the_shipped_paraphrases_run(tiny_bert, toy_norms_path):
-    result = tacit.elicit([tiny_bert], norms=str(toy_norms_path), templates="paraphrases",
-                          relations=["has"], prefix="both", progress=False)  # fmt: skip
+    result = tacit.elicit(
+        [tiny_bert],
+        norms=str(toy_norms_path),
+        templates="paraphrases",
+        relations=["has"],
+        prefix="both",
+        progress=False,
+    )
     summary = result.summary
     assert set(summary["template"]) == {"paper", "usually", "typically", "ensemble"}
     assert summary.loc[summary["template"] == "ensemble", "consistency"].between(0, 1).all()
@@ -304,13 +361,19 @@ def test_templates_are_a_sweep_axis(tiny_bert, toy_norms_path, tmp_path):
     from tacit.cli import app
 
     grid = tmp_path / "grid.toml"
-    grid.write_text(f'models = ["{tiny_bert}"]\nnorms = ["{toy_norms_path}"]\n\n'
-                    '[retrieve]\nmax_props = 2\ntemplates = ["paper", "paraphrases"]\n')  # fmt: skip
+    grid.write_text(
+        f'models = ["{tiny_bert}"]\nnorms = ["{toy_norms_path}"]\n\n'
+        '[retrieve]\nmax_props = 2\ntemplates = ["paper", "paraphrases"]\n'
+    )
     dry = CliRunner().invoke(app, ["sweep", str(grid), "--out", str(tmp_path / "g"), "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "templates=paper" in dry.stdout and "templates=paraphrases" in dry.stdout
-    paper, paraphrases = (registry.get("retrieve").estimate(
-        registry.get("retrieve").validate({"norms": str(toy_norms_path), "max_props": 2,
-                                           "templates": name}, context="sweep"))
-        for name in ("paper", "paraphrases"))  # fmt: skip
+    paper, paraphrases = (
+        registry.get("retrieve").estimate(
+            registry.get("retrieve").validate(
+                {"norms": str(toy_norms_path), "max_props": 2, "templates": name}, context="sweep"
+            )
+        )
+        for name in ("paper", "paraphrases")
+    )
     assert paraphrases == 3 * paper  # three retrieval templates

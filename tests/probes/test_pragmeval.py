@@ -41,7 +41,7 @@ def test_loader_reads_every_configuration_and_groups_tasks(pragmeval_data):
     assert select_configs(pragmeval_data, ["persuasiveness", "EmoBank-Valence"]) == [
         f"Persuasiveness-{d}"
         for d in ("ClaimType", "Eloquence", "PremiseType", "Relevance", "Specificity", "Strength")
-    ] + ["EmoBank-Valence"]  # fmt: skip
+    ] + ["EmoBank-Valence"]
     with pytest.raises(TacitError, match="^tasks 'Irony': not in .* it has Emergent, EmoBank"):
         select_configs(pragmeval_data, ["Irony"])
 
@@ -60,8 +60,11 @@ def test_bad_pragmeval_files_fail_with_file_and_line(tmp_path, mlm, content, mes
     (tmp_path / "Sarcasm" / "dev.tsv").write_text(content)
     with pytest.raises(TacitError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_config(tmp_path, "Sarcasm")
-    fails_cleanly(["pragmeval", "--data", tmp_path, "-m", mlm, "--out", tmp_path / "run"],
-                  message, out=tmp_path / "run")  # fmt: skip
+    fails_cleanly(
+        ["pragmeval", "--data", tmp_path, "-m", mlm, "--out", tmp_path / "run"],
+        message,
+        out=tmp_path / "run",
+    )
 
 
 def test_missing_pieces(tmp_path, mlm):
@@ -84,8 +87,9 @@ def test_features_equal_a_plain_forward_pass(mlm):
         for pooling in ("mask", "mean"):
             states, cut = scorer.encode(
                 texts if pooling == "mask" else [t.replace(" <mask>", "") for t in texts],
-                pooling=pooling, progress=False,
-            )  # fmt: skip
+                pooling=pooling,
+                progress=False,
+            )
             assert cut == 0
             for text, got in zip(texts, states):
                 if pooling == "mask":
@@ -106,8 +110,13 @@ def test_long_texts_are_cut_around_the_mask(mlm):
 
 
 def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data, mlm, tmp_path):
-    first = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm", "SwitchBoard"],
-                            cache_dir=tmp_path / "cache", progress=False)  # fmt: skip
+    first = tacit.pragmeval(
+        pragmeval_data,
+        [mlm],
+        tasks=["Sarcasm", "SwitchBoard"],
+        cache_dir=tmp_path / "cache",
+        progress=False,
+    )
     configs = first.prompts.set_index("config")
     assert configs.loc["Sarcasm", "test"] >= 0.9  # the cue word decides the label
     assert configs.loc["SwitchBoard", "metric"] == "macro_f1"
@@ -119,14 +128,25 @@ def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data
     )
     cache = first.manifest["models"][0]["feature_cache"]
     assert (cache["hits"], cache["misses"]) == (0, 6)
-    again = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm", "SwitchBoard"],
-                            cache_dir=tmp_path / "cache", progress=False)  # fmt: skip
+    again = tacit.pragmeval(
+        pragmeval_data,
+        [mlm],
+        tasks=["Sarcasm", "SwitchBoard"],
+        cache_dir=tmp_path / "cache",
+        progress=False,
+    )
     cache = again.manifest["models"][0]["feature_cache"]
     assert (cache["hits"], cache["misses"]) == (6, 0)
     assert again.manifest["models"][0]["device"] is None  # nothing to encode: no model loaded
     pd.testing.assert_frame_equal(first.prompts, again.prompts)
-    mean = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], pooling="mean",
-                           cache_dir=tmp_path / "cache", progress=False)  # fmt: skip
+    mean = tacit.pragmeval(
+        pragmeval_data,
+        [mlm],
+        tasks=["Sarcasm"],
+        pooling="mean",
+        cache_dir=tmp_path / "cache",
+        progress=False,
+    )
     assert mean.manifest["models"][0]["feature_cache"]["misses"] == 3  # another key
 
 
@@ -140,7 +160,7 @@ def test_max_train_subsamples_reproducibly(pragmeval_data, mlm, tmp_path):
             seed=seed,
             cache_dir=tmp_path,
             progress=False,
-        ).prompts  # fmt: skip
+        ).prompts
         for seed in (1, 1, 2)
     ]
     assert list(runs[0]["n_train"]) == [10]
@@ -151,8 +171,7 @@ def test_max_train_subsamples_reproducibly(pragmeval_data, mlm, tmp_path):
 
 
 def test_cloze_predicts_the_best_verbalizer_word(pragmeval_data, mlm):
-    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], mode="cloze",
-                             progress=False)  # fmt: skip
+    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], mode="cloze", progress=False)
     template, words = CLOZE_DEFAULTS["Sarcasm"]
     tokenizer = AutoTokenizer.from_pretrained(mlm)
     model = AutoModelForMaskedLM.from_pretrained(mlm).eval()
@@ -172,18 +191,43 @@ def test_cloze_predicts_the_best_verbalizer_word(pragmeval_data, mlm):
 def test_cloze_skips_many_label_tasks_and_checks_overrides(pragmeval_data, mlm, tmp_path):
     result = tacit.pragmeval(pragmeval_data, [mlm], mode="cloze", progress=False)
     assert set(result.manifest["skipped_configs"]) == {
-        "GUM", "MRDA", "PDTB", "STAC", "SwitchBoard", "Persuasiveness-PremiseType"
-    }  # fmt: skip
+        "GUM",
+        "MRDA",
+        "PDTB",
+        "STAC",
+        "SwitchBoard",
+        "Persuasiveness-PremiseType",
+    }
     assert len(result.prompts) == 14
-    fails_cleanly(["pragmeval", "--data", pragmeval_data, "-m", mlm, "--mode", "cloze",
-                   "--task", "PDTB"], "PDTB: 3 labels: no default cloze template")  # fmt: skip
-    fails_cleanly(["pragmeval", "--data", pragmeval_data, "-m", mlm, "--mode", "cloze",
-                   "--task", "Sarcasm", "--verbalizer", "sarc=Yes"],
-                  "expected one word for each of notsarc, sarc")  # fmt: skip
-    custom = tacit.pragmeval(pragmeval_data, [mlm], tasks=["PDTB"], mode="cloze",
-                             template="{sentence1} <mask> {sentence2}",
-                             verbalizer="Statement=good,Hold Before Answer/Agreement=calm,"
-                                        "Reject=bad", progress=False)  # fmt: skip
+    fails_cleanly(
+        ["pragmeval", "--data", pragmeval_data, "-m", mlm, "--mode", "cloze", "--task", "PDTB"],
+        "PDTB: 3 labels: no default cloze template",
+    )
+    fails_cleanly(
+        [
+            "pragmeval",
+            "--data",
+            pragmeval_data,
+            "-m",
+            mlm,
+            "--mode",
+            "cloze",
+            "--task",
+            "Sarcasm",
+            "--verbalizer",
+            "sarc=Yes",
+        ],
+        "expected one word for each of notsarc, sarc",
+    )
+    custom = tacit.pragmeval(
+        pragmeval_data,
+        [mlm],
+        tasks=["PDTB"],
+        mode="cloze",
+        template="{sentence1} <mask> {sentence2}",
+        verbalizer="Statement=good,Hold Before Answer/Agreement=calm,Reject=bad",
+        progress=False,
+    )
     assert custom.manifest["models"][0]["configs"]["PDTB"]["verbalizer"]["Reject"] == "bad"
 
 
@@ -191,9 +235,15 @@ def test_cloze_skips_many_label_tasks_and_checks_overrides(pragmeval_data, mlm, 
 
 
 def test_tasks_average_their_configurations_and_the_paper_average_needs_all_tasks(tmp_path):
-    configs = pd.DataFrame({"model": "m", "config": ["Persuasiveness-Strength",
-                            "Persuasiveness-Relevance", "Sarcasm"], "metric": "accuracy",
-                            "dev": [0.5, 0.7, 0.9], "test": [0.6, 0.8, 0.5]})  # fmt: skip
+    configs = pd.DataFrame(
+        {
+            "model": "m",
+            "config": ["Persuasiveness-Strength", "Persuasiveness-Relevance", "Sarcasm"],
+            "metric": "accuracy",
+            "dev": [0.5, 0.7, 0.9],
+            "test": [0.6, 0.8, 0.5],
+        }
+    )
     reference = tmp_path / "ref.csv"
     reference.write_text("task,bert,human\nSarcasm,70.1,\nPersuasiveness,60,80\n")
     summary = summarize_pragmeval(configs, read_reference(reference))
@@ -203,19 +253,37 @@ def test_tasks_average_their_configurations_and_the_paper_average_needs_all_task
     assert rows.loc["Sarcasm", "paper_bert"] == 70.1 and rows.loc["Persuasiveness", "human"] == 80
     assert np.isnan(rows.loc["average", "paper_bert"])  # 2 tasks of 11: no comparison
     reference.write_text("task,bert,human\nSarcasm,high,\n")
-    fails_cleanly(["pragmeval", "--data", tmp_path, "-m", "x", "--reference", reference],
-                  "ref.csv:2: bert is not a number")  # fmt: skip
+    fails_cleanly(
+        ["pragmeval", "--data", tmp_path, "-m", "x", "--reference", reference],
+        "ref.csv:2: bert is not a number",
+    )
 
 
 def test_cli_runs_every_task_in_linear_mode(pragmeval_data, mlm, tmp_path):
     out = tmp_path / "run"
-    result = CliRunner().invoke(app, ["pragmeval", "--data", str(pragmeval_data), "-m", mlm,
-                                      "--cache-dir", str(tmp_path / "cache"), "--out", str(out),
-                                      "-q"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "pragmeval",
+            "--data",
+            str(pragmeval_data),
+            "-m",
+            mlm,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "configs.csv", "manifest.json", "pragmeval.png", "predictions.csv", "summary.csv"
-    ]  # fmt: skip
+        "configs.csv",
+        "manifest.json",
+        "pragmeval.png",
+        "predictions.csv",
+        "summary.csv",
+    ]
     summary = pd.read_csv(out / "summary.csv")
     assert len(summary) == 12  # 11 tasks and the average
     assert summary.set_index("task").loc["average", "paper_bert"] == 61.8

@@ -202,12 +202,18 @@ def test_intervals_depend_on_the_condition_not_on_the_models_path():
     rng = np.random.default_rng(0)
     rows = pd.DataFrame(
         {
-            "concept": [f"c{i}" for i in range(20)], "n_props": 1, "selection": "top",
-            "order": "decreasing", "category": "all", "sample": 0,
-            "reciprocal_rank": rng.random(20), "target_prob": rng.random(20),
-            "target_prob_shared": rng.random(20), "rank": rng.integers(1, 30, 20),
+            "concept": [f"c{i}" for i in range(20)],
+            "n_props": 1,
+            "selection": "top",
+            "order": "decreasing",
+            "category": "all",
+            "sample": 0,
+            "reciprocal_rank": rng.random(20),
+            "target_prob": rng.random(20),
+            "target_prob_shared": rng.random(20),
+            "rank": rng.integers(1, 30, 20),
         }
-    )  # fmt: skip
+    )
     here = summarize_retrieval(rows.assign(model="/tmp/a/model"))
     there = summarize_retrieval(rows.assign(model="/home/b/model"))
     columns = ["mrr_ci_low", "mrr_ci_high", "target_prob_ci_low", "target_prob_ci_high"]

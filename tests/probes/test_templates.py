@@ -20,18 +20,34 @@ from tacit.probes.templates.reading import read_templates
 
 # LAMA's relations.jsonl as published: extra keys, `[X]` the subject, `[Y]` the object
 LAMA = [
-    {"relation": "P19", "template": "[X] was born in [Y] .", "label": "place of birth",
-     "description": "Most specific known birth location", "type": "N-1"},
-    {"relation": "P20", "template": "[X] died in [Y] .", "label": "place of death",
-     "description": "Most specific known death location", "type": "N-1"},
-    {"relation": "P279", "template": "[X] is a subclass of [Y] .", "label": "subclass of",
-     "description": "", "type": "N-1"},
-]  # fmt: skip
+    {
+        "relation": "P19",
+        "template": "[X] was born in [Y] .",
+        "label": "place of birth",
+        "description": "Most specific known birth location",
+        "type": "N-1",
+    },
+    {
+        "relation": "P20",
+        "template": "[X] died in [Y] .",
+        "label": "place of death",
+        "description": "Most specific known death location",
+        "type": "N-1",
+    },
+    {
+        "relation": "P279",
+        "template": "[X] is a subclass of [Y] .",
+        "label": "subclass of",
+        "description": "",
+        "type": "N-1",
+    },
+]
 
 
 def write(path, lines):
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n"
-                            for line in lines))  # fmt: skip
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
     return path
 
 
@@ -56,8 +72,11 @@ def test_the_paper_file_writes_the_paper_prompts():
     )
     record = paper.record()
     assert record["file"] == "paper.jsonl" and len(record["sha256"]) == 64
-    assert {"id": "paper", "relation": "has",
-            "template": "{Everyone knows that} [a X] has [Y]."} in record["templates"]  # fmt: skip
+    assert {
+        "id": "paper",
+        "relation": "has",
+        "template": "{Everyone knows that} [a X] has [Y].",
+    } in record["templates"]
 
 
 def test_a_lama_relation_file_loads_as_it_is(tmp_path):
@@ -75,13 +94,16 @@ def test_a_lama_relation_file_loads_as_it_is(tmp_path):
 
 
 def test_placeholders_fill_as_documented(tmp_path):
-    path = write(tmp_path / "t.jsonl", [
-        {"template": "Something that [P] is called [a Y]."},
-        {"id": "bare", "template": "[Y]: [P]."},
-        {"relation": "has", "template": "{Everyone knows that} [a X] has [Y]."},
-        {"relation": "has", "id": "start", "template": "[A X] usually has [Y]!"},
-        {"relation": "is", "template": "It is well known: [X] is [Y]."},
-    ])  # fmt: skip
+    path = write(
+        tmp_path / "t.jsonl",
+        [
+            {"template": "Something that [P] is called [a Y]."},
+            {"id": "bare", "template": "[Y]: [P]."},
+            {"relation": "has", "template": "{Everyone knows that} [a X] has [Y]."},
+            {"relation": "has", "id": "start", "template": "[A X] usually has [Y]!"},
+            {"relation": "is", "template": "It is well known: [X] is [Y]."},
+        ],
+    )
     templates = read_templates(path)
     called, bare = templates.retrieval
     assert (called.id, bare.id) == ("1", "bare")
@@ -110,12 +132,21 @@ def test_placeholders_fill_as_documented(tmp_path):
 
 
 def test_settings_give_articles_and_the_list_in_another_language(tmp_path):
-    path = write(tmp_path / "de.jsonl", [
-        {"settings": {"language": "de", "and": "und", "pronoun": "es",
-                      "articles": {"Bär": "ein", "Katze": "eine"}}},
-        {"template": "[A Y] [P]."},
-        {"relation": "hat", "template": "{Jeder weiß, dass} [a X] [Y] hat."},
-    ])  # fmt: skip
+    path = write(
+        tmp_path / "de.jsonl",
+        [
+            {
+                "settings": {
+                    "language": "de",
+                    "and": "und",
+                    "pronoun": "es",
+                    "articles": {"Bär": "ein", "Katze": "eine"},
+                }
+            },
+            {"template": "[A Y] [P]."},
+            {"relation": "hat", "template": "{Jeder weiß, dass} [a X] [Y] hat."},
+        ],
+    )
     templates = read_templates(path)
     assert not templates.settings.english and not templates.settings.serial_comma
     assert templates.properties(["hat Fell", "ist groß", "hat Krallen"]) == (
@@ -138,27 +169,41 @@ BAD = [
     ("not json", "line 2: not JSON"),
     ('["a list"]', "line 2: expected a JSON object"),
     ({"relation": "has"}, "line 2: no `template`"),
-    ({"template": "[X] has [Y]."}, "line 2: '[X] has [Y].': a retrieval template (no `relation`) needs"),
+    (
+        {"template": "[X] has [Y]."},
+        "line 2: '[X] has [Y].': a retrieval template (no `relation`) needs",
+    ),
     ({"template": "[Y] [P] [P]."}, "needs the property list [P] once"),
     ({"template": "[Y] [P] of [X]."}, "it goes in the blank"),
-    ({"relation": "has", "template": "[X] has [Z]."}, "line 2: '[X] has [Z].': unknown placeholder [Z]"),
+    (
+        {"relation": "has", "template": "[X] has [Z]."},
+        "line 2: '[X] has [Z].': unknown placeholder [Z]",
+    ),
     ({"relation": "has", "template": "[X] has <mask>."}, "write the blank as [Y]"),
     ({"relation": "has", "template": "[X] has [Y] and [Y]."}, "needs one blank ([Y]), found 2"),
-    ({"relation": "has", "template": "[X] has [a Y]."}, "is retrieval's (the concept in the blank)"),
+    (
+        {"relation": "has", "template": "[X] has [a Y]."},
+        "is retrieval's (the concept in the blank)",
+    ),
     ({"relation": "has", "template": "It has [Y]."}, "needs the concept once"),
     ({"relation": "has", "template": "[X] {really} has [Y]."}, "braces mark the optional prefix"),
     ({"template": "{Well,} [Y] [P]."}, "the optional prefix {...} is elicitation's"),
-    ({"relation": "is", "id": "paper", "template": "[X] is [Y]."}, "line 2: id 'paper' repeats line 1"),
+    (
+        {"relation": "is", "id": "paper", "template": "[X] is [Y]."},
+        "line 2: id 'paper' repeats line 1",
+    ),
     ({"relation": "is", "id": "ensemble", "template": "[X] is [Y]."}, "names the ensemble"),
     ({"settings": {"colour": "red"}}, "line 2: unknown setting 'colour'"),
     ({"settings": {"articles": {"Bär": "der die"}}}, "must be one word"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("line", "message"), BAD, ids=[m for _, m in BAD])
 def test_a_bad_template_file_is_one_line_naming_file_and_line(tmp_path, line, message):
-    path = write(tmp_path / "bad.jsonl", [{"relation": "is", "id": "paper",
-                                           "template": "[a X] is [Y]."}, line])  # fmt: skip
+    path = write(
+        tmp_path / "bad.jsonl",
+        [{"relation": "is", "id": "paper", "template": "[a X] is [Y]."}, line],
+    )
     with pytest.raises(TacitError) as error:
         read_templates(path)
     assert str(error.value).startswith(f"{path}, line ") and message in str(error.value)
@@ -166,21 +211,50 @@ def test_a_bad_template_file_is_one_line_naming_file_and_line(tmp_path, line, me
 
 
 def test_bad_template_files_from_the_command_line(tmp_path, tiny_bert, toy_norms_path):
-    german = write(tmp_path / "de.jsonl", [{"settings": {"language": "de"}},
-                                           {"template": "[Y] [P]."}])  # fmt: skip
-    fails_cleanly(["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
-                   str(german)], "give `and`")  # fmt: skip
-    fails_cleanly(["retrieve", "-m", tiny_bert, "--templates", str(tmp_path / "none.jsonl")],
-                  "--templates " + str(tmp_path / "none.jsonl") + ": no such file")  # fmt: skip
+    german = write(
+        tmp_path / "de.jsonl", [{"settings": {"language": "de"}}, {"template": "[Y] [P]."}]
+    )
+    fails_cleanly(
+        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--templates", str(german)],
+        "give `and`",
+    )
+    fails_cleanly(
+        ["retrieve", "-m", tiny_bert, "--templates", str(tmp_path / "none.jsonl")],
+        "--templates " + str(tmp_path / "none.jsonl") + ": no such file",
+    )
     lama = write(tmp_path / "relations.jsonl", LAMA)
-    fails_cleanly(["elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
-                   str(lama), "-r", "has"],
-                  "--relation 'has': expected one of P19, P20, P279 (the relations of --templates")  # fmt: skip
-    fails_cleanly(["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
-                   str(lama)], "no retrieval template")  # fmt: skip
+    fails_cleanly(
+        [
+            "elicit",
+            "-m",
+            tiny_bert,
+            "--norms",
+            toy_norms_path,
+            "--templates",
+            str(lama),
+            "-r",
+            "has",
+        ],
+        "--relation 'has': expected one of P19, P20, P279 (the relations of --templates",
+    )
+    fails_cleanly(
+        ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--templates", str(lama)],
+        "no retrieval template",
+    )
     no_prefix = write(tmp_path / "plain.jsonl", [{"relation": "has", "template": "[A X] has [Y]."}])
-    fails_cleanly(["elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--templates",
-                   str(no_prefix), "--no-prefix"], "has no optional prefix")  # fmt: skip
+    fails_cleanly(
+        [
+            "elicit",
+            "-m",
+            tiny_bert,
+            "--norms",
+            toy_norms_path,
+            "--templates",
+            str(no_prefix),
+            "--no-prefix",
+        ],
+        "has no optional prefix",
+    )
 
 
 def test_the_paper_file_keeps_retrieval_drops(toy_norms_path, tiny_bert):

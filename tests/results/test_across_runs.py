@@ -35,16 +35,53 @@ def results(tmp_path_factory, tiny_bert, tiny_roberta, toy_norms_path):
     root = tmp_path_factory.mktemp("across") / "results"
     two = ["-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path, "-q"]
     run("retrieve", *two, "--max-props", 3, "--out", root / "retrieve" / "two")
-    run("retrieve", *two, "--max-props", 3, "--ablation", "ordering", "--out",
-        root / "retrieve" / "ordering")  # fmt: skip
-    run("retrieve", *two, "--max-props", 3, "--candidates", "concepts", "--out",
-        root / "retrieve" / "spans")  # fmt: skip
-    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--max-props", 2,
-        "--candidates", "concepts", "--normalize", "mean", "--out",
-        root / "retrieve" / "spans-mean")  # fmt: skip
+    run(
+        "retrieve",
+        *two,
+        "--max-props",
+        3,
+        "--ablation",
+        "ordering",
+        "--out",
+        root / "retrieve" / "ordering",
+    )
+    run(
+        "retrieve",
+        *two,
+        "--max-props",
+        3,
+        "--candidates",
+        "concepts",
+        "--out",
+        root / "retrieve" / "spans",
+    )
+    run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "-q",
+        "--max-props",
+        2,
+        "--candidates",
+        "concepts",
+        "--normalize",
+        "mean",
+        "--out",
+        root / "retrieve" / "spans-mean",
+    )
     run("elicit", *two, "--prefix-ablation", "--out", root / "elicit" / "both")
-    run("elicit", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--out",
-        root / "elicit" / "bert")  # fmt: skip
+    run(
+        "elicit",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "-q",
+        "--out",
+        root / "elicit" / "bert",
+    )
     return root
 
 
@@ -54,11 +91,23 @@ def expected_main(run_dir) -> pd.DataFrame:
     if "n_props" in summary:  # retrieval: top/decreasing/all at the largest number
         main = summary[(summary[["selection", "order", "category"]] == MAIN).all(axis=1)]
         main = main[main["n_props"] == main["n_props"].max()]
-        return main.rename(columns={"mrr": "value", "mrr_ci_low": "ci_low",
-                                    "mrr_ci_high": "ci_high", "n_concepts": "n"})  # fmt: skip
+        return main.rename(
+            columns={
+                "mrr": "value",
+                "mrr_ci_low": "ci_low",
+                "mrr_ci_high": "ci_high",
+                "n_concepts": "n",
+            }
+        )
     main = summary[(summary["relation"] == "all") & summary["prefix"]]
-    return main.rename(columns={"map_vocab": "value", "map_vocab_ci_low": "ci_low",
-                                "map_vocab_ci_high": "ci_high", "n_concepts": "n"})  # fmt: skip
+    return main.rename(
+        columns={
+            "map_vocab": "value",
+            "map_vocab_ci_low": "ci_low",
+            "map_vocab_ci_high": "ci_high",
+            "n_concepts": "n",
+        }
+    )
 
 
 def test_the_leaderboard_is_each_summary_at_its_main_condition(results):
@@ -69,8 +118,10 @@ def test_the_leaderboard_is_each_summary_at_its_main_condition(results):
     assert len(board) == sum(pd.read_csv(r / "summary.csv")["model"].nunique() for r in runs)
     for run_dir in runs:
         for row in expected_main(run_dir).itertuples():
-            mine = board[(board["run"] == str(run_dir.relative_to(results)))
-                         & (board["model"] == labels[row.model])]  # fmt: skip
+            mine = board[
+                (board["run"] == str(run_dir.relative_to(results)))
+                & (board["model"] == labels[row.model])
+            ]
             assert len(mine) == 1, (run_dir, row.model)  # a row per model per run
             for column in ("value", "ci_low", "ci_high", "n"):
                 assert mine[column].iloc[0] == pytest.approx(getattr(row, column), rel=1e-6)
@@ -98,8 +149,11 @@ def test_other_conditions_only_when_asked(results):
     assert list(plain.columns) == tacit.results.leaderboard.COLUMNS
     asked = tacit.leaderboard(results, conditions=True)
     summary = pd.read_csv(results / "retrieve" / "ordering" / "summary.csv")
-    bottom = summary[(summary["selection"] == "bottom") & (summary["order"] == "decreasing")
-                     & (summary["n_props"] == 3)].set_index("model")["mrr"]  # fmt: skip
+    bottom = summary[
+        (summary["selection"] == "bottom")
+        & (summary["order"] == "decreasing")
+        & (summary["n_props"] == 3)
+    ].set_index("model")["mrr"]
     labels = short_labels(bottom.index)
     rows = asked[asked["run"] == "retrieve/ordering"].set_index("model")
     for model, value in bottom.items():
@@ -110,9 +164,13 @@ def test_other_conditions_only_when_asked(results):
 
 def _scipy_p(a, b) -> float:
     return stats.permutation_test(
-        (a, b), lambda x, y, axis: np.sum(x - y, axis=axis), permutation_type="samples",
-        n_resamples=100000, alternative="two-sided", vectorized=True,
-    ).pvalue  # fmt: skip
+        (a, b),
+        lambda x, y, axis: np.sum(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=100000,
+        alternative="two-sided",
+        vectorized=True,
+    ).pvalue
 
 
 def test_comparisons_equal_an_independent_computation(results):
@@ -121,8 +179,10 @@ def test_comparisons_equal_an_independent_computation(results):
     assert len(found) == 2 and set(found["probe"]) == {"retrieve", "elicit"}
     # retrieval: reciprocal ranks per concept at top/decreasing/all, 3 properties
     prompts = pd.read_csv(two / "prompts.csv")
-    main = prompts[(prompts[["selection", "order", "category"]] == MAIN).all(axis=1)
-                   & (prompts["n_props"] == 3)]  # fmt: skip
+    main = prompts[
+        (prompts[["selection", "order", "category"]] == MAIN).all(axis=1)
+        & (prompts["n_props"] == 3)
+    ]
     per_model = main.pivot(index="concept", columns="model", values="reciprocal_rank")
     a, b = (per_model[m].to_numpy() for m in main["model"].unique())
     row = found[found["probe"] == "retrieve"].iloc[0]
@@ -135,8 +195,9 @@ def test_comparisons_equal_an_independent_computation(results):
     assert row["value_a"] - row["value_b"] == pytest.approx(at_3.iloc[0] - at_3.iloc[1], rel=1e-5)
     # elicitation: every relation with the prefix, a concept's prompts summed
     prompts = pd.read_csv(both / "prompts.csv")
-    sums = prompts[prompts["prefix"]].pivot_table(index="concept", columns="model",
-                                                  values="ap_vocab", aggfunc="sum")  # fmt: skip
+    sums = prompts[prompts["prefix"]].pivot_table(
+        index="concept", columns="model", values="ap_vocab", aggfunc="sum"
+    )
     a, b = (sums[m].to_numpy() for m in prompts["model"].unique())
     row = found[found["probe"] == "elicit"].iloc[0]
     assert row["p_value"] == pytest.approx(_scipy_p(a, b), abs=1e-12)
@@ -187,8 +248,11 @@ def test_formats_for_a_paper(results):
     markdown = run("table", *runs, "--format", "markdown").stdout
     assert "| model |" in markdown and "|---|" in markdown
     latex = run("table", *runs, "--format", "latex").stdout
-    assert r"\begin{tabular}" in latex and r"\bottomrule" in latex and "_" not in latex.replace(
-        r"\_", "")  # fmt: skip
+    assert (
+        r"\begin{tabular}" in latex
+        and r"\bottomrule" in latex
+        and "_" not in latex.replace(r"\_", "")
+    )
     table = pd.read_csv(io.StringIO(run("table", *runs, "--format", "csv").stdout))
     assert {"mrr", "mrr_ci_low", "mrr_ci_high", "p_at_1", "hits_at_10"} <= set(table.columns)
     board = pd.read_csv(io.StringIO(run("leaderboard", results, "--format", "csv").stdout))

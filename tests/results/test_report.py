@@ -89,16 +89,60 @@ def run(*args) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, tiny_bert, tiny_roberta, toy_norms_path):
     root = tmp_path_factory.mktemp("report-runs")
-    run("retrieve", "-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path,
-        "--max-props", 3, "--out", root / "retrieve", "-q")  # fmt: skip
+    run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "-m",
+        tiny_roberta,
+        "--norms",
+        toy_norms_path,
+        "--max-props",
+        3,
+        "--out",
+        root / "retrieve",
+        "-q",
+    )
     one_vocabulary = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # like for like
-    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--ablation", "ordering",
-        "--max-props", 2, "--out", root / "ordering", "-q", *one_vocabulary)  # fmt: skip
-    run("elicit", "-m", tiny_bert, "--norms", toy_norms_path, "--prefix-ablation",
-        "--out", root / "elicit", "-q")  # fmt: skip
+    run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "--ablation",
+        "ordering",
+        "--max-props",
+        2,
+        "--out",
+        root / "ordering",
+        "-q",
+        *one_vocabulary,
+    )
+    run(
+        "elicit",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "--prefix-ablation",
+        "--out",
+        root / "elicit",
+        "-q",
+    )
     mlm = save_nli_masked_lm(root / "mlm")
-    run("nli", "--suite", "nope", "--data", write_nope(root / "nope"), "-m", mlm,
-        "--out", root / "nli", "-q")  # fmt: skip
+    run(
+        "nli",
+        "--suite",
+        "nope",
+        "--data",
+        write_nope(root / "nope"),
+        "-m",
+        mlm,
+        "--out",
+        root / "nli",
+        "-q",
+    )
     return root
 
 
@@ -143,8 +187,20 @@ def test_runs_side_by_side(runs, tmp_path):
 
 @pytest.mark.slow
 def test_runs_not_like_for_like_are_shown_apart(runs, tmp_path, tiny_bert, toy_norms_path):
-    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--max-props", 2,
-        "--candidates", "concepts", "--out", tmp_path / "spans", "-q")  # fmt: skip
+    run(
+        "retrieve",
+        "-m",
+        tiny_bert,
+        "--norms",
+        toy_norms_path,
+        "--max-props",
+        2,
+        "--candidates",
+        "concepts",
+        "--out",
+        tmp_path / "spans",
+        "-q",
+    )
     out = tmp_path / "report.html"
     run("report", runs / "retrieve", tmp_path / "spans", "--out", out)
     text = out.read_text()
@@ -169,11 +225,23 @@ READABLE_PX = 9  # the least text height, in CSS pixels, read without zooming
 
 def chromium(*args, profile: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 @pytest.mark.slow
@@ -200,8 +268,13 @@ def test_four_runs_read_at_1400_px_in_a_real_browser(runs, tmp_path):
     )
     measured = tmp_path / "measured.html"
     measured.write_text(text.replace("</body>", MEASURE))
-    done = chromium("--window-size=1400,1000", "--virtual-time-budget=20000", "--dump-dom",
-                    measured.as_uri(), profile=tmp_path / "profile")  # fmt: skip
+    done = chromium(
+        "--window-size=1400,1000",
+        "--virtual-time-budget=20000",
+        "--dump-dom",
+        measured.as_uri(),
+        profile=tmp_path / "profile",
+    )
     found = re.search(r'data-measure="([^"]*)"', done.stdout)
     assert found, done.stderr[-2000:]
     layout = json.loads(found[1].replace("&quot;", '"'))
@@ -211,8 +284,12 @@ def test_four_runs_read_at_1400_px_in_a_real_browser(runs, tmp_path):
         assert 0 < rendered <= layout["view"]
         assert SMALLEST_FONT_PX * rendered / natural >= READABLE_PX, (natural, rendered)
     shot = tmp_path / "shot.png"
-    chromium("--window-size=1400,2400", f"--screenshot={shot}", report.as_uri(),
-             profile=tmp_path / "profile")  # fmt: skip
+    chromium(
+        "--window-size=1400,2400",
+        f"--screenshot={shot}",
+        report.as_uri(),
+        profile=tmp_path / "profile",
+    )
     from PIL import Image
 
     image = Image.open(shot).convert("L")

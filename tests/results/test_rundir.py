@@ -66,6 +66,8 @@ def test_runs_started_in_the_same_second_get_their_own_directories(tmp_path, mon
     now = datetime(2026, 11, 24, 13, 0, 0)
     first, second, third = (fresh_run_dir("retrieve", now) for _ in range(3))
     assert [p.name for p in (first, second, third)] == [
-        "20261124-130000", "20261124-130000-2", "20261124-130000-3"
-    ]  # fmt: skip
+        "20261124-130000",
+        "20261124-130000-2",
+        "20261124-130000-3",
+    ]
     assert all(p.is_dir() for p in (first, second, third))

@@ -62,20 +62,35 @@ def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, t
 def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     both = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # one vocabulary
     for name, model in (("a", tiny_bert), ("b", tiny_roberta)):
-        args = ["retrieve", "-m", model, "--norms", str(toy_norms_path), "-q", *both,
-                "--out", str(tmp_path / name)]  # fmt: skip
+        args = [
+            "retrieve",
+            "-m",
+            model,
+            "--norms",
+            str(toy_norms_path),
+            "-q",
+            *both,
+            "--out",
+            str(tmp_path / name),
+        ]
         assert runner.invoke(app, args).exit_code == 0
-    result = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"),
-                                 "--n-props", "1,3"], env={"COLUMNS": "100"})  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["table", str(tmp_path / "a"), str(tmp_path / "b"), "--n-props", "1,3"],
+        env={"COLUMNS": "100"},
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert "MRR [95% CI]" in lines[1] and "P@1" in lines[1] and "Group" not in result.stdout
     rows = [line.split()[:2] for line in lines[3:7]]
     # --model order, then the number of properties
-    assert rows == [["tiny-bert0", "1"], ["tiny-bert0", "3"], ["tiny-roberta0", "1"],
-                    ["tiny-roberta0", "3"]]  # fmt: skip
-    csv = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"), "--format",
-                              "csv"])  # fmt: skip
+    assert rows == [
+        ["tiny-bert0", "1"],
+        ["tiny-bert0", "3"],
+        ["tiny-roberta0", "1"],
+        ["tiny-roberta0", "3"],
+    ]
+    csv = runner.invoke(app, ["table", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "csv"])
     table = pd.read_csv(io.StringIO(csv.stdout))
     summary = pd.read_csv(tmp_path / "a" / "summary.csv")
     mine = table[table["model"] == "tiny-bert0"].set_index("n_props")["mrr_ci_high"]
@@ -93,12 +108,23 @@ def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_no
     import stat
 
     base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
-    for name, extra in (("ordering", ["--ablation", "ordering"]),
-                        ("category", ["--ablation", "category"]),
-                        ("all", []), ("few", ["--concepts", "bear,cat"])):  # fmt: skip
+    for name, extra in (
+        ("ordering", ["--ablation", "ordering"]),
+        ("category", ["--ablation", "category"]),
+        ("all", []),
+        ("few", ["--concepts", "bear,cat"]),
+    ):
         assert runner.invoke(app, [*base, *extra, "--out", str(tmp_path / name)]).exit_code == 0
-    mixed = runner.invoke(app, ["plot", str(tmp_path / "ordering"), str(tmp_path / "category"),
-                                "--out", str(tmp_path / "mixed.png")])  # fmt: skip
+    mixed = runner.invoke(
+        app,
+        [
+            "plot",
+            str(tmp_path / "ordering"),
+            str(tmp_path / "category"),
+            "--out",
+            str(tmp_path / "mixed.png"),
+        ],
+    )
     assert mixed.exit_code == 1 and "draw different figures" in mixed.stderr
     figure = tmp_path / "differ.png"
     pair = [str(tmp_path / "all"), str(tmp_path / "few")]

@@ -47,7 +47,7 @@ def test_a_checkpoints_sweep_draws_the_metric_by_step(checkpoints, toy_norms_pat
     rows = [line.split() for line in listed.stdout.splitlines()[1:7]]
     assert [(r[3], r[-3]) for r in rows] == [
         (f"tiny-bert@checkpoint-{s}", str(s)) for s in STEPS
-    ] + [(f"tiny-roberta@checkpoint-{s}", str(s)) for s in STEPS]  # fmt: skip
+    ] + [(f"tiny-roberta@checkpoint-{s}", str(s)) for s in STEPS]
     ran = runner.invoke(app, ["sweep", str(grid), "--out", str(out)])
     assert ran.exit_code == 0 and "6 run now" in ran.stdout, ran.output
 
@@ -84,8 +84,9 @@ def test_a_checkpoints_sweep_draws_the_metric_by_step(checkpoints, toy_norms_pat
     assert lines == {"tiny-bert": list(STEPS), "tiny-roberta": list(STEPS)}
     assert axis.get_xscale() == "symlog"  # 10 to 2000: a log step axis
 
-    plotted = runner.invoke(app, ["plot", str(out), "--kind", "steps", "-o",
-                                  str(tmp_path / "steps.png")])  # fmt: skip
+    plotted = runner.invoke(
+        app, ["plot", str(out), "--kind", "steps", "-o", str(tmp_path / "steps.png")]
+    )
     assert plotted.exit_code == 0, plotted.output
     assert (tmp_path / "steps.png").read_bytes().startswith(b"\x89PNG")
 
@@ -94,13 +95,16 @@ def test_hub_revisions_are_recorded_per_cell(tiny_bert, toy_norms_path, tmp_path
     """A revisions axis on a local model (which loads as it is): the plumbing of the revision
     and its step into each cell's run and manifest."""
     grid, out = tmp_path / "rev.toml", tmp_path / "rev"
-    grid.write_text(f'models = ["{tiny_bert}"]\nrevisions = ["step1", "step8"]\n'
-                    f'norms = "{toy_norms_path}"\n[run]\nprogress = false\n[elicit]\n')  # fmt: skip
+    grid.write_text(
+        f'models = ["{tiny_bert}"]\nrevisions = ["step1", "step8"]\n'
+        f'norms = "{toy_norms_path}"\n[run]\nprogress = false\n[elicit]\n'
+    )
     ran = runner.invoke(app, ["sweep", str(grid), "--out", str(out)])
     assert ran.exit_code == 0, ran.output
     for step in (1, 8):
-        manifest = json.loads((out / f"elicit-tiny-bert0@step{step}-norms" / "manifest.json")
-                              .read_text())  # fmt: skip
+        manifest = json.loads(
+            (out / f"elicit-tiny-bert0@step{step}-norms" / "manifest.json").read_text()
+        )
         assert manifest["models"][0]["revision"] == f"step{step}"
         assert manifest["sweep"]["step"] == step and manifest["sweep"]["series"] == "tiny-bert0"
     assert sorted(by_step(out)["step"]) == [1, 8]

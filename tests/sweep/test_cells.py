@@ -47,8 +47,10 @@ def test_a_failed_cell_is_recorded_the_others_go_on_and_a_rerun_retries_it(
     assert first.exit_code == 1
     lines = first.stdout.splitlines()
     assert lines[0] == "[1/2] cell 0 retrieve-later-model-norms-max_props=1: running"
-    assert lines[1].startswith("[1/2] cell 0 retrieve-later-model-norms-max_props=1: failed: "
-                               f"--model {later}: no such directory")  # fmt: skip
+    assert lines[1].startswith(
+        "[1/2] cell 0 retrieve-later-model-norms-max_props=1: failed: "
+        f"--model {later}: no such directory"
+    )
     assert lines[3].startswith("[2/2] cell 1 retrieve-tiny-bert0-norms-max_props=1: complete in")
     table = first.stdout[first.stdout.index("index") :]
     assert "failed" in table and "complete" in table  # the states after the run
@@ -74,16 +76,27 @@ def test_list_and_dry_run_name_cells_and_estimate_with_every_option(
 ):
     monkeypatch.chdir(tmp_path)
     concepts = ["bear", "cat", "dog", "zebra", "knife", "apple"]
-    write_grid(tmp_path / "grid.toml", [tiny_bert], toy_norms_path,
-               f'[retrieve]\nmax_props = 2\ncandidates = "concepts"\n'
-               f"concepts = {json.dumps(concepts)}\n")  # fmt: skip
+    write_grid(
+        tmp_path / "grid.toml",
+        [tiny_bert],
+        toy_norms_path,
+        f'[retrieve]\nmax_props = 2\ncandidates = "concepts"\nconcepts = {json.dumps(concepts)}\n',
+    )
     dry = invoke("grid.toml", "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert dry.stdout.endswith("1 cell(s), 0 complete, 1 to run in results/grid\n")
     assert "results/grid" in invoke("--help").stdout  # --help names the same default folder
     header, row = dry.stdout.splitlines()[:2]
-    assert header.split() == ["index", "cell", "probe", "model", "norms", "step", "state",
-                              "prompts_at_most"]  # fmt: skip
+    assert header.split() == [
+        "index",
+        "cell",
+        "probe",
+        "model",
+        "norms",
+        "step",
+        "state",
+        "prompts_at_most",
+    ]
     name, digest = row.split()[1], hashlib.sha256(json.dumps(concepts).encode()).hexdigest()
     assert (
         name == f"retrieve-tiny-bert0-norms-candidates=concepts-concepts={digest[:8]}-max_props=2"
@@ -116,17 +129,32 @@ def test_a_cell_has_one_owner_at_a_time(tiny_bert, toy_norms_path, tmp_path, mon
         assert ran.exit_code == 0, ran.output
         assert "1 run now, 0 already complete, 0 failed" in ran.stdout
         assert run_cells(sweep, out, [0], said.append) == {0: "running"}  # raced for it
-        assert said == [f"[1/1] cell 0 {sweep.cells[0].name}: running in process {os.getpid()}"
-                        ": left to it"]  # fmt: skip
+        assert said == [
+            f"[1/1] cell 0 {sweep.cells[0].name}: running in process {os.getpid()}: left to it"
+        ]
     assert run_cells(sweep, out, [1], said.append) == {1: "complete"}
     assert said[-1] == f"[1/1] cell 1 {sweep.cells[1].name}: complete (by another process)"
 
 
 def sweep_process(grid, out, cells: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "tacit.cli", "sweep", str(grid), "--out", str(out),
-               "--cell", cells]  # fmt: skip
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "tacit.cli",
+        "sweep",
+        str(grid),
+        "--out",
+        str(out),
+        "--cell",
+        cells,
+    ]
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 def finished(processes: list[subprocess.Popen]) -> list[str]:
@@ -137,8 +165,11 @@ def finished(processes: list[subprocess.Popen]) -> list[str]:
 
 def data_files(folder) -> dict[str, bytes]:
     """Every file of every cell but its manifest (which says when and how it ran)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.glob("*/*"))
-            if p.is_file() and p.name != "manifest.json" and p.parent.name != ".sweep"}  # fmt: skip
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.glob("*/*"))
+        if p.is_file() and p.name != "manifest.json" and p.parent.name != ".sweep"
+    }
 
 
 @pytest.mark.slow
@@ -146,8 +177,9 @@ def test_cells_as_separate_processes_make_the_same_folder_as_one_sweep(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path
 ):
     grid = tmp_path / "grid.toml"
-    write_grid(grid, [tiny_bert, tiny_roberta], toy_norms_path,
-               "[retrieve]\nmax_props = 2\n[elicit]\n")  # fmt: skip
+    write_grid(
+        grid, [tiny_bert, tiny_roberta], toy_norms_path, "[retrieve]\nmax_props = 2\n[elicit]\n"
+    )
     threads = torch.get_num_threads()  # as many as the processes below: the same last digits
     torch.set_num_threads(1)
     try:

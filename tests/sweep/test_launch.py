@@ -92,19 +92,45 @@ def test_slurm_gets_one_array_with_the_resources_asked_for(
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     grid = tmp_path / "grid.toml"
     write_grid(grid, [tiny_bert, tiny_roberta, "org/third"], toy_norms_path)
-    result = runner.invoke(app, ["sweep", str(grid), "--out", str(tmp_path / "grid"),
-                                 "--launcher", "slurm", "--partition", "gpu", "--time", "90",
-                                 "--parallel", "2", "--gpus-per-cell", "1",
-                                 "--launcher-option", "slurm_account=lab",
-                                 "--launcher-option", "mem_gb=32"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            str(grid),
+            "--out",
+            str(tmp_path / "grid"),
+            "--launcher",
+            "slurm",
+            "--partition",
+            "gpu",
+            "--time",
+            "90",
+            "--parallel",
+            "2",
+            "--gpus-per-cell",
+            "1",
+            "--launcher-option",
+            "slurm_account=lab",
+            "--launcher-option",
+            "mem_gb=32",
+        ],
+    )
     assert result.exit_code == 1
     said = result.stderr.strip().splitlines()[-1]  # after sbatch's own words, ours in a line
-    assert said == ("error: --launcher slurm: sbatch refused the jobs: sbatch: error: invalid "
-                    "partition specified: gpu")  # fmt: skip
+    assert said == (
+        "error: --launcher slurm: sbatch refused the jobs: sbatch: error: invalid "
+        "partition specified: gpu"
+    )
     script = (tmp_path / "bin" / "submitted.sh").read_text()
-    for line in ("#SBATCH --array=0-2%2", "#SBATCH --partition=gpu", "#SBATCH --time=90",
-                 "#SBATCH --gpus-per-node=1", "#SBATCH --account=lab", "#SBATCH --mem=32GB",
-                 "#SBATCH --job-name=tacit-grid"):  # fmt: skip
+    for line in (
+        "#SBATCH --array=0-2%2",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=90",
+        "#SBATCH --gpus-per-node=1",
+        "#SBATCH --account=lab",
+        "#SBATCH --mem=32GB",
+        "#SBATCH --job-name=tacit-grid",
+    ):
         assert line in script.splitlines(), script
 
 
@@ -115,13 +141,17 @@ def test_launcher_mistakes_are_one_line(tiny_bert, toy_norms_path, tmp_path, mon
     monkeypatch.setenv("PATH", str(tmp_path))  # no Slurm here
     cases = [
         (["--launcher", "slurm"], "sbatch and srun are not on this machine's PATH"),
-        (["--parallel", "2"], "--parallel, --gpus-per-cell, --partition and --launcher-option go "
-                              "with --launcher"),  # fmt: skip
-        (["--launcher", "local", "--gpus-per-cell", "1", "--parallel", "64"],
-         "64 cell(s) at once with 1 GPU(s) each need 64 GPUs"),
+        (
+            ["--parallel", "2"],
+            "--parallel, --gpus-per-cell, --partition and --launcher-option go with --launcher",
+        ),
+        (
+            ["--launcher", "local", "--gpus-per-cell", "1", "--parallel", "64"],
+            "64 cell(s) at once with 1 GPU(s) each need 64 GPUs",
+        ),
         (["--launcher", "local", "--launcher-option", "no_such_thing=1"], "--launcher local: "),
         (["--launcher", "local", "--launcher-option", "oops"], "expected KEY=VALUE"),
-    ]  # fmt: skip
+    ]
     for extra, message in cases:
         result = runner.invoke(app, [*base, *extra])
         assert result.exit_code == 1, (extra, result.output)
@@ -131,6 +161,10 @@ def test_launcher_mistakes_are_one_line(tiny_bert, toy_norms_path, tmp_path, mon
 
 def test_launcher_options_are_numbers_where_they_read_as_numbers():
     assert parse_options(["mem_gb=32", "slurm_qos=high", "cpus_per_task=8", "x=0.5"]) == {
-        "mem_gb": 32, "slurm_qos": "high", "cpus_per_task": 8, "x": 0.5}  # fmt: skip
+        "mem_gb": 32,
+        "slurm_qos": "high",
+        "cpus_per_task": 8,
+        "x": 0.5,
+    }
     with pytest.raises(TacitError, match="expected KEY=VALUE"):
         parse_options(["=3"])

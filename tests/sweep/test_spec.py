@@ -26,14 +26,19 @@ def sweep_of(tmp_path, text: str, name: str = "grid.toml"):
 def test_a_list_option_takes_the_list_as_its_value(tmp_path):
     sweep = sweep_of(tmp_path, 'models = ["m1", "m2"]\n[retrieve]\nconcepts = ["bear", "cat"]\n')
     assert [c.options for c in sweep.cells] == [{"concepts": ["bear", "cat"]}] * 2
-    assert [c.name for c in sweep.cells] == ["retrieve-m1-concepts=bear+cat",
-                                             "retrieve-m2-concepts=bear+cat"]  # fmt: skip
+    assert [c.name for c in sweep.cells] == [
+        "retrieve-m1-concepts=bear+cat",
+        "retrieve-m2-concepts=bear+cat",
+    ]
 
 
 def test_an_axis_is_written_one_way_for_any_option(tmp_path):
-    sweep = sweep_of(tmp_path, 'models = ["m"]\n[elicit]\n'
-                     'relations = { axis = [["has"], ["is", "is a"]] }\n'
-                     'prefix = { axis = [true, false] }\n')  # fmt: skip
+    sweep = sweep_of(
+        tmp_path,
+        'models = ["m"]\n[elicit]\n'
+        'relations = { axis = [["has"], ["is", "is a"]] }\n'
+        "prefix = { axis = [true, false] }\n",
+    )
     assert [c.options for c in sweep.cells] == [
         {"prefix": True, "relations": ["has"]},
         {"prefix": True, "relations": ["is", "is a"]},
@@ -64,9 +69,12 @@ def test_axis_mistakes_are_one_line_naming_the_key(tmp_path, table, message):
 
 def test_cell_names_are_short_and_stable(tmp_path):
     concepts = ["bear", "cat", "dog", "zebra", "knife", "apple"]
-    sweep = sweep_of(tmp_path, f'models = ["org/model"]\nnorms = ["data/cslb/norms.dat"]\n'
-                     f"[retrieve]\nconcepts = {json.dumps(concepts)}\n"
-                     'candidates = "lists/my spans.txt"\n')  # fmt: skip
+    sweep = sweep_of(
+        tmp_path,
+        f'models = ["org/model"]\nnorms = ["data/cslb/norms.dat"]\n'
+        f"[retrieve]\nconcepts = {json.dumps(concepts)}\n"
+        'candidates = "lists/my spans.txt"\n',
+    )
     digest = hashlib.sha256(json.dumps(concepts).encode()).hexdigest()[:8]
     (cell,) = sweep.cells
     assert cell.name == f"retrieve-org_model-norms-candidates=my_spans-concepts={digest}"
@@ -83,22 +91,34 @@ def test_cells_that_would_share_a_directory_are_refused(tmp_path):
 
 
 def test_cells_have_a_stable_index_in_file_order(tmp_path):
-    text = ('models = ["a", "b"]\nnorms = ["n1.csv", "n2.csv"]\n'
-            "[retrieve]\nmax_props = [1, 2]\n[elicit]\n")  # fmt: skip
+    text = (
+        'models = ["a", "b"]\nnorms = ["n1.csv", "n2.csv"]\n'
+        "[retrieve]\nmax_props = [1, 2]\n[elicit]\n"
+    )
     names = [c.name for c in sweep_of(tmp_path, text).cells]
     assert names == [
-        "retrieve-a-n1-max_props=1", "retrieve-b-n1-max_props=1",
-        "retrieve-a-n2-max_props=1", "retrieve-b-n2-max_props=1",
-        "retrieve-a-n1-max_props=2", "retrieve-b-n1-max_props=2",
-        "retrieve-a-n2-max_props=2", "retrieve-b-n2-max_props=2",
-        "elicit-a-n1", "elicit-b-n1", "elicit-a-n2", "elicit-b-n2",
-    ]  # fmt: skip
+        "retrieve-a-n1-max_props=1",
+        "retrieve-b-n1-max_props=1",
+        "retrieve-a-n2-max_props=1",
+        "retrieve-b-n2-max_props=1",
+        "retrieve-a-n1-max_props=2",
+        "retrieve-b-n1-max_props=2",
+        "retrieve-a-n2-max_props=2",
+        "retrieve-b-n2-max_props=2",
+        "elicit-a-n1",
+        "elicit-b-n1",
+        "elicit-a-n2",
+        "elicit-b-n2",
+    ]
     assert names == [c.name for c in sweep_of(tmp_path, text, "again.toml").cells]
 
 
 def test_revisions_are_an_axis_of_training_steps(tmp_path):
-    sweep = sweep_of(tmp_path, 'models = ["EleutherAI/pythia-70m", "EleutherAI/pythia-160m"]\n'
-                     'revisions = ["step1000", "step143000"]\n[elicit]\n')  # fmt: skip
+    sweep = sweep_of(
+        tmp_path,
+        'models = ["EleutherAI/pythia-70m", "EleutherAI/pythia-160m"]\n'
+        'revisions = ["step1000", "step143000"]\n[elicit]\n',
+    )
     assert [(c.model, c.checkpoint.revision, c.checkpoint.step) for c in sweep.cells] == [
         ("EleutherAI/pythia-70m", "step1000", 1000),
         ("EleutherAI/pythia-70m", "step143000", 143000),
@@ -110,8 +130,11 @@ def test_revisions_are_an_axis_of_training_steps(tmp_path):
     with pytest.raises(TacitError, match="'main' names no training step"):
         sweep_of(tmp_path, 'models = ["m"]\nrevisions = ["main"]\n[elicit]\n', "m.toml")
     with pytest.raises(TacitError, match=r"\[run\]: revision \(the `revisions` axis sets it\)"):
-        sweep_of(tmp_path, 'models = ["m"]\nrevisions = ["step1"]\n[run]\nrevision = "x"\n'
-                 "[elicit]\n", "r.toml")  # fmt: skip
+        sweep_of(
+            tmp_path,
+            'models = ["m"]\nrevisions = ["step1"]\n[run]\nrevision = "x"\n[elicit]\n',
+            "r.toml",
+        )
     with pytest.raises(TacitError, match=r"\[run\]: checkpoint: set by the sweep"):
         sweep_of(tmp_path, 'models = ["m"]\n[run]\ncheckpoint = "x"\n[elicit]\n', "c.toml")
 
@@ -122,13 +145,19 @@ def test_local_checkpoints_are_read_in_step_order(tmp_path):
     trained = tmp_path / "runs" / "final"
     trained.mkdir()
     (trained / "trainer_state.json").write_text('{"global_step": 1200}')
-    sweep = sweep_of(tmp_path, f'[checkpoints]\nmine = ["{tmp_path}/runs/checkpoint-*", '
-                     f'"{trained}"]\n[elicit]\n')  # fmt: skip
+    sweep = sweep_of(
+        tmp_path, f'[checkpoints]\nmine = ["{tmp_path}/runs/checkpoint-*", "{trained}"]\n[elicit]\n'
+    )
     assert [(c.checkpoint.series, c.checkpoint.step) for c in sweep.cells] == [
-        ("mine", 80), ("mine", 900), ("mine", 1000), ("mine", 1200)
-    ]  # fmt: skip
-    assert [c.name for c in sweep.cells][:2] == ["elicit-mine@checkpoint-80",
-                                                 "elicit-mine@checkpoint-900"]  # fmt: skip
+        ("mine", 80),
+        ("mine", 900),
+        ("mine", 1000),
+        ("mine", 1200),
+    ]
+    assert [c.name for c in sweep.cells][:2] == [
+        "elicit-mine@checkpoint-80",
+        "elicit-mine@checkpoint-900",
+    ]
     assert sweep.cells[-1].model == str(trained) and sweep.cells[-1].checkpoint.revision is None
     with pytest.raises(TacitError, match="matches nothing"):
         sweep_of(tmp_path, f'[checkpoints]\nx = "{tmp_path}/none-*"\n[elicit]\n', "n.toml")
@@ -138,9 +167,19 @@ def test_local_checkpoints_are_read_in_step_order(tmp_path):
 
 
 def test_the_step_a_name_says():
-    assert [step_of(n) for n in ("step1000", "checkpoint-500", "global_step20", "ckpt_7",
-                                 "pythia-70m-step3000", "epoch2-iter400", "v1.2", "main")] == [
-        1000, 500, 20, 7, 3000, 400, 2, None]  # fmt: skip
+    assert [
+        step_of(n)
+        for n in (
+            "step1000",
+            "checkpoint-500",
+            "global_step20",
+            "ckpt_7",
+            "pythia-70m-step3000",
+            "epoch2-iter400",
+            "v1.2",
+            "main",
+        )
+    ] == [1000, 500, 20, 7, 3000, 400, 2, None]
     assert directory_step("/nowhere/checkpoint-12") == 12
 
 

@@ -63,8 +63,10 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     table = pd.read_csv(out / "board.csv")
     assert len(table) == 8 and set(table["model"]) == {"tiny-bert0", "tiny-roberta0"}
     assert set(table["probe"]) == {"retrieve", "elicit"}
-    assert set(table["condition"]) >= {"1 properties, top/decreasing/all",
-                                       "2 properties, top/decreasing/all"}  # fmt: skip
+    assert set(table["condition"]) >= {
+        "1 properties, top/decreasing/all",
+        "2 properties, top/decreasing/all",
+    }
     markdown = runner.invoke(app, ["leaderboard", str(out), "--out", str(out / "board.md")])
     assert markdown.exit_code == 0 and "| rank | model |" in (out / "board.md").read_text()
 

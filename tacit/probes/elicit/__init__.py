@@ -63,8 +63,9 @@ class ElicitProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
-    def validate(self, given: Mapping[str, Any], *, context: str = "api",
-                 where: str = "") -> dict[str, Any]:  # fmt: skip
+    def validate(
+        self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
+    ) -> dict[str, Any]:
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
         from tacit.probes.elicit.options import RELATIONS_PARAM
@@ -83,8 +84,9 @@ class ElicitProbe(Probe):
                     )
         return values
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         from tacit.probes.elicit.prompts import check_prefixes
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.templates import load_templates
@@ -100,12 +102,23 @@ class ElicitProbe(Probe):
             state, work = self._vocab_work(models, norms, values, prefixes, run, templates)
         else:
             state, work = self._span_work(models, norms, values, prefixes, run, templates)
-        return Plan(work, values, state.candidates.resume_key(), state=state,
-                    tokenizers=state.candidates.tokenizers)  # fmt: skip
+        return Plan(
+            work,
+            values,
+            state.candidates.resume_key(),
+            state=state,
+            tokenizers=state.candidates.tokenizers,
+        )
 
-    def _vocab_work(self, models: Sequence[str | Scorer], norms: Any,
-                    values: Mapping[str, Any], prefixes: list[bool],
-                    run: RunOptions, templates: TemplateSet) -> tuple[State, Work]:  # fmt: skip
+    def _vocab_work(
+        self,
+        models: Sequence[str | Scorer],
+        norms: Any,
+        values: Mapping[str, Any],
+        prefixes: list[bool],
+        run: RunOptions,
+        templates: TemplateSet,
+    ) -> tuple[State, Work]:
         import numpy as np
 
         from tacit.probes.candidates import Candidates
@@ -117,8 +130,9 @@ class ElicitProbe(Probe):
         candidates = Candidates.shared_vocabulary(models, run)
         vocab, relations = candidates.vocab, values["relations"]
         golds = gold_answers(norms, vocab, relations)
-        prompts = build_elicitation_prompts(golds.answers, relations, prefixes, values["concepts"],
-                                            templates=templates)  # fmt: skip
+        prompts = build_elicitation_prompts(
+            golds.answers, relations, prefixes, values["concepts"], templates=templates
+        )
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
         prompts = first_concepts(prompts, run.limit)[0]
@@ -129,18 +143,27 @@ class ElicitProbe(Probe):
             if len(words := answers.loc[answers.relation == r, "word"])
         }
         work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt",
-            lambda scorer, rows, bar: score_elicitation(rows, scorer, vocab, sensible,
-                                                        progress=bar, offset=len(prompts)),
+            prompts,
+            ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_elicitation(
+                rows, scorer, vocab, sensible, progress=bar, offset=len(prompts)
+            ),
             kinds=self.kinds(values),
-        )  # fmt: skip
-        state = State(norms, prefixes, prompts, candidates, golds.excluded, templates, relations,
-                      sensible)  # fmt: skip
+        )
+        state = State(
+            norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
+        )
         return state, work
 
-    def _span_work(self, models: Sequence[str | Scorer], norms: Any, values: Mapping[str, Any],
-                   prefixes: list[bool], run: RunOptions,
-                   templates: TemplateSet) -> tuple[State, Work]:  # fmt: skip
+    def _span_work(
+        self,
+        models: Sequence[str | Scorer],
+        norms: Any,
+        values: Mapping[str, Any],
+        prefixes: list[bool],
+        run: RunOptions,
+        templates: TemplateSet,
+    ) -> tuple[State, Work]:
         """Each relation's answers ranked among spans: every answer people gave to it
         (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
         model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
@@ -161,9 +184,11 @@ class ElicitProbe(Probe):
 
         given, relations = values["candidates"], values["relations"]
         chosen = None if given == "answers" else read_candidates(given)
-        spans = chosen.spans if chosen is not None else sorted(
-            {span for r in relations for span in relation_answers(norms, r)["span"]}
-        )  # fmt: skip
+        spans = (
+            chosen.spans
+            if chosen is not None
+            else sorted({span for r in relations for span in relation_answers(norms, r)["span"]})
+        )
         tokenizers, unread = unreadable_spans(spans, models, run)
         if chosen is not None:
             refuse_unreadable(chosen, unread)
@@ -173,26 +198,35 @@ class ElicitProbe(Probe):
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
         prompts = first_concepts(prompts, run.limit)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
-        candidates = Candidates(tokenizers=tokenizers, sets=dict(sets),
-                                scoring=values["span_scoring"],
-                                normalize=values["normalize"])  # fmt: skip
+        candidates = Candidates(
+            tokenizers=tokenizers,
+            sets=dict(sets),
+            scoring=values["span_scoring"],
+            normalize=values["normalize"],
+        )
         free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
-        rankers = {r: SpanRanker(sets[r], candidates.scoring, candidates.normalize,
-                                 free.__getitem__) for r in relations}  # fmt: skip
+        rankers = {
+            r: SpanRanker(sets[r], candidates.scoring, candidates.normalize, free.__getitem__)
+            for r in relations
+        }
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table = score_span_elicitation(rows, scorer, rankers, answering, bar,
-                                           offset=len(prompts))  # fmt: skip
+            table = score_span_elicitation(
+                rows, scorer, rankers, answering, bar, offset=len(prompts)
+            )
             return Scored(table, take_counts(rankers.values()))
 
-        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
-                    kinds=self.kinds(values))  # fmt: skip
-        state = State(norms, prefixes, prompts, candidates, left_out, templates, relations,
-                      unread=unread)  # fmt: skip
+        work = Work(
+            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=self.kinds(values)
+        )
+        state = State(
+            norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
+        )
         return state, work
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         from tacit.core.manifest import with_keys
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.report import (
@@ -213,9 +247,11 @@ class ElicitProbe(Probe):
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {"relations": relations, "prefix": values["prefix"]}
         if spans:
-            added["options"].update(candidates=str(values["candidates"]),
-                                    span_scoring=candidates.scoring,
-                                    normalize=candidates.normalize)  # fmt: skip
+            added["options"].update(
+                candidates=str(values["candidates"]),
+                span_scoring=candidates.scoring,
+                normalize=candidates.normalize,
+            )
         added["options"]["concepts"] = values["concepts"]
         added["norms"] = norms_record(state.norms)
         added["templates"] = state.templates.record()
@@ -229,7 +265,8 @@ class ElicitProbe(Probe):
         else:
             if paper_norms(added):  # type: ignore[arg-type]
                 added["counts"]["paper_prompts_by_relation"] = {
-                    r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS}  # fmt: skip
+                    r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS
+                }
             added["counts"].update(
                 sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
                 features_excluded=state.left_out.to_dict("records"),
@@ -242,8 +279,16 @@ class ElicitProbe(Probe):
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
-        return Outcome(rows, summary, text, notes, added, extra, self._files(values, candidates),
-                       vocab=candidates.vocabulary)  # fmt: skip
+        return Outcome(
+            rows,
+            summary,
+            text,
+            notes,
+            added,
+            extra,
+            self._files(values, candidates),
+            vocab=candidates.vocabulary,
+        )
 
     @staticmethod
     def _files(values: Mapping[str, Any], candidates: Candidates) -> dict[str, str]:
@@ -252,8 +297,7 @@ class ElicitProbe(Probe):
             return {}
         return candidates.files(named=values["candidates"] == "answers")
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
         run's one relation), first; then each relation, then the same without the prefix."""
         from tacit.probes.elicit.summary import ALL
@@ -266,13 +310,15 @@ class ElicitProbe(Probe):
         for prefix in (True, False):
             rows = summary[prefixed == prefix]
             for relation in sorted(dict.fromkeys(rows["relation"]), key=lambda r: r != ALL):
-                label = ("with" if prefix else "without") + " prefix, " + (
-                    "all relations" if relation == ALL else relation)  # fmt: skip
+                label = (
+                    ("with" if prefix else "without")
+                    + " prefix, "
+                    + ("all relations" if relation == ALL else relation)
+                )
                 found.append((label, rows[rows["relation"] == relation]))
         return found
 
-    def main_scores(self, rows: pd.DataFrame, manifest: Manifest,
-                    **_: Any) -> pd.DataFrame | None:  # fmt: skip
+    def main_scores(self, rows: pd.DataFrame, manifest: Manifest, **_: Any) -> pd.DataFrame | None:
         """Each prompt's average precision in the main condition (with the prefix, every
         relation; with several templates, their ensemble's), the concept its unit."""
         from tacit.probes.paraphrase import ensemble_rows
@@ -312,8 +358,9 @@ class ElicitProbe(Probe):
         golds = gold_answers(norms, vocab, RELATIONS)
         built = build_elicitation_prompts(golds.answers, RELATIONS, [True])
         prompts = built.groupby("relation").size()
-        lines = ["elicitation prompts: "
-                 + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)]  # fmt: skip
+        lines = [
+            "elicitation prompts: " + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)
+        ]
         for row in golds.excluded.itertuples():
             lines.append(
                 f"  {row.relation}: {row.features} features answer it, {row.kept} kept; left out "
@@ -322,8 +369,9 @@ class ElicitProbe(Probe):
             )
         return "\n".join(lines)
 
-    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None,
-              **_: Any) -> list[Table]:  # fmt: skip
+    def table(
+        self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
+    ) -> list[Table]:
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
@@ -333,8 +381,13 @@ class ElicitProbe(Probe):
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
         return elicitation_tables(summary, paper, spans=bool(manifest and "candidates" in manifest))
 
-    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
-                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
 
         return [("Elicitation: mean average precision by relation", elicitation_figure(runs))]

@@ -44,13 +44,22 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]]) -> Figure:
             low = (rows["map_vocab"] - rows["map_vocab_ci_low"]).to_numpy(float)
             high = (rows["map_vocab_ci_high"] - rows["map_vocab"]).to_numpy(float)
             spread = np.vstack([low, high])
-        axis.bar(np.arange(len(relations)) - 0.4 + width * (number + 0.5), rows["map_vocab"],
-                 width, yerr=spread, capsize=2, label=label)  # fmt: skip
+        axis.bar(
+            np.arange(len(relations)) - 0.4 + width * (number + 0.5),
+            rows["map_vocab"],
+            width,
+            yerr=spread,
+            capsize=2,
+            label=label,
+        )
     axis.set_xticks(np.arange(len(relations)), relations)
     axis.set_xlabel("relation (all: every relation's prompts)")
     axis.set_ylabel("mAP over the vocabulary\nor the candidates")
     axis.grid(axis="y", alpha=0.3)
-    axis.set_title("Elicitation: mean average precision by relation (bars: 95% bootstrap "
-                   "interval over concepts)", fontsize="medium")  # fmt: skip
+    axis.set_title(
+        "Elicitation: mean average precision by relation (bars: 95% bootstrap "
+        "interval over concepts)",
+        fontsize="medium",
+    )
     figure.legend(loc="outside lower center", ncols=min(2, len(series)), fontsize="small")
     return figure

@@ -31,14 +31,17 @@ PROMPT_COLUMNS = ["relation", "prefix", "concept", "prompt", "gold", "n_gold"]
 QUESTION = ["relation", "prefix", "concept"]  # what one prompt asks, whatever its template
 
 
-def fill(template: Template, templates: TemplateSet, concept: str, prefix: bool, *,
-         pronoun: bool = False) -> str:  # fmt: skip
+def fill(
+    template: Template, templates: TemplateSet, concept: str, prefix: bool, *, pronoun: bool = False
+) -> str:
     """The template asking about the concept (or, `pronoun`, about "it": the prompt without its
     concept, `--normalize pmi`'s baseline)."""
     if pronoun:
         if not templates.settings.pronoun:
-            raise TacitError(f"--templates {templates.source}: --normalize pmi puts a pronoun "
-                             "for the concept: give `pronoun` in the settings")  # fmt: skip
+            raise TacitError(
+                f"--templates {templates.source}: --normalize pmi puts a pronoun "
+                "for the concept: give `pronoun` in the settings"
+            )
         text = templates.settings.pronoun
         text = sentence_start(text) if template.concept == "A X" else text
     else:
@@ -46,8 +49,9 @@ def fill(template: Template, templates: TemplateSet, concept: str, prefix: bool,
     return template.fill(concept=text, prefix=prefix)
 
 
-def elicitation_prompt(concept: str, relation: str, *, prefix: bool = True,
-                       templates: TemplateSet | None = None) -> str:  # fmt: skip
+def elicitation_prompt(
+    concept: str, relation: str, *, prefix: bool = True, templates: TemplateSet | None = None
+) -> str:
     """'Everyone knows that a bear has <mask>.' (or 'A bear has <mask>.' without the prefix):
     the relation's first template (the paper's by default)."""
     templates = templates or load_templates()
@@ -133,14 +137,16 @@ def build_elicitation_prompts(
             for prefix in prefixes:
                 for template in templates.for_relation(relation):
                     prompt = fill(template, templates, concept, prefix)
-                    records.append((relation, prefix, concept, template.id, prompt, gold,
-                                    len(rows)))  # fmt: skip
+                    records.append(
+                        (relation, prefix, concept, template.id, prompt, gold, len(rows))
+                    )
     columns = [*QUESTION, "template", *PROMPT_COLUMNS[3:]]
     return with_items(pd.DataFrame.from_records(records, columns=columns), QUESTION)
 
 
-def check_prefixes(templates: TemplateSet, relations: Sequence[str],
-                   prefixes: Sequence[bool]) -> None:  # fmt: skip
+def check_prefixes(
+    templates: TemplateSet, relations: Sequence[str], prefixes: Sequence[bool]
+) -> None:
     """Without the prefix (`--no-prefix`, `--prefix-ablation`), every template must have one
     to drop: a prompt that would read the same both ways is refused, not scored twice."""
     if all(prefixes):
@@ -170,8 +176,9 @@ def concept_free(prompts: pd.DataFrame, templates: TemplateSet) -> dict[str, str
     free = {}
     for row in prompts.itertuples():
         chosen = templates.for_relation(row.relation)
-        template = chosen[0] if len(chosen) == 1 else next(t for t in chosen
-                                                           if t.id == row.template)  # fmt: skip
+        template = (
+            chosen[0] if len(chosen) == 1 else next(t for t in chosen if t.id == row.template)
+        )
         free[row.prompt] = fill(template, templates, row.concept, row.prefix, pronoun=True)
     return free
 
@@ -194,9 +201,15 @@ def span_golds(
         kept = readable[readable["span"].isin(set(chosen.spans))]
         sets[relation] = chosen
         golds.append(kept.assign(relation=relation))
-        report.append({"relation": relation, "answers": len(answers), "kept": len(kept),
-                       "not_candidates": len(readable) - len(kept),
-                       "not_read_whole": len(answers) - len(readable)})  # fmt: skip
+        report.append(
+            {
+                "relation": relation,
+                "answers": len(answers),
+                "kept": len(kept),
+                "not_candidates": len(readable) - len(kept),
+                "not_read_whole": len(answers) - len(readable),
+            }
+        )
     gold = pd.concat(golds, ignore_index=True)[["relation", "concept", "span", "pf"]]
     return sets, gold, pd.DataFrame(report)
 
@@ -210,10 +223,18 @@ def build_span_prompts(
 ) -> pd.DataFrame:
     """One prompt per relation x prefix x concept with at least one gold span (`gold` lists
     them by pf, highest first, as `span:pf` separated by ` | `), per template."""
-    ordered = gold.sort_values(["relation", "concept", "pf", "span"],
-                               ascending=[True, True, False, True])  # fmt: skip
-    return build_elicitation_prompts(ordered, relations, prefixes, concepts, column="span",
-                                     separator=GOLD_SEPARATOR, templates=templates)  # fmt: skip
+    ordered = gold.sort_values(
+        ["relation", "concept", "pf", "span"], ascending=[True, True, False, True]
+    )
+    return build_elicitation_prompts(
+        ordered,
+        relations,
+        prefixes,
+        concepts,
+        column="span",
+        separator=GOLD_SEPARATOR,
+        templates=templates,
+    )
 
 
 def parse_span_gold(gold: str) -> list[tuple[str, float]]:

@@ -23,12 +23,14 @@ def paper_norms(manifest: Manifest) -> bool:
     paper's (a run from before template files used them)? Only then are the paper's counts put
     beside ours."""
     templates: dict[str, Any] = dict(manifest).get("templates") or {}  # type: ignore[assignment]
-    return ((manifest.get("norms") or {}).get("sha256") == PAPER_SHA256
-            and templates.get("source", "paper") == "paper")  # fmt: skip
+    return (manifest.get("norms") or {}).get("sha256") == PAPER_SHA256 and templates.get(
+        "source", "paper"
+    ) == "paper"
 
 
-def elicitation_text(summary: pd.DataFrame, manifest: Manifest,
-                     paper_counts: dict[str, int]) -> str:  # fmt: skip
+def elicitation_text(
+    summary: pd.DataFrame, manifest: Manifest, paper_counts: dict[str, int]
+) -> str:
     """The summary as printed: Table 1's layout, models by their short labels."""
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     counts = paper_counts if paper_norms(manifest) else None
@@ -36,9 +38,11 @@ def elicitation_text(summary: pd.DataFrame, manifest: Manifest,
 
 
 def elicitation_report(
-    summary: pd.DataFrame, excluded: pd.DataFrame, manifest: Manifest,
+    summary: pd.DataFrame,
+    excluded: pd.DataFrame,
+    manifest: Manifest,
     paper_counts: dict[str, int],
-) -> tuple[str, list[str]]:  # fmt: skip
+) -> tuple[str, list[str]]:
     """Table 1's layout, then per relation how many features answer it and what was left out."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
     for row in excluded.itertuples():
@@ -55,15 +59,19 @@ def elicitation_report(
 
 
 def elicitation_span_report(
-    summary: pd.DataFrame, left_out: pd.DataFrame, manifest: Manifest,
+    summary: pd.DataFrame,
+    left_out: pd.DataFrame,
+    manifest: Manifest,
     paper_counts: dict[str, int],
-) -> tuple[str, list[str]]:  # fmt: skip
+) -> tuple[str, list[str]]:
     """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
     for row in left_out.itertuples():
         whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
-        lines.append(f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
-                     f"the candidates, {row.not_candidates} not{whole}")  # fmt: skip
+        lines.append(
+            f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
+            f"the candidates, {row.not_candidates} not{whole}"
+        )
     lines.append(ranked_among(manifest))
     undefined = manifest["counts"]["spearman_undefined"]
     lines.append(
@@ -74,6 +82,8 @@ def elicitation_span_report(
     if unread:
         span, why = next(iter(unread.items()))
         others = " and others" if len(unread) > 1 else ""
-        notes.append(f"note: {len(unread)} answer(s) left out of the candidates, {why} for "
-                     f"{span!r}{others} (manifest: counts)")  # fmt: skip
+        notes.append(
+            f"note: {len(unread)} answer(s) left out of the candidates, {why} for "
+            f"{span!r}{others} (manifest: counts)"
+        )
     return "\n".join(lines), notes

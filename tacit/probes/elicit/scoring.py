@@ -66,16 +66,25 @@ def score_elicitation(
     return pd.concat([table, combined])
 
 
-def _vocab_table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any,
-                 among: torch.Tensor, relation_ids: dict[str, int]) -> pd.DataFrame:  # fmt: skip
+def _vocab_table(
+    prompts: pd.DataFrame,
+    scorer: Scorer,
+    vocab: Vocabulary,
+    batches: Any,
+    among: torch.Tensor,
+    relation_ids: dict[str, int],
+) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
     golds = [parse_gold(g) for g in prompts["gold"]]
     scores = GoldScores(
-        batches, [[vocab.index(w) for w, _ in gold] for gold in golds], among=among,
-        among_of_row=[relation_ids[r] for r in prompts["relation"]], top_k=5,
+        batches,
+        [[vocab.index(w) for w, _ in gold] for gold in golds],
+        among=among,
+        among_of_row=[relation_ids[r] for r in prompts["relation"]],
+        top_k=5,
         device=scorer.device,
-    )  # fmt: skip
+    )
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
     table["ap_vocab"] = scores.ap
@@ -139,8 +148,9 @@ def score_span_elicitation(
     return table
 
 
-def _span_table(group: pd.DataFrame, per_row: np.ndarray, spans: list[str],
-                answering: set[str]) -> pd.DataFrame:  # fmt: skip
+def _span_table(
+    group: pd.DataFrame, per_row: np.ndarray, spans: list[str], answering: set[str]
+) -> pd.DataFrame:
     index = {span: n for n, span in enumerate(spans)}
     sensible = np.array([s in answering for s in spans])
     ap_vocab, ap_sens, rho = [], [], []

@@ -34,15 +34,21 @@ ELICITATION_SUMMARY_COLUMNS = [
 ]
 
 
-def _summarize(group: pd.DataFrame, rng: np.random.Generator, n_resamples: int,
-               confidence: float) -> dict[str, float]:  # fmt: skip
+def _summarize(
+    group: pd.DataFrame, rng: np.random.Generator, n_resamples: int, confidence: float
+) -> dict[str, float]:
     """One condition's means, each with a percentile bootstrap interval over concepts (a
     concept's prompts resampled together: the mean is over prompts)."""
     values = group[list(_METRICS.values())].astype(float)
     per_concept = values.fillna(0.0).groupby(group["concept"], sort=True).sum()
     counts = values.notna().groupby(group["concept"], sort=True).sum()
-    low, high = bootstrap_ratio_ci(per_concept.to_numpy(), counts.to_numpy(), rng=rng,
-                                   n_resamples=n_resamples, confidence=confidence)  # fmt: skip
+    low, high = bootstrap_ratio_ci(
+        per_concept.to_numpy(),
+        counts.to_numpy(),
+        rng=rng,
+        n_resamples=n_resamples,
+        confidence=confidence,
+    )
     row: dict[str, float] = {"n_prompts": len(group), "n_concepts": len(per_concept)}
     for i, (name, column) in enumerate(_METRICS.items()):
         mean = group[column].mean()
@@ -77,9 +83,15 @@ def summarize_elicitation(
         for relation, group in parts:
             condition = repr((relation, bool(prefix), *template))
             rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
-            rows.append({"model": model, "relation": relation, "prefix": prefix,
-                         **({TEMPLATE: template[0]} if by_template else {}),
-                         **_summarize(group, rng, n_resamples, confidence)})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "relation": relation,
+                    "prefix": prefix,
+                    **({TEMPLATE: template[0]} if by_template else {}),
+                    **_summarize(group, rng, n_resamples, confidence),
+                }
+            )
     columns = list(ELICITATION_SUMMARY_COLUMNS)
     if by_template:
         columns.insert(len(ELICITATION_GROUPS), TEMPLATE)
@@ -90,17 +102,19 @@ def summarize_elicitation(
         "relation": [*dict.fromkeys(prompts["relation"]), ALL],
     }
     summary = summary.sort_values(
-        ["model", "relation", "prefix"], key=lambda col: col.map(order[col.name].index),
+        ["model", "relation", "prefix"],
+        key=lambda col: col.map(order[col.name].index),
         kind="stable",
-    )  # fmt: skip
+    )
     summary = summary.reset_index(drop=True)
     if by_template:
         summary = paraphrase_columns(summary, prompts, ELICITATION_GROUPS, "map_vocab")
     return summary
 
 
-def elicitation_tables(summary: pd.DataFrame, paper_counts: dict[str, int] | None,
-                       spans: bool = False) -> list[Table]:  # fmt: skip
+def elicitation_tables(
+    summary: pd.DataFrame, paper_counts: dict[str, int] | None, spans: bool = False
+) -> list[Table]:
     """The paper's Table 1 a row per model and relation, one table per prefix: prompts (and
     the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
     the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
@@ -111,19 +125,35 @@ def elicitation_tables(summary: pd.DataFrame, paper_counts: dict[str, int] | Non
     tables = []
     for prefix, rows in summary.groupby(summary["prefix"].astype(str) == "True", sort=False):
         shown = rows.reset_index(drop=True)
-        columns = ["model", "relation", "n_prompts", "map_vocab", "map_vocab_ci_low",
-                   "map_vocab_ci_high", "map_sens", "spearman_mean"]  # fmt: skip
+        columns = [
+            "model",
+            "relation",
+            "n_prompts",
+            "map_vocab",
+            "map_vocab_ci_low",
+            "map_vocab_ci_high",
+            "map_sens",
+            "spearman_mean",
+        ]
         if paper_counts:
             shown = shown.assign(paper_n_prompts=shown["relation"].map(paper_counts))
             columns.insert(3, "paper_n_prompts")
         title = "with the prefix 'Everyone knows that'" if prefix else "without the prefix"
-        tables.append(Table(
-            shown[columns], f"Elicitation {title} (mAP over {over}; mAP sens: over the answers "
-            "to the relation; rho: Spearman)",
-            intervals={"map_vocab": ("map_vocab_ci_low", "map_vocab_ci_high")},
-            headers={"n_prompts": "prompts", "paper_n_prompts": "paper's", "map_vocab":
-                     "mAP [95% CI]", "map_sens": "mAP sens", "spearman_mean": "rho"},
-        ))  # fmt: skip
+        tables.append(
+            Table(
+                shown[columns],
+                f"Elicitation {title} (mAP over {over}; mAP sens: over the answers "
+                "to the relation; rho: Spearman)",
+                intervals={"map_vocab": ("map_vocab_ci_low", "map_vocab_ci_high")},
+                headers={
+                    "n_prompts": "prompts",
+                    "paper_n_prompts": "paper's",
+                    "map_vocab": "mAP [95% CI]",
+                    "map_sens": "mAP sens",
+                    "spearman_mean": "rho",
+                },
+            )
+        )
     change = prefix_change(summary)
     if change is not None:
         tables.append(change)
@@ -135,14 +165,20 @@ def prefix_change(summary: pd.DataFrame) -> Table | None:
     relation that has both; None where none has."""
     metrics = ["map_vocab", "map_sens", "spearman_mean"]
     keyed = summary.assign(prefix=summary["prefix"].astype(str) == "True")
-    both = keyed.pivot_table(index=["model", "relation"], columns="prefix", values=metrics,
-                             sort=False, dropna=False)  # fmt: skip
+    both = keyed.pivot_table(
+        index=["model", "relation"], columns="prefix", values=metrics, sort=False, dropna=False
+    )
     if True not in both.columns.get_level_values(1) or False not in both.columns.levels[1]:
         return None
     # equal but for float32 rounding (scores are computed in float32) reads as no change
-    delta = pd.DataFrame({m: (both[(m, False)] - both[(m, True)]).where(
-        ~np.isclose(both[(m, False)], both[(m, True)], rtol=1e-6, atol=0), 0.0)
-        for m in metrics})  # fmt: skip
+    delta = pd.DataFrame(
+        {
+            m: (both[(m, False)] - both[(m, True)]).where(
+                ~np.isclose(both[(m, False)], both[(m, True)], rtol=1e-6, atol=0), 0.0
+            )
+            for m in metrics
+        }
+    )
     paired = keyed.groupby(["model", "relation"], sort=False)["prefix"].nunique() == 2
     delta = delta[paired.reindex(delta.index).fillna(False).to_numpy(bool)].reset_index()
     if delta.empty:

@@ -50,8 +50,9 @@ class ItemsProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         from tacit.probes.base import Scored
         from tacit.probes.candidates import unreadable_spans
         from tacit.probes.items.reading import read_items, refuse_unreadable
@@ -72,8 +73,9 @@ class ItemsProbe(Probe):
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
         return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         from tacit.probes.candidates import span_work
         from tacit.probes.items.scoring import items_report, summarize_items
         from tacit.probes.notes import run_notes
@@ -83,32 +85,44 @@ class ItemsProbe(Probe):
         k = values["k"]
         items = state.items.drop_duplicates("id")
         added: dict[str, Any] = {
-            "items": {"file": str(values["items"]), "name": Path(values["items"]).name,
-                      "sha256": state.sha256},
-            "options": {"k": k, "span_scoring": values["span_scoring"],
-                        "normalize": values["normalize"]},
-            "counts": {"items": len(items), "candidates": len(state.items),
-                       "items_by_group": {str(g): int(n) for g, n in
-                                          items["group"].value_counts(sort=False).items()}},
+            "items": {
+                "file": str(values["items"]),
+                "name": Path(values["items"]).name,
+                "sha256": state.sha256,
+            },
+            "options": {
+                "k": k,
+                "span_scoring": values["span_scoring"],
+                "normalize": values["normalize"],
+            },
+            "counts": {
+                "items": len(items),
+                "candidates": len(state.items),
+                "items_by_group": {
+                    str(g): int(n) for g, n in items["group"].value_counts(sort=False).items()
+                },
+            },
             "span_scoring": values["span_scoring"],
             "normalize": values["normalize"],
             "span_work": span_work(manifest["models"]),
-        }  # fmt: skip
+        }
         summary = summarize_items(rows, k, seed=run.seed)
         text = items_report(summary, k)
-        text += (f"\n{len(items)} items, {len(state.items)} candidates; scored "
-                 f"{values['span_scoring']}, normalised {values['normalize']}")  # fmt: skip
+        text += (
+            f"\n{len(items)} items, {len(state.items)} candidates; scored "
+            f"{values['span_scoring']}, normalised {values['normalize']}"
+        )
         return Outcome(rows, summary, text, run_notes(manifest), added)
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every item together (group `all`) first, one row per model; then each group."""
         from tacit.probes.items.reading import OVERALL
 
         groups = summary["group"].astype(str)
         found: list[Condition] = [("all items", summary[groups == OVERALL])]
-        return found + [(f"group {g}", summary[groups == g])
-                        for g in dict.fromkeys(groups) if g != OVERALL]  # fmt: skip
+        return found + [
+            (f"group {g}", summary[groups == g]) for g in dict.fromkeys(groups) if g != OVERALL
+        ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         items = manifest.get("items") or {}

@@ -98,8 +98,9 @@ def _csv(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             number = reader.line_num
             if len(row) != len(header):
-                raise TacitError(f"{path}, line {number}: {len(row)} fields, the header has "
-                                 f"{len(header)}")  # fmt: skip
+                raise TacitError(
+                    f"{path}, line {number}: {len(row)} fields, the header has {len(header)}"
+                )
             entry: dict[str, Any] = dict(zip(header, row))
             for key in ("candidates", "answer"):
                 entry[key] = [part.strip() for part in entry[key].split(SEPARATOR)]
@@ -115,8 +116,10 @@ def _item(entry: dict[str, Any], where: str) -> tuple[str, str, str, list[str], 
         raise TacitError(f"{where}: no `text` (a sentence with one {BLANK})")
     text = text.strip()
     if text.count(BLANK) != 1 or MASK in text:
-        raise TacitError(f"{where}: {shorten(repr(text))}: needs one blank, written {BLANK}, "
-                         f"found {text.count(BLANK)}")  # fmt: skip
+        raise TacitError(
+            f"{where}: {shorten(repr(text))}: needs one blank, written {BLANK}, "
+            f"found {text.count(BLANK)}"
+        )
     candidates = entry.get("candidates")
     if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
         raise TacitError(f"{where}: `candidates` must be a list of texts")

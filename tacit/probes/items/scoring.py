@@ -109,10 +109,12 @@ def items_report(summary: pd.DataFrame, k: int) -> str:
                         ("mrr", "MRR"),
                         (f"p_at_{k}", f"P@{k}"),
                     )
-                },  # fmt: skip
+                },
             },
             index=rows["group"].to_numpy(),
         )
-        blocks.append(f"{labels[model]}: per group and over all items (95% bootstrap intervals "
-                      "over items)\n" + table.to_string())  # fmt: skip
+        blocks.append(
+            f"{labels[model]}: per group and over all items (95% bootstrap intervals "
+            "over items)\n" + table.to_string()
+        )
     return "\n\n".join(blocks)

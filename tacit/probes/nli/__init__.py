@@ -52,16 +52,19 @@ class NLIProbe(Probe):
     rows_file = "items.csv"
     limit = "items"
     models_required = False
-    models_help = ("A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
-                   "mode): hub name or local directory. Repeat for several.")  # fmt: skip
+    models_help = (
+        "A masked or causal LM (cloze mode) or an NLI sequence classifier (classifier "
+        "mode): hub name or local directory. Repeat for several."
+    )
 
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         from tacit.probes.nli.items import NLI_KINDS
 
         return NLI_KINDS[values["mode"]]
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         import numpy as np
 
         from tacit.pragmatics import SUITES
@@ -81,8 +84,9 @@ class NLIProbe(Probe):
             loaded = loaded.head(run.limit).reset_index(drop=True)
         items, max_items = loaded, values["max_items"]
         if max_items is not None and max_items < len(loaded):
-            keep = np.random.default_rng(run.seed).choice(len(loaded), size=max_items,
-                                                          replace=False)  # fmt: skip
+            keep = np.random.default_rng(run.seed).choice(
+                len(loaded), size=max_items, replace=False
+            )
             items = items.iloc[np.sort(keep)].reset_index(drop=True)
         state = State(items, loaded, cloze)
         if predictions is not None:
@@ -108,8 +112,9 @@ class NLIProbe(Probe):
             return values["cloze"]
         return ClozeSetup(**parts)
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         from tacit.core.manifest import with_keys
         from tacit.probes.nli.figures import nli_figure, nli_panels
         from tacit.probes.nli.items import data_files_record, items_with_predictions, nli_summary
@@ -126,7 +131,8 @@ class NLIProbe(Probe):
         summary, by_seed, paper = nli_summary(scored, values["suite"], predicted)
         cloze = state.cloze
         added: dict[str, Any] = {
-            "suite": values["suite"], **paper,
+            "suite": values["suite"],
+            **paper,
             "data": {
                 "path": str(data),
                 "files": data_files_record(data, state.loaded, scored),
@@ -134,30 +140,36 @@ class NLIProbe(Probe):
                 "items_sampled": len(state.items) if values["max_items"] is not None else None,
             },
             "mode": values["mode"] if not predicted else "predictions",
-            "cloze": {"template": cloze.template, "verbalizer": cloze.verbalizer,
-                      "calibrate": cloze.calibrate},
-            "dropped": {"not_sampled": len(state.loaded) - len(state.items),
-                        "without_prediction": dropped.to_dict("records")},
-        }  # fmt: skip
+            "cloze": {
+                "template": cloze.template,
+                "verbalizer": cloze.verbalizer,
+                "calibrate": cloze.calibrate,
+            },
+            "dropped": {
+                "not_sampled": len(state.loaded) - len(state.items),
+                "without_prediction": dropped.to_dict("records"),
+            },
+        }
         text, notes = nli_report(summary, with_keys(manifest, added))
         source = f"diamonds: the paper ({paper['paper_column']})" if paper["paper_column"] else ""
         figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
-        return Outcome(scored, summary, text, notes, added, {"summary_by_seed": by_seed},
-                       figures=figures)  # fmt: skip
+        return Outcome(
+            scored, summary, text, notes, added, {"summary_by_seed": by_seed}, figures=figures
+        )
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
         from tacit.probes.nli.report import format_nli_summary
 
         return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every breakdown group of the summary; first the accuracy over the most items (the
         suite's main split)."""
         keys = ["section", "group", "metric"]
         groups = summary.groupby(keys, sort=False)
-        found = [(f"{section}: {group} ({metric})", rows)
-                 for (section, group, metric), rows in groups]  # fmt: skip
+        found = [
+            (f"{section}: {group} ({metric})", rows) for (section, group, metric), rows in groups
+        ]
 
         def main_first(condition: Condition) -> tuple[bool, float]:
             rows = condition[1]
@@ -168,14 +180,26 @@ class NLIProbe(Probe):
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         data = manifest.get("data") or {}
-        files = ", ".join(f"{f.get('file')} ({str(f.get('sha256'))[:8]})"
-                          for f in data.get("files", []))  # fmt: skip
-        return {"suite": str(manifest.get("suite")), "data": files,
-                "cloze": str(manifest.get("cloze") or "")}  # fmt: skip
+        files = ", ".join(
+            f"{f.get('file')} ({str(f.get('sha256'))[:8]})" for f in data.get("files", [])
+        )
+        return {
+            "suite": str(manifest.get("suite")),
+            "data": files,
+            "cloze": str(manifest.get("cloze") or ""),
+        }
 
-    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
-                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
         from tacit.probes.nli.figures import draw_nli, nli_panels
 
-        return [(f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
-                for name, summary, manifest in runs if nli_panels(summary)[0]]  # fmt: skip
+        return [
+            (f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
+            for name, summary, manifest in runs
+            if nli_panels(summary)[0]
+        ]

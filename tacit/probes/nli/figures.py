@@ -55,17 +55,20 @@ def draw_nli(summary: pd.DataFrame, source: str = "") -> Figure:
     if not panels:
         raise ValueError("the summary has no accuracy to draw")
     models = list(dict.fromkeys(summary["model"]))
-    heights = [max(1.2, 0.28 * len(rows.drop_duplicates(["group", "metric"])) + 0.8)
-               for _, rows in panels]  # fmt: skip
+    heights = [
+        max(1.2, 0.28 * len(rows.drop_duplicates(["group", "metric"])) + 0.8) for _, rows in panels
+    ]
     columns = 2 if len(panels) > 2 else 1
     per_column = _balanced(heights, columns)
-    figure = Figure(figsize=(6.2 * columns, max(sum(h) for h in per_column) + 1.2),
-                    layout="constrained")  # fmt: skip
+    figure = Figure(
+        figsize=(6.2 * columns, max(sum(h) for h in per_column) + 1.2), layout="constrained"
+    )
     grid = figure.add_gridspec(1, columns)
     width = 0.8 / len(models)
     for column, indices in enumerate(_columns(heights, columns)):
-        sub = grid[0, column].subgridspec(len(indices), 1,
-                                          height_ratios=[heights[i] for i in indices])  # fmt: skip
+        sub = grid[0, column].subgridspec(
+            len(indices), 1, height_ratios=[heights[i] for i in indices]
+        )
         for slot, index in enumerate(indices):
             title, rows = panels[index]
             axis = figure.add_subplot(sub[slot, 0])
@@ -76,8 +79,14 @@ def draw_nli(summary: pd.DataFrame, source: str = "") -> Figure:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             legend.setdefault(label, handle)
     handles, labels = list(legend.values()), list(legend)
-    figure.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
-                  fontsize="small", frameon=False)  # fmt: skip
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=min(4, len(labels)),
+        fontsize="small",
+        frameon=False,
+    )
     caption = "Accuracy (%) by breakdown; error bars: sd over seeds"
     if left_out:
         caption += f"; in summary.csv only (too many groups): {', '.join(left_out)}"
@@ -91,8 +100,10 @@ def _draw_panel(axis, rows: pd.DataFrame, models: list[str], width: float) -> No
 
     bars = rows.drop_duplicates(["group", "metric"])[["group", "metric"]]
     several_metrics = bars["metric"].nunique() > 1
-    labels = [f"{g} ({m.removeprefix('accuracy_')})" if several_metrics else g
-              for g, m in bars.itertuples(index=False)]  # fmt: skip
+    labels = [
+        f"{g} ({m.removeprefix('accuracy_')})" if several_metrics else g
+        for g, m in bars.itertuples(index=False)
+    ]
     positions = np.arange(len(bars))[::-1].astype(float)
     keyed = rows.set_index(["model", "group", "metric"])
     for n, model in enumerate(models):
@@ -100,14 +111,29 @@ def _draw_panel(axis, rows: pd.DataFrame, models: list[str], width: float) -> No
         value = np.array([keyed["value"].get(k, np.nan) for k in keys], dtype=float) * 100
         spread = np.array([keyed["sd"].get(k, np.nan) for k in keys], dtype=float) * 100
         offset = (n - (len(models) - 1) / 2) * width
-        axis.barh(positions + offset, value, width, xerr=np.nan_to_num(spread),
-                  label=model_label(model), error_kw={"elinewidth": 0.8})  # fmt: skip
+        axis.barh(
+            positions + offset,
+            value,
+            width,
+            xerr=np.nan_to_num(spread),
+            label=model_label(model),
+            error_kw={"elinewidth": 0.8},
+        )
     if "paper_value" in rows and rows["paper_value"].notna().any():
         paper = rows.drop_duplicates(["group", "metric"]).set_index(["group", "metric"])
-        values = [100 * paper["paper_value"].get(tuple(k), np.nan)
-                  for k in bars.itertuples(index=False)]  # fmt: skip
-        axis.scatter(values, positions, marker="D", s=22, facecolor="white", edgecolor="black",
-                     zorder=3, label="paper")  # fmt: skip
+        values = [
+            100 * paper["paper_value"].get(tuple(k), np.nan) for k in bars.itertuples(index=False)
+        ]
+        axis.scatter(
+            values,
+            positions,
+            marker="D",
+            s=22,
+            facecolor="white",
+            edgecolor="black",
+            zorder=3,
+            label="paper",
+        )
     axis.set_yticks(positions, labels, fontsize="small")
     axis.set_xlim(0, 100)
 

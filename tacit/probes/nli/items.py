@@ -53,8 +53,15 @@ def nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any
         table, extra = cloze_finish(model.scorer, table, cloze)
         return table, {**record, **extra}
 
-    return Work(rows, "pair", score, NLI_KINDS[mode], finish, unit="pair",
-                load_options={"classifier": {"label_names": label_names}})  # fmt: skip
+    return Work(
+        rows,
+        "pair",
+        score,
+        NLI_KINDS[mode],
+        finish,
+        unit="pair",
+        load_options={"classifier": {"label_names": label_names}},
+    )
 
 
 def released_predictions(

@@ -29,44 +29,75 @@ def _names(text: str) -> list[str]:
 
 SUITE = Param("suite", None, choices=SUITES, help="Which suite.")
 DATA = Param(
-    "data", None, kind="path",
+    "data",
+    None,
+    kind="path",
     help="The suite's files as published: its folder, a part of it, or one file.",
-)  # fmt: skip
+)
 PREDICTIONS = Param(
-    "predictions", None, kind="path",
+    "predictions",
+    None,
+    kind="path",
     help="Released predictions instead of a model: a .jsonl file (uid + logits in E, N, C "
     "order, or predicted_label), a folder of them, or a folder of seed folders (averaged, "
     "with their spread).",
-)  # fmt: skip
+)
 MODE = Param(
-    "mode", "auto", choices=NLI_MODES,
+    "mode",
+    "auto",
+    choices=NLI_MODES,
     help="auto (from the checkpoint's architecture), cloze or classifier.",
-)  # fmt: skip
+)
 TEMPLATE = Param(
-    "template", None, shown_default=NLI_TEMPLATE,
+    "template",
+    None,
+    shown_default=NLI_TEMPLATE,
     help="Cloze mode: where premise, hypothesis and `<mask>` go.",
-)  # fmt: skip
+)
 VERBALIZER = Param(
-    "verbalizer", None, shown_default=NLI_VERBALIZER,
+    "verbalizer",
+    None,
+    shown_default=NLI_VERBALIZER,
     help="Cloze mode: one single-token word per label.",
-)  # fmt: skip
+)
 CALIBRATE = Param(
-    "calibrate", False, kind="bool",
-    help="Cloze mode: divide by the label distribution of content-free inputs "
-    "(Zhao et al. 2021).",
-)  # fmt: skip
+    "calibrate",
+    False,
+    kind="bool",
+    help="Cloze mode: divide by the label distribution of content-free inputs (Zhao et al. 2021).",
+)
 CLOZE = Param(
-    "cloze", None, kind="any", check=_cloze, cli=False,
+    "cloze",
+    None,
+    kind="any",
+    check=_cloze,
+    cli=False,
     help="Template, verbalizer and calibrate in one ClozeSetup (the API's, instead of the three).",
-)  # fmt: skip
+)
 LABEL_NAMES = Param(
-    "label_names", None, kind="list", parse=_names,
+    "label_names",
+    None,
+    kind="list",
+    parse=_names,
     help="Classifier mode: what its outputs mean, in order (e.g. "
     "contradiction,neutral,entailment), when its config's id2label does not say.",
-)  # fmt: skip
+)
 MAX_ITEMS = Param(
-    "max_items", None, kind="int", minimum=1,
+    "max_items",
+    None,
+    kind="int",
+    minimum=1,
     help="Score a seeded random sample of this many items.",
-)  # fmt: skip
-PARAMS = (SUITE, DATA, PREDICTIONS, MODE, TEMPLATE, VERBALIZER, CALIBRATE, CLOZE, LABEL_NAMES,
-          MAX_ITEMS)  # fmt: skip
+)
+PARAMS = (
+    SUITE,
+    DATA,
+    PREDICTIONS,
+    MODE,
+    TEMPLATE,
+    VERBALIZER,
+    CALIBRATE,
+    CLOZE,
+    LABEL_NAMES,
+    MAX_ITEMS,
+)

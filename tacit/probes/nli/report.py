@@ -65,8 +65,9 @@ def format_nli_summary(
     left_out = 0
     for model, per_model in summary.groupby("model", sort=False):
         seeds = int(per_model["n_seeds"].max())
-        lines.append(f"== {labels[model]}"
-                     + (f" (mean ± sd over {seeds} seeds)" if seeds > 1 else ""))  # fmt: skip
+        lines.append(
+            f"== {labels[model]}" + (f" (mean ± sd over {seeds} seeds)" if seeds > 1 else "")
+        )
         for (section, breakdown), rows in per_model.groupby(["section", "breakdown"], sort=False):
             if len(rows) > COMPACT_ROWS and not verbose:
                 left_out += 1
@@ -83,8 +84,10 @@ def format_nli_summary(
                 )
         lines.append("")
     if left_out:
-        lines.append(f"({left_out} breakdown(s) of more than {COMPACT_ROWS} rows are in "
-                     "summary.csv; --verbose prints them)")  # fmt: skip
+        lines.append(
+            f"({left_out} breakdown(s) of more than {COMPACT_ROWS} rows are in "
+            "summary.csv; --verbose prints them)"
+        )
     if with_paper and paper_label:
         lines.append(f"(paper: {paper_label})")
     return "\n".join(lines).rstrip()
@@ -109,17 +112,24 @@ def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str
     for record in manifest["models"]:
         where = record["name"] + (f" (seed {record['seed']})" if record.get("seed") else "")
         if record.get("prompts_cut_to_fit"):
-            notes.append(f"note: {where}: {record['prompts_cut_to_fit']} prompt(s) longer than "
-                         f"{record['max_tokens']} tokens: cut around the mask (the premise loses "
-                         "its start)")  # fmt: skip
+            notes.append(
+                f"note: {where}: {record['prompts_cut_to_fit']} prompt(s) longer than "
+                f"{record['max_tokens']} tokens: cut around the mask (the premise loses "
+                "its start)"
+            )
         if record.get("truncated_pairs"):
-            notes.append(f"note: {where}: {record['truncated_pairs']} pair(s) longer than "
-                         f"{record['max_tokens']} tokens: premise cut")  # fmt: skip
+            notes.append(
+                f"note: {where}: {record['truncated_pairs']} pair(s) longer than "
+                f"{record['max_tokens']} tokens: premise cut"
+            )
         if record.get("records_not_in_data"):
-            notes.append(f"note: {where}: {record['records_not_in_data']} prediction(s) name no "
-                         "item in --data")  # fmt: skip
+            notes.append(
+                f"note: {where}: {record['records_not_in_data']} prediction(s) name no "
+                "item in --data"
+            )
     for row in dropped["without_prediction"]:
         seed = f" (seed {row['seed']})" if row["seed"] else ""
-        notes.append(f"note: {row['model']}{seed}: {row['items']} item(s) without a prediction, "
-                     "left out")  # fmt: skip
+        notes.append(
+            f"note: {row['model']}{seed}: {row['items']} item(s) without a prediction, left out"
+        )
     return "\n".join(lines), notes

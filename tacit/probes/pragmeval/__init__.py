@@ -51,8 +51,9 @@ class PragmevalProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         from tacit.core.errors import TacitError
         from tacit.probes.pragmeval.report import read_reference
         from tacit.probes.pragmeval.run import configurations, pragmeval_work
@@ -63,9 +64,13 @@ class PragmevalProbe(Probe):
             raise TacitError(f"{option('--verbalizer')} is for {option('--mode')} cloze")
         reference = read_reference(values["reference"]) if values["reference"] else None
         configs, skipped = configurations(
-            values["data"], values["tasks"], values["mode"], values["pooling"],
-            values["template"], values["verbalizer"],
-        )  # fmt: skip
+            values["data"],
+            values["tasks"],
+            values["mode"],
+            values["pooling"],
+            values["template"],
+            values["verbalizer"],
+        )
         if run.limit is not None:  # the first N configurations, in the data's order
             for name in list(configs)[run.limit :]:
                 skipped[name] = f"beyond the limit (first {run.limit})"
@@ -73,8 +78,9 @@ class PragmevalProbe(Probe):
         work, kept = pragmeval_work(configs, values, run.seed, run.progress)
         return Plan(work, values, state=State(configs, skipped, reference, kept))
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         import pandas as pd
 
         from tacit.core.files import file_sha256
@@ -91,36 +97,54 @@ class PragmevalProbe(Probe):
         values, linear = plan.values, plan.values["mode"] == "linear"
         summary = summarize_pragmeval(rows, state.reference)
         files = [
-            {"file": f"{c.name}/{split}.tsv", "sha256": file_sha256(path),
-             "rows": len(c.splits[split])}
+            {
+                "file": f"{c.name}/{split}.tsv",
+                "sha256": file_sha256(path),
+                "rows": len(c.splits[split]),
+            }
             for c in state.configs.values()
             for split, path in c.files.items()
-        ]  # fmt: skip
+        ]
         added: dict[str, Any] = {
-            "data": {"path": str(values["data"]), "files": files}, "mode": values["mode"],
-            "pooling": values["pooling"] if linear else None, "template": values["template"],
-            "max_train": values["max_train"], "c_grid": list(C_GRID) if linear else None,
+            "data": {"path": str(values["data"]), "files": files},
+            "mode": values["mode"],
+            "pooling": values["pooling"] if linear else None,
+            "template": values["template"],
+            "max_train": values["max_train"],
+            "c_grid": list(C_GRID) if linear else None,
             "skipped_configs": state.skipped,
             "reference": str(values["reference"]) if values["reference"] is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
-        }  # fmt: skip
+        }
         text, notes = pragmeval_report(summary, with_keys(manifest, added))
         models = [record["name"] for record in manifest["models"]]
-        predictions = pd.concat([state.kept.predictions[m] for m in models
-                                 if m in state.kept.predictions])  # fmt: skip
-        return Outcome(rows, summary, text, notes, added, {"predictions": predictions},
-                       figures={"pragmeval.png": lambda: pragmeval_figure(summary)})  # fmt: skip
+        predictions = pd.concat(
+            [state.kept.predictions[m] for m in models if m in state.kept.predictions]
+        )
+        return Outcome(
+            rows,
+            summary,
+            text,
+            notes,
+            added,
+            {"predictions": predictions},
+            figures={"pragmeval.png": lambda: pragmeval_figure(summary)},
+        )
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """The average over the tasks first (where a model has all eleven), then each task."""
         from tacit.probes.pragmeval.report import AVERAGE
 
         tasks = sorted(dict.fromkeys(summary["task"]), key=lambda t: t != AVERAGE)
         return [(str(task), summary[summary["task"] == task]) for task in tasks]
 
-    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
-                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
         from tacit.probes.pragmeval.report import draw_pragmeval
 
         return [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]

@@ -36,31 +36,48 @@ C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)  # inverse regularisation strengths tried
 # Zero-shot cloze: a template and one single-token word per label (checked against the real
 # bert-base-cased and roberta-base tokenizers). Overridable with --template / --verbalizer.
 CLOZE_DEFAULTS: dict[str, tuple[str, dict[str, str]]] = {
-    "Emergent": ("{sentence1}? <mask>, {sentence2}",
-                 {"for": "Yes", "observing": "Maybe", "against": "No"}),
+    "Emergent": (
+        "{sentence1}? <mask>, {sentence2}",
+        {"for": "Yes", "observing": "Maybe", "against": "No"},
+    ),
     "EmoBank-Valence": ("{sentence} I feel <mask>.", {"low": "bad", "high": "good"}),
     "EmoBank-Arousal": ("{sentence} I feel <mask>.", {"low": "calm", "high": "excited"}),
     "EmoBank-Dominance": ("{sentence} I feel <mask>.", {"low": "weak", "high": "strong"}),
-    "Persuasiveness-ClaimType": ("{sentence1} This claim is about <mask>.",
-                                 {"Value": "values", "Fact": "facts", "Policy": "policy"}),
-    "Persuasiveness-Eloquence": ("{sentence1} {sentence2} This argument is <mask>.",
-                                 {"low": "poor", "high": "good"}),
-    "Persuasiveness-Relevance": ("{sentence1} {sentence2} This argument is <mask>.",
-                                 {"low": "irrelevant", "high": "relevant"}),
-    "Persuasiveness-Specificity": ("{sentence1} {sentence2} This argument is <mask>.",
-                                   {"low": "vague", "high": "specific"}),
-    "Persuasiveness-Strength": ("{sentence1} {sentence2} This argument is <mask>.",
-                                {"low": "weak", "high": "strong"}),
-    "Sarcasm": ("{sentence1} {sentence2} That was <mask>.",
-                {"notsarc": "sincere", "sarc": "sarcastic"}),
+    "Persuasiveness-ClaimType": (
+        "{sentence1} This claim is about <mask>.",
+        {"Value": "values", "Fact": "facts", "Policy": "policy"},
+    ),
+    "Persuasiveness-Eloquence": (
+        "{sentence1} {sentence2} This argument is <mask>.",
+        {"low": "poor", "high": "good"},
+    ),
+    "Persuasiveness-Relevance": (
+        "{sentence1} {sentence2} This argument is <mask>.",
+        {"low": "irrelevant", "high": "relevant"},
+    ),
+    "Persuasiveness-Specificity": (
+        "{sentence1} {sentence2} This argument is <mask>.",
+        {"low": "vague", "high": "specific"},
+    ),
+    "Persuasiveness-Strength": (
+        "{sentence1} {sentence2} This argument is <mask>.",
+        {"low": "weak", "high": "strong"},
+    ),
+    "Sarcasm": (
+        "{sentence1} {sentence2} That was <mask>.",
+        {"notsarc": "sincere", "sarc": "sarcastic"},
+    ),
     "Squinky-Formality": ("{sentence} The style is <mask>.", {"low": "informal", "high": "formal"}),
-    "Squinky-Implicature": ("{sentence} It is meant <mask>.",
-                            {"low": "literally", "high": "indirectly"}),
+    "Squinky-Implicature": (
+        "{sentence} It is meant <mask>.",
+        {"low": "literally", "high": "indirectly"},
+    ),
     "Squinky-Informativeness": ("{sentence} This is <mask>.", {"low": "vague", "high": "clear"}),
-    "Verifiability": ("{sentence} This is <mask>.",
-                      {"experiential": "personal", "unverifiable": "opinion",
-                       "non-experiential": "fact"}),
-}  # fmt: skip
+    "Verifiability": (
+        "{sentence} This is <mask>.",
+        {"experiential": "personal", "unverifiable": "opinion", "non-experiential": "fact"},
+    ),
+}
 
 
 def score(metric: str, gold: np.ndarray, predicted: np.ndarray) -> float:
@@ -100,9 +117,13 @@ class FeatureCache:
     def __init__(self, directory: Path, model: dict[str, Any], dtype: str, pooling: str) -> None:
         self.identity = {"model": model, "dtype": dtype, "pooling": pooling}
         self.store: DiskCache[np.ndarray] = DiskCache(
-            directory / "features", ".npy", _npy, _features,
-            what="features", advice=f"give {option('--cache-dir')} a writable directory",
-        )  # fmt: skip
+            directory / "features",
+            ".npy",
+            _npy,
+            _features,
+            what="features",
+            advice=f"give {option('--cache-dir')} a writable directory",
+        )
 
     @property
     def directory(self) -> Path:
@@ -324,11 +345,18 @@ def results_table(outcomes: dict[str, ProbeOutcome]) -> pd.DataFrame:
     """Per configuration: metric, dev and test scores, the chosen setting, training size."""
     return pd.DataFrame(
         [
-            {"config": name, "metric": metric_of(name), "dev": o.dev, "test": o.test,
-             "setting": o.setting, "n_train": o.n_train, "n_test": len(o.predicted)}
+            {
+                "config": name,
+                "metric": metric_of(name),
+                "dev": o.dev,
+                "test": o.test,
+                "setting": o.setting,
+                "n_train": o.n_train,
+                "n_test": len(o.predicted),
+            }
             for name, o in outcomes.items()
         ]
-    )  # fmt: skip
+    )
 
 
 def template_for(config: Config, template: str | None, pooling: str = "mask") -> str:

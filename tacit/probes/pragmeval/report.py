@@ -55,14 +55,28 @@ def summarize_pragmeval(
         per_task = per_model.assign(task=per_model["config"].map(task_of))
         tasks = per_task.groupby("task", sort=True)
         for task, group in tasks:
-            rows.append({"model": model, "task": task, "configs": len(group),
-                         "metric": group["metric"].iloc[0], "score": 100 * group["test"].mean(),
-                         "dev": 100 * group["dev"].mean()})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "task": task,
+                    "configs": len(group),
+                    "metric": group["metric"].iloc[0],
+                    "score": 100 * group["test"].mean(),
+                    "dev": 100 * group["dev"].mean(),
+                }
+            )
         scores = [r["score"] for r in rows if r["model"] == model]
         devs = [r["dev"] for r in rows if r["model"] == model]
-        rows.append({"model": model, "task": AVERAGE, "configs": len(per_model),
-                     "metric": f"mean of {tasks.ngroups} task(s)", "score": float(np.mean(scores)),
-                     "dev": float(np.mean(devs))})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "task": AVERAGE,
+                "configs": len(per_model),
+                "metric": f"mean of {tasks.ngroups} task(s)",
+                "score": float(np.mean(scores)),
+                "dev": float(np.mean(devs)),
+            }
+        )
     summary = pd.DataFrame(rows)
     summary["paper_bert"] = np.nan
     summary["human"] = np.nan
@@ -106,15 +120,20 @@ def pragmeval_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, li
     notes += [f"note: {name} skipped: {why}" for name, why in manifest["skipped_configs"].items()]
     for record in manifest["models"]:
         if record["texts_cut_to_fit"]:
-            notes.append(f"note: {record['name']}: {record['texts_cut_to_fit']} text(s) longer "
-                         "than the model allows, cut around the mask")  # fmt: skip
+            notes.append(
+                f"note: {record['name']}: {record['texts_cut_to_fit']} text(s) longer "
+                "than the model allows, cut around the mask"
+            )
         cache = record["feature_cache"]
         if cache:
-            lines.append(f"features: {cache['hits']} split(s) from the cache, {cache['misses']} "
-                         f"encoded ({cache['directory']})")  # fmt: skip
+            lines.append(
+                f"features: {cache['hits']} split(s) from the cache, {cache['misses']} "
+                f"encoded ({cache['directory']})"
+            )
             if cache.get("not_written"):
-                notes.append(f"warning: {record['name']}: features not cached "
-                             f"({cache['not_written']})")  # fmt: skip
+                notes.append(
+                    f"warning: {record['name']}: features not cached ({cache['not_written']})"
+                )
     return "\n".join(lines), notes
 
 
@@ -139,15 +158,23 @@ def draw_pragmeval(summary: pd.DataFrame) -> Any:
     positions = np.arange(len(tasks))
     for n, model in enumerate(models):
         scores = summary[summary["model"] == model].set_index("task")["score"]
-        axis.bar(positions + n * width, [scores.get(t, np.nan) for t in tasks], width,
-                 label=model_label(model))  # fmt: skip
+        axis.bar(
+            positions + n * width,
+            [scores.get(t, np.nan) for t in tasks],
+            width,
+            label=model_label(model),
+        )
     paper = summary.drop_duplicates("task").set_index("task")["paper_bert"]
     if paper.notna().any():
         axis.scatter(
             positions + 0.4 - width / 2,
             [paper.get(t, np.nan) for t in tasks],
-            marker="_", s=300, color="black", label="paper: BERT fine-tuned", zorder=3,
-        )  # fmt: skip
+            marker="_",
+            s=300,
+            color="black",
+            label="paper: BERT fine-tuned",
+            zorder=3,
+        )
     axis.set_xticks(positions + 0.4 - width / 2, tasks, rotation=45, ha="right")
     axis.set_ylabel("test score (%)")
     axis.legend(fontsize="small")

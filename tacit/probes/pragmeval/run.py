@@ -19,9 +19,13 @@ from tacit.probes.base import Scored, Work
 
 
 def configurations(
-    data: str | Path, tasks: Sequence[str] | None, mode: str, pooling: str,
-    template: str | None, verbalizer: str | None,
-) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+    data: str | Path,
+    tasks: Sequence[str] | None,
+    mode: str,
+    pooling: str,
+    template: str | None,
+    verbalizer: str | None,
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The configurations to run, and those skipped with the reason; bad templates fail here,
     before any model loads."""
     from tacit.pragmatics.pragmeval import load_config, select_configs
@@ -59,8 +63,9 @@ class Pass:
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def pragmeval_work(configs: dict[str, Any], values: Mapping[str, Any], seed: int,
-                   progress: bool) -> tuple[Work, Pass]:  # fmt: skip
+def pragmeval_work(
+    configs: dict[str, Any], values: Mapping[str, Any], seed: int, progress: bool
+) -> tuple[Work, Pass]:
     """Every configuration of one model per pass: the engine hands `score` the model's handle
     (lazy: a model whose features are all cached never loads)."""
     kept = Pass()
@@ -77,8 +82,15 @@ def pragmeval_work(configs: dict[str, Any], values: Mapping[str, Any], seed: int
     def finish(model: Any, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         return table, kept.records.get(model.name, {})
 
-    work = Work(rows, "config", score, kinds=("masked", "causal"), finish=finish,
-                unit="configuration", lazy=True)  # fmt: skip
+    work = Work(
+        rows,
+        "config",
+        score,
+        kinds=("masked", "causal"),
+        finish=finish,
+        unit="configuration",
+        lazy=True,
+    )
     return work, kept
 
 
@@ -105,14 +117,20 @@ def run_model(
     mode, pooling, template = values["mode"], values["pooling"], values["template"]
     verbalizer, max_train = values["verbalizer"], values["max_train"]
     total = sum(texts_to_encode(c, max_train) for c in configs.values())
-    bar = tqdm(total=total, desc=f"encoding {model.name}", unit="text", leave=False,
-               disable=not progress or mode != "linear")  # fmt: skip
+    bar = tqdm(
+        total=total,
+        desc=f"encoding {model.name}",
+        unit="text",
+        leave=False,
+        disable=not progress or mode != "linear",
+    )
     spec = model.options.model_spec(model.name)  # its own loading options, the run's
     fingerprint = model_fingerprint(spec.name, resolve_revision(spec.name, spec.revision))
     if load := {k: v for k, v in spec.given().items() if k not in ("revision", "dtype")}:
         fingerprint["load"] = load  # an adapter, remote code, ...: other features
-    cache = FeatureCache(paths.cache_dir(values["cache_dir"]), fingerprint, str(spec.dtype),
-                         pooling)  # fmt: skip
+    cache = FeatureCache(
+        paths.cache_dir(values["cache_dir"]), fingerprint, str(spec.dtype), pooling
+    )
     encoder = FrozenEncoder(model, cache, pooling, bar)
     outcomes, predictions = {}, []
     for name, config in configs.items():
@@ -124,19 +142,31 @@ def run_model(
             chosen, words = cloze_setup(config, template, verbalizer)
             outcomes[name] = cloze_config(config, model.scorer, chosen, words, progress)
         test = config.splits["test"]
-        predictions.append(pd.DataFrame({
-            "model": model.name, "config": name, "row": np.arange(len(test)),
-            "label": test["label"].to_numpy(), "predicted": outcomes[name].predicted,
-        }))  # fmt: skip
+        predictions.append(
+            pd.DataFrame(
+                {
+                    "model": model.name,
+                    "config": name,
+                    "row": np.arange(len(test)),
+                    "label": test["label"].to_numpy(),
+                    "predicted": outcomes[name].predicted,
+                }
+            )
+        )
     bar.close()
     table = results_table(outcomes)
     table.insert(0, "model", model.name)
     record = {
-        "feature_cache": {"directory": str(cache.directory), "hits": cache.hits,
-                          "misses": cache.misses, "not_written": cache.unwritten}
-        if mode == "linear" else None,
+        "feature_cache": {
+            "directory": str(cache.directory),
+            "hits": cache.hits,
+            "misses": cache.misses,
+            "not_written": cache.unwritten,
+        }
+        if mode == "linear"
+        else None,
         "texts_cut_to_fit": encoder.cut
         + sum(o.record.get("texts_cut_to_fit", 0) for o in outcomes.values()),
         "configs": {k: {"setting": o.setting, **o.record} for k, o in outcomes.items()},
-    }  # fmt: skip
+    }
     return table, pd.concat(predictions), record

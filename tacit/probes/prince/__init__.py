@@ -34,8 +34,9 @@ class PrinceProbe(Probe):
     def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
         return ("masked", "causal")
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         from tacit.probes.candidates import Candidates
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import prince_prompts, score_prince
@@ -46,16 +47,24 @@ class PrinceProbe(Probe):
         vocab = candidates.vocab
         prompts = prince_prompts(vocab, templates)
         work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt",
-            lambda scorer, rows, bar: score_prince(rows, scorer, vocab, progress=bar,
-                                                   offset=len(prompts)),
+            prompts,
+            ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_prince(
+                rows, scorer, vocab, progress=bar, offset=len(prompts)
+            ),
             kinds=self.kinds(values),
-        )  # fmt: skip
-        return Plan(work, values, candidates.resume_key(), state=(candidates, templates),
-                    tokenizers=candidates.tokenizers)  # fmt: skip
+        )
+        return Plan(
+            work,
+            values,
+            candidates.resume_key(),
+            state=(candidates, templates),
+            tokenizers=candidates.tokenizers,
+        )
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         from tacit.core.manifest import with_keys
         from tacit.probes.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
         from tacit.probes.prince.scoring import prince_report
@@ -70,8 +79,7 @@ class PrinceProbe(Probe):
         text, notes = prince_report(rows, with_keys(manifest, added))
         return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest,
-                   **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """The property direction (how well her list of a country's properties is recovered)
         first, then the concept direction."""
         directions = sorted(dict.fromkeys(summary["direction"]), key=lambda d: d != "property")

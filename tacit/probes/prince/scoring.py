@@ -37,13 +37,29 @@ PERSON_PROPERTIES = "has parents, siblings, relatives, a home, a pet, a car, a s
 PERSON = "person"
 COUNTRY = "country"
 COUNTRY_PROPERTIES = (
-    "leader", "duke", "borders", "president", "queen", "citizens", "land", "language", "history",
-)  # fmt: skip
+    "leader",
+    "duke",
+    "borders",
+    "president",
+    "queen",
+    "citizens",
+    "land",
+    "language",
+    "history",
+)
 TOP_K = 10
 COLUMNS = [
-    "model", "direction", "prompt", "target", "not_in_vocab", "rank", "target_prob", "ap_vocab",
-    "gold_ranks", "top10",
-]  # fmt: skip
+    "model",
+    "direction",
+    "prompt",
+    "target",
+    "not_in_vocab",
+    "rank",
+    "target_prob",
+    "ap_vocab",
+    "gold_ranks",
+    "top10",
+]
 
 
 def prince_prompts(vocab: Vocabulary, templates: TemplateSet | None = None) -> pd.DataFrame:
@@ -57,15 +73,26 @@ def prince_prompts(vocab: Vocabulary, templates: TemplateSet | None = None) -> p
     missing = [w for w in COUNTRY_PROPERTIES if w not in vocab]
     if not kept:
         raise TacitError("none of Prince's country properties is in the shared vocabulary")
-    rows = [("concept", t.id, t.fill(properties=PERSON_PROPERTIES, blank=t.blank_text(False)),
-             PERSON, "") for t in templates.retrieval]  # fmt: skip
+    rows = [
+        (
+            "concept",
+            t.id,
+            t.fill(properties=PERSON_PROPERTIES, blank=t.blank_text(False)),
+            PERSON,
+            "",
+        )
+        for t in templates.retrieval
+    ]
     country = [
         (t, templates.concept_text(COUNTRY, t.concept)) for t in templates.for_relation("has")
     ]
-    rows += [("property", t.id, t.fill(concept=text), " ".join(kept), " ".join(missing))
-             for t, text in country]  # fmt: skip
-    prompts = pd.DataFrame(rows, columns=["direction", "template", "prompt", "target",
-                                          "not_in_vocab"])  # fmt: skip
+    rows += [
+        ("property", t.id, t.fill(concept=text), " ".join(kept), " ".join(missing))
+        for t, text in country
+    ]
+    prompts = pd.DataFrame(
+        rows, columns=["direction", "template", "prompt", "target", "not_in_vocab"]
+    )
     return with_items(prompts, ["direction"])
 
 
@@ -94,15 +121,18 @@ def score_prince(
     return pd.concat([table, combined])
 
 
-def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary,
-           batches: Any) -> pd.DataFrame:  # fmt: skip
+def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
     answers = [target.split() for target in prompts["target"]]
     scores = GoldScores(
-        batches, [[vocab.index(w) for w in words] for words in answers], among=None,
-        among_of_row=None, top_k=TOP_K, device=scorer.device,
-    )  # fmt: skip
+        batches,
+        [[vocab.index(w) for w in words] for words in answers],
+        among=None,
+        among_of_row=None,
+        top_k=TOP_K,
+        device=scorer.device,
+    )
     words = np.asarray(vocab.words, dtype=object)
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
@@ -110,10 +140,13 @@ def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary,
     table["rank"] = [min(r) for r in ranks]
     table["target_prob"] = [float(scores.prob[i, : len(a)].sum()) for i, a in enumerate(answers)]
     table["ap_vocab"] = scores.ap.astype(float)
-    table["gold_ranks"] = [" ".join(f"{w}:{r}" for w, r in zip(a, rank))
-                           for a, rank in zip(answers, ranks)]  # fmt: skip
-    table["top10"] = [" ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
-                      for i, prob in zip(scores.top_index, scores.top_prob)]  # fmt: skip
+    table["gold_ranks"] = [
+        " ".join(f"{w}:{r}" for w, r in zip(a, rank)) for a, rank in zip(answers, ranks)
+    ]
+    table["top10"] = [
+        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
+        for i, prob in zip(scores.top_index, scores.top_prob)
+    ]
     if paraphrased(prompts):
         table[TOP1] = words[scores.top_index[:, 0]]
         return table[[*COLUMNS[:2], ITEM, TEMPLATE, *COLUMNS[2:], TOP1]]

@@ -38,8 +38,9 @@ MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an 
 def _main_condition(frame: pd.DataFrame, n_props: int | None) -> tuple[tuple[str, ...], int]:
     """The main condition of a run's summary or prompts (top/decreasing/all where the run has
     several, else its only one) and its largest number of properties (up to `n_props`)."""
-    conditions = list(dict.fromkeys(frame[["selection", "order", "category"]].itertuples(
-        index=False, name=None)))  # fmt: skip
+    conditions = list(
+        dict.fromkeys(frame[["selection", "order", "category"]].itertuples(index=False, name=None))
+    )
     main = MAIN_CONDITION if MAIN_CONDITION in conditions or len(conditions) != 1 else conditions[0]
     rows = frame[(frame[["selection", "order", "category"]] == main).all(axis=1)]
     if n_props is not None:
@@ -106,8 +107,9 @@ class RetrieveProbe(Probe):
         at_end = all(t.blank_ends_sentence for t in templates)
         return ("masked", "causal") if at_end else ("masked",)
 
-    def plan(self, models: Sequence[str | Scorer], values: Mapping[str, Any],
-             run: RunOptions) -> Plan:  # fmt: skip
+    def plan(
+        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+    ) -> Plan:
         from tacit.probes.candidates import Candidates
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
@@ -129,39 +131,56 @@ class RetrieveProbe(Probe):
         check_categories(norms, conditions)
         if values["candidates"] == "vocab":
             candidates = Candidates.shared_vocabulary(models, run)
-            prompt_set = build_prompts(norms, candidates.vocab, conditions,
-                                       max_props=values["max_props"], concepts=values["concepts"],
-                                       seed=run.seed, fills=fills,
-                                       a_rule=a_before_blank(templates, spans=False))  # fmt: skip
+            prompt_set = build_prompts(
+                norms,
+                candidates.vocab,
+                conditions,
+                max_props=values["max_props"],
+                concepts=values["concepts"],
+                seed=run.seed,
+                fills=fills,
+                a_rule=a_before_blank(templates, spans=False),
+            )
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
             prompt_set = limited(prompt_set, run.limit)
             work = self._vocab_work(prompt_set, candidates, self.kinds(values))
         else:
-            prompt_set, candidates, work = self._span_work(models, norms, conditions, values,
-                                                           run, templates, fills)  # fmt: skip
+            prompt_set, candidates, work = self._span_work(
+                models, norms, conditions, values, run, templates, fills
+            )
         state = State(norms, conditions, prompt_set, candidates, templates)
-        return Plan(work, values, candidates.resume_key(), state=state,
-                    tokenizers=candidates.tokenizers)  # fmt: skip
+        return Plan(
+            work, values, candidates.resume_key(), state=state, tokenizers=candidates.tokenizers
+        )
 
-    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates,
-                    kinds: tuple[str, ...]) -> Work:  # fmt: skip
+    def _vocab_work(
+        self, prompt_set: PromptSet, candidates: Candidates, kinds: tuple[str, ...]
+    ) -> Work:
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
         vocab, prompts = candidates.vocab, prompt_set.prompts
         return Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt",
-            lambda scorer, rows, bar: score_prompts(rows, scorer, vocab, progress=bar,
-                                                    offset=len(prompts)),
-            kinds=kinds, hints={"causal": CAUSAL_HINT},
-        )  # fmt: skip
+            prompts,
+            ITEM if paraphrased(prompts) else "prompt",
+            lambda scorer, rows, bar: score_prompts(
+                rows, scorer, vocab, progress=bar, offset=len(prompts)
+            ),
+            kinds=kinds,
+            hints={"causal": CAUSAL_HINT},
+        )
 
     def _span_work(
-        self, models: Sequence[str | Scorer], norms: Any, conditions: list[Any],
-        values: Mapping[str, Any], run: RunOptions, templates: TemplateSet,
+        self,
+        models: Sequence[str | Scorer],
+        norms: Any,
+        conditions: list[Any],
+        values: Mapping[str, Any],
+        run: RunOptions,
+        templates: TemplateSet,
         fills: Mapping[str, Any],
-    ) -> tuple[PromptSet, Candidates, Work]:  # fmt: skip
+    ) -> tuple[PromptSet, Candidates, Work]:
         """Every concept a target, ranked among spans: the norms' concepts with their articles
         (`concepts`) or a FILE's spans (which must hold every target). A span some model's
         tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
@@ -173,16 +192,23 @@ class RetrieveProbe(Probe):
         from tacit.probes.retrieve.scoring import score_span_prompts
         from tacit.probes.retrieve.spans import span_sets
 
-        prompt_set = build_prompts(norms, None, conditions, max_props=values["max_props"],
-                                   concepts=values["concepts"], seed=run.seed,
-                                   fills=fills)  # fmt: skip
+        prompt_set = build_prompts(
+            norms,
+            None,
+            conditions,
+            max_props=values["max_props"],
+            concepts=values["concepts"],
+            seed=run.seed,
+            fills=fills,
+        )
         prompts = prompt_set.prompts
         if prompts.empty:
             raise TacitError("no concept is left to probe")
         prompt_set = limited(prompt_set, run.limit)
         prompts = prompt_set.prompts
-        candidates, sets, unread = span_sets(models, norms, templates, values,
-                                             list(prompts["concept"].unique()), run)  # fmt: skip
+        candidates, sets, unread = span_sets(
+            models, norms, templates, values, list(prompts["concept"].unique()), run
+        )
         if unread:
             prompt_set = prompt_set.without(unread)
             prompts = prompt_set.prompts
@@ -191,12 +217,14 @@ class RetrieveProbe(Probe):
             table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
             return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score,
-                    kinds=("masked", "causal"))  # fmt: skip
+        work = Work(
+            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=("masked", "causal")
+        )
         return prompt_set, candidates, work
 
-    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest,
-               run: RunOptions) -> Outcome:  # fmt: skip
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
         from tacit.core.manifest import with_keys
         from tacit.probes.inputs import norms_record
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
@@ -210,15 +238,23 @@ class RetrieveProbe(Probe):
         spans = candidates.vocabulary is None
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {
-            "max_props": values["max_props"], "selection": values["selection"] or "top",
-            "order": values["order"] or "decreasing", "category": values["category"] or "all",
-            "ablation": values["ablation"], "conditions": [asdict(c) for c in state.conditions],
+            "max_props": values["max_props"],
+            "selection": values["selection"] or "top",
+            "order": values["order"] or "decreasing",
+            "category": values["category"] or "all",
+            "ablation": values["ablation"],
+            "conditions": [asdict(c) for c in state.conditions],
             "concepts": values["concepts"],
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
-            **({"candidates": str(values["candidates"]),
-                "articles": str(values["articles"]) if values["articles"] else None}
-               if spans else {}),
-        }  # fmt: skip
+            **(
+                {
+                    "candidates": str(values["candidates"]),
+                    "articles": str(values["articles"]) if values["articles"] else None,
+                }
+                if spans
+                else {}
+            ),
+        }
         added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["templates"] = state.templates.record()
@@ -226,11 +262,20 @@ class RetrieveProbe(Probe):
         summary = summarize_retrieval(rows, seed=run.seed)
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
         if paraphrased(rows):
-            text += "\n\n" + format_paraphrases(summary, ["selection", "order", "category",
-                                                         "n_props"], "mrr", "MRR")  # fmt: skip
+            text += "\n\n" + format_paraphrases(
+                summary, ["selection", "order", "category", "n_props"], "mrr", "MRR"
+            )
         files = candidates.files() if spans else {}
-        return Outcome(rows, summary, text, notes, added, {"dropped": state.prompt_set.dropped},
-                       files, vocab=candidates.vocabulary)  # fmt: skip
+        return Outcome(
+            rows,
+            summary,
+            text,
+            notes,
+            added,
+            {"dropped": state.prompt_set.dropped},
+            files,
+            vocab=candidates.vocabulary,
+        )
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
         """Every metric by condition; None for a run of one condition (its printed summary
@@ -242,8 +287,9 @@ class RetrieveProbe(Probe):
             return None
         return render(retrieval_tables(summary, verbose=True))
 
-    def conditions(self, summary: pd.DataFrame, manifest: Manifest, *,
-                   n_props: int | None = None, **_: Any) -> list[Condition]:  # fmt: skip
+    def conditions(
+        self, summary: pd.DataFrame, manifest: Manifest, *, n_props: int | None = None, **_: Any
+    ) -> list[Condition]:
         """At the run's largest number of properties (or the largest up to `n_props`): the
         main condition (an ablation's top/decreasing/all, labelled with the number) first,
         then the others."""
@@ -255,20 +301,24 @@ class RetrieveProbe(Probe):
         at_n = summary[summary["n_props"] == n]
         labels = condition_labels(at_n)
         first = "/".join(main)
-        found = [(f"{n} properties, {label}" if label == first else label, at_n[labels == label])
-                 for label in dict.fromkeys(labels)]  # fmt: skip
+        found = [
+            (f"{n} properties, {label}" if label == first else label, at_n[labels == label])
+            for label in dict.fromkeys(labels)
+        ]
         return sorted(found, key=lambda c: not c[0].endswith(first))
 
-    def main_scores(self, rows: pd.DataFrame, manifest: Manifest, *,
-                    n_props: int | None = None, **_: Any) -> pd.DataFrame | None:  # fmt: skip
+    def main_scores(
+        self, rows: pd.DataFrame, manifest: Manifest, *, n_props: int | None = None, **_: Any
+    ) -> pd.DataFrame | None:
         """Each prompt's reciprocal rank at the main condition (with several templates, their
         ensemble's), the concept its unit."""
         from tacit.probes.paraphrase import ensemble_rows
 
         rows = ensemble_rows(rows)
         main, n = _main_condition(rows, n_props)
-        chosen = rows[(rows[["selection", "order", "category"]] == main).all(axis=1)
-                      & (rows["n_props"] == n)]  # fmt: skip
+        chosen = rows[
+            (rows[["selection", "order", "category"]] == main).all(axis=1) & (rows["n_props"] == n)
+        ]
         return chosen.assign(unit=chosen["concept"], value=chosen["reciprocal_rank"])[
             ["model", "unit", "value"]
         ]
@@ -287,8 +337,9 @@ class RetrieveProbe(Probe):
         conditions = retrieval_conditions(
             values["selection"], values["order"], values["category"], values["ablation"]
         )
-        questions = estimated_prompts(load_norms(values), conditions, values["max_props"],
-                                      values["concepts"])  # fmt: skip
+        questions = estimated_prompts(
+            load_norms(values), conditions, values["max_props"], values["concepts"]
+        )
         return questions * len(load_templates(values["templates"]).retrieval)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
@@ -302,8 +353,14 @@ class RetrieveProbe(Probe):
             lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
         return "\n".join(lines)
 
-    def table(self, summary: pd.DataFrame, manifest: Manifest | None = None, *,
-              n_props: str | None = None, **_: Any) -> list[Table]:  # fmt: skip
+    def table(
+        self,
+        summary: pd.DataFrame,
+        manifest: Manifest | None = None,
+        *,
+        n_props: str | None = None,
+        **_: Any,
+    ) -> list[Table]:
         """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
         row per run, model, condition and number of properties."""
         from tacit.probes.paraphrase import ensemble_rows
@@ -312,23 +369,34 @@ class RetrieveProbe(Probe):
         summary = ensemble_rows(summary)  # with several templates, their ensemble's
 
         try:
-            wanted = ([int(n) for n in n_props.split(",")] if n_props is not None
-                      else sorted(set(summary["n_props"])))  # fmt: skip
+            wanted = (
+                [int(n) for n in n_props.split(",")]
+                if n_props is not None
+                else sorted(set(summary["n_props"]))
+            )
         except ValueError:
             raise TacitError(f"--n-props {n_props!r}: numbers separated by commas") from None
         table = summary[summary["n_props"].isin(wanted)]
         if table.empty:
             raise TacitError(f"--n-props {n_props}: no run has prompts with that many properties")
-        shown = retrieval_table(table, "Concept retrieval (P@1: target ranked first; hits@10: "
-                                "among the first 10)")  # fmt: skip
+        shown = retrieval_table(
+            table, "Concept retrieval (P@1: target ranked first; hits@10: among the first 10)"
+        )
         absent = [str(n) for n in wanted if n not in set(table["n_props"])]
         if absent:
-            shown.note = (f"no prompts with {' or '.join(absent)} properties in these runs "
-                          f"(the most: {int(summary['n_props'].max())})")  # fmt: skip
+            shown.note = (
+                f"no prompts with {' or '.join(absent)} properties in these runs "
+                f"(the most: {int(summary['n_props'].max())})"
+            )
         return [shown]
 
-    def figures(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], *,
-                kind: str = "auto", caption: str = "") -> list[tuple[str, Any]]:  # fmt: skip
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
         """The paper's Figure 2 (a line per model), 3a (per category) or 3b (per selection x
         order), from what the runs hold; runs that call for different ones get one each."""
         import pandas as pd
@@ -348,7 +416,9 @@ class RetrieveProbe(Probe):
             shown = pd.concat(group, ignore_index=True)
             drawn = figure_kind(shown) if kind == "auto" else kind
             names = ", ".join(dict.fromkeys(shown["run"]))
-            title = (f"MRR and mean target probability by number of properties ({drawn}: "
-                     f"{names}; bands: 95% bootstrap interval over concepts)")  # fmt: skip
+            title = (
+                f"MRR and mean target probability by number of properties ({drawn}: "
+                f"{names}; bands: 95% bootstrap interval over concepts)"
+            )
             figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
         return figures

@@ -113,18 +113,30 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
             if panel:
                 ax.set_title(panel, fontsize="medium")
             if not any(rows[value].notna().any() for t, _, rows in lines if t == panel):
-                why = (":\nthe runs' scores are not probabilities\n(span scores normalised "
-                       "other than by sum)" if value == "mean_target_prob" else "")  # fmt: skip
-                ax.text(0.5, 0.5, f"no {ylabel} to draw{why}", ha="center", va="center",
-                        transform=ax.transAxes, color="0.35")  # fmt: skip
+                why = (
+                    ":\nthe runs' scores are not probabilities\n(span scores normalised "
+                    "other than by sum)"
+                    if value == "mean_target_prob"
+                    else ""
+                )
+                ax.text(
+                    0.5,
+                    0.5,
+                    f"no {ylabel} to draw{why}",
+                    ha="center",
+                    va="center",
+                    transform=ax.transAxes,
+                    color="0.35",
+                )
         axes[row][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
     headings = {
         "models": "Concept retrieval by model",
         "category": "Concept retrieval by property category",
         "ordering": "Concept retrieval by property selection and order",
     }
-    figure.suptitle(headings[kind] + " (bands: 95% bootstrap interval over concepts)",
-                    fontsize="large")  # fmt: skip
+    figure.suptitle(
+        headings[kind] + " (bands: 95% bootstrap interval over concepts)", fontsize="large"
+    )
     if caption:
         figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
     return figure
@@ -137,5 +149,6 @@ def _draw_line(axes: object, label: str, rows: pd.DataFrame) -> None:
     for ax, (value, low, high, _) in zip(axes, _PANELS):  # type: ignore[call-overload]
         ax.plot(rows["n_props"], rows[value], marker="o", markersize=3, label=label, **style)
         if low in rows and rows[low].notna().any():
-            ax.fill_between(rows["n_props"], rows[low], rows[high], alpha=0.2,
-                            color=ax.lines[-1].get_color())  # fmt: skip
+            ax.fill_between(
+                rows["n_props"], rows[low], rows[high], alpha=0.2, color=ax.lines[-1].get_color()
+            )

@@ -20,36 +20,57 @@ CATEGORIES: tuple[Category, ...] = get_args(Category)
 ABLATIONS: tuple[Ablation, ...] = get_args(Ablation)
 
 MAX_PROPS = Param(
-    "max_props", 10, kind="int", minimum=1,
+    "max_props",
+    10,
+    kind="int",
+    minimum=1,
     help="Grow prompts from 1 to this many properties.",
-)  # fmt: skip
+)
 SELECTION = Param(
-    "selection", None, choices=SELECTIONS, flags=("--select",), shown_default="top",
+    "selection",
+    None,
+    choices=SELECTIONS,
+    flags=("--select",),
+    shown_default="top",
     help="Which properties, by pf.",
-)  # fmt: skip
-ORDER = Param(
-    "order", None, choices=ORDERS, shown_default="decreasing", help="Their order by pf."
-)  # fmt: skip
+)
+ORDER = Param("order", None, choices=ORDERS, shown_default="decreasing", help="Their order by pf.")
 CATEGORY = Param(
     "category", None, choices=CATEGORIES, shown_default="all", help="The feature types used."
-)  # fmt: skip
+)
 ABLATION = Param(
-    "ablation", None, choices=ABLATIONS,
+    "ablation",
+    None,
+    choices=ABLATIONS,
     help="Run a whole grid: `ordering` (top/bottom x decreasing/increasing plus the random "
     "baseline, 5 random orders of 5 random property sets per concept) or `category` (all, "
     "visual, functional, encyclopaedic).",
-)  # fmt: skip
+)
 CANDIDATES = Param(
-    "candidates", "vocab", kind="path",
+    "candidates",
+    "vocab",
+    kind="path",
     help="What the concept is ranked among: `vocab` (the paper's: one-token concepts among the "
     "shared vocabulary), `concepts` (every concept of the norms as a span with its article, "
     "'A bear', 'An aardvark', 'Scissors') or a FILE of spans, one a line.",
-)  # fmt: skip
+)
 ARTICLES = Param(
-    "articles", None, kind="any",
+    "articles",
+    None,
+    kind="any",
     help="A concept,article CSV overriding the article tacit gives a concept's span (with "
     "templates in another language: the article of each concept, any one word).",
-)  # fmt: skip
+)
 
-PARAMS = (MAX_PROPS, SELECTION, ORDER, CATEGORY, ABLATION, *NORMS_PARAMS, CANDIDATES,
-          *SPAN_PARAMS, ARTICLES, TEMPLATES)  # fmt: skip
+PARAMS = (
+    MAX_PROPS,
+    SELECTION,
+    ORDER,
+    CATEGORY,
+    ABLATION,
+    *NORMS_PARAMS,
+    CANDIDATES,
+    *SPAN_PARAMS,
+    ARTICLES,
+    TEMPLATES,
+)

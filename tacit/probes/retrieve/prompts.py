@@ -165,8 +165,11 @@ class Condition:
     def check(self) -> None:
         from tacit.probes.retrieve.options import CATEGORY, ORDER, SELECTION
 
-        for param, value in ((SELECTION, self.selection), (ORDER, self.order),
-                             (CATEGORY, self.category)):  # fmt: skip
+        for param, value in (
+            (SELECTION, self.selection),
+            (ORDER, self.order),
+            (CATEGORY, self.category),
+        ):
             param.validate(value, "cli")
 
 
@@ -299,10 +302,17 @@ def build_prompts(
                 )
             ):
                 for n in range(1, len(phrases) + 1):
-                    item = (concept, n, condition.selection, condition.order,
-                            condition.category, sample)  # fmt: skip
-                    records.extend((*item, t, fill(phrases[:n]), concept)
-                                   for t, fill in fills.items())  # fmt: skip
+                    item = (
+                        concept,
+                        n,
+                        condition.selection,
+                        condition.order,
+                        condition.category,
+                        sample,
+                    )
+                    records.extend(
+                        (*item, t, fill(phrases[:n]), concept) for t, fill in fills.items()
+                    )
     columns = [*PROMPT_COLUMNS[:-2], "template", *PROMPT_COLUMNS[-2:]]
     prompts = pd.DataFrame.from_records(records, columns=columns)
     return PromptSet(with_items(prompts, PROMPT_COLUMNS[:-2]), dropped, short, duplicates)

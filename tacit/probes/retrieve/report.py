@@ -22,13 +22,15 @@ def retrieval_report(
     """The MRR table, what was kept and dropped, and notes on prompts naming their target and
     concepts short of --max-props."""
     counts = manifest["counts"]
-    text = "\n".join([
-        render(retrieval_tables(summary)).rstrip(),
-        "",
-        describe_drops(dropped, counts["concepts"]),
-        f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "
-        f"distinct texts) x {len(manifest['models'])} model(s); " + ranked_among(manifest),
-    ])  # fmt: skip
+    text = "\n".join(
+        [
+            render(retrieval_tables(summary)).rstrip(),
+            "",
+            describe_drops(dropped, counts["concepts"]),
+            f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "
+            f"distinct texts) x {len(manifest['models'])} model(s); " + ranked_among(manifest),
+        ]
+    )
     notes = run_notes(manifest)
     naming = counts["prompts_naming_their_target"]
     if naming["prompts"]:

@@ -29,8 +29,16 @@ if TYPE_CHECKING:
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["rank", "reciprocal_rank", "target_prob", "target_prob_shared", "top5"]
-SPAN_METRICS = ["target_span", "rank", "reciprocal_rank", "target_score", "target_prob",
-                "target_prob_shared", "n_candidates", "top5"]  # fmt: skip
+SPAN_METRICS = [
+    "target_span",
+    "rank",
+    "reciprocal_rank",
+    "target_score",
+    "target_prob",
+    "target_prob_shared",
+    "n_candidates",
+    "top5",
+]
 RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *METRICS]
 SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *SPAN_METRICS]
 
@@ -85,8 +93,13 @@ def score_span_prompts(
     return table
 
 
-def _span_table(rows: pd.DataFrame, per_row: np.ndarray, sets: SpanSets, set_of_row: np.ndarray,
-                is_probability: bool) -> pd.DataFrame:  # fmt: skip
+def _span_table(
+    rows: pd.DataFrame,
+    per_row: np.ndarray,
+    sets: SpanSets,
+    set_of_row: np.ndarray,
+    is_probability: bool,
+) -> pd.DataFrame:
     """The rows with their targets' ranks, scores and shares, and the top five spans."""
     first = next(iter(sets.rankers))
     spans = [sets.span_of[name][c] for name, c in zip(set_of_row, rows["target"])]
@@ -101,8 +114,10 @@ def _span_table(rows: pd.DataFrame, per_row: np.ndarray, sets: SpanSets, set_of_
     table["target_prob"] = np.exp(target_score) if is_probability else np.nan
     table["target_prob_shared"] = shares(per_row)[np.arange(len(targets)), targets]
     table["n_candidates"] = len(index)
-    table["top5"] = [top_spans(per_row[[n]], sets.rankers[name].candidates.spans)[0]
-                     for n, name in enumerate(set_of_row)]  # fmt: skip
+    table["top5"] = [
+        top_spans(per_row[[n]], sets.rankers[name].candidates.spans)[0]
+        for n, name in enumerate(set_of_row)
+    ]
     if paraphrased(rows):
         names = np.asarray(sets.rankers[first].candidates.spans, dtype=object)
         table[TOP1] = names[per_row.argmax(axis=1)]
@@ -132,14 +147,20 @@ def score_prompts(
     batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
     scores = rank_targets(ensemble.passing(batches), targets, top_k=5, device=scorer.device)
     frame = ensemble_frame(prompts, offset).loc[offset + prompts[ITEM].drop_duplicates()]
-    combined = rank_targets([ensemble.batch()], [vocab.index(t) for t in frame["target"]],
-                            top_k=5, device=scorer.device)  # fmt: skip
-    return pd.concat([_vocab_table(prompts, scorer.name, scores, vocab),
-                      _vocab_table(frame, scorer.name, combined, vocab)])  # fmt: skip
+    combined = rank_targets(
+        [ensemble.batch()], [vocab.index(t) for t in frame["target"]], top_k=5, device=scorer.device
+    )
+    return pd.concat(
+        [
+            _vocab_table(prompts, scorer.name, scores, vocab),
+            _vocab_table(frame, scorer.name, combined, vocab),
+        ]
+    )
 
 
-def _vocab_table(prompts: pd.DataFrame, model: str, scores: TargetScores,
-                 vocab: Vocabulary) -> pd.DataFrame:  # fmt: skip
+def _vocab_table(
+    prompts: pd.DataFrame, model: str, scores: TargetScores, vocab: Vocabulary
+) -> pd.DataFrame:
     words = np.asarray(vocab.words, dtype=object)
     top5 = [
         " ".join(f"{w}:{p:.4g}" for w, p in zip(words[idx], prob))

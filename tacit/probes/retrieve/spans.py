@@ -62,14 +62,18 @@ def span_sets(
     articles = articles_table(values["articles"], templates)
     forms = {t.id: t.blank for t in templates.retrieval}
     distinct = list(dict.fromkeys(forms.values()))
-    phrase = {form: {c: templates.blank_phrase(c, form, articles) for c in norms.concepts}
-              for form in distinct}  # fmt: skip
+    phrase = {
+        form: {c: templates.blank_phrase(c, form, articles) for c in norms.concepts}
+        for form in distinct
+    }
     groups = list(dict.fromkeys(tuple(phrase[f][c] for f in distinct) for c in norms.concepts))
     given = values["candidates"]
     names = {form: "all" if len(distinct) == 1 else SET_NAMES[form] for form in distinct}
     if given == "concepts":
-        sets = {names[f]: CandidateSet("concepts", [g[i] for g in groups])
-                for i, f in enumerate(distinct)}  # fmt: skip
+        sets = {
+            names[f]: CandidateSet("concepts", [g[i] for g in groups])
+            for i, f in enumerate(distinct)
+        }
     elif len(distinct) > 1:
         raise TacitError(
             f"{option('--candidates')} {given}: the templates put the concept in the blank in "
@@ -84,11 +88,14 @@ def span_sets(
     if given != "concepts":
         refuse_unreadable(sets["all"], problems)
     elif problems:  # a concept is left out in every form if any of its forms is unreadable
-        unread = {c: problems[phrase[f][c]] for c in targets for f in distinct
-                  if phrase[f][c] in problems}  # fmt: skip
+        unread = {
+            c: problems[phrase[f][c]] for c in targets for f in distinct if phrase[f][c] in problems
+        }
         readable = [g for g in groups if not any(span in problems for span in g)]
-        sets = {names[f]: CandidateSet("concepts", [g[i] for g in readable])
-                for i, f in enumerate(distinct)}  # fmt: skip
+        sets = {
+            names[f]: CandidateSet("concepts", [g[i] for g in readable])
+            for i, f in enumerate(distinct)
+        }
         targets = [c for c in targets if c not in unread]
         if not targets:
             raise TacitError("no concept is left to probe: no model reads any whole")
@@ -100,9 +107,15 @@ def span_sets(
                 f"{option('--candidates')} {given}: every target must be a candidate; "
                 f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
-    candidates = Candidates(tokenizers=tokenizers, sets=sets, scoring=values["span_scoring"],
-                            normalize=values["normalize"])  # fmt: skip
-    rankers = {name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
-               for name, chosen in sets.items()}  # fmt: skip
+    candidates = Candidates(
+        tokenizers=tokenizers,
+        sets=sets,
+        scoring=values["span_scoring"],
+        normalize=values["normalize"],
+    )
+    rankers = {
+        name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
+        for name, chosen in sets.items()
+    }
     span_of = {names[form]: phrase[form] for form in distinct}
     return candidates, SpanSets(rankers, {t: names[f] for t, f in forms.items()}, span_of), unread

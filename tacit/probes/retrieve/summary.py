@@ -58,8 +58,9 @@ def summarize_retrieval(
     several templates, a row per template and one for their ensemble, which carries the spread
     and consistency (tacit.probes.paraphrase).
     """
-    prompts = prompts.assign(hit_1=hits_at_k(prompts["rank"], 1),
-                             hit_k=hits_at_k(prompts["rank"], HITS_K))  # fmt: skip
+    prompts = prompts.assign(
+        hit_1=hits_at_k(prompts["rank"], 1), hit_k=hits_at_k(prompts["rank"], HITS_K)
+    )
     keys = [*RETRIEVAL_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
     rows = []
     for key, group in prompts.groupby(keys, sort=False):
@@ -120,27 +121,48 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
     """Every metric by model (and condition, where there are several) and number of
     properties, MRR with its 95% interval: a row each, so that it fits a terminal."""
     table = summary.assign(condition=condition_labels(summary))
-    columns = ["model", "condition", "n_props", "n_concepts", "mrr", "mrr_ci_low", "mrr_ci_high",
-               "p_at_1", f"hits_at_{HITS_K}", "mean_target_prob"]  # fmt: skip
+    columns = [
+        "model",
+        "condition",
+        "n_props",
+        "n_concepts",
+        "mrr",
+        "mrr_ci_low",
+        "mrr_ci_high",
+        "p_at_1",
+        f"hits_at_{HITS_K}",
+        "mean_target_prob",
+    ]
     if table["condition"].nunique() == 1:
         columns.remove("condition")
-    headers = {"n_props": "props", "n_concepts": "concepts", "mrr": "MRR [95% CI]",
-               "p_at_1": "P@1", f"hits_at_{HITS_K}": f"hits@{HITS_K}",
-               "mean_target_prob": "prob"}  # fmt: skip
-    return Table(table[columns].reset_index(drop=True), title,
-                 intervals={"mrr": ("mrr_ci_low", "mrr_ci_high")}, headers=headers)  # fmt: skip
+    headers = {
+        "n_props": "props",
+        "n_concepts": "concepts",
+        "mrr": "MRR [95% CI]",
+        "p_at_1": "P@1",
+        f"hits_at_{HITS_K}": f"hits@{HITS_K}",
+        "mean_target_prob": "prob",
+    }
+    return Table(
+        table[columns].reset_index(drop=True),
+        title,
+        intervals={"mrr": ("mrr_ci_low", "mrr_ci_high")},
+        headers=headers,
+    )
 
 
 def mrr_by_condition(summary: pd.DataFrame) -> Table:
     """MRR with a row per model and condition and a column per number of properties."""
     table = summary.assign(condition=condition_labels(summary))
     order = list(dict.fromkeys(zip(table["model"], table["condition"])))
-    pivot = table.pivot_table(index=["model", "condition"], columns="n_props", values="mrr",
-                              sort=False)  # fmt: skip
+    pivot = table.pivot_table(
+        index=["model", "condition"], columns="n_props", values="mrr", sort=False
+    )
     pivot = pivot.reindex(pd.MultiIndex.from_tuples(order, names=["model", "condition"]))
     pivot.columns = [str(n) for n in pivot.columns]
-    return Table(pivot.reset_index(), "MRR by condition (selection/order/category) and number "
-                 "of properties")  # fmt: skip
+    return Table(
+        pivot.reset_index(), "MRR by condition (selection/order/category) and number of properties"
+    )
 
 
 def retrieval_tables(summary: pd.DataFrame, *, verbose: bool = False) -> list[Table]:
@@ -153,8 +175,10 @@ def retrieval_tables(summary: pd.DataFrame, *, verbose: bool = False) -> list[Ta
     several = summary[CONDITION].drop_duplicates().shape[0] > 1
     if several and not verbose:
         table = mrr_by_condition(summary)
-        table.note = ("P@1, hits@10 and mean target probabilities by condition: summary.csv "
-                      "(--verbose prints them)")  # fmt: skip
+        table.note = (
+            "P@1, hits@10 and mean target probabilities by condition: summary.csv "
+            "(--verbose prints them)"
+        )
         return [table]
     samples = int(summary["n_samples"].max())
     title = "Concept retrieval by number of properties (props; P@1: target ranked first"

@@ -93,9 +93,13 @@ class Settings:
         return self.language.lower() in ("en", "english") or self.language.lower().startswith("en-")
 
     def record(self) -> dict[str, Any]:
-        return {"language": self.language, "and": self.and_word,
-                "serial_comma": self.serial_comma, "pronoun": self.pronoun,
-                "articles": dict(self.articles)}  # fmt: skip
+        return {
+            "language": self.language,
+            "and": self.and_word,
+            "serial_comma": self.serial_comma,
+            "pronoun": self.pronoun,
+            "articles": dict(self.articles),
+        }
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,9 @@ class Template:
         before = self.body.partition(f"[{self.blank}]")[0]
         return self.blank in ("a Y", "A Y") or bool(re.search(r"(^|\s)[aA]\s*$", before))
 
-    def fill(self, *, concept: str = "", properties: str = "", blank: str = MASK,
-             prefix: bool = True) -> str:  # fmt: skip
+    def fill(
+        self, *, concept: str = "", properties: str = "", blank: str = MASK, prefix: bool = True
+    ) -> str:
         """The prompt: the concept's text (in this template's form), the property list and
         what stands in the blank put in; the prefix kept or dropped."""
         values = {form: concept for form in CONCEPT_FORMS}
@@ -149,8 +154,11 @@ class Template:
         return sentence_start(text) if self.prefix is not None else text
 
     def record(self) -> dict[str, Any]:
-        return {"id": self.id, **({"relation": self.relation} if self.relation else {}),
-                "template": self.text}  # fmt: skip
+        return {
+            "id": self.id,
+            **({"relation": self.relation} if self.relation else {}),
+            "template": self.text,
+        }
 
 
 @dataclass(frozen=True)
@@ -197,8 +205,9 @@ class TemplateSet:
         """The relations asked for (each must have a template), or every relation of the file."""
         if relations is None:
             if not self.relations:
-                raise TacitError(f"--templates {self.source}: no elicitation template "
-                                 "(a line with `relation`)")  # fmt: skip
+                raise TacitError(
+                    f"--templates {self.source}: no elicitation template (a line with `relation`)"
+                )
             return list(self.relations)
         for relation in relations:
             self.for_relation(relation)
@@ -208,8 +217,9 @@ class TemplateSet:
         """Retrieval's property list, joined as the settings say."""
         return join_phrases(phrases, self.settings.and_word, self.settings.serial_comma)
 
-    def concept_text(self, concept: str, form: str | None,
-                     articles: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    def concept_text(
+        self, concept: str, form: str | None, articles: Mapping[str, str] | None = None
+    ) -> str:
         """How a concept reads in a concept placeholder (`X`, `a X`, `A X`): bare, or after
         its article: the one `articles` (`--articles`) or the settings give, else (English
         only) `a` or `an` by its sound."""
@@ -224,8 +234,9 @@ class TemplateSet:
         phrase = f"{chosen} {text}" if chosen else text
         return sentence_start(phrase) if form == "A X" else phrase
 
-    def blank_phrase(self, concept: str, form: str,
-                     articles: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    def blank_phrase(
+        self, concept: str, form: str, articles: Mapping[str, str] | None = None
+    ) -> str:
         """How a concept reads as a candidate span in retrieval's blank (`Y`, `a Y`, `A Y`):
         bare, or as a noun phrase: in English tacit.lexicon's (mass and plural nouns bare,
         "Scissors"), with the articles given overriding it; in another language the article
@@ -272,17 +283,22 @@ class TemplateSet:
 
 def _templates(value: Any, label: str) -> Any:
     if not isinstance(value, str | Path | TemplateSet):
-        raise TacitError(f"{label} {shorten(repr(value))}: expected a template file, a shipped "
-                         "name (paper, paraphrases) or a TemplateSet")  # fmt: skip
+        raise TacitError(
+            f"{label} {shorten(repr(value))}: expected a template file, a shipped "
+            "name (paper, paraphrases) or a TemplateSet"
+        )
     return value
 
 
 TEMPLATES = Param(
-    "templates", DEFAULT, kind="any", check=_templates,
+    "templates",
+    DEFAULT,
+    kind="any",
+    check=_templates,
     help="The prompts' templates: a JSON lines file (one template a line, several per relation "
     "for paraphrases; LAMA's relation files load as they are) or a shipped set: `paper` (the "
     "paper's prompts) or `paraphrases`. See docs/probes/templates.md.",
-)  # fmt: skip
+)
 
 
 def load_templates(value: str | Path | TemplateSet | None = None) -> TemplateSet:

@@ -84,8 +84,10 @@ def _settings(entry: dict[str, Any], where: str) -> Settings:
     articles = given.get("articles", {})
     for concept, value in articles.items():
         if not isinstance(value, str) or len(value.split()) > 1:
-            raise TacitError(f"{where}: the article of {concept!r} must be one word or "
-                             f"\"\" (bare), not {shorten(repr(value))}")  # fmt: skip
+            raise TacitError(
+                f"{where}: the article of {concept!r} must be one word or "
+                f'"" (bare), not {shorten(repr(value))}'
+            )
     language = given.get("language", "en")
     english = Settings(language=language).english
     return Settings(
@@ -97,8 +99,9 @@ def _settings(entry: dict[str, Any], where: str) -> Settings:
     )
 
 
-def _template(entry: dict[str, Any], where: str, number: int,
-              count: dict[str | None, int]) -> Template:  # fmt: skip
+def _template(
+    entry: dict[str, Any], where: str, number: int, count: dict[str | None, int]
+) -> Template:
     text, relation, given_id = entry.get("template"), entry.get("relation"), entry.get("id")
     if not isinstance(text, str) or not text.strip():
         raise TacitError(f"{where}: no `template` (the text, with [Y] for the blank)")
@@ -124,8 +127,11 @@ def _template(entry: dict[str, Any], where: str, number: int,
     found = PLACEHOLDER.findall(body)
     unknown = [p for p in found if p not in KNOWN]
     if unknown:
-        raise TacitError(f"{where}: {quoted}: unknown placeholder [{unknown[0]}] (known: "
-                         + ", ".join(f"[{k}]" for k in KNOWN) + ")")  # fmt: skip
+        raise TacitError(
+            f"{where}: {quoted}: unknown placeholder [{unknown[0]}] (known: "
+            + ", ".join(f"[{k}]" for k in KNOWN)
+            + ")"
+        )
     concepts = [p for p in found if p in CONCEPT_FORMS]
     blanks = [p for p in found if p in BLANK_FORMS]
     if len(blanks) != 1:
@@ -134,24 +140,41 @@ def _template(entry: dict[str, Any], where: str, number: int,
         _check_retrieval(found, concepts, prefix, where, quoted)
     else:
         if blanks != ["Y"]:
-            raise TacitError(f"{where}: {quoted}: [{blanks[0]}] is retrieval's (the concept "
-                             "in the blank); an elicitation template's blank is [Y]")  # fmt: skip
+            raise TacitError(
+                f"{where}: {quoted}: [{blanks[0]}] is retrieval's (the concept "
+                "in the blank); an elicitation template's blank is [Y]"
+            )
         if len(concepts) != 1:
-            raise TacitError(f"{where}: {quoted}: needs the concept once ([X], [a X] or [A X]), "
-                             f"found {len(concepts)}")  # fmt: skip
+            raise TacitError(
+                f"{where}: {quoted}: needs the concept once ([X], [a X] or [A X]), "
+                f"found {len(concepts)}"
+            )
         if PROPERTIES in found:
             raise TacitError(f"{where}: {quoted}: [P] is retrieval's (a line without relation)")
-    return Template(template_id, text, relation, number, prefix, body,
-                    concepts[0] if concepts else None, blanks[0])  # fmt: skip
+    return Template(
+        template_id,
+        text,
+        relation,
+        number,
+        prefix,
+        body,
+        concepts[0] if concepts else None,
+        blanks[0],
+    )
 
 
-def _check_retrieval(found: list[str], concepts: list[str], prefix: str | None, where: str,
-                     quoted: str) -> None:  # fmt: skip
+def _check_retrieval(
+    found: list[str], concepts: list[str], prefix: str | None, where: str, quoted: str
+) -> None:
     if found.count(PROPERTIES) != 1:
-        raise TacitError(f"{where}: {quoted}: a retrieval template (no `relation`) needs the "
-                         "property list [P] once")  # fmt: skip
+        raise TacitError(
+            f"{where}: {quoted}: a retrieval template (no `relation`) needs the "
+            "property list [P] once"
+        )
     if concepts:
-        raise TacitError(f"{where}: {quoted}: retrieval asks for the concept: it goes in the "
-                         "blank ([Y], [a Y] or [A Y]), not [X]")  # fmt: skip
+        raise TacitError(
+            f"{where}: {quoted}: retrieval asks for the concept: it goes in the "
+            "blank ([Y], [a Y] or [A Y]), not [X]"
+        )
     if prefix is not None:
         raise TacitError(f"{where}: {quoted}: the optional prefix {{...}} is elicitation's")
