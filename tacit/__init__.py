@@ -39,7 +39,10 @@ _EXPORTS = {
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
     "build_vocabulary": "tacit.vocab",
-    "vocabulary_for": "tacit.vocab",
+    "vocabulary_for": "tacit.models.vocabulary",
+    "Needs": "tacit.models.base",
+    "Family": "tacit.models.families",
+    "register_family": "tacit.models.families",
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
     "run_sweep": "tacit.sweep",
@@ -58,11 +61,13 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.integrations.trainer import ProbeCallback
     from tacit.models import load_scorer
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
     from tacit.models.causal import CausalLMScorer
     from tacit.models.classifier import NLIClassifier
     from tacit.models.fake import FakeScorer
+    from tacit.models.families import Family, register_family
     from tacit.models.masked import MaskedLMScorer
+    from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
     from tacit.probes.templates import TemplateSet, load_templates
@@ -73,7 +78,7 @@ if TYPE_CHECKING:
     from tacit.results.runs import list_runs
     from tacit.results.tables import table
     from tacit.sweep import run_sweep
-    from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
+    from tacit.vocab import Vocabulary, build_vocabulary
 
 __all__ = sorted(_EXPORTS)
 

@@ -63,6 +63,8 @@ ModelRecord = TypedDict(
         "mask_token": "str | None",
         "device": "str | None",
         "device_map": "dict[str, int]",
+        # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
+        "gguf": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder

@@ -28,7 +28,7 @@ from tacit.engine.checkpoint import Checkpoint
 from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
 
 # Distinct texts per checkpointed chunk: small enough that an interrupted run loses little (256
 # prompts: under a minute of roberta-large on a 2-core CPU, seconds on a GPU), large enough
@@ -51,19 +51,16 @@ class ModelHandle:
         options: RunOptions,
         *,
         probe: str,
-        kinds: Sequence[str],
+        needs: Needs,
         tokenizer: Any = None,
         load_options: Mapping[str, Mapping[str, Any]] | None = None,
-        hints: Mapping[str, str] | None = None,
     ) -> None:
-        self.name, self.options, self.probe, self.kinds = model_name(model), options, probe, kinds
-        self.tokenizer, self.load_options, self.hints = tokenizer, load_options or {}, hints
+        self.name, self.options, self.probe, self.needs = model_name(model), options, probe, needs
+        self.tokenizer, self.load_options = tokenizer, load_options or {}
         self._scorer: Scorer | None = None
         self._given = not isinstance(model, str)
         if not isinstance(model, str):
-            from tacit.models import check_kind
-
-            check_kind(model.name, model.kind, kinds, probe, hints)
+            needs.check(model.name, model, probe)
             self._scorer = model
 
     @property
@@ -74,11 +71,10 @@ class ModelHandle:
             self._scorer = load_scorer(
                 self.name,
                 self.options,
-                kinds=self.kinds,
+                needs=self.needs,
                 probe=self.probe,
                 tokenizer=self.tokenizer,
                 load_options=self.load_options,
-                hints=self.hints,
             )
         return self._scorer
 
@@ -115,10 +111,9 @@ def each_model(
     options: RunOptions,
     *,
     probe: str,
-    kinds: Sequence[str],
+    needs: Needs,
     tokenizers: Mapping[str, Any] | None = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
-    hints: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[int, ModelHandle]]:
     """(number, handle) for each distinct model, in order; each is freed before the next.
     `tokenizers` are those already loaded (for the shared vocabulary), reused."""
@@ -132,10 +127,9 @@ def each_model(
             model,
             options,
             probe=probe,
-            kinds=kinds,
+            needs=needs,
             tokenizer=(tokenizers or {}).get(name),
             load_options=load_options,
-            hints=hints,
         )
         try:
             yield number, handle
@@ -193,10 +187,9 @@ def run_models(
         models,
         options,
         probe=probe,
-        kinds=work.kinds,
+        needs=work.needs,
         tokenizers=tokenizers,
         load_options=work.load_options,
-        hints=work.hints,
     ):
         scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
         if here.distributed:

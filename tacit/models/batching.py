@@ -117,14 +117,3 @@ def padded(
     if device.type == "cuda":
         ids, attention = ids.pin_memory(), attention.pin_memory()
     return ids.to(device, non_blocking=True), attention.to(device, non_blocking=True)
-
-
-def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
-    """For each distinct text (numbered 0..n_texts-1), the positions of the rows that have it.
-
-    >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
-    [[1], [0, 2]]
-    """
-    order = np.argsort(text_of_row, kind="stable")
-    bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
-    return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]

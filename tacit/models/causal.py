@@ -33,7 +33,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.interface import option
-from tacit.models.base import Scorer, SpanScores
+from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
     Pair,
@@ -43,6 +43,7 @@ from tacit.models.causal_cache import (
     shared_prefixes,
     tokenised_pairs,
 )
+from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
@@ -52,7 +53,7 @@ NONE = np.zeros(0)  # no tokens before
 LSE_ROWS = 64  # logits rows per logsumexp: a chunk stays in the CPU's cache (2-3x faster)
 
 
-class CausalLMScorer(Scorer):
+class CausalLMScorer(HFScorer):
     """A decoder-only LM with its tokenizer on a device (see the module docstring).
 
     Example:

@@ -22,12 +22,13 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
-from tacit.models.base import Scorer, SpanScores
+from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 
 
-class MaskedLMScorer(Scorer):
+class MaskedLMScorer(HFScorer):
     """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
 
     Example:

@@ -5,12 +5,25 @@ come back to the CPU."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from tacit.models.base import ScoredBatch, TargetScores
+
+
+def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[ScoredBatch]:
+    """Each batch with its arrays as torch tensors on `device` (a family that runs its model in
+    this process gives them there already: nothing is copied; another gives numpy arrays)."""
+    for batch in batches:
+        yield ScoredBatch(
+            rows=torch.as_tensor(batch.rows, device=device),
+            batch_rows=torch.as_tensor(batch.batch_rows, device=device),
+            shared=torch.as_tensor(batch.shared, device=device),
+            log_z=torch.as_tensor(batch.log_z, device=device),
+            cut=batch.cut,
+        )
 
 
 def rank_targets(
@@ -25,7 +38,7 @@ def rank_targets(
     prob_shared = torch.empty(n, dtype=torch.float32, device=device)
     top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
     top_prob = torch.empty((n, top_k), dtype=torch.float32, device=device)
-    for batch in batches:
+    for batch in on_device(batches, device):
         rows, at = batch.rows, batch.batch_rows
         log_z_shared = torch.logsumexp(batch.shared, dim=-1)
         top_values, top_positions = batch.shared.topk(top_k, dim=-1)
@@ -101,7 +114,7 @@ class GoldScores:
         rank = torch.empty((n, width), dtype=torch.long, device=device)
         top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
         top_prob = torch.empty((n, top_k), device=device)
-        for batch in batches:
+        for batch in on_device(batches, device):
             rows, at = batch.rows, batch.batch_rows
             shared, log_z = batch.shared[at], batch.log_z[at]
             g, m = gold_index[rows], gold_mask[rows]
@@ -131,7 +144,7 @@ def label_distribution(
     probs: torch.Tensor | None = None
     mass = torch.empty(n, dtype=torch.float64, device=device)
     cut = 0
-    for batch in batches:
+    for batch in on_device(batches, device):
         logits = batch.shared.double()
         if probs is None:
             probs = torch.empty((n, logits.shape[1]), dtype=torch.float64, device=device)
@@ -159,7 +172,7 @@ class GroupMean:
 
     def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
         """The batches, unchanged, each added to its groups' sums on the way."""
-        for batch in batches:
+        for batch in on_device(batches, self.device):
             log_probs = (batch.shared - batch.log_z.unsqueeze(1)).double()[batch.batch_rows]
             if self.sums is None:
                 self.sums = torch.zeros(

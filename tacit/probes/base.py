@@ -6,10 +6,9 @@ tacit.probes.registry. It declares, once:
 - its name, a one-line description, and its options (tacit.core.params.Param: the API, the
   command line, sweep files and their validation all read them), and which shared run options
   it takes (`run_options`);
-- the model kinds it can use for the options given (`kinds`);
-- how it prepares its work before any model loads (`plan`: prompts, candidates, what a resumed
-  run must match) and what it makes of the scored rows (`finish`: summary, printed report,
-  notes, figures, the manifest's own keys);
+- how it prepares its work before any model loads (`plan`: prompts, candidates, what it needs
+  of a model as capabilities, what a resumed run must match) and what it makes of the scored
+  rows (`finish`: summary, printed report, notes, figures, the manifest's own keys);
 - its primary metric and whether greater is better, the columns that identify a summary row,
   its conditions (`conditions`: the main one first, what a leaderboard shows), the primary
   metric per prompt of the main condition (`main_scores`, what model comparisons test), and
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
     from tacit.vocab.shared import Vocabulary
 
@@ -66,23 +65,23 @@ class Work:
     score: (scorer, a chunk's rows, progress bar) -> Scored (or just the result table); with
         `lazy`, it gets the model's handle instead, whose `scorer` loads the model on first use
         (so that a run whose features are all cached never loads it).
-    kinds: the model kinds this probe can use (tacit.models.FAMILIES).
+    needs: what every model must be able to answer (capabilities: tacit.models.base.Needs),
+        checked before any weights load.
     finish: optional (model handle, all of its result rows) -> (result rows, record fields):
         work that needs every row of a model, such as calibration.
     unit: what the progress bar counts.
-    load_options: kind -> keyword arguments for loading a model of that kind.
-    hints: kind -> what to do instead, said when a model of that kind is refused.
+    load_options: capability -> keyword arguments for loading a model that has it (an NLI
+        classifier's label names, for `classify`).
     """
 
     rows: pd.DataFrame
     key: str
     score: ScoreChunk
-    kinds: Sequence[str] = ("masked",)
+    needs: Needs
     finish: Finish | None = None
     unit: str = "prompt"
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False
-    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -180,10 +179,6 @@ class Probe(ABC):
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
-
-    @abstractmethod
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        """The model kinds this probe can use with these options."""
 
     @abstractmethod
     def plan(

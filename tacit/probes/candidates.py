@@ -31,6 +31,7 @@ from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
 from tacit.core.interface import option
 from tacit.lexicon import noun_phrase, sentence_start
+from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.norms.phrasing import answer_spans
 
 if TYPE_CHECKING:
@@ -39,9 +40,28 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer, SpanScores
     from tacit.norms.reader import NormSet
+    from tacit.probes.templates import Template
     from tacit.vocab.shared import Vocabulary
 
 TOP = 5  # candidates listed per prompt in prompts.csv
+# what a probe with candidate spans asks of every model
+SPAN_NEEDS = Needs.of("spans", asks="candidate spans in the blank")
+
+
+def vocab_needs(templates: Sequence[Template], spans: str) -> Needs:
+    """What scoring the blank of these templates over the shared vocabulary asks of a model: a
+    family that reads only the next token (a causal LM) serves where every blank ends its
+    sentence; otherwise the blank must be read where it is (a masked LM). `spans`: the
+    candidate spans to suggest instead (`concepts`, `answers`)."""
+    at_end = all(template.blank_ends_sentence for template in templates)
+    return Needs.of(
+        "vocab" if at_end else VOCAB_ANYWHERE,
+        asks="the shared vocabulary at each template's blank",
+        instead={
+            "spans": f"rank candidate spans instead ({option('--candidates')} {spans}), or give "
+            f"{option('--templates')} whose blanks end their sentences"
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -86,7 +106,7 @@ class Candidates:
     @classmethod
     def shared_vocabulary(cls, models: Sequence[Any], run: RunOptions) -> Candidates:
         """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file)."""
-        from tacit.vocab.shared import vocabulary_for
+        from tacit.models.vocabulary import vocabulary_for
 
         vocab, tokenizers = vocabulary_for(
             models,
@@ -151,11 +171,14 @@ def unreadable_spans(
     does not read whole (an unknown token, a character dropped: tacit.vocab.shared
     span_problems), each with which tokenizer and why. Such a span would be scored as
     something else: a FILE's is refused, a span the norms gave is left out and counted."""
-    from tacit.vocab.shared import model_tokenizers, span_problems
+    from tacit.models.vocabulary import model_tokenizers
+    from tacit.vocab.shared import span_problems
 
     tokenizers = model_tokenizers(models, revision=run.revision, model_args=run.model_args)
     problems: dict[str, str] = {}
     for name, tokenizer in tokenizers.items():
+        if tokenizer is None:  # a family that plans without one: nothing to check here
+            continue
         for span, why in span_problems(tokenizer, spans).items():
             problems.setdefault(span, f"not read whole by {name}'s tokenizer ({why})")
     return tokenizers, problems

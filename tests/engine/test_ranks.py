@@ -18,7 +18,7 @@ def logits_by_prompt(scorer: MaskedLMScorer, prompts: list[str], ids: np.ndarray
     rows = np.zeros((len(prompts), len(ids)), dtype=np.float32)
     for batch in scorer.score_vocab(prompts, ids, progress=False):
         log_probs = (batch.shared - batch.log_z.unsqueeze(1))[batch.batch_rows].numpy()
-        rows[batch.rows.numpy()] = log_probs
+        rows[batch.rows] = log_probs
     return rows
 
 

@@ -87,7 +87,10 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(classifier)
-    fails_cleanly([*base, "-m", classifier], "is a classifier model; retrieve takes masked")
+    fails_cleanly(
+        [*base, "-m", classifier],
+        "is a classifier model: it cannot score a <mask> inside a sentence over a vocabulary, which retrieve asks",
+    )
     # a causal LM (even with a tokenizer that has a mask token): pointed to span candidates
     causal = tmp_path / "causal"
     torch.manual_seed(0)
@@ -96,7 +99,10 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
         GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
     ).save_pretrained(causal)
     tokenizer.save_pretrained(causal)
-    fails_cleanly([*base, "-m", causal], "is a causal model; retrieve takes masked models with")
+    fails_cleanly(
+        [*base, "-m", causal],
+        "is a causal model: it cannot score a <mask> inside a sentence over a vocabulary, which retrieve asks of it (the shared vocabulary at each template's blank): rank candidate spans instead (--candidates concepts)",
+    )
     # a tokenizer without a mask token
     no_mask = tmp_path / "no-mask"
     no_mask.mkdir()

@@ -266,7 +266,7 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
     ids = [scorer.tokenizer.convert_tokens_to_ids(w) for w in words]
     scores = np.empty((len(prompts), len(words)), dtype=np.float32)
     for batch in scorer.score_vocab(list(prompts.prompt), np.array(ids), progress=False):
-        scores[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
+        scores[batch.rows] = batch.shared[batch.batch_rows].numpy()
     sensible = {
         relation: sorted({index[w] for g in rows.gold for w, _ in parse_gold(g)})
         for relation, rows in prompts.groupby("relation")

@@ -60,9 +60,6 @@ class ElicitProbe(Probe):
     keys = ("model", "relation", "prefix")
     limit = "concepts"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def validate(
         self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
     ) -> dict[str, Any]:
@@ -121,7 +118,7 @@ class ElicitProbe(Probe):
     ) -> tuple[State, Work]:
         import numpy as np
 
-        from tacit.probes.candidates import Candidates
+        from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
         from tacit.probes.inputs import first_concepts
@@ -148,7 +145,7 @@ class ElicitProbe(Probe):
             lambda scorer, rows, bar: score_elicitation(
                 rows, scorer, vocab, sensible, progress=bar, offset=len(prompts)
             ),
-            kinds=self.kinds(values),
+            needs=vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers"),
         )
         state = State(
             norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
@@ -169,6 +166,7 @@ class ElicitProbe(Probe):
         model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
         the norms' answers."""
         from tacit.probes.candidates import (
+            SPAN_NEEDS,
             Candidates,
             SpanRanker,
             read_candidates,
@@ -216,9 +214,7 @@ class ElicitProbe(Probe):
             )
             return Scored(table, take_counts(rankers.values()))
 
-        work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=self.kinds(values)
-        )
+        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score, SPAN_NEEDS)
         state = State(
             norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
         )

@@ -47,14 +47,11 @@ class ItemsProbe(Probe):
     keys = ("model", "group")
     run_options = frozenset({"seed", "resume"})
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def plan(
         self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
     ) -> Plan:
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import unreadable_spans
+        from tacit.probes.candidates import SPAN_NEEDS, unreadable_spans
         from tacit.probes.items.reading import read_items, refuse_unreadable
         from tacit.probes.items.scoring import score_items
 
@@ -69,7 +66,7 @@ class ItemsProbe(Probe):
             table, counts = score_items(rows, scorer, scoring, normalize, bar)
             return Scored(table, counts)
 
-        work = Work(items, "id", score, kinds=self.kinds(values), unit="item")
+        work = Work(items, "id", score, SPAN_NEEDS, unit="item")
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
         return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
 

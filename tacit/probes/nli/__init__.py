@@ -57,11 +57,6 @@ class NLIProbe(Probe):
         "mode): hub name or local directory. Repeat for several."
     )
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        from tacit.probes.nli.items import NLI_KINDS
-
-        return NLI_KINDS[values["mode"]]
-
     def plan(
         self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
     ) -> Plan:

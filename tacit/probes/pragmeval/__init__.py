@@ -48,9 +48,6 @@ class PragmevalProbe(Probe):
     rows_file = "configs.csv"
     limit = "configurations"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def plan(
         self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
     ) -> Plan:

@@ -15,7 +15,9 @@ import pandas as pd
 from tacit.core import paths
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
+from tacit.models.base import Needs
 from tacit.probes.base import Scored, Work
+from tacit.probes.cloze import CLOZE_NEEDS
 
 
 def configurations(
@@ -82,11 +84,12 @@ def pragmeval_work(
     def finish(model: Any, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         return table, kept.records.get(model.name, {})
 
+    needs = CLOZE_NEEDS if values["mode"] == "cloze" else Needs.of("encode", asks="features")
     work = Work(
         rows,
         "config",
         score,
-        kinds=("masked", "causal"),
+        needs,
         finish=finish,
         unit="configuration",
         lazy=True,

@@ -31,15 +31,12 @@ class PrinceProbe(Probe):
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def plan(
         self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
     ) -> Plan:
         from tacit.probes.candidates import Candidates
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.prince.scoring import prince_prompts, score_prince
+        from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
         from tacit.probes.templates import load_templates
 
         templates = load_templates(values["templates"])
@@ -52,7 +49,7 @@ class PrinceProbe(Probe):
             lambda scorer, rows, bar: score_prince(
                 rows, scorer, vocab, progress=bar, offset=len(prompts)
             ),
-            kinds=self.kinds(values),
+            needs=WORD_NEEDS,
         )
         return Plan(
             work,

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.probes.notes import run_notes
 from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
 from tacit.probes.templates import ENSEMBLE, TemplateSet, load_templates
@@ -48,6 +49,12 @@ COUNTRY_PROPERTIES = (
     "history",
 )
 TOP_K = 10
+# the shared vocabulary at either prompt's blank: read where it is, or (a causal model, for the
+# person prompt) by putting each word in it
+WORD_NEEDS = Needs(
+    (frozenset({VOCAB_ANYWHERE}), frozenset({"vocab", "words"})),
+    asks="the shared vocabulary at a blank anywhere in a sentence",
+)
 COLUMNS = [
     "model",
     "direction",

@@ -22,16 +22,11 @@ if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.retrieve.prompts import PromptSet
     from tacit.probes.templates import TemplateSet
 
-CAUSAL_HINT = (
-    " with vocabulary candidates: a retrieval template's blank does not end the sentence, so a "
-    "causal model cannot score it over the vocabulary; score the concepts as spans with "
-    "--candidates concepts, or give --templates whose blanks end their sentences"
-)
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
 
@@ -96,21 +91,10 @@ class RetrieveProbe(Probe):
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        """Masked models; causal ones too with candidate spans, or where every template's blank
-        ends its sentence (the next-token question)."""
-        from tacit.probes.templates import load_templates
-
-        if values["candidates"] != "vocab":
-            return ("masked", "causal")
-        templates = load_templates(values["templates"]).retrieval
-        at_end = all(t.blank_ends_sentence for t in templates)
-        return ("masked", "causal") if at_end else ("masked",)
-
     def plan(
         self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
     ) -> Plan:
-        from tacit.probes.candidates import Candidates
+        from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
@@ -144,7 +128,9 @@ class RetrieveProbe(Probe):
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
             prompt_set = limited(prompt_set, run.limit)
-            work = self._vocab_work(prompt_set, candidates, self.kinds(values))
+            work = self._vocab_work(
+                prompt_set, candidates, vocab_needs(templates.retrieval, "concepts")
+            )
         else:
             prompt_set, candidates, work = self._span_work(
                 models, norms, conditions, values, run, templates, fills
@@ -154,9 +140,7 @@ class RetrieveProbe(Probe):
             work, values, candidates.resume_key(), state=state, tokenizers=candidates.tokenizers
         )
 
-    def _vocab_work(
-        self, prompt_set: PromptSet, candidates: Candidates, kinds: tuple[str, ...]
-    ) -> Work:
+    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates, needs: Needs) -> Work:
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
@@ -167,8 +151,7 @@ class RetrieveProbe(Probe):
             lambda scorer, rows, bar: score_prompts(
                 rows, scorer, vocab, progress=bar, offset=len(prompts)
             ),
-            kinds=kinds,
-            hints={"causal": CAUSAL_HINT},
+            needs=needs,
         )
 
     def _span_work(
@@ -186,7 +169,7 @@ class RetrieveProbe(Probe):
         tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
         with the reason) among the norms' concepts."""
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import take_counts
+        from tacit.probes.candidates import SPAN_NEEDS, take_counts
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.prompts import build_prompts
         from tacit.probes.retrieve.scoring import score_span_prompts
@@ -217,9 +200,7 @@ class RetrieveProbe(Probe):
             table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
             return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=("masked", "causal")
-        )
+        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score, SPAN_NEEDS)
         return prompt_set, candidates, work
 
     def finish(
