@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec
-from tacit.models.huggingface import model_kind
 from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
 from tacit.models.causal_cache import cache_layers, expanded_cache
+from tacit.models.huggingface import model_kind
 
 TEMPLATES = [
     "Everyone knows that a bear has <mask>.",
