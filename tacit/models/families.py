@@ -42,9 +42,11 @@ class Family(ABC):
         """Is this model one of this family's (from its text alone: nothing is loaded)?"""
 
     @abstractmethod
-    def scorer_class(self, spec: ModelSpec) -> type[Scorer]:
+    def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
         """The Scorer class the model would load as (its capabilities), before any weights
-        load: a one-line error where the model is none this family can run."""
+        load: a one-line error where the model is none this family can run. Where the model
+        could load as several (a checkpoint that does not say its kind), the one that meets
+        the probe's `needs`."""
 
     @abstractmethod
     def tokenizer(self, spec: ModelSpec) -> Any:
@@ -133,7 +135,7 @@ def load_scorer(
     (else a one-line error, before any weights load). `load_options` gives, by capability,
     keyword arguments for the scorer classes that have it (a classifier's label names)."""
     family, spec = resolve(text, options.model_defaults())
-    scorer = family.scorer_class(spec)
+    scorer = family.scorer_class(spec, needs)
     if needs is not None:
         needs.check(text, scorer, probe)
     extra: dict[str, Any] = {}

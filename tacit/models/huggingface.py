@@ -20,7 +20,7 @@ import numpy as np
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
 from tacit.models import gguf
-from tacit.models.base import HOOKS, Scorer, VocabScores
+from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
 from tacit.models.families import Family
 from tacit.models.loading import check_passed_on
 from tacit.models.runtime import ModelRuntime
@@ -86,11 +86,11 @@ def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
         raise not_found(spec.name, err, flag) from err
 
 
-def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str:
-    """The kind of a checkpoint, from its config's architectures. A GGUF file says its
-    architecture in its header (every one transformers reads is a causal LM but T5's). A
-    config without architectures is taken for a masked LM (loading then refuses it if its
-    masked-LM head is missing)."""
+def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
+    """The kind of a checkpoint, from its config's architectures; None for a config without
+    them (it loads as the kind a probe needs, and loading refuses it if that head is missing).
+    A GGUF file says its architecture in its header (every one transformers reads is a causal
+    LM but T5's)."""
     from tacit.vocab.tokenizers import check_model_source
 
     spec = gguf.resolved(spec)
@@ -107,7 +107,7 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str:
         if kind := kind_of_architecture(architecture):
             return kind
     if not architectures:
-        return "masked"
+        return None
     raise TacitError(
         f"{spec.name}: a {', '.join(architectures)} checkpoint is none of the model kinds "
         f"tacit can score ({', '.join(SCORERS)}): give a checkpoint with a masked-LM head, a "
@@ -158,8 +158,12 @@ class HuggingFaceFamily(Family):
         from_pretrained and the config when the model loads (check_passed_on)."""
         return key in self.options or key not in LOAD_OPTIONS
 
-    def scorer_class(self, spec: ModelSpec) -> type[Scorer]:
-        return scorer_class(model_kind(spec))
+    def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
+        kind = model_kind(spec)
+        if kind is None:  # a config that does not say: the kind the probe needs, else masked
+            fitting = [k for k in SCORERS if needs is not None and needs.met_by(scorer_class(k))]
+            kind = fitting[0] if fitting else "masked"
+        return scorer_class(kind)
 
     def tokenizer(self, spec: ModelSpec) -> Any:
         from tacit.vocab.tokenizers import load_tokenizer

@@ -55,7 +55,7 @@ class TableFamily(Family):
     def claims(self, spec: ModelSpec) -> bool:
         return spec.name.startswith("table://")
 
-    def scorer_class(self, spec: ModelSpec) -> type[Scorer]:
+    def scorer_class(self, spec: ModelSpec, needs=None) -> type[Scorer]:
         return TableScorer
 
     def tokenizer(self, spec: ModelSpec):

@@ -306,7 +306,7 @@ def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
         "neutral": "LABEL_1",
         "contradiction": "LABEL_0",
     }
-    with pytest.raises(TacitError, match="no trained classification head"):
+    with pytest.raises(TacitError, match="is a masked model: it cannot classify premise-hyp"):
         tacit.nli("nope", data["nope"], [nli_mlm], mode="classifier", progress=False)
     with pytest.raises(TacitError, match="2 labels"):
         label_order({0: "entailment", 1: "not_entailment"}, "m", None)
