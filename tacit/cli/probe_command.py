@@ -14,17 +14,12 @@ import typer
 
 from tacit.cli.common import SHARED_OPTIONS, option_of, run_options, user_errors
 from tacit.core.errors import TacitError
+from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Param
 from tacit.probes import registry
 
 # the shared options that belong to a group a probe may do without (Probe.run_options)
-GROUPS = {
-    "vocab_model": "vocab",
-    "vocab_file": "vocab",
-    "vocab_words": "vocab",
-    "seed": "seed",
-    "resume": "resume",
-}
+GROUPS = {flag: name for name, group in RUN_OPTION_GROUPS.items() for flag in group.flags}
 
 
 def probe_command(name: str) -> Callable[..., None]:

@@ -26,6 +26,30 @@ from tacit.core.modelspec import ModelSpec, parse_model_args
 
 
 @dataclass(frozen=True)
+class OptionGroup:
+    """Shared run options that a probe may do without (Probe.run_options names the groups it
+    takes): their RunOptions fields, their command-line options, and why a probe that does
+    without them refuses them."""
+
+    fields: tuple[str, ...]
+    flags: tuple[str, ...]
+    reason: str
+
+
+RUN_OPTION_GROUPS = {
+    "vocab": OptionGroup(
+        ("vocab_models", "vocab_file", "vocab_words"),
+        ("vocab_model", "vocab_file", "vocab_words"),
+        "it scores no shared vocabulary",
+    ),
+    "seed": OptionGroup(("seed",), ("seed",), "it draws nothing at random"),
+    "resume": OptionGroup(
+        ("resume",), ("resume",), "a rerun of the same command reuses what it computed"
+    ),
+}
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """How models are found, loaded and run; shared by every probe.
 

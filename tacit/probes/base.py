@@ -3,9 +3,10 @@
 A probe is a package under tacit/probes/ with one Probe subclass, registered by name in
 tacit.probes.registry. It declares, once:
 
-- its name, a one-line description, and its options (tacit.core.params.Param: the API, the
-  command line, sweep files and their validation all read them), and which shared run options
-  it takes (`run_options`);
+- its name, a one-line description, and its options as one typed dataclass
+  (tacit.core.params.Options: the API's signature and docstring, the command line, sweep files
+  and their validation all read it; the probe gets its options back as an instance of it), and
+  which shared run options it takes (`run_options`);
 - how it prepares its work before any model loads (`plan`: prompts, candidates, what it needs
   of a model as capabilities, what a resumed run must match) and what it makes of the scored
   rows (`finish`: summary, printed report, notes, figures, the manifest's own keys);
@@ -24,9 +25,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from tacit.core.params import Param, validate
+from tacit.core.options import RUN_OPTION_GROUPS
+from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,12 +37,10 @@ if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
+    from tacit.core.params import Context
     from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
     from tacit.vocab.shared import Vocabulary
-
-# the shared run options a probe may do without (RunOptions fields by group)
-RUN_OPTION_GROUPS = ("vocab", "seed", "resume")
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Plan:
 
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
-    values: the run's options, checked (Probe.validate).
+    values: the run's options, checked (Probe.validate): an instance of the probe's Options.
     resume_key: what else a resumed run must match (vocabulary, candidates, ...).
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
@@ -99,7 +99,7 @@ class Plan:
     """
 
     work: Work | None
-    values: Mapping[str, Any] = field(default_factory=dict)
+    values: Any = None
     resume_key: Mapping[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
@@ -140,17 +140,20 @@ class Metric:
 Condition = tuple[str, "pd.DataFrame"]
 
 
-class Probe(ABC):
+OptionsT = TypeVar("OptionsT", bound=Options)
+
+
+class Probe(ABC, Generic[OptionsT]):
     """A probe (see the module docstring). Subclasses are stateless: one instance serves
     every run."""
 
     name: ClassVar[str]
     description: ClassVar[str]  # one line
     help: ClassVar[str] = ""  # what `probe NAME --help` says after the description
-    params: ClassVar[tuple[Param, ...]]
+    options: type[OptionsT]  # its options, declared once (a frozen dataclass)
     primary: ClassVar[Metric]
     keys: ClassVar[tuple[str, ...]]  # summary columns that identify a row, model first
-    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)
+    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)  # the groups it takes
     rows_file: ClassVar[str] = "prompts.csv"
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
@@ -165,25 +168,22 @@ class Probe(ABC):
         "for several."
     )
 
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """The probe's options as declared, in order."""
+        return self.options.params()
+
     def validate(
-        self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
-    ) -> dict[str, Any]:
+        self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
+    ) -> OptionsT:
         """Every option's value, checked as declared (tacit.core.params.validate)."""
-        return validate(
-            self.params,
-            given,
-            context=context,  # type: ignore[arg-type]
-            where=where,
-            owner=self.name,
-        )
+        return self.options.validate(given, context=context, where=where, owner=self.name)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
     @abstractmethod
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: OptionsT, run: RunOptions) -> Plan:
         """Everything that can be done before a model loads: read the inputs, build the
         prompts and candidates; bad input fails here, before the slow part."""
 
@@ -238,7 +238,7 @@ class Probe(ABC):
         figure, report, leaderboard or comparison), each as a short printable value."""
         return {}
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: OptionsT) -> int | None:
         """At most how many prompts a run with these options scores per model, from its inputs
         alone (no model); None where that cannot be told without the models."""
         return None

@@ -7,18 +7,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
 from tacit.core.interface import option
-from tacit.core.params import Param
+from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.core.choices import NormsFormat
     from tacit.core.manifest import NormsRecord
     from tacit.norms import NormSet
+
+
+class NormsChoice(Protocol):
+    """The options of a probe that reads norms (retrieve, elicit): which, and how to read them."""
+
+    @property
+    def norms(self) -> NormSet | str | Path | None: ...
+    @property
+    def norms_format(self) -> NormsFormat | None: ...
+    @property
+    def norms_columns(self) -> Mapping[str, str] | str | None: ...
 
 
 def parse_concepts(value: str) -> list[str]:
@@ -107,15 +119,14 @@ NORMALIZE = Param(
 SPAN_PARAMS = (SPAN_SCORING, NORMALIZE)
 
 
-def load_norms(values: Mapping[str, Any]) -> NormSet:
+def load_norms(values: NormsChoice) -> NormSet:
     """The run's NormSet: as given, or read from a path or an installed name."""
     from tacit.norms import NormSet, load_norms
 
-    if isinstance(values["norms"], NormSet):
-        return values["norms"]
-    return load_norms(
-        values["norms"], format=values["norms_format"], columns=values["norms_columns"]
-    )
+    if isinstance(values.norms, NormSet):
+        return values.norms
+    columns = values.norms_columns  # a mapping once checked (_columns reads the text form)
+    return load_norms(values.norms, format=values.norms_format, columns=cast(Any, columns))
 
 
 def norms_record(norms: NormSet) -> NormsRecord:
@@ -146,11 +157,13 @@ def first_concepts(prompts: pd.DataFrame, limit: int | None) -> tuple[pd.DataFra
     return kept, concepts[limit:]
 
 
-def refuse_span_options(values: Mapping[str, Any], params: Sequence[Param], spans: str) -> None:
+def refuse_span_options(
+    values: Options, candidates: object, params: Sequence[Param], spans: str
+) -> None:
     """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
     no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
-    given = [param.flag for param in params if values[param.name] != param.default]
-    if values["candidates"] == "vocab" and given:
+    given = [param.flag for param in params if getattr(values, param.name) != param.default]
+    if candidates == "vocab" and given:
         raise TacitError(
             f"{', '.join(given)}: for candidate spans only: add {option('--candidates')} {spans} "
             "(or a FILE)"

@@ -10,12 +10,12 @@ contract (tacit.probes.base).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
-from tacit.probes.elicit.options import PARAMS
+from tacit.probes.elicit.options import ElicitOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
+    from tacit.core.params import Context
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.templates import TemplateSet
@@ -41,7 +42,7 @@ class State:
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
 
-class ElicitProbe(Probe):
+class ElicitProbe(Probe[ElicitOptions]):
     name = "elicit"
     description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"
     help = """Each concept with at least one one-word answer for a relation (`has fur_hair`
@@ -49,7 +50,7 @@ class ElicitProbe(Probe):
     scored against those answers: average precision over the shared vocabulary (ap_vocab) and
     over every answer of that relation (ap_sens), and Spearman's rho between the answers'
     production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
-    params = PARAMS
+    options = ElicitOptions
     extra_tables = {
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
@@ -61,18 +62,18 @@ class ElicitProbe(Probe):
     limit = "concepts"
 
     def validate(
-        self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
-    ) -> dict[str, Any]:
+        self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
+    ) -> ElicitOptions:
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
         from tacit.probes.elicit.options import RELATIONS_PARAM
         from tacit.probes.templates import load_templates
 
         values = super().validate(given, context=context, where=where)
-        if values["relations"] is not None:
-            templates = load_templates(values["templates"])
-            label = where + RELATIONS_PARAM.label(context)  # type: ignore[arg-type]
-            for relation in values["relations"]:
+        if values.relations is not None:
+            templates = load_templates(values.templates)
+            label = where + RELATIONS_PARAM.label(context)
+            for relation in values.relations:
                 if relation not in templates.relations:
                     raise TacitError(
                         f"{label} {relation!r}: expected one of "
@@ -81,24 +82,21 @@ class ElicitProbe(Probe):
                     )
         return values
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
         from tacit.probes.elicit.prompts import check_prefixes
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.templates import load_templates
 
-        refuse_span_options(values, SPAN_PARAMS, "answers")
-        prefix = values["prefix"]
+        refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
+        prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
-        templates = load_templates(values["templates"])
-        values = {**values, "relations": templates.chosen_relations(values["relations"])}
-        check_prefixes(templates, values["relations"], prefixes)
+        templates = load_templates(values.templates)
+        relations = templates.chosen_relations(values.relations)
+        values = replace(values, relations=relations)
+        check_prefixes(templates, relations, prefixes)
         norms = load_norms(values)
-        if values["candidates"] == "vocab":
-            state, work = self._vocab_work(models, norms, values, prefixes, run, templates)
-        else:
-            state, work = self._span_work(models, norms, values, prefixes, run, templates)
+        work_of = self._vocab_work if values.candidates == "vocab" else self._span_work
+        state, work = work_of(models, norms, values, relations, prefixes, run, templates)
         return Plan(
             work,
             values,
@@ -111,7 +109,8 @@ class ElicitProbe(Probe):
         self,
         models: Sequence[str | Scorer],
         norms: Any,
-        values: Mapping[str, Any],
+        values: ElicitOptions,
+        relations: list[str],
         prefixes: list[bool],
         run: RunOptions,
         templates: TemplateSet,
@@ -125,10 +124,10 @@ class ElicitProbe(Probe):
         from tacit.probes.paraphrase import ITEM, paraphrased
 
         candidates = Candidates.shared_vocabulary(models, run)
-        vocab, relations = candidates.vocab, values["relations"]
+        vocab = candidates.vocab
         golds = gold_answers(norms, vocab, relations)
         prompts = build_elicitation_prompts(
-            golds.answers, relations, prefixes, values["concepts"], templates=templates
+            golds.answers, relations, prefixes, values.concepts, templates=templates
         )
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
@@ -156,7 +155,8 @@ class ElicitProbe(Probe):
         self,
         models: Sequence[str | Scorer],
         norms: Any,
-        values: Mapping[str, Any],
+        values: ElicitOptions,
+        relations: list[str],
         prefixes: list[bool],
         run: RunOptions,
         templates: TemplateSet,
@@ -180,7 +180,7 @@ class ElicitProbe(Probe):
         from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
 
-        given, relations = values["candidates"], values["relations"]
+        given = values.candidates
         chosen = None if given == "answers" else read_candidates(given)
         spans = (
             chosen.spans
@@ -191,7 +191,7 @@ class ElicitProbe(Probe):
         if chosen is not None:
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
-        prompts = build_span_prompts(gold, relations, prefixes, values["concepts"], templates)
+        prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
         prompts = first_concepts(prompts, run.limit)[0]
@@ -199,8 +199,8 @@ class ElicitProbe(Probe):
         candidates = Candidates(
             tokenizers=tokenizers,
             sets=dict(sets),
-            scoring=values["span_scoring"],
-            normalize=values["normalize"],
+            scoring=values.span_scoring,
+            normalize=values.normalize,
         )
         free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
         rankers = {
@@ -241,14 +241,14 @@ class ElicitProbe(Probe):
         questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
         counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
-        added["options"] = {"relations": relations, "prefix": values["prefix"]}
+        added["options"] = {"relations": relations, "prefix": values.prefix}
         if spans:
             added["options"].update(
-                candidates=str(values["candidates"]),
+                candidates=str(values.candidates),
                 span_scoring=candidates.scoring,
                 normalize=candidates.normalize,
             )
-        added["options"]["concepts"] = values["concepts"]
+        added["options"]["concepts"] = values.concepts
         added["norms"] = norms_record(state.norms)
         added["templates"] = state.templates.record()
         added["counts"] = {
@@ -287,11 +287,11 @@ class ElicitProbe(Probe):
         )
 
     @staticmethod
-    def _files(values: Mapping[str, Any], candidates: Candidates) -> dict[str, str]:
+    def _files(values: ElicitOptions, candidates: Candidates) -> dict[str, str]:
         """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
         if candidates.vocabulary is not None:
             return {}
-        return candidates.files(named=values["candidates"] == "answers")
+        return candidates.files(named=values.candidates == "answers")
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
@@ -331,20 +331,20 @@ class ElicitProbe(Probe):
 
         return scored_over(manifest)
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: ElicitOptions) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
         from tacit.probes.inputs import load_norms
         from tacit.probes.templates import load_templates
 
-        templates = load_templates(values["templates"])
+        templates = load_templates(values.templates)
         table = load_norms(values).table
-        if values["concepts"] is not None:
-            table = table[table["concept"].isin(values["concepts"])]
-        relations = templates.chosen_relations(values["relations"])
+        if values.concepts is not None:
+            table = table[table["concept"].isin(values.concepts)]
+        relations = templates.chosen_relations(values.relations)
         pairs = table[table["relation"].isin(relations)]
         pairs = pairs.drop_duplicates(["concept", "relation"])
         per_pair = pairs["relation"].map({r: len(templates.for_relation(r)) for r in relations})
-        return int(per_pair.sum()) * (2 if values["prefix"] == "both" else 1)
+        return int(per_pair.sum()) * (2 if values.prefix == "both" else 1)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """Elicitation's prompts per relation, and the features left out and why."""

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.choices import SUITES
 from tacit.core.errors import TacitError
-from tacit.core.params import Param
+from tacit.core.params import Options, Param
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Suite
+    from tacit.probes.nli.predict import ClozeSetup
 
 NLIMode = Literal["auto", "cloze", "classifier"]
 NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
@@ -27,11 +34,12 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-SUITE = Param("suite", None, choices=SUITES, help="Which suite.")
+SUITE = Param("suite", None, choices=SUITES, leading=True, help="Which suite.")
 DATA = Param(
     "data",
     None,
     kind="path",
+    leading=True,
     help="The suite's files as published: its folder, a part of it, or one file.",
 )
 PREDICTIONS = Param(
@@ -89,15 +97,19 @@ MAX_ITEMS = Param(
     minimum=1,
     help="Score a seeded random sample of this many items.",
 )
-PARAMS = (
-    SUITE,
-    DATA,
-    PREDICTIONS,
-    MODE,
-    TEMPLATE,
-    VERBALIZER,
-    CALIBRATE,
-    CLOZE,
-    LABEL_NAMES,
-    MAX_ITEMS,
-)
+
+
+@dataclass(frozen=True)
+class NLIOptions(Options):
+    """The NLI suites' options."""
+
+    suite: Suite | None = SUITE.field()
+    data: str | Path | None = DATA.field()
+    predictions: str | Path | None = PREDICTIONS.field()
+    mode: NLIMode = MODE.field()
+    template: str | None = TEMPLATE.field()
+    verbalizer: str | None = VERBALIZER.field()
+    calibrate: bool = CALIBRATE.field()
+    cloze: ClozeSetup | None = CLOZE.field()
+    label_names: Sequence[str] | None = LABEL_NAMES.field()
+    max_items: int | None = MAX_ITEMS.field()

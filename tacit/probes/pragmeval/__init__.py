@@ -6,13 +6,13 @@ model's pass), report; this module ties them to the Probe contract (tacit.probes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.interface import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
-from tacit.probes.pragmeval.options import PARAMS
+from tacit.probes.pragmeval.options import PragmevalOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +31,7 @@ class State:
     kept: Pass
 
 
-class PragmevalProbe(Probe):
+class PragmevalProbe(Probe[PragmevalOptions]):
     name = "pragmeval"
     description = (
         "PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze."
@@ -41,7 +41,7 @@ class PragmevalProbe(Probe):
     (macro-F1 for SwitchBoard and MRDA), configurations averaged into tasks as the paper does.
     This is a probe of a frozen model, not the paper's fine-tuning. Writes configs.csv,
     summary.csv, predictions.csv, manifest.json and pragmeval.png."""
-    params = PARAMS
+    options = PragmevalOptions
     primary = Metric("score", "score")
     keys = ("model", "task")
     run_options = frozenset({"seed"})
@@ -49,24 +49,24 @@ class PragmevalProbe(Probe):
     limit = "configurations"
 
     def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+        self, models: Sequence[str | Scorer], values: PragmevalOptions, run: RunOptions
     ) -> Plan:
         from tacit.core.errors import TacitError
         from tacit.probes.pragmeval.report import read_reference
         from tacit.probes.pragmeval.run import configurations, pragmeval_work
 
-        if values["data"] is None:
+        if values.data is None:
             raise TacitError(f"{option('--data')} is needed: the PragmEval folder")
-        if values["verbalizer"] is not None and values["mode"] != "cloze":
+        if values.verbalizer is not None and values.mode != "cloze":
             raise TacitError(f"{option('--verbalizer')} is for {option('--mode')} cloze")
-        reference = read_reference(values["reference"]) if values["reference"] else None
+        reference = read_reference(values.reference) if values.reference else None
         configs, skipped = configurations(
-            values["data"],
-            values["tasks"],
-            values["mode"],
-            values["pooling"],
-            values["template"],
-            values["verbalizer"],
+            values.data,
+            values.tasks,
+            values.mode,
+            values.pooling,
+            values.template,
+            values.verbalizer,
         )
         if run.limit is not None:  # the first N configurations, in the data's order
             for name in list(configs)[run.limit :]:
@@ -91,7 +91,7 @@ class PragmevalProbe(Probe):
         )
 
         state: State = plan.state
-        values, linear = plan.values, plan.values["mode"] == "linear"
+        values, linear = plan.values, plan.values.mode == "linear"
         summary = summarize_pragmeval(rows, state.reference)
         files = [
             {
@@ -103,14 +103,14 @@ class PragmevalProbe(Probe):
             for split, path in c.files.items()
         ]
         added: dict[str, Any] = {
-            "data": {"path": str(values["data"]), "files": files},
-            "mode": values["mode"],
-            "pooling": values["pooling"] if linear else None,
-            "template": values["template"],
-            "max_train": values["max_train"],
+            "data": {"path": str(values.data), "files": files},
+            "mode": values.mode,
+            "pooling": values.pooling if linear else None,
+            "template": values.template,
+            "max_train": values.max_train,
             "c_grid": list(C_GRID) if linear else None,
             "skipped_configs": state.skipped,
-            "reference": str(values["reference"]) if values["reference"] is not None else None,
+            "reference": str(values.reference) if values.reference is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
         }
         text, notes = pragmeval_report(summary, with_keys(manifest, added))

@@ -5,9 +5,12 @@ vocabulary."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tacit.core.params import Options
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.templates import TEMPLATES
 
@@ -17,29 +20,35 @@ if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
+    from tacit.probes.templates import TemplateSet
 
 
-class PrinceProbe(Probe):
+@dataclass(frozen=True)
+class PrinceOptions(Options):
+    """Prince's probe's options."""
+
+    templates: str | Path | TemplateSet = TEMPLATES.field()
+
+
+class PrinceProbe(Probe[PrinceOptions]):
     name = "prince"
     description = "Prince (1978)'s own examples, both directions (the paper's Figure 4)."
     help = """No norms needed. Concept direction: is `person` named by `A <mask> has parents,
     siblings, relatives, a home, a pet, a car, a spouse, and a job.`? Property direction: how
     well does `Everyone knows that a country has <mask>.` recover her list (leader, duke,
     borders, president, queen, citizens, land, language, history)?"""
-    params = (TEMPLATES,)
+    options = PrinceOptions
     primary = Metric("ap_vocab", "AP")
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: PrinceOptions, run: RunOptions) -> Plan:
         from tacit.probes.candidates import Candidates
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
         from tacit.probes.templates import load_templates
 
-        templates = load_templates(values["templates"])
+        templates = load_templates(values.templates)
         candidates = Candidates.shared_vocabulary(models, run)
         vocab = candidates.vocab
         prompts = prince_prompts(vocab, templates)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.retrieve.options import PARAMS
+from tacit.probes.retrieve.options import RetrieveOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,7 +75,7 @@ def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
     return replace(prompt_set, prompts=prompts, dropped=dropped, short=short)
 
 
-class RetrieveProbe(Probe):
+class RetrieveProbe(Probe[RetrieveOptions]):
     name = "retrieve"
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
     help = """For every concept that is one whole-word token in every model, prompts grow from 1
@@ -84,7 +84,7 @@ class RetrieveProbe(Probe):
     length). Writes manifest.json, vocab.txt (or candidates.txt), prompts.csv, summary.csv and
     dropped.csv to the run directory and prints MRR and mean target probability by number of
     properties."""
-    params = PARAMS
+    options = RetrieveOptions
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
     figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
     primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
@@ -92,7 +92,7 @@ class RetrieveProbe(Probe):
     limit = "concepts"
 
     def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+        self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
     ) -> Plan:
         from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
@@ -105,22 +105,22 @@ class RetrieveProbe(Probe):
         )
         from tacit.probes.templates import load_templates
 
-        refuse_span_options(values, (*SPAN_PARAMS, ARTICLES), "concepts")
-        templates = load_templates(values["templates"])
-        fills = retrieval_fills(templates, spans=values["candidates"] != "vocab")
+        refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
+        templates = load_templates(values.templates)
+        fills = retrieval_fills(templates, spans=values.candidates != "vocab")
         norms = load_norms(values)
         conditions = retrieval_conditions(
-            values["selection"], values["order"], values["category"], values["ablation"]
+            values.selection, values.order, values.category, values.ablation
         )
         check_categories(norms, conditions)
-        if values["candidates"] == "vocab":
+        if values.candidates == "vocab":
             candidates = Candidates.shared_vocabulary(models, run)
             prompt_set = build_prompts(
                 norms,
                 candidates.vocab,
                 conditions,
-                max_props=values["max_props"],
-                concepts=values["concepts"],
+                max_props=values.max_props,
+                concepts=values.concepts,
                 seed=run.seed,
                 fills=fills,
                 a_rule=a_before_blank(templates, spans=False),
@@ -159,7 +159,7 @@ class RetrieveProbe(Probe):
         models: Sequence[str | Scorer],
         norms: Any,
         conditions: list[Any],
-        values: Mapping[str, Any],
+        values: RetrieveOptions,
         run: RunOptions,
         templates: TemplateSet,
         fills: Mapping[str, Any],
@@ -179,8 +179,8 @@ class RetrieveProbe(Probe):
             norms,
             None,
             conditions,
-            max_props=values["max_props"],
-            concepts=values["concepts"],
+            max_props=values.max_props,
+            concepts=values.concepts,
             seed=run.seed,
             fills=fills,
         )
@@ -219,18 +219,18 @@ class RetrieveProbe(Probe):
         spans = candidates.vocabulary is None
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {
-            "max_props": values["max_props"],
-            "selection": values["selection"] or "top",
-            "order": values["order"] or "decreasing",
-            "category": values["category"] or "all",
-            "ablation": values["ablation"],
+            "max_props": values.max_props,
+            "selection": values.selection or "top",
+            "order": values.order or "decreasing",
+            "category": values.category or "all",
+            "ablation": values.ablation,
             "conditions": [asdict(c) for c in state.conditions],
-            "concepts": values["concepts"],
+            "concepts": values.concepts,
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
             **(
                 {
-                    "candidates": str(values["candidates"]),
-                    "articles": str(values["articles"]) if values["articles"] else None,
+                    "candidates": str(values.candidates),
+                    "articles": str(values.articles) if values.articles else None,
                 }
                 if spans
                 else {}
@@ -309,19 +309,19 @@ class RetrieveProbe(Probe):
 
         return scored_over(manifest)
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: RetrieveOptions) -> int | None:
         """At most how many prompts: every question once per retrieval template."""
         from tacit.probes.inputs import load_norms
         from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
         from tacit.probes.templates import load_templates
 
         conditions = retrieval_conditions(
-            values["selection"], values["order"], values["category"], values["ablation"]
+            values.selection, values.order, values.category, values.ablation
         )
         questions = estimated_prompts(
-            load_norms(values), conditions, values["max_props"], values["concepts"]
+            load_norms(values), conditions, values.max_props, values.concepts
         )
-        return questions * len(load_templates(values["templates"]).retrieval)
+        return questions * len(load_templates(values.templates).retrieval)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """The concepts retrieval keeps as targets, and why the rest are dropped."""

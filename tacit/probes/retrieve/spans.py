@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
     from tacit.norms import NormSet
+    from tacit.probes.retrieve.options import RetrieveOptions
     from tacit.probes.retrieve.scoring import SpanSets
     from tacit.probes.templates import TemplateSet
 
@@ -47,7 +48,7 @@ def span_sets(
     models: Sequence[str | Scorer],
     norms: NormSet,
     templates: TemplateSet,
-    values: Mapping[str, Any],
+    values: RetrieveOptions,
     targets: Sequence[str],
     run: RunOptions,
 ) -> tuple[Candidates, SpanSets, dict[str, str]]:
@@ -59,7 +60,7 @@ def span_sets(
     that an ensemble of templates is taken candidate by candidate."""
     from tacit.probes.retrieve.scoring import SpanSets
 
-    articles = articles_table(values["articles"], templates)
+    articles = articles_table(values.articles, templates)
     forms = {t.id: t.blank for t in templates.retrieval}
     distinct = list(dict.fromkeys(forms.values()))
     phrase = {
@@ -67,7 +68,7 @@ def span_sets(
         for form in distinct
     }
     groups = list(dict.fromkeys(tuple(phrase[f][c] for f in distinct) for c in norms.concepts))
-    given = values["candidates"]
+    given = values.candidates
     names = {form: "all" if len(distinct) == 1 else SET_NAMES[form] for form in distinct}
     if given == "concepts":
         sets = {
@@ -110,8 +111,8 @@ def span_sets(
     candidates = Candidates(
         tokenizers=tokenizers,
         sets=sets,
-        scoring=values["span_scoring"],
-        normalize=values["normalize"],
+        scoring=values.span_scoring,
+        normalize=values.normalize,
     )
     rankers = {
         name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
