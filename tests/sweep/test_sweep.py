@@ -4,14 +4,12 @@ resumes after an interruption without redoing finished cells, and `probe leaderb
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 import tacit
 import tacit.api
 from tacit.cli import app
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 runner = CliRunner()
 
 
