@@ -47,6 +47,8 @@ from pathlib import Path
 
 CACHE_ENV = "TACIT_REAL_CACHE"
 MODELS_ENV = "TACIT_REAL_MODELS"  # which models the real tests run on: names, or "all"
+RECORD = "real-model.json"  # in the float32 folder: where it came from, versions, seconds
+FETCHED = "fetched.json"  # beside the folders: the seconds the download and the join took
 LOCK_TIMEOUT_S = 1800  # another process dequantising Gemma takes minutes on a loaded machine
 PIP_TIMEOUT_S = 30  # per connection attempt: an unreachable registry is a skip, not a hang
 # what pip's warnings say when the registry cannot be reached (pip's error is then only "No
@@ -162,10 +164,6 @@ def checkpoint(model: RealModel, root: Path | None = None) -> Checkpoint:
     directory = dequantised(model, gguf, root)
     record = json.loads((directory / RECORD).read_text(encoding="utf-8"))
     return Checkpoint(model, gguf, directory, record)
-
-
-RECORD = "real-model.json"  # in the float32 folder: where it came from, versions, seconds
-FETCHED = "fetched.json"  # beside the folders: the seconds the download and the join took
 
 
 def fetch_gguf(model: RealModel, root: Path) -> Path:
