@@ -82,6 +82,17 @@ class RunInfo:
         )
 
 
+def as_saved(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as it reads back from its saved file (floats to SAVED_DIGITS significant
+    digits, read as RunInfo.rows reads them), so that a result in memory and its run directory
+    give the same numbers to the last bit."""
+    import io
+
+    from tacit.core.files import table_text
+
+    return pd.read_csv(io.StringIO(table_text(table)))
+
+
 def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
     """What must match for runs to stand side by side: the probe, what it declares, and a
     `--limit` (the first N concepts or items are not the whole set)."""
@@ -129,8 +140,9 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
         else:
             probe = registry.of_run(run.manifest, f"result {index + 1}")
             name = f"result{index + 1}"
+            rows = as_saved(run.prompts)
             read.append(
-                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=run.prompts)
+                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=rows)
             )
     return read
 
