@@ -422,3 +422,13 @@ class RetrieveProbe(Probe):
             )
             figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
         return figures
+
+    def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
+        """`models`, `category` or `ordering`: the one the runs call for, where `auto`."""
+        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.probes.retrieve.figures import figure_kind
+
+        if kind != "auto":
+            return kind
+        kinds = {figure_kind(ensemble_rows(summary)) for _, summary, _ in runs}
+        return kinds.pop() if len(kinds) == 1 else "figure"
