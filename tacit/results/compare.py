@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from tacit.core.errors import TacitError, TacitWarning, first_line
+from tacit.core.interface import option
 from tacit.core.labels import short_labels
 
 if TYPE_CHECKING:
@@ -24,8 +25,20 @@ if TYPE_CHECKING:
     from tacit.probes.base import Probe
     from tacit.results.result import ProbeResult
 
-# what to do about a difference, said beside it
-HINTS = {"vocabulary": "score runs over one vocabulary with --vocab-model (or --vocab-file)"}
+# the options that set what runs scored over (Probe.comparable's keys), named beside a difference
+OPTIONS = {
+    "candidates": ("--candidates",),
+    "span scoring": ("--span-scoring", "--normalize"),
+    "norms": ("--norms",),
+    "concepts": ("--concepts",),
+    "templates": ("--templates",),
+    "relations": ("--relation",),
+    "items": ("--items",),
+    "suite": ("--suite",),
+    "data": ("--data",),
+    "cloze": ("--template", "--verbalizer", "--calibrate"),
+}
+RANKED = ("vocabulary", "candidates", "span scoring")  # what a run ranked among, and how
 
 
 def read_summary(
@@ -183,8 +196,34 @@ def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
     return groups, _differ(groups)
 
 
+def _hint(what: str) -> str:
+    """What to do about a difference in `what`: the option that sets it, said as the caller
+    names options."""
+    if what == "vocabulary":
+        return (
+            f"score them over one: {option('--vocab-model')} naming every run's models, or one "
+            f"{option('--vocab-file')}"
+        )
+    if what == "limit":
+        return (
+            f"{option('--limit')} scores only the first concepts, a first look: give the runs "
+            "the same limit, or none"
+        )
+    flags = OPTIONS.get(what)
+    return f"set by {' or '.join(map(option, flags))}" if flags else ""
+
+
+def _ranked(scored: dict[str, str]) -> str:
+    """What a run ranked among, in words."""
+    if scored.get("candidates"):
+        return f"candidate spans, {scored['candidates']}"
+    return f"the shared vocabulary, {scored.get('vocabulary') or 'none'}"
+
+
 def _differ(groups: Sequence[Group]) -> list[str]:
-    """How the groups differ: in probe, and within a probe in what each scored over."""
+    """How the groups differ: in probe, and within a probe in what each scored over, each
+    with the option that sets it. Runs ranked over the vocabulary beside runs ranked over
+    candidates are said so once (no vocabulary to share, no span scoring to match)."""
     by_probe: dict[str, list[Group]] = {}
     for group in groups:
         by_probe.setdefault(group.scored_over["probe"], []).append(group)
@@ -195,15 +234,26 @@ def _differ(groups: Sequence[Group]) -> list[str]:
         )
         notes.append(f"the runs are of different probes ({shown})")
     for found in by_probe.values():
+        spans = {bool(g.scored_over.get("candidates")) for g in found}
+        apart = len(spans) > 1 and any("vocabulary" in g.scored_over for g in found)
+        if apart:
+            shown = "; ".join(f"{g.names}: {_ranked(g.scored_over)}" for g in found)
+            notes.append(
+                f"the runs rank among different things ({shown}): the vocabulary and candidate "
+                f"spans ({option('--candidates')}) are never like for like"
+            )
         whats = list(dict.fromkeys(what for g in found for what in g.scored_over))
         for what in whats:
-            values = [g.scored_over.get(what, "") for g in found]
+            among = found
+            if apart and what in RANKED:  # among the runs that have one
+                among = [g for g in found if g.scored_over.get(what)]
+            values = [g.scored_over.get(what, "") for g in among]
             if len(set(values)) > 1:
                 shown = "; ".join(
-                    f"{g.names}: {value or 'none'}" for g, value in zip(found, values)
+                    f"{g.names}: {value or 'none'}" for g, value in zip(among, values)
                 )
-                hint = f"; {HINTS[what]}" if what in HINTS else ""
-                notes.append(f"the runs differ in {what} ({shown}){hint}")
+                hint = _hint(what)
+                notes.append(f"the runs differ in {what} ({shown})" + (f": {hint}" if hint else ""))
     return notes
 
 

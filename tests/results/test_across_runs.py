@@ -273,6 +273,41 @@ def test_runs_not_like_for_like_are_never_compared(results):
     assert (found["run_a"] == found["run_b"]).all()
 
 
+def test_the_advice_names_the_options_that_differ(
+    results, tiny_bert, tiny_roberta, toy_norms_path, tmp_path
+):
+    """Runs that share a vocabulary and differ in --limit, or rank over the vocabulary against
+    candidates, were told to use --vocab-model: each difference names its own option, and
+    --vocab-model only where two runs' vocabularies differ."""
+    limited = tmp_path / "limit"
+    two = ["-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path, "-q"]
+    run("retrieve", *two, "--max-props", 3, "--limit", 2, "--out", limited)
+    bert = tmp_path / "bert"
+    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--out", bert)
+
+    def warned(*runs):
+        said = run("table", *runs).stderr
+        assert said.count("warning: not like for like") == 1
+        return " ".join(said.split())
+
+    said = warned(results / "retrieve" / "two", limited)
+    assert "--vocab-model" not in said and "differ in limit" in said
+    assert "--limit" in said and "first look" in said
+    said = warned(results / "retrieve" / "two", results / "retrieve" / "spans")
+    assert "--vocab-model" not in said and "--candidates" in said
+    assert "the shared vocabulary" in said and "candidate spans" in said
+    assert "differ in span scoring" not in said  # spans have it, the vocabulary has none
+    said = warned(results / "retrieve" / "spans", results / "retrieve" / "spans-mean")
+    assert "differ in span scoring" in said and "--normalize" in said
+    assert "--vocab-model" not in said
+    said = warned(results / "retrieve" / "two", bert)
+    assert "differ in vocabulary" in said and "--vocab-model" in said
+    some = tmp_path / "some"
+    run("elicit", *two, "--relation", "has", "--relation", "is", "--out", some)
+    said = warned(results / "elicit" / "bert", some)  # `all` of other relations: apart
+    assert "differ in relations" in said and "--relation" in said
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -204,7 +204,7 @@ def test_runs_not_like_for_like_are_shown_apart(runs, tmp_path, tiny_bert, toy_n
     out = tmp_path / "report.html"
     run("report", runs / "retrieve", tmp_path / "spans", "--out", out)
     text = out.read_text()
-    assert "Not like for like" in text and "the runs differ in candidates" in text
+    assert "Not like for like" in text and "the runs rank among different things" in text
     assert len(parse(out).images) == 2  # each run's own; none drawn together
     assert "span scoring</td><td>l2r, sum" in text  # a span run says so in its brief
 

@@ -331,9 +331,13 @@ class ElicitProbe(Probe):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
+        """What every norms-based run must share (vocabulary or candidates, norms, concepts,
+        templates), and the relations: `all` pools the relations a run asked for, so runs of
+        other relations pool other prompts under the same name."""
         from tacit.probes.notes import scored_over
 
-        return scored_over(manifest)
+        relations = (manifest.get("options") or {}).get("relations") or []
+        return {**scored_over(manifest), "relations": ", ".join(relations)}
 
     def estimate(self, values: Mapping[str, Any]) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
