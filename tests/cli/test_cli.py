@@ -429,3 +429,31 @@ def test_ablation_refuses_any_option_it_overrides(
     result = runner.invoke(app, [*base, "--ablation", "ordering", *given])
     assert result.exit_code == 1 and named in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_the_help_says_a_default_once():
+    """`--vocab-words` showed `[default: all]` twice."""
+    shown = runner.invoke(app, ["retrieve", "--help"], env={"COLUMNS": "200"}).stdout
+    start = shown.index("--vocab-words")
+    end = shown.index("--", start + len("--vocab-words"))
+    assert shown[start:end].count("[default: all]") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "given", "meant"),
+    [
+        ("retrieve", ["--candidates", "concept"], "concepts"),
+        ("retrieve", ["--templates", "paraphrase"], "paraphrases"),
+        ("elicit", ["--candidates", "answer"], "answers"),
+        ("elicit", ["--templates", "papers"], "paper"),
+    ],
+)
+def test_a_name_nearly_right_is_suggested(
+    command, given, meant, tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    """`--candidates concept` said "no such file": it names the choice meant."""
+    monkeypatch.chdir(tmp_path)
+    said = runner.invoke(app, [command, "-m", tiny_bert, "--norms", str(toy_norms_path), *given])
+    assert said.exit_code == 1
+    (line,) = said.stderr.strip().splitlines()
+    assert line.endswith(f"no such file; did you mean {meant}?"), line

@@ -177,13 +177,14 @@ class ElicitProbe(Probe):
             take_counts,
             unreadable_spans,
         )
+        from tacit.probes.elicit.options import CANDIDATE_SETS
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
 
         given, relations = values["candidates"], values["relations"]
-        chosen = None if given == "answers" else read_candidates(given)
+        chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
         spans = (
             chosen.spans
             if chosen is not None
