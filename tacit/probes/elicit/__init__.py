@@ -380,11 +380,12 @@ class ElicitProbe(Probe):
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms
+        from tacit.probes.elicit.report import paper_norms, prefixes
         from tacit.probes.elicit.summary import elicitation_tables
 
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
-        return elicitation_tables(summary, paper, spans=bool(manifest and "candidates" in manifest))
+        spans = bool(manifest and "candidates" in manifest)
+        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
 
     def figures(
         self,
@@ -395,4 +396,5 @@ class ElicitProbe(Probe):
     ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
 
-        return [("Elicitation: mean average precision by relation", elicitation_figure(runs))]
+        title = "Elicitation: mean average precision by relation"
+        return [(title, elicitation_figure(runs, caption))]
