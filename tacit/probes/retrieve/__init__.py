@@ -388,9 +388,15 @@ class RetrieveProbe(Probe):
         )
         absent = [str(n) for n in wanted if n not in set(table["n_props"])]
         if absent:
-            shown.note = (
-                f"no prompts with {' or '.join(absent)} properties in these runs "
-                f"(the most: {int(summary['n_props'].max())})"
+            shown.note = "; ".join(
+                filter(
+                    None,
+                    [
+                        f"no prompts with {' or '.join(absent)} properties in these runs "
+                        f"(the most: {int(summary['n_props'].max())})",
+                        shown.note,
+                    ],
+                )
             )
         return [shown]
 
