@@ -109,10 +109,28 @@ def as_saved(table: pd.DataFrame) -> pd.DataFrame:
 def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
     """What must match for runs to stand side by side: the probe, what it declares, and a
     `--limit` (the first N concepts or items are not the whole set)."""
-    limit = manifest.get("limit")
-    shown = f"the first {limit['first']} {limit['of']}" if limit else ""
+    shown = limited_to(manifest)
     found = {"probe": probe.name, **probe.comparable(manifest)}
     return {**found, "limit": shown} if shown else found
+
+
+def limited_to(manifest: Manifest) -> str:
+    """`the first 2 concepts` for a `--limit` run, else nothing."""
+    limit = manifest.get("limit")
+    return f"the first {limit['first']} {limit['of']}" if limit else ""
+
+
+def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:
+    """What a figure or report of (run name, summary, manifest) must say of `--limit` runs:
+    `a first look (--limit): the first 2 concepts only` (each run named, for several)."""
+    limited = [(name, limited_to(manifest)) for name, _, manifest in runs if limited_to(manifest)]
+    if not limited:
+        return ""
+    if len(runs) == 1:
+        shown = f"{limited[0][1]} only"
+    else:
+        shown = "; ".join(f"{name}: {what} only" for name, what in limited)
+    return f"a first look ({option('--limit')}): {shown}, not the whole set"
 
 
 def run_paths(runs: Sequence[Any]) -> list[Any]:

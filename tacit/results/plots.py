@@ -91,7 +91,7 @@ def plot(
     """
     from tacit.core.manifest import Manifest, read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import differences, run_paths
+    from tacit.results.compare import differences, first_looks, run_paths
 
     if out is not None and not Path(out).is_dir():
         figure_path(out, runs, "")  # a wrong extension is said before anything is read
@@ -138,7 +138,11 @@ def plot(
         )
     for note in notes:
         warnings.warn(note, TacitWarning, stacklevel=2)
-    caption = "not like for like: " + "; ".join(notes) if notes else ""
+    caption = "; ".join(
+        filter(
+            None, ["not like for like: " + "; ".join(notes) if notes else "", first_looks(shown)]
+        )
+    )
     figures = probe.figures(shown, kind=kind, caption=caption)
     if not figures:
         raise TacitError(f"{probe.name} runs have no figure to plot")
