@@ -32,7 +32,9 @@ h1 { margin-bottom: 0.2rem; font-size: 1.6rem; } h2 { border-bottom: 1px solid #
 table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.5rem; text-align: left; }
 th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td { overflow-wrap: anywhere; } table.manifest td:first-child { white-space: nowrap; }
+td { overflow-wrap: break-word; } td.num { white-space: nowrap; }
+table.manifest td { overflow-wrap: anywhere; }
+table.manifest td:first-child { white-space: nowrap; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption, .caption { font-size: 0.85rem; color: #555; }
 details { margin: 0.5rem 0 1rem; } .muted { color: #666; font-size: 0.85rem; }
