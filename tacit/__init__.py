@@ -22,8 +22,8 @@ _EXPORTS = {
     "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli.predict",
     "TacitError": "tacit.core.errors",
-    "TemplateSet": "tacit.probes.templates",
-    "load_templates": "tacit.probes.templates",
+    "TemplateSet": "tacit.templates",
+    "load_templates": "tacit.templates",
     "NormSet": "tacit.norms",
     "feature_to_phrase": "tacit.norms",
     "install_norms": "tacit.norms",
@@ -70,7 +70,6 @@ if TYPE_CHECKING:
     from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
-    from tacit.probes.templates import TemplateSet, load_templates
     from tacit.results.comparisons import compare
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
@@ -78,6 +77,7 @@ if TYPE_CHECKING:
     from tacit.results.runs import list_runs
     from tacit.results.tables import table
     from tacit.sweep import run_sweep
+    from tacit.templates import TemplateSet, load_templates
     from tacit.vocab import Vocabulary, build_vocabulary
 
 __all__ = sorted(_EXPORTS)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec, model_text
+from tacit.core.option_names import option
 from tacit.core.options import RUN_OPTION_GROUPS, RunOptions
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ import typer
 
 from tacit.core.choices import LOAD_DTYPES, VOCAB_WORDS
 from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
-from tacit.core.interface import command_line
 from tacit.core.modelspec import parse_model_args
+from tacit.core.option_names import command_line
 from tacit.core.options import RunOptions, parse_batch_size
 from tacit.core.params import Param
 

@@ -9,7 +9,7 @@ import typer
 
 from tacit.cli.common import VocabFile, user_errors
 from tacit.core.errors import TacitError
-from tacit.probes.inputs import NORMS, NORMS_COLUMNS, NORMS_FORMAT
+from tacit.probes.shared_options import NORMS, NORMS_COLUMNS, NORMS_FORMAT
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -44,7 +44,7 @@ def norms_report(norm_set: NormSet) -> str:
     return "\n".join(lines)
 
 
-# the norms options as the probes declare them (tacit.probes.inputs)
+# the norms options as the probes declare them (tacit.probes.shared_options)
 NormsPath = Annotated[str | None, typer.Option("--norms", help=NORMS.help)]
 NormsFormat = Annotated[
     str | None,

@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from typing import Literal, TypeVar, get_args
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 Dtype = Literal["float32", "float16", "bfloat16"]
 Relation = Literal["is", "is a", "has", "has a", "made of"]

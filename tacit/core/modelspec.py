@@ -27,7 +27,7 @@ from typing import Any
 
 from tacit.core.choices import LOAD_DTYPES, check_choice
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 # tacit's own loading options, in the order a model's text lists them, and what each does
 LOAD_OPTIONS = {

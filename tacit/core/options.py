@@ -21,8 +21,8 @@ from tacit.core.choices import (
     check_device,
 )
 from tacit.core.errors import TacitError
-from tacit.core.interface import on_command_line, option
 from tacit.core.modelspec import ModelSpec, parse_model_args
+from tacit.core.option_names import on_command_line, option
 
 
 @dataclass(frozen=True)

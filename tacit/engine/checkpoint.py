@@ -23,8 +23,8 @@ from typing import Any
 from tacit.core import faults
 from tacit.core.errors import TacitError, TacitWarning, shorten
 from tacit.core.files import write_atomic
-from tacit.core.interface import option
 from tacit.core.manifest import ModelRecord
+from tacit.core.option_names import option
 from tacit.engine import chunkfile
 from tacit.engine.chunkfile import Unusable
 from tacit.probes.base import Scored

@@ -20,8 +20,8 @@ from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, table_text
-from tacit.core.interface import option
 from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
+from tacit.core.option_names import option
 from tacit.core.options import RunOptions
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint

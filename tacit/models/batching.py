@@ -11,7 +11,7 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
 # what other devices' allocators say when memory runs out (as accelerate's

@@ -32,7 +32,7 @@ from transformers import AutoModelForCausalLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.batching import longest_first_batches, progress_bar
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained

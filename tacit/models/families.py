@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec
+from tacit.core.option_names import option
 from tacit.core.registry import Registry
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import Any, BinaryIO
 
 from tacit.core.errors import TacitError
 from tacit.core.files import file_sha256
-from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec
+from tacit.core.option_names import option
 
 SUFFIX = ".gguf"
 # GGUF's value types: struct format of each scalar; 8 is a string, 9 an array

@@ -16,8 +16,8 @@ import torch
 from transformers import PreTrainedModel
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.interface import option
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.core.option_names import option
 from tacit.vocab.hub import hub_access
 from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
 

@@ -21,7 +21,7 @@ from transformers import AutoModelForMaskedLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.huggingface import HFScorer
@@ -185,7 +185,7 @@ class MaskedLMScorer(HFScorer):
         progress: bool | tqdm,
         cache: bool,
     ) -> SpanScores:
-        from tacit.models.spans import score_spans
+        from tacit.models.masked_spans import score_spans
 
         return score_spans(self, templates, spans, scoring=scoring, progress=progress)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import torch
 
-from tacit.models.base import ScoredBatch, TargetScores
+from tacit.models.answers import ScoredBatch, TargetScores
 
 
 def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[ScoredBatch]:

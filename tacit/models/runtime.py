@@ -20,8 +20,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec
+from tacit.core.option_names import option
 from tacit.core.options import check_batch_size
 from tacit.models import gguf
 from tacit.models.batching import starting_batch_size

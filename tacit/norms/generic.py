@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.norms.cslb import describe
 from tacit.norms.normset import (
     FEATURE_TYPES,

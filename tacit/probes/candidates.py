@@ -30,7 +30,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.norms.phrasing import answer_spans
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer, SpanScores
     from tacit.norms.reader import NormSet
-    from tacit.probes.templates import Template
+    from tacit.templates import Template
     from tacit.vocab.shared import Vocabulary
 
 TOP = 5  # candidates listed per prompt in prompts.csv

@@ -12,11 +12,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-import torch
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.base import VOCAB_ANYWHERE, Needs, Scorer
 from tacit.vocab.shared import word_token_id
 
@@ -134,8 +133,9 @@ def label_probs(
         return label_distribution(batches, len(prompts), scorer.device)
     scores = scorer.score_spans(prompts, list(words.values()), progress=progress)
     assert scores.sentence is not None
-    sentence = torch.as_tensor(scores.sentence, dtype=torch.float64)
-    probs = torch.softmax(sentence, dim=-1).numpy()
+    from scipy.special import softmax
+
+    probs = softmax(np.asarray(scores.sentence, dtype=np.float64), axis=-1)
     return probs, np.exp(scores.span).sum(axis=1), 0
 
 

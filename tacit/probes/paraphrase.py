@@ -1,4 +1,4 @@
-"""Paraphrases: one question asked through several templates (tacit.probes.templates), and what
+"""Paraphrases: one question asked through several templates (tacit.templates), and what
 a run says about them, shared by the probes that take template files.
 
 - Every prompt row names its `template`; the rows that ask one question (a concept, its
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tacit.probes.templates import ENSEMBLE
+from tacit.templates import ENSEMBLE
 
 TEMPLATE, ITEM, TOP1 = "template", "item", "top1"
 

@@ -1,6 +1,6 @@
 """`probe compare` and tacit.compare: do two models differ on the same items? For every pair of
 models in like-for-like runs (one run of several models, or several runs that scored the same
-things: tacit.results.compare), the difference of the probe's primary metric at its main
+things: tacit.results.like_for_like), the difference of the probe's primary metric at its main
 condition, a paired permutation test over concepts (the unit the intervals of summary.csv
 resample) with the interval it implies, and Holm's correction over the comparisons of a table
 (tacit.core.stats). The per-prompt scores come from the runs' prompts.csv (Probe.main_scores),
@@ -26,7 +26,7 @@ from tacit.core.files import SAVED_DIGITS
 from tacit.core.labels import short_labels
 
 if TYPE_CHECKING:
-    from tacit.results.compare import RunInfo
+    from tacit.results.like_for_like import RunInfo
     from tacit.results.result import ProbeResult
 
 COLUMNS = [
@@ -164,7 +164,7 @@ def compare(
         >>> tacit.compare(["results/retrieve/run1"])  # doctest: +SKIP
     """
     from tacit.core.stats import holm
-    from tacit.results.compare import like_for_like, read_runs
+    from tacit.results.like_for_like import like_for_like, read_runs
 
     if n_resamples < 1:
         raise TacitError(f"--resamples {n_resamples}: must be at least 1")

@@ -4,7 +4,7 @@ The file needs no network to open: styles are inline and figures are PNG data UR
 each run's manifest in brief (what was scored over, how), its tables as the probe lays them out
 and its summary.csv (numbers printed to significant digits: tacit.core.numbers; the files hold
 every digit), its figures drawn by the same functions the run and `probe plot` use, and what
-was dropped and why; for several runs, which are like for like (tacit.results.compare), their
+was dropped and why; for several runs, which are like for like (tacit.results.like_for_like), their
 figures side by side per like-for-like group, and the paired comparisons of their models
 (tacit.results.comparisons).
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from tacit.core.display import Table, render
 from tacit.core.errors import TacitError, first_line
-from tacit.core.interface import option
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
-from tacit.results.compare import Group, RunInfo, first_looks, like_for_like, read_runs
+from tacit.core.option_names import option
+from tacit.results.like_for_like import Group, RunInfo, first_looks, like_for_like, read_runs
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222;

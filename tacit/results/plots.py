@@ -15,8 +15,8 @@ import pandas as pd
 
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
-from tacit.core.interface import option
-from tacit.results.compare import read_summary
+from tacit.core.option_names import option
+from tacit.results.like_for_like import read_summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -77,7 +77,7 @@ def plot(
     """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
     into one figure (`kind`: retrieval's figure, `auto` from what the runs contain; `steps`:
     the primary metric by training step of the checkpoint runs under sweep folders), and
-    return the file written. Runs that are not like for like (tacit.results.compare) are
+    return the file written. Runs that are not like for like (tacit.results.like_for_like) are
     refused, unless `mixed`: then they are drawn together, the difference said in the figure
     and warned about.
 
@@ -91,7 +91,7 @@ def plot(
     """
     from tacit.core.manifest import Manifest, read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import differences, first_looks, run_paths
+    from tacit.results.like_for_like import differences, first_looks, run_paths
 
     if out is not None and not Path(out).is_dir():
         figure_path(out, runs, "")  # a wrong extension is said before anything is read

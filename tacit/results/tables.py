@@ -1,6 +1,6 @@
 """`probe table`: the tables of runs of one probe, laid out by the probe (Probe.table:
 elicitation's Table 1, retrieval's metrics at chosen numbers of properties); runs that are not
-like for like (tacit.results.compare) in tables of their own, with the reason."""
+like for like (tacit.results.like_for_like) in tables of their own, with the reason."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def runs_tables(
     """The tables `probe table` prints (see its help), and the warnings to say beside them:
     runs that are not like for like get tables of their own, titled by their group and noting
     what it scored over. `options` are the probe's own (`n_props` for retrieval)."""
-    from tacit.results.compare import apart, like_for_like, one_probe, read_runs
+    from tacit.results.like_for_like import apart, like_for_like, one_probe, read_runs
 
     read = read_runs(runs)
     probe = one_probe(read, "table")

@@ -22,7 +22,7 @@ import pandas as pd
 from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.vocab.cache import cached_words
 
 if TYPE_CHECKING:

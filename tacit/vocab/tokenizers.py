@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.vocab.hub import hub_access, not_cached
 
 if TYPE_CHECKING:

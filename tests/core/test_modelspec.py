@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import command_line
 from tacit.core.modelspec import ModelSpec, model_text, parse_model_args
+from tacit.core.option_names import command_line
 from tacit.core.options import RunOptions
 
 

@@ -16,7 +16,7 @@ import tacit
 from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.probes import registry
-from tacit.results.compare import differences
+from tacit.results.like_for_like import differences
 
 
 def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):

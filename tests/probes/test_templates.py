@@ -15,8 +15,8 @@ from tacit.probes.elicit.prompts import elicitation_prompt
 from tacit.probes.prince.scoring import PERSON_PROPERTIES
 from tacit.probes.retrieve.fills import retrieval_fills
 from tacit.probes.retrieve.prompts import build_prompts
-from tacit.probes.templates import join_phrases, load_templates
-from tacit.probes.templates.reading import read_templates
+from tacit.templates import join_phrases, load_templates
+from tacit.templates.reading import read_templates
 
 # LAMA's relations.jsonl as published: extra keys, `[X]` the subject, `[Y]` the object
 LAMA = [

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tacit.core.params import Context
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 
 @dataclass
@@ -67,7 +67,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
         from tacit.probes.elicit.options import RELATIONS_PARAM
-        from tacit.probes.templates import load_templates
+        from tacit.templates import load_templates
 
         values = super().validate(given, context=context, where=where)
         if values.relations is not None:
@@ -84,8 +84,8 @@ class ElicitProbe(Probe[ElicitOptions]):
 
     def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
         from tacit.probes.elicit.prompts import check_prefixes
-        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
         prefix = values.prefix
@@ -120,8 +120,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
-        from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.shared_options import first_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab = candidates.vocab
@@ -178,8 +178,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.options import CANDIDATE_SETS
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
-        from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.shared_options import first_concepts
 
         given = values.candidates
         chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
@@ -232,8 +232,8 @@ class ElicitProbe(Probe[ElicitOptions]):
             paper_norms,
         )
         from tacit.probes.elicit.summary import summarize_elicitation
-        from tacit.probes.inputs import norms_record
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
+        from tacit.probes.shared_options import norms_record
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
@@ -331,15 +331,15 @@ class ElicitProbe(Probe[ElicitOptions]):
         """What every norms-based run must share (vocabulary or candidates, norms, concepts,
         templates), and the relations: `all` pools the relations a run asked for, so runs of
         other relations pool other prompts under the same name."""
-        from tacit.probes.notes import scored_over
+        from tacit.probes.run_notes import scored_over
 
         relations = (manifest.get("options") or {}).get("relations") or []
         return {**scored_over(manifest), "relations": ", ".join(relations)}
 
     def estimate(self, values: ElicitOptions) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
-        from tacit.probes.inputs import load_norms
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import load_norms
+        from tacit.templates import load_templates
 
         templates = load_templates(values.templates)
         table = load_norms(values).table

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param, Switch
-from tacit.probes.inputs import (
+from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
     NORMS,
@@ -16,12 +16,12 @@ from tacit.probes.inputs import (
     NORMS_FORMAT,
     SPAN_SCORING,
 )
-from tacit.probes.templates import TEMPLATES
+from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, NormsFormat, SpanScoring
     from tacit.norms import NormSet
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 RELATIONS_PARAM = Param(
     "relations",

@@ -15,7 +15,7 @@ from tacit.core.display import render
 from tacit.core.labels import short_labels
 from tacit.norms.cslb import PAPER_SHA256
 from tacit.probes.elicit.summary import elicitation_tables
-from tacit.probes.notes import ranked_among, run_notes
+from tacit.probes.run_notes import ranked_among, run_notes
 
 
 def paper_norms(manifest: Manifest) -> bool:
@@ -32,7 +32,7 @@ def prefixes(manifest: Manifest | None) -> list[str] | None:
     """The optional prefixes of the run's templates for its relations, each once, as its
     manifest records the templates (the paper's where a run predates template files); None
     without a manifest."""
-    from tacit.probes.templates import PREFIX, load_templates
+    from tacit.templates import PREFIX, load_templates
 
     if manifest is None:
         return None

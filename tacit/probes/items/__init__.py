@@ -73,7 +73,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     ) -> Outcome:
         from tacit.probes.candidates import span_work
         from tacit.probes.items.scoring import items_report, summarize_items
-        from tacit.probes.notes import run_notes
+        from tacit.probes.run_notes import run_notes
 
         state: State = plan.state
         values = plan.values

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param
-from tacit.probes.inputs import NORMALIZE, SPAN_SCORING
+from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.nli.options import NLIOptions
 

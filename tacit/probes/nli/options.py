@@ -13,7 +13,6 @@ from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     from tacit.core.choices import Suite
-    from tacit.probes.nli.predict import ClozeSetup
 
 NLIMode = Literal["auto", "cloze", "classifier"]
 NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
@@ -22,9 +21,42 @@ NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
 NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
 
 
-def _cloze(value: Any, label: str) -> Any:
-    from tacit.probes.nli.predict import ClozeSetup
+FIELDS = ("premise", "hypothesis")
 
+
+def check_template(template: str) -> str:
+    """A template has `{premise}`, `{hypothesis}` and `<mask>` once each, and no other field."""
+    from tacit.probes import cloze  # numpy and pandas: not while options are declared
+
+    return cloze.check_template(template, FIELDS)
+
+
+def parse_verbalizer(value: str) -> dict[str, str]:
+    """`entailment=Yes,neutral=Maybe,contradiction=No` (or E=, N=, C=), or `Yes,Maybe,No` in
+    that label order."""
+    from tacit.pragmatics.labels import LABELS, normalize_label
+    from tacit.probes import cloze
+
+    return cloze.parse_verbalizer(
+        value, LABELS, label_of=lambda key: normalize_label(key, "--verbalizer")
+    )
+
+
+@dataclass(frozen=True)
+class ClozeSetup:
+    """How a masked LM is asked: the template, the verbalizer and whether to calibrate."""
+
+    template: str = NLI_TEMPLATE
+    verbalizer: str = NLI_VERBALIZER
+    calibrate: bool = False
+
+    def check(self) -> None:
+        """Fail on a bad template or verbalizer before any model loads."""
+        check_template(self.template)
+        parse_verbalizer(self.verbalizer)
+
+
+def _cloze(value: Any, label: str) -> Any:
     if not isinstance(value, ClozeSetup):
         raise TacitError(f"{label} {value!r}: expected a ClozeSetup")
     return value

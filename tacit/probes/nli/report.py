@@ -101,7 +101,7 @@ def _percent(metric: str, value: float) -> str:
 def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
     predictions naming no item and items without a prediction."""
-    from tacit.probes.notes import run_notes
+    from tacit.probes.run_notes import run_notes
 
     data, dropped = manifest["data"], manifest["dropped"]
     lines = [format_nli_summary(summary, manifest["paper_column"]), ""]

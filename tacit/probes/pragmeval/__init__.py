@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.pragmeval.options import PragmevalOptions
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE, task_of
 
 AVERAGE = "average"
@@ -113,7 +113,7 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
 
 def pragmeval_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The table, and notes on configurations skipped, texts cut and the feature cache."""
-    from tacit.probes.notes import run_notes
+    from tacit.probes.run_notes import run_notes
 
     lines = [format_pragmeval(summary, str(manifest["mode"]))]
     notes = run_notes(manifest)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from tacit.core import paths
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.base import Needs
 from tacit.probes.base import Scored, Work
 from tacit.probes.cloze import CLOZE_NEEDS

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.params import Options
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.templates import TEMPLATES
+from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class PrinceProbe(Probe[PrinceOptions]):
         from tacit.probes.candidates import Candidates
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
-        from tacit.probes.templates import load_templates
+        from tacit.templates import load_templates
 
         templates = load_templates(values.templates)
         candidates = Candidates.shared_vocabulary(models, run)
@@ -92,7 +92,7 @@ class PrinceProbe(Probe[PrinceOptions]):
         return [(f"{d} direction", summary[summary["direction"] == d]) for d in directions]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.notes import scored_over
+        from tacit.probes.run_notes import scored_over
 
         over = scored_over(manifest)
         return {"vocabulary": over["vocabulary"], "templates": over["templates"]}

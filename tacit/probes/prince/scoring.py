@@ -20,9 +20,9 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.models.base import VOCAB_ANYWHERE, Needs
-from tacit.probes.notes import run_notes
 from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
-from tacit.probes.templates import ENSEMBLE, TemplateSet, load_templates
+from tacit.probes.run_notes import run_notes
+from tacit.templates import ENSEMBLE, TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tacit.models.base import Needs, Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.retrieve.prompts import PromptSet
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
@@ -63,7 +63,7 @@ def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
     with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
 
-    from tacit.probes.inputs import first_concepts
+    from tacit.probes.shared_options import first_concepts
 
     prompts, left_out = first_concepts(prompt_set.prompts, limit)
     if not left_out:
@@ -96,7 +96,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
     ) -> Plan:
         from tacit.probes.candidates import Candidates, vocab_needs
-        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
         from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import (
@@ -104,7 +103,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             check_categories,
             retrieval_conditions,
         )
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
         templates = load_templates(values.templates)
@@ -208,11 +208,11 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.core.manifest import with_keys
-        from tacit.probes.inputs import norms_record
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
+        from tacit.probes.shared_options import norms_record
 
         state: State = plan.state
         values = plan.values
@@ -309,15 +309,15 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.notes import scored_over
+        from tacit.probes.run_notes import scored_over
 
         return scored_over(manifest)
 
     def estimate(self, values: RetrieveOptions) -> int | None:
         """At most how many prompts: every question once per retrieval template."""
-        from tacit.probes.inputs import load_norms
         from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import load_norms
+        from tacit.templates import load_templates
 
         conditions = retrieval_conditions(
             values.selection, values.order, values.category, values.ablation
@@ -329,8 +329,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """The concepts retrieval keeps as targets, and why the rest are dropped."""
-        from tacit.probes.notes import describe_drops, listed
         from tacit.probes.retrieve.prompts import eligible_concepts
+        from tacit.probes.run_notes import describe_drops, listed
 
         eligible, dropped = eligible_concepts(norms, vocab)
         lines = [f"retrieval: {describe_drops(dropped, len(eligible))}"]

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
 from tacit.core.labels import model_label
+from tacit.core.option_names import option
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from tacit.core.params import Options, Param
-from tacit.probes.inputs import (
+from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
     NORMS,
@@ -17,12 +17,12 @@ from tacit.probes.inputs import (
     NORMS_FORMAT,
     SPAN_SCORING,
 )
-from tacit.probes.templates import TEMPLATES
+from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, NormsFormat, SpanScoring
     from tacit.norms import NormSet
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 Selection = Literal["top", "bottom", "random"]
 Order = Literal["decreasing", "increasing", "random"]

@@ -20,11 +20,11 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.paraphrase import with_items
 from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
-from tacit.probes.templates import join_phrases, load_templates
+from tacit.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet

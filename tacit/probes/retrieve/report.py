@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 import pandas as pd
 
 from tacit.core.display import render
-from tacit.probes.notes import describe_drops, listed, ranked_among, run_notes
 from tacit.probes.retrieve.summary import retrieval_tables
+from tacit.probes.run_notes import describe_drops, listed, ranked_among, run_notes
 
 
 def retrieval_report(

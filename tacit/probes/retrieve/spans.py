@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.candidates import (
     Candidates,
     CandidateSet,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from tacit.norms import NormSet
     from tacit.probes.retrieve.options import RetrieveOptions
     from tacit.probes.retrieve.scoring import SpanSets
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 # a candidate set's name per form of the blank, where a run's templates take several forms
 SET_NAMES = {"A Y": "A_Y", "a Y": "a_Y", "Y": "Y"}

@@ -29,7 +29,7 @@ A template file is JSON lines, one template a line (LAMA's relation files load a
   `pronoun` stands for the concept in elicitation's `--normalize pmi` baseline.
 
 The paper's templates are the file shipped as `paper` (paper.jsonl beside this module); reading
-a file is tacit.probes.templates.reading.
+a file is tacit.templates.reading.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 from tacit.core.blank import MASK
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.core.params import Param
 
 SHIPPED = Path(__file__).parent  # the shipped sets: paper.jsonl, paraphrases.jsonl
@@ -309,7 +309,7 @@ def load_templates(value: str | Path | TemplateSet | None = None) -> TemplateSet
         return value
     value = DEFAULT if value is None else value
     shipped = SHIPPED / f"{value}.jsonl"
-    from tacit.probes.templates.reading import read_templates
+    from tacit.templates.reading import read_templates
 
     if isinstance(value, str) and "/" not in value and shipped.is_file():
         return read_templates(shipped, source=value)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 
 def listed(names: Sequence[str], limit: int = 8) -> str:
@@ -87,7 +87,7 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
     the norms, the concepts, the templates (a run from before template files used the paper's).
     Two runs stand side by side like for like when these match."""
-    from tacit.probes.templates import load_templates
+    from tacit.templates import load_templates
 
     vocabulary = manifest.get("vocabulary") or {}
     templates = manifest.get("templates") or load_templates().record()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from tacit.core.errors import TacitError, TacitWarning, first_line
-from tacit.core.interface import option
 from tacit.core.labels import short_labels
+from tacit.core.option_names import option
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest

@@ -1,4 +1,4 @@
-"""Reading a template file (tacit.probes.templates): JSON lines, checked line by line; every
+"""Reading a template file (tacit.templates): JSON lines, checked line by line; every
 problem is one line naming the file and the line."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import read_utf8, sha256_bytes
-from tacit.probes.templates import (
+from tacit.templates import (
     BLANK_FORMS,
     CONCEPT_FORMS,
     ENSEMBLE,
