@@ -90,8 +90,8 @@ def test_a_wrong_value_is_named_as_the_caller_wrote_it(name):
 
 
 def test_the_data_keys_its_choices_by_the_cores():
-    from tacit.norms.reader import FORMATS
+    from tacit.norms.formats import NORM_FORMATS
     from tacit.pragmatics import SUITES
 
     assert tuple(SUITES) == choices.SUITES
-    assert tuple(FORMATS) == choices.NORMS_FORMATS
+    assert NORM_FORMATS.builtin() == choices.NORMS_FORMATS

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from tacit.core.params import Context
     from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
+    from tacit.probes.candidates import Candidates
     from tacit.vocab.shared import Vocabulary
 
 
@@ -91,20 +92,30 @@ class Plan:
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
     values: the run's options, checked (Probe.validate): an instance of the probe's Options.
-    resume_key: what else a resumed run must match (vocabulary, candidates, ...).
+    candidates: what the blank is ranked among (tacit.probes.candidates.Candidates: the shared
+        vocabulary or candidate spans); a resumed run must have ranked over the same (its key
+        joins `resume_key`), and the tokenizers loaded to build it are reused by the models.
+    resume_key: what else a resumed run must match.
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
-    tokenizers: tokenizers already loaded (for the shared vocabulary), reused by the models.
+    tokenizers: tokenizers already loaded (beyond the candidates'), reused by the models.
     given: (rows, model records) where no model scores anything.
     """
 
     work: Work | None
     values: Any = None
+    candidates: Candidates | None = None
     resume_key: Mapping[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
     tokenizers: Mapping[str, Any] = field(default_factory=dict)
     given: tuple[pd.DataFrame, list[ModelRecord]] | None = None
+
+    def __post_init__(self) -> None:
+        """The candidates' resume key and tokenizers, wired in: a probe cannot forget them."""
+        if self.candidates is not None:
+            self.resume_key = {**self.candidates.resume_key(), **self.resume_key}
+            self.tokenizers = {**self.candidates.tokenizers, **self.tokenizers}
 
 
 @dataclass

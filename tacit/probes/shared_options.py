@@ -78,11 +78,23 @@ NORMS = Param(
     "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
     "installed default (`probe norms install`).",
 )
+
+
+def _norms_format(value: Any, label: str) -> str:
+    """A format tacit knows: its own or one registered at run time (tacit.norms.formats)."""
+    from tacit.norms.formats import NORM_FORMATS
+
+    if value not in NORM_FORMATS:
+        raise TacitError(f"{label} {value!r}: expected one of {', '.join(NORM_FORMATS.names())}")
+    return str(value)
+
+
 NORMS_FORMAT = Param(
     "norms_format",
     None,
-    choices=NORMS_FORMATS,
-    help="Say the norms file's format when tacit cannot tell it from the file.",
+    check=_norms_format,
+    help=f"Say the norms file's format when tacit cannot tell it from the file: "
+    f"{', '.join(NORMS_FORMATS)}, or one registered by name.",
 )
 NORMS_COLUMNS = Param(
     "norms_columns",

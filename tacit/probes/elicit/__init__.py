@@ -97,13 +97,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         norms = load_norms(values)
         work_of = self._vocab_work if values.candidates == "vocab" else self._span_work
         state, work = work_of(models, norms, values, relations, prefixes, run, templates)
-        return Plan(
-            work,
-            values,
-            state.candidates.resume_key(),
-            state=state,
-            tokenizers=state.candidates.tokenizers,
-        )
+        return Plan(work, values, state.candidates, state=state)
 
     def _vocab_work(
         self,

@@ -66,7 +66,9 @@ class ItemsProbe(Probe[ItemsOptions]):
 
         work = Work(items, "id", score, SPAN_NEEDS, unit="item")
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
-        return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
+        return Plan(
+            work, values, resume_key=resume, state=State(items, sha256), tokenizers=tokenizers
+        )
 
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions

@@ -88,7 +88,7 @@ class NLIProbe(Probe[NLIOptions]):
         if values.mode != "classifier":
             cloze.check()
         work = nli_work(items, values.mode, cloze, values.label_names)
-        return Plan(work, values, {"suite": values.suite, "cloze": cloze}, state=state)
+        return Plan(work, values, resume_key={"suite": values.suite, "cloze": cloze}, state=state)
 
     @staticmethod
     def _cloze(values: NLIOptions) -> ClozeSetup:

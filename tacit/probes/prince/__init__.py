@@ -60,13 +60,7 @@ class PrinceProbe(Probe[PrinceOptions]):
             ),
             needs=WORD_NEEDS,
         )
-        return Plan(
-            work,
-            values,
-            candidates.resume_key(),
-            state=(candidates, templates),
-            tokenizers=candidates.tokenizers,
-        )
+        return Plan(work, values, candidates, state=(candidates, templates))
 
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions

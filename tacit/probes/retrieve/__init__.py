@@ -137,9 +137,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 models, norms, conditions, values, run, templates, fills
             )
         state = State(norms, conditions, prompt_set, candidates, templates)
-        return Plan(
-            work, values, candidates.resume_key(), state=state, tokenizers=candidates.tokenizers
-        )
+        return Plan(work, values, candidates, state=state)
 
     def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates, needs: Needs) -> Work:
         from tacit.probes.paraphrase import ITEM, paraphrased
