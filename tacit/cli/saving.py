@@ -89,7 +89,7 @@ def run_and_save(
             raise
     from tacit.probes import registry
 
-    full = registry.get(probe).verbose(result.summary, result.manifest) if verbose else None
+    full = registry.get(probe).report.verbose(result.summary, result.manifest) if verbose else None
     if full is not None:
         typer.echo(f"full breakdown (summary.csv):\n{full}\n")
     typer.echo(result.text)

@@ -22,9 +22,11 @@ build prompts import neither torch nor transformers.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from tacit.core.options import RUN_OPTION_GROUPS
@@ -34,13 +36,13 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
     from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
     from tacit.probes.candidates import Candidates
+    from tacit.probes.report import Report
     from tacit.vocab.shared import Vocabulary
 
 
@@ -168,6 +170,8 @@ class Probe(ABC, Generic[OptionsT]):
     rows_file: ClassVar[str] = "prompts.csv"
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
+    # how its runs are shown (tables, figures, a report's brief): "module:Class", a Report
+    report_class: ClassVar[str] = "tacit.probes.report:Report"
     # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
     limit: ClassVar[str | None] = None
@@ -178,6 +182,13 @@ class Probe(ABC, Generic[OptionsT]):
         "attn_implementation, peft, load_in_8bit, load_in_4bit: see docs/models.md). Repeat "
         "for several."
     )
+
+    @cached_property
+    def report(self) -> Report:
+        """How this probe's runs are shown (tacit.probes.report), imported on first use."""
+        module, _, name = self.report_class.partition(":")
+        report: Report = getattr(importlib.import_module(module), name)(self)
+        return report
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -204,11 +215,6 @@ class Probe(ABC, Generic[OptionsT]):
     ) -> Outcome:
         """The scored rows of every model -> summary, report, notes, figures and the
         manifest's own keys (`manifest` holds the shared keys and the plan's)."""
-
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        """The full breakdown a compact printed summary leaves to summary.csv (`--verbose`);
-        None where the printed summary is all of it."""
-        return None
 
     def conditions(
         self, summary: pd.DataFrame, manifest: Manifest, **options: Any
@@ -258,31 +264,3 @@ class Probe(ABC, Generic[OptionsT]):
         """What a run would keep of these norms with this shared vocabulary, and why the rest
         is left out (`probe norms show --model`); None for a probe that reads no norms."""
         return None
-
-    def table(
-        self, summary: pd.DataFrame, manifest: Manifest | None = None, **options: Any
-    ) -> list[Table]:
-        """The tables of the summaries of like-for-like runs of this probe (`probe table`, and
-        a run's printed summary): `summary` holds their rows, models labelled so that two
-        runs' rows do not clash, in the order of --model; `manifest` is one of theirs (they
-        are like for like)."""
-        from tacit.core.errors import TacitError
-
-        raise TacitError(f"{self.name} runs have no table across runs: see their summary.csv")
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        """(caption, matplotlib Figure) for one or more runs of this probe side by side
-        ((run name, summary, manifest) each): what `probe report` and `probe plot` draw;
-        `kind` picks one of the probe's figures, `caption` is said under it."""
-        return []
-
-    def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
-        """The figure `kind` draws of these runs, `auto` resolved where the probe picks it
-        from what they hold: `probe plot` names its file PROBE-KIND.png after it."""
-        return "figure" if kind == "auto" else kind

@@ -130,18 +130,11 @@ def _brief(run: Run) -> list[list[str]]:
         for r in m.get("models", [])
     )
     rows = [["probe", run.probe], ["command", str(m.get("command", ""))], ["models", models]]
-    if "norms" in m:
-        n = m["norms"]
-        rows.append(
-            [
-                "norms",
-                f"{n.get('path')} ({n.get('format', 'cslb')}, "
-                f"sha256 {str(n.get('sha256', ''))[:12]})",
-            ]
-        )
+    own = run.info.probe.report.brief(m)
+    rows += [[what, value] for what, value in own]
     scored = run.info.probe.comparable(m)
-    rows += [[what, value] for what, value in scored.items() if value and what != "norms"]
-    for key in ("suite", "mode", "dtype", "device", "batch_size", "seed", "started", "finished"):
+    rows += [[what, value] for what, value in scored.items() if value and what not in dict(own)]
+    for key in ("dtype", "device", "batch_size", "seed", "started", "finished"):
         if m.get(key) not in (None, "") and key not in scored:
             rows.append([key, str(m[key])])
     software = m.get("software", {})
@@ -150,16 +143,11 @@ def _brief(run: Run) -> list[list[str]]:
 
 
 def _counts(run: Run) -> str:
-    """What the manifest counts as left out, as a list."""
-    counts = run.info.manifest.get("counts", {})
-    items = []
-    for key in ("concepts_dropped_by_reason", "prompts_by_relation"):
-        if counts.get(key):
-            detail = ", ".join(f"{k}: {v}" for k, v in counts[key].items())
-            items.append(f"<li>{html.escape(key.replace('_', ' '))}: {html.escape(detail)}</li>")
-    dropped = run.info.manifest.get("dropped", {})
-    if dropped.get("not_sampled"):
-        items.append(f"<li>items not sampled (--max-items): {dropped['not_sampled']}</li>")
+    """What the run left out, as its probe's report says it, as a list."""
+    items = [
+        f"<li>{html.escape(line)}</li>"
+        for line in run.info.probe.report.left_out(run.info.manifest)
+    ]
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
@@ -172,7 +160,7 @@ def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes
     probe = runs[0].info.probe
     shown = [(run.info.name, run.info.summary, run.info.manifest) for run in runs]
     looks = first_looks(shown)
-    figures = probe.figures(shown, caption="; ".join(filter(None, [caption, looks])))
+    figures = probe.report.figures(shown, caption="; ".join(filter(None, [caption, looks])))
     return [
         (f"{title} ({looks})" if looks else title, figure_bytes(figure, "png"))
         for title, figure in figures
@@ -194,7 +182,7 @@ def _probe_tables(run: Run) -> str:
     probe = run.info.probe
     summary = labelled([run.info.summary], probe.keys)
     try:
-        tables = probe.table(summary, run.info.manifest)
+        tables = probe.report.table(summary, run.info.manifest)
     except TacitError:  # a probe without a table: its summary, models by their short names
         tables = [Table(summary.drop(columns="run"))]
     full = _file_table(run.summary_rows, "summary")

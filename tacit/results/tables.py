@@ -46,7 +46,7 @@ def runs_tables(
     tables = []
     for number, group in enumerate(groups, start=1):
         summary = labelled([run.summary for run in group.runs], probe.keys)
-        shown = probe.table(summary, group.runs[0].manifest, **options)
+        shown = probe.report.table(summary, group.runs[0].manifest, **options)
         if len(groups) > 1:
             for table in shown:
                 table.title = f"Group {number} ({group.names}): {table.title}"

@@ -20,7 +20,6 @@ from tacit.probes.elicit.options import ElicitOptions
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
@@ -44,6 +43,7 @@ class State:
 
 class ElicitProbe(Probe[ElicitOptions]):
     name = "elicit"
+    report_class = "tacit.probes.elicit.report:ElicitReport"
     description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"
     help = """Each concept with at least one one-word answer for a relation (`has fur_hair`
     answers `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is
@@ -363,28 +363,3 @@ class ElicitProbe(Probe[ElicitOptions]):
                 "shared vocabulary"
             )
         return "\n".join(lines)
-
-    def table(
-        self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
-    ) -> list[Table]:
-        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
-        the paper's counts beside ours where the norms are the paper's."""
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms, prefixes
-        from tacit.probes.elicit.summary import elicitation_tables
-
-        paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
-        spans = bool(manifest and "candidates" in manifest)
-        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.elicit.figures import elicitation_figure
-
-        title = "Elicitation: mean average precision by relation"
-        return [(title, elicitation_figure(runs, caption))]

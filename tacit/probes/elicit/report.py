@@ -3,9 +3,13 @@ many features (or answers) answer it and what was left out and why."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tacit.probes.report import Report
+
 if TYPE_CHECKING:
+    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
 
 
@@ -110,3 +114,42 @@ def elicitation_span_report(
             f"{span!r}{others} (manifest: counts)"
         )
     return "\n".join(lines), notes
+
+
+class ElicitReport(Report):
+    """How elicit runs are shown."""
+
+    def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
+        from tacit.probes.run_notes import norms_brief
+
+        return norms_brief(manifest)
+
+    def left_out(self, manifest: Manifest) -> list[str]:
+        from tacit.probes.run_notes import counted
+
+        return counted(manifest, "concepts_dropped_by_reason", "prompts_by_relation")
+
+    def table(
+        self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
+    ) -> list[Table]:
+        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
+        the paper's counts beside ours where the norms are the paper's."""
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.report import paper_norms, prefixes
+        from tacit.probes.elicit.summary import elicitation_tables
+
+        paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
+        spans = bool(manifest and "candidates" in manifest)
+        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
+
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
+        from tacit.probes.elicit.figures import elicitation_figure
+
+        title = "Elicitation: mean average precision by relation"
+        return [(title, elicitation_figure(runs, caption))]

@@ -35,6 +35,7 @@ class State:
 
 class NLIProbe(Probe[NLIOptions]):
     name = "nli"
+    report_class = "tacit.probes.nli.report:NLIReport"
     description = (
         "Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`."
     )
@@ -154,11 +155,6 @@ class NLIProbe(Probe[NLIOptions]):
             scored, summary, text, notes, added, {"summary_by_seed": by_seed}, figures=figures
         )
 
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        from tacit.probes.nli.report import format_nli_summary
-
-        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
-
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every breakdown group of the summary; first the accuracy over the most items (the
         suite's main split)."""
@@ -185,22 +181,3 @@ class NLIProbe(Probe[NLIOptions]):
             "data": files,
             "cloze": str(manifest.get("cloze") or ""),
         }
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.figures import say_under
-        from tacit.probes.nli.figures import draw_nli, nli_panels
-
-        drawn = [
-            (f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
-            for name, summary, manifest in runs
-            if nli_panels(summary)[0]
-        ]
-        for _, figure in drawn:
-            say_under(figure, caption)
-        return drawn

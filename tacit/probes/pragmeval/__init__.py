@@ -33,6 +33,7 @@ class State:
 
 class PragmevalProbe(Probe[PragmevalOptions]):
     name = "pragmeval"
+    report_class = "tacit.probes.pragmeval.report:PragmevalReport"
     description = (
         "PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze."
     )
@@ -134,18 +135,3 @@ class PragmevalProbe(Probe[PragmevalOptions]):
 
         tasks = sorted(dict.fromkeys(summary["task"]), key=lambda t: t != AVERAGE)
         return [(str(task), summary[summary["task"] == task]) for task in tasks]
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.figures import say_under
-        from tacit.probes.pragmeval.report import draw_pragmeval
-
-        drawn = [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]
-        for _, figure in drawn:
-            say_under(figure, caption)
-        return drawn

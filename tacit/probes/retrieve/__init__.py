@@ -20,7 +20,6 @@ from tacit.probes.retrieve.options import RetrieveOptions
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Needs, Scorer
@@ -78,6 +77,8 @@ def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
 
 class RetrieveProbe(Probe[RetrieveOptions]):
     name = "retrieve"
+    report_class = "tacit.probes.retrieve.report:RetrieveReport"
+    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
     help = """For every concept that is one whole-word token in every model, prompts grow from 1
     to --max-props of its properties (highest production frequency first); each model ranks the
@@ -87,7 +88,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     properties."""
     options = RetrieveOptions
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
-    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
     primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
@@ -257,16 +257,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             vocab=candidates.vocabulary,
         )
 
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        """Every metric by condition; None for a run of one condition (its printed summary
-        is all of it)."""
-        from tacit.core.display import render
-        from tacit.probes.retrieve.summary import CONDITION, retrieval_tables
-
-        if summary[CONDITION].drop_duplicates().shape[0] < 2:
-            return None
-        return render(retrieval_tables(summary, verbose=True))
-
     def conditions(
         self, summary: pd.DataFrame, manifest: Manifest, *, n_props: int | None = None, **_: Any
     ) -> list[Condition]:
@@ -335,89 +325,3 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         for reason, rows in dropped.groupby("reason", sort=False):
             lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
         return "\n".join(lines)
-
-    def table(
-        self,
-        summary: pd.DataFrame,
-        manifest: Manifest | None = None,
-        *,
-        n_props: str | None = None,
-        **_: Any,
-    ) -> list[Table]:
-        """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
-        row per run, model, condition and number of properties."""
-        from tacit.probes.paraphrase import ensemble_rows
-        from tacit.probes.retrieve.summary import retrieval_table
-
-        summary = ensemble_rows(summary)  # with several templates, their ensemble's
-
-        try:
-            wanted = (
-                [int(n) for n in n_props.split(",")]
-                if n_props is not None
-                else sorted(set(summary["n_props"]))
-            )
-        except ValueError:
-            raise TacitError(f"--n-props {n_props!r}: numbers separated by commas") from None
-        table = summary[summary["n_props"].isin(wanted)]
-        if table.empty:
-            raise TacitError(f"--n-props {n_props}: no run has prompts with that many properties")
-        shown = retrieval_table(
-            table, "Concept retrieval (P@1: target ranked first; hits@10: among the first 10)"
-        )
-        absent = [str(n) for n in wanted if n not in set(table["n_props"])]
-        if absent:
-            shown.note = "; ".join(
-                filter(
-                    None,
-                    [
-                        f"no prompts with {' or '.join(absent)} properties in these runs "
-                        f"(the most: {int(summary['n_props'].max())})",
-                        shown.note,
-                    ],
-                )
-            )
-        return [shown]
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        """The paper's Figure 2 (a line per model), 3a (per category) or 3b (per selection x
-        order), from what the runs hold; runs that call for different ones get one each."""
-        import pandas as pd
-
-        from tacit.probes.paraphrase import ensemble_rows
-        from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
-
-        frames = [ensemble_rows(summary).assign(run=name) for name, summary, _ in runs]
-        kinds = [figure_kind(frame) for frame in frames]
-        distinct = list(dict.fromkeys(kinds))
-        if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:
-            groups = [[f for f, k in zip(frames, kinds) if k == each] for each in distinct]
-        else:
-            groups = [frames]
-        figures = []
-        for group in groups:
-            shown = pd.concat(group, ignore_index=True)
-            drawn = figure_kind(shown) if kind == "auto" else kind
-            names = ", ".join(dict.fromkeys(shown["run"]))
-            title = (
-                f"MRR and mean target probability by number of properties ({drawn}: "
-                f"{names}; bands: 95% bootstrap interval over concepts)"
-            )
-            figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
-        return figures
-
-    def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
-        """`models`, `category` or `ordering`: the one the runs call for, where `auto`."""
-        from tacit.probes.paraphrase import ensemble_rows
-        from tacit.probes.retrieve.figures import figure_kind
-
-        if kind != "auto":
-            return kind
-        kinds = {figure_kind(ensemble_rows(summary)) for _, summary, _ in runs}
-        return kinds.pop() if len(kinds) == 1 else "figure"
