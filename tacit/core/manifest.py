@@ -65,6 +65,10 @@ ModelRecord = TypedDict(
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
         "gguf": "dict[str, Any]",
+        # a model a server scores: base URL (no secrets), the served model as /v1/models
+        # lists it, the engine and version it reports, the start token and who adds it, the
+        # consistency check's result, prompts per request, concurrency, retries made
+        "server": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -84,6 +85,19 @@ def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
     order = np.argsort(text_of_row, kind="stable")
     bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
     return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]
+
+
+@contextmanager
+def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
+    """The caller's bar (one that spans several calls), or a new one closed at the end; with
+    `progress=False`, a silent one (every family's scoring shows one)."""
+    from tqdm.auto import tqdm
+
+    if isinstance(progress, tqdm):
+        yield progress
+        return
+    with tqdm(total=total, desc=desc, unit=unit, disable=not progress) as bar:
+        yield bar
 
 
 def abilities(scorer: Scorer | type[Scorer]) -> frozenset[str]:

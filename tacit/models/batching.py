@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
@@ -57,17 +55,6 @@ def smaller_batch(model: Batched) -> int:
     if getattr(model, "auto_batch", False):
         return max(1, min(model.batch_size - 1, int(model.batch_size * 0.9)))
     return max(1, model.batch_size // 2)
-
-
-@contextmanager
-def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
-    """The caller's bar (one that spans several calls), or a new one closed at the end; with
-    `progress=False`, a silent one."""
-    if isinstance(progress, tqdm):
-        yield progress
-        return
-    with tqdm(total=total, desc=desc, unit=unit, disable=not progress) as bar:
-        yield bar
 
 
 def longest_first_batches(

@@ -29,12 +29,12 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM
 
-from tacit.core.blank import MASK
+from tacit.core.blank import MASK, split_blank
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.base import SpanScores
-from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.models.base import SpanScores, progress_bar
+from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal_cache import (
     Pair,
     cache_layers,
@@ -111,10 +111,7 @@ class CausalLMScorer(HFScorer):
         """(text before the blank, the whitespace before it, text after it). The whitespace
         belongs to the word in the blank (leading-space form). With `at_end`, the blank must
         end the sentence: only final punctuation (`.`, `!`, `?`) may follow it."""
-        if template.count(MASK) != 1:
-            raise TacitError(f"prompt {template!r} must contain {MASK} exactly once")
-        before, after = template.split(MASK)
-        prefix = before.rstrip()
+        prefix, gap, after = split_blank(template)
         if at_end and not SENTENCE_END.fullmatch(after):
             raise TacitError(
                 f"{self.name} is a causal model: it scores a blank over the vocabulary only "
@@ -122,7 +119,7 @@ class CausalLMScorer(HFScorer):
                 f"{shorten(repr(template))}; score candidate spans instead (e.g. "
                 "`probe retrieve --candidates concepts`)"
             )
-        return prefix, before[len(prefix) :], after
+        return prefix, gap, after
 
     def _pairs(
         self, templates: Sequence[str], spans: Sequence[str], cache: bool

@@ -12,7 +12,8 @@ from transformers import AutoModelForSequenceClassification
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.models.batching import longest_first_batches, progress_bar
+from tacit.models.base import progress_bar
+from tacit.models.batching import longest_first_batches
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 from tacit.pragmatics.labels import LABELS, normalize_label

@@ -78,7 +78,10 @@ class Family(ABC):
 
 FAMILIES: Registry[Family] = Registry(
     "model family",
-    {"huggingface": "tacit.models.huggingface:FAMILY"},
+    {
+        "openai": "tacit.models.server:FAMILY",  # a model with a base_url: a server scores it
+        "huggingface": "tacit.models.huggingface:FAMILY",  # every other model
+    },
 )
 
 
@@ -119,6 +122,20 @@ def check_models(models: Sequence[str], options: RunOptions) -> None:
     """Every model's text read and claimed, its options checked, before anything slow."""
     for model in models:
         resolve(model, options.model_defaults())
+
+
+def check_needs(
+    models: Sequence[Any], options: RunOptions, needs: Needs, probe: str = "this probe"
+) -> None:
+    """Every model can answer what the probe `needs` (its family's scorer class says, before
+    any tokenizer or weights load), else the one-line refusal of Needs.check: a probe asks
+    this before planning work that only some models can take part in (a shared vocabulary)."""
+    for model in models:
+        if isinstance(model, str):
+            family, spec = resolve(model, options.model_defaults())
+            needs.check(model, family.scorer_class(spec, needs), probe)
+        else:
+            needs.check(model.name, model, probe)
 
 
 def load_scorer(

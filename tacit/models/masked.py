@@ -22,8 +22,8 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.models.base import SpanScores
-from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.models.base import SpanScores, progress_bar
+from tacit.models.batching import longest_first_batches, padded
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 

@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.models.base import SpanScores
-from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.models.base import SpanScores, progress_bar
+from tacit.models.batching import longest_first_batches, padded
 
 if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer

@@ -105,9 +105,16 @@ class Candidates:
     normalize: str = "sum"
 
     @classmethod
-    def shared_vocabulary(cls, models: Sequence[Any], run: RunOptions) -> Candidates:
-        """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file)."""
+    def shared_vocabulary(
+        cls, models: Sequence[Any], run: RunOptions, needs: Needs, probe: str
+    ) -> Candidates:
+        """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file),
+        once every model is known to answer what the probe `needs` of it there (a model that
+        cannot score a vocabulary, a served one, is refused first, in one line)."""
+        from tacit.models.families import check_needs
         from tacit.models.vocabulary import vocabulary_for
+
+        check_needs(models, run, needs, probe)
 
         vocab, tokenizers = vocabulary_for(
             models,

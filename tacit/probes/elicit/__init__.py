@@ -117,7 +117,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.shared_options import first_concepts
 
-        candidates = Candidates.shared_vocabulary(models, run)
+        needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
+        candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
         vocab = candidates.vocab
         golds = gold_answers(norms, vocab, relations)
         prompts = build_elicitation_prompts(
@@ -138,7 +139,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             lambda scorer, rows, bar: score_elicitation(
                 rows, scorer, vocab, sensible, progress=bar, offset=len(prompts)
             ),
-            needs=vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers"),
+            needs=needs,
         )
         state = State(
             norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible

@@ -49,7 +49,7 @@ class PrinceProbe(Probe[PrinceOptions]):
         from tacit.templates import load_templates
 
         templates = load_templates(values.templates)
-        candidates = Candidates.shared_vocabulary(models, run)
+        candidates = Candidates.shared_vocabulary(models, run, WORD_NEEDS, self.name)
         vocab = candidates.vocab
         prompts = prince_prompts(vocab, templates)
         work = Work(

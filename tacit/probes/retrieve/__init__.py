@@ -115,7 +115,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         )
         check_categories(norms, conditions)
         if values.candidates == "vocab":
-            candidates = Candidates.shared_vocabulary(models, run)
+            needs = vocab_needs(templates.retrieval, "concepts")
+            candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
             prompt_set = build_prompts(
                 norms,
                 candidates.vocab,
@@ -129,9 +130,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
             prompt_set = limited(prompt_set, run.limit)
-            work = self._vocab_work(
-                prompt_set, candidates, vocab_needs(templates.retrieval, "concepts")
-            )
+            work = self._vocab_work(prompt_set, candidates, needs)
         else:
             prompt_set, candidates, work = self._span_work(
                 models, norms, conditions, values, run, templates, fills

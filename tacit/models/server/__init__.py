@@ -1,0 +1,139 @@
+"""The server family: a causal LM scored by an OpenAI-compatible completions server that
+returns prompt log-probabilities (vLLM's `vllm serve`, SGLang, llama.cpp's server), named
+`--model NAME,base_url=http://HOST:PORT/v1` (NAME: the model as the server serves it).
+
+It claims every model with a `base_url`. Its loading options: `tokenizer=` (a tokenizer to
+plan with, a hub id or path, loaded as the in-process family loads one; without it, the
+server's own tokenize endpoint, else none), `start_token=` (the text of the token a sentence
+starts from, or `bos`/`eos` of `tokenizer=`, for a server that puts none before a prompt),
+`concurrency=` (requests in flight, default 8), `timeout=` (seconds, default 300), `retries=`
+(default 5) and `check_tolerance=` (nats, default 0.1). `--batch-size` is the number of
+prompts per request (`auto`: 32), where the server takes several. The API key comes from
+$TACIT_API_KEY, else $OPENAI_API_KEY, never from the command line or the manifest.
+
+Modules: client (HTTP: pool, timeouts, retries), echo (reading a server's prompt
+log-probabilities), connect (what is checked at start, the consistency check among it),
+scorer (ServerScorer: spans and words in place), tokenizer (the server's tokenize endpoint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.core.option_names import option
+from tacit.models.families import Family, resolve
+
+if TYPE_CHECKING:
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Needs, Scorer
+    from tacit.models.server.client import Client
+
+PER_REQUEST_AUTO = 32  # prompts per request for --batch-size auto
+# the family's own options: their defaults, and what each is, read as which type
+SETTINGS: Mapping[str, tuple[float, type, float, str]] = {
+    "concurrency": (8, int, 1, "requests in flight at once (default 8)"),
+    "timeout": (300.0, float, 0.001, "seconds a request may take before it is retried"),
+    "retries": (
+        5,
+        int,
+        0,
+        "retries of a request that failed for a moment: 429, 5xx, a "
+        "dropped connection, a timeout (default 5; backoff 0.5 s, doubled each time)",
+    ),
+    "check_tolerance": (
+        0.1,
+        float,
+        0.0,
+        "nats by which the start check lets a server's "
+        "prompt and next-token log-probabilities differ (default 0.1)",
+    ),
+}
+
+
+def setting(spec: ModelSpec, key: str) -> Any:
+    """One of the family's options, as given or its default, checked (one line naming it)."""
+    default, kind, least, _ = SETTINGS[key]
+    value = spec.get(key, default)
+    try:
+        read = kind(value)
+        if kind is int and read != float(value):
+            raise ValueError
+    except (TypeError, ValueError):
+        read = None
+    if read is None or read < least:
+        expected = "a whole number" if kind is int else "a number"
+        raise TacitError(
+            f"{option('--model')} {spec.text}: {key}={value}: expected {expected} >= {least:g}"
+        )
+    return read
+
+
+class ServerFamily(Family):
+    """Models an OpenAI-compatible completions server scores (see the module docstring)."""
+
+    name = "openai"
+    description = "an OpenAI-compatible completions server"
+    options = {
+        **{k: LOAD_OPTIONS[k] for k in ("base_url", "tokenizer", "start_token")},
+        **{k: what for k, (_, _, _, what) in SETTINGS.items()},
+    }
+
+    def claims(self, spec: ModelSpec) -> bool:
+        return spec.base_url is not None
+
+    def check_options(self, spec: ModelSpec) -> None:
+        super().check_options(spec)
+        for key in SETTINGS:
+            setting(spec, key)
+
+    def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
+        from tacit.models.server.scorer import ServerScorer
+
+        return ServerScorer
+
+    def client(self, spec: ModelSpec) -> Client:
+        from tacit.models.server.client import Client
+
+        return Client(
+            spec.base_url,
+            timeout=setting(spec, "timeout"),
+            retries=setting(spec, "retries"),
+            concurrency=setting(spec, "concurrency"),
+        )
+
+    def tokenizer(self, spec: ModelSpec) -> Any:
+        """`tokenizer=` loaded as the in-process family loads one; else the server's tokenize
+        endpoint (tacit.models.server.tokenizer); else None."""
+        from tacit.models.server.connect import served_model
+        from tacit.models.server.tokenizer import server_tokenizer
+
+        if spec.get("tokenizer") is not None:
+            from tacit.vocab.tokenizers import load_tokenizer
+
+            return load_tokenizer(str(spec.get("tokenizer")), flag="--model ...,tokenizer")
+        client = self.client(spec)
+        served_model(client, spec.name)  # a server that is down: one line, before planning
+        return server_tokenizer(client, spec.name)
+
+    def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
+        from tacit.models.server.scorer import ServerScorer
+
+        _, spec = resolve(text, options.model_defaults())
+        tokenizer = extra.get("tokenizer")
+        if tokenizer is None and spec.get("tokenizer") is not None:
+            tokenizer = self.tokenizer(spec)
+        batch = options.batch_size
+        return ServerScorer(
+            text,
+            spec,
+            self.client(spec),
+            batch_size=PER_REQUEST_AUTO if batch == "auto" else int(batch),
+            tokenizer=tokenizer,
+            tolerance=setting(spec, "check_tolerance"),
+        )
+
+
+FAMILY = ServerFamily()

@@ -1,0 +1,150 @@
+"""ServerScorer: a causal LM served by an OpenAI-compatible completions server, scored as the
+in-process causal family scores it (tacit.models.causal), from the server's prompt
+log-probabilities.
+
+- Spans: the candidate span in the template's blank, the sentence's log-probability (every
+  token's, the first conditioned on the start token: tacit.models.server.connect), and the
+  span's own share (the tokens that overlap its characters, its leading space included), read
+  off the echo's tokens and their texts (tacit.models.server.echo).
+- Words in a blank anywhere: each word put in the blank and its sentence scored, as above.
+
+The vocabulary at a blank (the next-token distribution over a whole vocabulary) is not asked
+of a server: a completions API returns a few top tokens, not the whole distribution, so a
+probe that needs it refuses the model in one line and names `--candidates` instead.
+Sentences go `per_request` prompts to a request, `concurrency` requests at a time; each
+distinct sentence is sent once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from tacit.core.blank import filled
+from tacit.models.base import Scorer, SpanScores, progress_bar
+from tacit.models.server.client import Client
+from tacit.models.server.connect import Served, connect, sentence_logprobs
+from tacit.models.server.echo import Echo, echoes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tqdm.auto import tqdm
+
+    from tacit.core.manifest import ModelRecord
+    from tacit.core.modelspec import ModelSpec
+
+
+class ServerScorer(Scorer):
+    """A model a completions server scores (see the module docstring)."""
+
+    kind: ClassVar[str] = "server"
+    capabilities: ClassVar[frozenset[str]] = frozenset({"spans", "words"})
+
+    def __init__(
+        self,
+        text: str,
+        spec: ModelSpec,
+        client: Client,
+        *,
+        batch_size: int,
+        tokenizer: Any = None,
+        tolerance: float,
+    ) -> None:
+        """Connect and check the server (tacit.models.server.connect): a one-line error if it
+        is down, serves another model, or its log-probabilities are missing or inconsistent."""
+        self.name, self.spec, self.client, self.tokenizer = text, spec, client, tokenizer
+        self.served: Served = connect(
+            client,
+            spec.name,
+            asked_per_request=batch_size,
+            start_token=spec.start_token,
+            tokenizer=tokenizer,
+            tolerance=tolerance,
+        )
+        self.batch_size = self.served.per_request
+        self.max_tokens = self.served.max_tokens or self.max_tokens
+        self.where = f"{client.url} ({spec.name})"
+
+    def record(self) -> ModelRecord:
+        served = self.served
+        return {
+            "name": self.name,
+            "source": self.spec.name,
+            "kind": self.kind,
+            "class": type(self).__name__,
+            "revision": None,
+            "device": "server",
+            "server": {
+                "base_url": self.client.url,
+                "model": served.model,
+                "engine": served.engine,
+                "start_token": served.start_record,
+                "consistency_check": served.check,
+                "prompts_per_request": served.per_request,
+                "concurrency": self.client.concurrency,
+                "timeout_s": self.client.timeout,
+                "retries_allowed": self.client.retries,
+                "retries_made": self.client.retried,
+                "planning_tokenizer": planning_tokenizer(self.spec, self.tokenizer),
+            },
+        }
+
+    def _echoes(self, sentences: list[str], bar: tqdm) -> list[Echo]:
+        start = self.served.start
+        return echoes(
+            self.client,
+            self.spec.name,
+            [start + s for s in sentences],
+            self.batch_size,
+            bar.update,
+        )
+
+    def _span_scores(
+        self,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
+    ) -> SpanScores:
+        """Every span in every template's blank (distinct both), each sentence sent once: a
+        causal LM reads left to right whatever the `scoring`; `cache` is the server's."""
+        pairs = [filled(t, s) for t in templates for s in spans]
+        shape = (len(templates), len(spans))
+        with progress_bar(progress, len(pairs), f"scoring spans {self.name}", "sentence") as bar:
+            read = self._echoes([text for text, _, _ in pairs], bar)
+        skip = len(self.served.start)
+        sentence, span = np.zeros(len(pairs)), np.zeros(len(pairs))
+        n_tokens = np.zeros(len(pairs), dtype=np.int64)
+        for n, ((_, first, last), echo) in enumerate(zip(pairs, read)):
+            values = np.asarray(sentence_logprobs(echo, self.served.start, self.where))
+            bounds = echo.bounds[echo.bounds[:, 0] >= skip] - skip
+            inside = (bounds[:, 0] < last) & (bounds[:, 1] > first) & (last > first)
+            sentence[n], span[n], n_tokens[n] = values.sum(), values[inside].sum(), inside.sum()
+        # the tokens the server ran: each sentence whole, with its start token
+        tokens = int(sum(len(e.tokens) + len(e.added) for e in read))
+        return SpanScores(
+            span=span.reshape(shape),
+            n_tokens=n_tokens.reshape(shape),
+            sentence=sentence.reshape(shape),
+            work={"span_tokens": tokens, "span_tokens_naive": tokens},
+        )
+
+    def _words_in_place(
+        self, texts: list[str], words: list[str], progress: bool | tqdm
+    ) -> Iterator[tuple[np.ndarray, Any]]:
+        """Every word in the blank of each text, its sentence scored (as in-process causal
+        models do): a word's score is log P(sentence), which ranks words as P(word | the
+        rest)."""
+        scores = self._span_scores(texts, words, "l2r", progress, True)
+        assert scores.sentence is not None
+        yield np.arange(len(texts)), scores.sentence.astype(np.float32)
+
+
+def planning_tokenizer(spec: ModelSpec, tokenizer: Any) -> str | None:
+    """Which tokenizer the probes planned with, for the manifest."""
+    if spec.get("tokenizer") is not None:
+        return str(spec.get("tokenizer"))
+    return getattr(tokenizer, "source", None)
