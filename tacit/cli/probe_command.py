@@ -30,7 +30,7 @@ def probe_command(name: str) -> Callable[..., None]:
         n
         for n in SHARED_OPTIONS
         if (n not in GROUPS or GROUPS[n] in probe.run_options)
-        and (n != "limit" or probe.limit is not None)
+        and (n not in ("limit", "limit_by") or probe.limit is not None)
     ]
     parameters = [_models(probe.models_required, probe.models_help)]
     for param in declared:
@@ -52,6 +52,13 @@ def probe_command(name: str) -> Callable[..., None]:
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
         options = run_options(**given)
+        if options.dry_run:  # no run directory: nothing is written
+            if resume or overwrite or out is not None:
+                raise TacitError(
+                    "--dry-run writes nothing: drop --out, --resume and --overwrite with it"
+                )
+            typer.echo(str(run_probe(name, models, values, options, context="cli")))
+            return
         run_and_save(
             name,
             out,

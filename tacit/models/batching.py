@@ -61,12 +61,13 @@ def smaller_batch(model: Batched) -> int:
 
 @contextmanager
 def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
-    """The caller's bar (one that spans several calls), or a new one closed at the end; with
+    """The caller's bar (one that spans several calls), or a new one closed at the end (and
+    cleared: under a run's bar, it is the inner one that moves while a chunk is scored); with
     `progress=False`, a silent one."""
     if isinstance(progress, tqdm):
         yield progress
         return
-    with tqdm(total=total, desc=desc, unit=unit, disable=not progress) as bar:
+    with tqdm(total=total, desc=desc, unit=unit, disable=not progress, leave=False) as bar:
         yield bar
 
 

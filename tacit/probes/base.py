@@ -75,6 +75,10 @@ class Work:
     unit: what the progress bar counts.
     load_options: capability -> keyword arguments for loading a model that has it (an NLI
         classifier's label names, for `classify`).
+    cost: rows -> the sentences each of their distinct keys costs a model (a Series indexed by
+        key: a candidate span in a distinct prompt text is one sentence); None: one each.
+        Checkpoint chunks are cut by it (a chunk holds about a minute of work), and `--dry-run`
+        counts and times it.
     """
 
     rows: pd.DataFrame
@@ -85,6 +89,16 @@ class Work:
     unit: str = "prompt"
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False
+    cost: Callable[[pd.DataFrame], pd.Series] | None = None
+
+    def costs(self) -> pd.Series:
+        """Sentences each distinct key costs a model, in the order of first appearance."""
+        import pandas as pd
+
+        keys = self.rows[self.key].drop_duplicates().to_numpy()
+        if self.cost is None:
+            return pd.Series(1, index=keys)
+        return self.cost(self.rows).reindex(keys).astype(int)
 
 
 @dataclass

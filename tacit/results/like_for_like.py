@@ -115,9 +115,14 @@ def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
 
 
 def limited_to(manifest: Manifest) -> str:
-    """`the first 2 concepts` for a `--limit` run, else nothing."""
+    """`2 concepts drawn at random (seed 0)` or `the first 2 concepts` for a `--limit` run
+    (a run of an earlier version recorded only `first`), else nothing."""
     limit = manifest.get("limit")
-    return f"the first {limit['first']} {limit['of']}" if limit else ""
+    if not limit:
+        return ""
+    if "first" in limit or limit.get("by") == "first":
+        return f"the first {limit.get('n', limit.get('first'))} {limit['of']}"
+    return f"{limit['n']} {limit['of']} drawn at random (seed {limit.get('seed')})"
 
 
 def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:

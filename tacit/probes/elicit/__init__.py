@@ -115,7 +115,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import first_concepts
+        from tacit.probes.shared_options import limit_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
         vocab = candidates.vocab
@@ -125,7 +125,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -166,6 +166,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             read_candidates,
             refuse_unreadable,
             relation_answers,
+            span_cost,
             take_counts,
             unreadable_spans,
         )
@@ -173,7 +174,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import first_concepts
+        from tacit.probes.shared_options import limit_concepts
 
         given = values.candidates
         chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
@@ -189,7 +190,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(
             tokenizers=tokenizers,
@@ -209,7 +210,10 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
             return Scored(table, take_counts(rankers.values()))
 
-        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score, SPAN_NEEDS)
+        sizes = {r: len(sets[r].spans) for r in relations}
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
+        work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         state = State(
             norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
         )
