@@ -42,6 +42,7 @@ _EXPORTS = {
     "vocabulary_for": "tacit.vocab",
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
+    "load": "tacit.results.reading",
     "run_sweep": "tacit.sweep",
     "leaderboard": "tacit.results.leaderboard",
     "compare": "tacit.results.comparisons",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from tacit.results.comparisons import compare
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
+    from tacit.results.reading import load
     from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
     from tacit.results.tables import table
