@@ -128,7 +128,7 @@ class Metric:
     """A probe's metric: its summary column, how it is printed, which way is better, the
     columns of its interval (if it has one), the column counting the units (concepts, prompts,
     items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
-    per-sample score of an export, tacit.results.export) and, for a long-form summary, the
+    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
     column naming each row's metric (`named_by`: NLI's `metric`)."""
 
     column: str
@@ -159,7 +159,7 @@ class Probe(ABC):
     metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
     rows_file: ClassVar[str] = "prompts.csv"
     # the rows file's columns holding a prompt's text and its expected answer (an export's
-    # sample arguments and target, tacit.results.export); None where the rows have none
+    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
     sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
-from tacit.results.export import Z_95
+from tacit.results.lm_eval import Z_95
 
 runner = CliRunner()
 SAMPLE_KEYS = {
