@@ -13,7 +13,7 @@ from tacit.results.export import TARGETS
 
 @user_errors
 def command(
-    run: Annotated[Path, typer.Argument(help="A run directory (any probe).")],
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (any probe).")],
     to: Annotated[
         str,
         choice(
@@ -26,10 +26,12 @@ def command(
     ] = "lm-eval",
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="lm-eval: the folder to write. Default: RUN/lm-eval."),
+        typer.Option(
+            "--out", "-o", help="lm-eval, one run: the folder to write. Default: RUN/lm-eval."
+        ),
     ] = None,
 ) -> None:
-    """Hand a finished run on: write it in lm-evaluation-harness's layout (which its tools,
+    """Hand finished runs on: write each in lm-evaluation-harness's layout (which its tools,
     Zeno and a Hub results dataset read), or log it to Weights & Biases or MLflow.
 
     A task per model and condition (`tacit_retrieve_top_decreasing_all_n_props_3`), each
@@ -37,10 +39,14 @@ def command(
     itself in the task's config), a sample per prompt with its scores. See
     docs/run-directory.md.
     """
+    from tacit.core.errors import TacitError
     from tacit.results.export import export
 
-    said = export(run, to=to, out=out)
-    lines = str(said).splitlines()
-    typer.echo(lines[0])
-    for note in lines[1:]:
-        typer.echo(note, err=True)
+    if out is not None and len(runs) > 1:
+        raise TacitError(f"--out takes one run ({len(runs)} given): each goes to RUN/lm-eval")
+    for run in runs:
+        said = export(run, to=to, out=out)
+        lines = str(said).splitlines()
+        typer.echo(lines[0] if to == "lm-eval" else f"logged to {said}")
+        for note in lines[1:]:
+            typer.echo(note, err=True)
