@@ -429,14 +429,22 @@ def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
     return directory
 
 
-def causal_reference(model_dir, sentences):
-    """The plain way, one sentence at a time: start token + the sentence's tokens, one forward
-    pass, log_softmax, gather; per-token log-probabilities of the sentence's tokens."""
+def plain_causal(model_dir):
+    """A causal LM directory loaded the plain way (transformers alone, eval mode): (model,
+    tokenizer), for the reference computations below."""
     from transformers import AutoModelForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    return AutoModelForCausalLM.from_pretrained(model_dir).eval(), tokenizer
+
+
+def causal_logprobs(model, tokenizer, sentences, start=None):
+    """The plain way, one sentence at a time: start token + the sentence's tokens, one forward
+    pass, log_softmax (float64), gather; per-token log-probabilities of the sentence's tokens.
+    `start`: the token id to begin from (None: BOS, else EOS, as tacit's scorer does)."""
+    if start is None:
+        start = tokenizer.bos_token_id
+        start = start if start is not None else tokenizer.eos_token_id
     out = []
     for sentence in sentences:
         ids = torch.tensor([[start, *tokenizer(sentence, add_special_tokens=False)["input_ids"]]])
@@ -444,6 +452,33 @@ def causal_reference(model_dir, sentences):
             logprobs = torch.log_softmax(model(input_ids=ids).logits[0].double(), -1)
         out.append(logprobs[:-1].gather(1, ids[0, 1:].unsqueeze(1)).squeeze(1).numpy())
     return out
+
+
+def sentence_of(template: str, span: str) -> tuple[str, int, int]:
+    """The sentence with `span` in the template's blank, and the characters of the span with
+    its leading space (as tacit's causal scorer counts them)."""
+    before, after = template.split("<mask>")
+    prefix = before.rstrip()
+    return prefix + before[len(prefix) :] + span + after, len(prefix), len(before) + len(span)
+
+
+def causal_span_reference(plain, templates, spans, *, start=None):
+    """Every span in every template's blank, scored the plain way (causal_logprobs): [templates
+    x spans] arrays of the span's tokens' log-probability, the whole sentence's, and the
+    number of the span's tokens. `plain`: a model directory, or its (model, tokenizer)
+    already loaded (plain_causal); `start` as for causal_logprobs."""
+    model, tokenizer = plain_causal(plain) if isinstance(plain, (str, Path)) else plain
+    sentences = [sentence_of(t, s) for t in templates for s in spans]
+    logprobs = causal_logprobs(model, tokenizer, [text for text, _, _ in sentences], start)
+    span, total, n = [], [], []
+    for (text, first, last), lp in zip(sentences, logprobs):
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        inside = [a < last and b > first for a, b in offsets["offset_mapping"]]
+        span.append(lp[inside].sum())
+        total.append(lp.sum())
+        n.append(sum(inside))
+    shape = (len(templates), len(spans))
+    return (np.reshape(span, shape), np.reshape(total, shape), np.reshape(n, shape))
 
 
 def out_of_memory_above(forward, rows: int):

@@ -202,7 +202,6 @@ VocabWordsOption = Annotated[
         "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
         "symbols) or lower (lower-case letters only: also no names or capitalised word "
         "pieces).",
-        default="all",
     ),
 ]
 DeviceMap = Annotated[

@@ -54,6 +54,19 @@ def check_choice(option: str, value: object, choices: Collection[T]) -> T:
     return value  # type: ignore[return-value]
 
 
+def meant(value: object, names: Collection[str]) -> str:
+    """`; did you mean NAME?` for a value that is nearly one of `names` (a name mistyped as a
+    file that does not exist: `--candidates concept`), else nothing.
+
+    >>> meant("concept", ["vocab", "concepts"]), meant("my.txt", ["vocab", "concepts"])
+    ('; did you mean concepts?', '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(value), list(names), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:
     """Several values of a repeatable option, each checked, duplicates dropped, order kept; at
     least one."""

@@ -25,7 +25,8 @@ from tacit.core import faults
 if TYPE_CHECKING:
     import pandas as pd
 
-FLOAT_FORMAT = "%.8g"  # float32 scores hold about 7 significant digits
+SAVED_DIGITS = 8  # significant digits of a float in a saved table: float32 scores hold about 7
+FLOAT_FORMAT = f"%.{SAVED_DIGITS}g"
 
 
 def sha256_bytes(data: str | bytes) -> str:

@@ -78,3 +78,12 @@ def with_interval(
     interval = format_interval(low, high, digits)
     shown = format_number(value, digits, signed=signed)
     return f"{shown} {interval}" if interval else shown
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """A count with its noun, singular for one.
+
+    >>> counted(1, "property", "properties"), counted(2, "property", "properties")
+    ('1 property', '2 properties')
+    """
+    return f"{n} {one if n == 1 else many}"

@@ -198,7 +198,7 @@ def run_models(
         load_options=work.load_options,
         hints=work.hints,
     ):
-        scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
+        scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
         if any(s is None for s in scored):
@@ -216,19 +216,19 @@ def run_models(
                 recorded = False  # the model's record, kept once before its first new chunk
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
-                        scored[c] = score_chunk(work, scorer, chunk, bar)
+                        scored[c] = new = score_chunk(work, scorer, chunk, bar)
                         if model.loaded and not recorded:  # a kill after the chunk keeps both
-                            checkpoint.save(f"{number}-model", model.record())
+                            checkpoint.keep_record(number, model.record())
                             recorded = True
-                        checkpoint.save(f"{number}-{c}", scored[c])
+                        checkpoint.keep_chunk(number, c, new)
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         extras: dict[str, Any] = {}
         if work.finish is not None:
             table, extras = work.finish(model, table)
         # a model that did not load this time (all resumed) keeps the record of when it did
-        record = (None if model.loaded else checkpoint.load(f"{number}-model")) or model.record()
-        checkpoint.save(f"{number}-model", record)
+        record = (None if model.loaded else checkpoint.record(number)) or model.record()
+        checkpoint.keep_record(number, record)
         records.append(cast(ModelRecord, {**record, **dict(counts), **extras}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records

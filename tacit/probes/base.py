@@ -283,3 +283,8 @@ class Probe(ABC):
         ((run name, summary, manifest) each): what `probe report` and `probe plot` draw;
         `kind` picks one of the probe's figures, `caption` is said under it."""
         return []
+
+    def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
+        """The figure `kind` draws of these runs, `auto` resolved where the probe picks it
+        from what they hold: `probe plot` names its file PROBE-KIND.png after it."""
+        return "figure" if kind == "auto" else kind

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.blank import MASK
+from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import sha256_bytes
 from tacit.core.interface import option
@@ -171,14 +172,17 @@ def refuse_unreadable(candidates: CandidateSet, problems: Mapping[str, str]) -> 
             )
 
 
-def read_candidates(path: str | Path) -> CandidateSet:
+def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet:
     """A FILE of candidates, one span a line (UTF-8); blank lines and repeats are errors that
-    name the line, so that the set scored is exactly the file."""
+    name the line, so that the set scored is exactly the file. A missing file nearly named
+    like one of the probe's `names` for its own sets (`concept`) says which was meant."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise TacitError(f"{option('--candidates')} {path}: no such file") from None
+        raise TacitError(
+            f"{option('--candidates')} {path}: no such file{meant(path, names)}"
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
         raise TacitError(
             f"{option('--candidates')} {path}: cannot read it as UTF-8 text ({err})"

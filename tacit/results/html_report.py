@@ -23,7 +23,7 @@ from tacit.core.errors import TacitError, first_line
 from tacit.core.interface import option
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
-from tacit.results.compare import Group, RunInfo, like_for_like, read_runs
+from tacit.results.compare import Group, RunInfo, first_looks, like_for_like, read_runs
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222;
@@ -32,7 +32,9 @@ h1 { margin-bottom: 0.2rem; font-size: 1.6rem; } h2 { border-bottom: 1px solid #
 table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.5rem; text-align: left; }
 th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td { overflow-wrap: anywhere; } table.manifest td:first-child { white-space: nowrap; }
+td { overflow-wrap: break-word; } td.num { white-space: nowrap; }
+table.manifest td { overflow-wrap: anywhere; }
+table.manifest td:first-child { white-space: nowrap; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption, .caption { font-size: 0.85rem; color: #555; }
 details { margin: 0.5rem 0 1rem; } .muted { color: #666; font-size: 0.85rem; }
@@ -163,13 +165,18 @@ def _counts(run: Run) -> str:
 
 def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes]]:
     """(caption, PNG) for the figures of like-for-like runs of one probe, drawn by the probe
-    as the run and `probe plot` draw them."""
+    as the run and `probe plot` draw them; a `--limit` run's figure says it is a first look,
+    in it and in its caption."""
     from tacit.probes.figures import figure_bytes
 
     probe = runs[0].info.probe
     shown = [(run.info.name, run.info.summary, run.info.manifest) for run in runs]
-    figures = probe.figures(shown, caption=caption)
-    return [(title, figure_bytes(figure, "png")) for title, figure in figures]
+    looks = first_looks(shown)
+    figures = probe.figures(shown, caption="; ".join(filter(None, [caption, looks])))
+    return [
+        (f"{title} ({looks})" if looks else title, figure_bytes(figure, "png"))
+        for title, figure in figures
+    ]
 
 
 def _figure_html(caption: str, png: bytes) -> str:
@@ -197,11 +204,18 @@ def _probe_tables(run: Run) -> str:
     )
 
 
+def _first_look(run: Run) -> list[str]:
+    """A `--limit` run's warning that it is a first look, said before its numbers."""
+    said = first_looks([(run.info.name, run.info.summary, run.info.manifest)])
+    return [f'<p class="warn">{html.escape(said)}.</p>'] if said else []
+
+
 def _run_section(run: Run, number: int) -> str:
     parts = [
         f'<section class="run" id="run{number}">',
         f"<h2>{html.escape(run.probe)}: {html.escape(run.info.name)}</h2>",
         f'<p class="muted">{html.escape(str(run.info.path))}</p>',
+        *_first_look(run),
         _file_table(_brief(run), "manifest"),
         _counts(run),
         "<h3>Summary</h3>",

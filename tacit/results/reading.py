@@ -83,25 +83,40 @@ def read_table(run: str | Path, file: str, types: dict[str, Any] | None = None) 
     try:
         if types is None:
             return pd.read_csv(path)
-        if not types["columns"]:
-            return pd.DataFrame()
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-        missing = types.get("missing", {})
-        for column, dtype in types["columns"].items():
-            if column not in raw:
-                raise TacitError(f"{path}: no column {column!r}, which the run wrote")
-            try:
-                raw[column] = _typed(raw[column], dtype, missing.get(column))
-            except (ValueError, TypeError) as err:
-                raise TacitError(
-                    f"{path}: column {column!r} is not the {dtype} the run wrote "
-                    f"({first_line(err)})"
-                ) from None
-        return raw
+        return _read_typed(path, types, path)
     except FileNotFoundError:
         raise TacitError(f"{path}: missing; the run directory is incomplete") from None
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
+
+
+def _read_typed(source: Any, types: dict[str, Any], where: object) -> pd.DataFrame:
+    """CSV text (a path or a buffer) read as text, each column back in its recorded type."""
+    if not types["columns"]:
+        return pd.DataFrame()
+    raw = pd.read_csv(source, dtype=str, keep_default_na=False)
+    missing = types.get("missing", {})
+    for column, dtype in types["columns"].items():
+        if column not in raw:
+            raise TacitError(f"{where}: no column {column!r}, which the run wrote")
+        try:
+            raw[column] = _typed(raw[column], dtype, missing.get(column))
+        except (ValueError, TypeError) as err:
+            raise TacitError(
+                f"{where}: column {column!r} is not the {dtype} the run wrote ({first_line(err)})"
+            ) from None
+    return raw
+
+
+def as_saved(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as it reads back from its saved file (floats to the files' significant digits,
+    typed as read_table types it), so that a result in memory and its run directory give the
+    same numbers to the last bit."""
+    import io
+
+    from tacit.core.files import table_text
+
+    return _read_typed(io.StringIO(table_text(table)), column_types(table), "a table")
 
 
 def read_record(run: str | Path) -> dict[str, Any] | None:

@@ -202,6 +202,26 @@ def test_documented_python_runs(block, world, tmp_path, monkeypatch):
     exec(compile(code, f"{block.page}:{block.line}", "exec"), {})  # noqa: S102
 
 
+@pytest.mark.slow
+def test_the_sweep_examples_make_cells_that_compare(world, tmp_path, monkeypatch):
+    """docs/scaling.md's sweeps gave each model its own vocabulary, so `probe leaderboard`
+    showed 4 groups of 1: the file shares one vocabulary among its models (`vocab_models`),
+    and the Python example's cells rank every model together in each group."""
+    import tomllib
+
+    import tacit
+
+    (toml,) = [b for b in doc_blocks("toml") if b.page == "docs/scaling.md" and "[run]" in b.text]
+    grid = tomllib.loads(toml.text)
+    assert grid["run"]["vocab_models"] == grid["models"]
+    (python,) = [b for b in PYTHON if b.page == "docs/scaling.md" and "run_sweep" in b.text]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(substituted(python.text, world), python.page, "exec"), {})  # noqa: S102
+    board = tacit.leaderboard("results/grid")
+    models = board["model"].nunique()
+    assert models == 2 and (board.groupby("group")["model"].nunique() == models).all()
+
+
 def test_the_cli_reference_is_current(tmp_path):
     from typer.cli import app as typer_app
 

@@ -1,5 +1,5 @@
 """The causal scorer (tacit.models.causal) against a plain computation: start token + the
-sentence, one forward pass, log_softmax, gather, sum (support.causal_reference), on tiny
+sentence, one forward pass, log_softmax, gather, sum (support.causal_span_reference), on tiny
 random GPT-2- and Llama-shaped models with GPT-2's real byte-level BPE."""
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly, out_of_memory_above
+from support import (
+    REAL_BERT_VOCAB,
+    causal_span_reference,
+    fails_cleanly,
+    out_of_memory_above,
+    sentence_of,
+)
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
 from typer.testing import CliRunner
@@ -44,28 +50,6 @@ SPANS = [
 ]
 
 
-def sentence_of(template: str, span: str) -> tuple[str, int, int]:
-    """The sentence and the characters of the span with its leading space (the reference)."""
-    before, after = template.split("<mask>")
-    prefix = before.rstrip()
-    return prefix + before[len(prefix) :] + span + after, len(prefix), len(before) + len(span)
-
-
-def reference_scores(model_dir: str, templates, spans):
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    sentences = [sentence_of(t, s) for t in templates for s in spans]
-    logprobs = causal_reference(model_dir, [text for text, _, _ in sentences])
-    span, total, n = [], [], []
-    for (text, first, last), lp in zip(sentences, logprobs):
-        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        inside = [a < last and b > first for a, b in offsets["offset_mapping"]]
-        span.append(lp[inside].sum())
-        total.append(lp.sum())
-        n.append(sum(inside))
-    shape = (len(templates), len(spans))
-    return (np.reshape(span, shape), np.reshape(total, shape), np.reshape(n, shape))
-
-
 @pytest.fixture(params=["tiny_gpt2", "tiny_llama"])
 def causal_model(request) -> str:
     return request.getfixturevalue(request.param)
@@ -76,7 +60,7 @@ def causal_model(request) -> str:
 def test_spans_match_plain_forward(causal_model, batch_size, cache):
     scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
     scores = scorer.score_spans(TEMPLATES, SPANS, progress=False, cache=cache)
-    span, total, n = reference_scores(causal_model, TEMPLATES, SPANS)
+    span, total, n = causal_span_reference(causal_model, TEMPLATES, SPANS)
     np.testing.assert_array_equal(scores.n_tokens, n)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
@@ -150,7 +134,7 @@ def test_a_concept_in_many_templates_is_not_a_prefix_of_its_own(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=32)
     calls, _ = counting_calls(scorer)
     scores = scorer.score_spans(templates, spans, progress=False)
-    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     assert calls[0] == (1, 2) and [rows for rows, _ in calls[1:]].count(1) == 0
     assert len(calls) <= 1 + 72 // 32 + 2  # the prefix, then batches (cut where rows shorten)
@@ -166,7 +150,7 @@ def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
     calls, _ = counting_calls(scorer)
     scores = scorer.score_spans(templates, spans, progress=False)
-    span, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    span, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     # start + "A" (33 sentences), start alone ("An", "Scissors", "Mice": 12), each run once
@@ -182,7 +166,7 @@ def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
     scorer.model.forward = out_of_memory_above(scorer.model.forward, 5)
     scores = scorer.score_spans(TEMPLATES, SPANS, progress=False)
     assert scorer.batch_size == 4
-    _, total, _ = reference_scores(tiny_gpt2, TEMPLATES, SPANS)
+    _, total, _ = causal_span_reference(tiny_gpt2, TEMPLATES, SPANS)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
     half = CausalLMScorer(tiny_gpt2, device="cpu", dtype="bfloat16")
     assert half.model.dtype == torch.bfloat16
@@ -201,7 +185,7 @@ def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):
     merged = tokenizer("Everyone knows that a bears fur.", add_special_tokens=False)["input_ids"]
     assert merged[: len(prefix)] != prefix  # the case under test
     scores = scorer.score_spans(templates, spans, progress=False)
-    span, total, n = reference_scores(tiny_gpt2, templates, spans)
+    span, total, n = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, atol=2e-4)
     np.testing.assert_array_equal(scores.n_tokens, n)
@@ -212,7 +196,7 @@ def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
     templates = [TEMPLATES[1], TEMPLATES[0], TEMPLATES[1]]
     spans = SPANS[::-1] + ["fur"]
     scores = scorer.score_spans(templates, spans, progress=False)
-    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
 
 
@@ -367,7 +351,7 @@ def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
     assert calls[0] == (1, 2)  # start + "A", once for both prompts
     printed = capsys.readouterr().err
     assert "/18" in printed and "sentence" in printed  # 2 distinct prompts x 9 words
-    _, total, _ = reference_scores(tiny_gpt2, prompts[:2], words)
+    _, total, _ = causal_span_reference(tiny_gpt2, prompts[:2], words)
     for batch in batches:
         for row in batch.rows.tolist():
             expected = total[0 if prompts[row].endswith("car.") else 1]
@@ -460,7 +444,7 @@ def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
     assert manifest["models"][0]["kind"] == "causal"
     items = pd.read_csv(out / "items.csv")
     prompts = list(items["prompt"])
-    _, total, _ = reference_scores(tiny_gpt2, prompts, ["Yes", "Perhaps not", "No"])
+    _, total, _ = causal_span_reference(tiny_gpt2, prompts, ["Yes", "Perhaps not", "No"])
     expected = np.exp(total - np.logaddexp.reduce(total, axis=1, keepdims=True))
     got = items[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4)
@@ -524,7 +508,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     tiny_gpt2, toy_norms_path, tmp_path
 ):
     """`probe retrieve --candidates concepts -m gpt2`: each concept's rank is its sentence's
-    among all concepts' sentences, computed the plain way (support.causal_reference)."""
+    among all concepts' sentences, computed the plain way (support.causal_span_reference)."""
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
@@ -546,7 +530,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates.txt").read_text().splitlines()
-    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, list(prompts["prompt"]), spans)
     targets = [spans.index(s) for s in prompts["target_span"]]
     target = total[np.arange(len(targets)), targets]
     expected = 1 + (total > target[:, None] + 1e-6).sum(axis=1)
@@ -584,7 +568,7 @@ def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates-has.txt").read_text().splitlines()
     assert "four legs" in spans
-    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, list(prompts["prompt"]), spans)
     for row, gold, ap in zip(total, prompts["gold"], prompts["ap_vocab"]):
         relevant = np.isin(spans, [item.rpartition(":")[0] for item in gold.split(" | ")])
         assert ap == pytest.approx(average_precision(row, relevant), abs=1e-4)

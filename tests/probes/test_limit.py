@@ -95,3 +95,29 @@ def test_limited_and_full_runs_are_not_comparable(tiny_bert, toy_norms_path, tmp
     assert any("differ in limit" in note and "the first 2 concepts" in note for note in notes)
     manifest = json.loads((tmp_path / "first" / "manifest.json").read_text())
     assert manifest["limit"] == {"first": 2, "of": "concepts"}
+
+
+def test_figures_and_reports_mark_a_first_look(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
+    """A `--limit` run's figure and report said nothing of the limit: both say it is a first
+    look at the first concepts."""
+    from matplotlib.text import Text
+
+    from tacit.results import plots
+
+    run = tmp_path / "first"
+    done = CliRunner().invoke(
+        app,
+        ["elicit", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q", "--limit", "2"]
+        + ["--out", str(run)],
+    )
+    assert done.exit_code == 0, done.output
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda figure, out, **_: drawn.append(figure) or out)
+    tacit.plot([run])
+    said = " ".join(" ".join(t.get_text() for t in drawn[0].findobj(Text)).split())
+    assert "a first look (limit): the first 2 concepts only" in said  # the API's name
+    report = tmp_path / "report.html"
+    assert CliRunner().invoke(app, ["report", str(run), "--out", str(report)]).exit_code == 0
+    text = " ".join(report.read_text().split())
+    assert "a first look (--limit): the first 2 concepts only" in text
+    assert text.count("first look") >= 2  # the run's section, and under its figure

@@ -355,7 +355,6 @@ def test_the_shipped_paraphrases_run(tiny_bert, toy_norms_path):
 
 
 def test_templates_are_a_sweep_axis(tiny_bert, toy_norms_path, tmp_path):
-    pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
     from typer.testing import CliRunner
 
     from tacit.cli import app

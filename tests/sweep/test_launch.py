@@ -18,7 +18,6 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.sweep.launch import parse_options
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 pytest.importorskip(
     "submitit", reason="the launcher runs on submitit: pip install 'tacit[cluster]'"
 )

@@ -197,13 +197,14 @@ class ElicitProbe(Probe):
             take_counts,
             unreadable_spans,
         )
+        from tacit.probes.elicit.options import CANDIDATE_SETS
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
 
         given, relations = values["candidates"], values["relations"]
-        chosen = None if given == "answers" else read_candidates(given)
+        chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
         spans = (
             chosen.spans
             if chosen is not None
@@ -351,9 +352,13 @@ class ElicitProbe(Probe):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
+        """What every norms-based run must share (vocabulary or candidates, norms, concepts,
+        templates), and the relations: `all` pools the relations a run asked for, so runs of
+        other relations pool other prompts under the same name."""
         from tacit.probes.notes import scored_over
 
-        return scored_over(manifest)
+        relations = (manifest.get("options") or {}).get("relations") or []
+        return {**scored_over(manifest), "relations": ", ".join(relations)}
 
     def estimate(self, values: Mapping[str, Any]) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
@@ -395,11 +400,12 @@ class ElicitProbe(Probe):
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms
+        from tacit.probes.elicit.report import paper_norms, prefixes
         from tacit.probes.elicit.summary import elicitation_tables
 
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
-        return elicitation_tables(summary, paper, spans=bool(manifest and "candidates" in manifest))
+        spans = bool(manifest and "candidates" in manifest)
+        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
 
     def figures(
         self,
@@ -410,4 +416,5 @@ class ElicitProbe(Probe):
     ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
 
-        return [("Elicitation: mean average precision by relation", elicitation_figure(runs))]
+        title = "Elicitation: mean average precision by relation"
+        return [(title, elicitation_figure(runs, caption))]

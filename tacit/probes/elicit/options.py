@@ -29,6 +29,7 @@ PREFIX = Param(
         ),
     ),
 )
+CANDIDATE_SETS = ("vocab", "answers")  # what --candidates names besides a FILE
 CANDIDATES = Param(
     "candidates",
     "vocab",

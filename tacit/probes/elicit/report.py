@@ -28,13 +28,36 @@ def paper_norms(manifest: Manifest) -> bool:
     ) == "paper"
 
 
+def prefixes(manifest: Manifest | None) -> list[str] | None:
+    """The optional prefixes of the run's templates for its relations, each once, as its
+    manifest records the templates (the paper's where a run predates template files); None
+    without a manifest."""
+    from tacit.probes.templates import PREFIX, load_templates
+
+    if manifest is None:
+        return None
+    record: dict[str, Any] = dict(manifest).get("templates") or load_templates().record()  # type: ignore[assignment]
+    asked = (manifest.get("options") or {}).get("relations")
+    found = [
+        match.group(1).strip()
+        for template in record.get("templates", [])
+        if template.get("relation") and (asked is None or template["relation"] in asked)
+        for match in [PREFIX.match(str(template.get("template", "")))]
+        if match
+    ]
+    return list(dict.fromkeys(found))
+
+
 def elicitation_text(
     summary: pd.DataFrame, manifest: Manifest, paper_counts: dict[str, int]
 ) -> str:
     """The summary as printed: Table 1's layout, models by their short labels."""
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     counts = paper_counts if paper_norms(manifest) else None
-    return render(elicitation_tables(labelled, counts, spans="candidates" in manifest)).rstrip()
+    tables = elicitation_tables(
+        labelled, counts, spans="candidates" in manifest, prefixes=prefixes(manifest)
+    )
+    return render(tables).rstrip()
 
 
 def elicitation_report(

@@ -197,10 +197,14 @@ class NLIProbe(Probe):
         kind: str = "auto",
         caption: str = "",
     ) -> list[tuple[str, Any]]:
+        from tacit.probes.figures import say_under
         from tacit.probes.nli.figures import draw_nli, nli_panels
 
-        return [
+        drawn = [
             (f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
             for name, summary, manifest in runs
             if nli_panels(summary)[0]
         ]
+        for _, figure in drawn:
+            say_under(figure, caption)
+        return drawn

@@ -146,6 +146,10 @@ class PragmevalProbe(Probe):
         kind: str = "auto",
         caption: str = "",
     ) -> list[tuple[str, Any]]:
+        from tacit.probes.figures import say_under
         from tacit.probes.pragmeval.report import draw_pragmeval
 
-        return [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]
+        drawn = [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]
+        for _, figure in drawn:
+            say_under(figure, caption)
+        return drawn

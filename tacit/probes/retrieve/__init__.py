@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
+from tacit.core.numbers import counted
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import PARAMS
 
@@ -48,7 +49,7 @@ def _main_condition(frame: pd.DataFrame, n_props: int | None) -> tuple[tuple[str
     if rows.empty:
         raise TacitError(
             f"no prompts of the main condition ({'/'.join(main)})"
-            + (f" with at most {n_props} properties" if n_props else "")
+            + (f" with at most {counted(n_props, 'property', 'properties')}" if n_props else "")
         )
     return main, int(rows["n_props"].max())
 
@@ -317,7 +318,10 @@ class RetrieveProbe(Probe):
         labels = condition_labels(at_n)
         first = "/".join(main)
         found = [
-            (f"{n} properties, {label}" if label == first else label, at_n[labels == label])
+            (
+                f"{counted(n, 'property', 'properties')}, {label}" if label == first else label,
+                at_n[labels == label],
+            )
             for label in dict.fromkeys(labels)
         ]
         return sorted(found, key=lambda c: not c[0].endswith(first))
@@ -399,9 +403,15 @@ class RetrieveProbe(Probe):
         )
         absent = [str(n) for n in wanted if n not in set(table["n_props"])]
         if absent:
-            shown.note = (
-                f"no prompts with {' or '.join(absent)} properties in these runs "
-                f"(the most: {int(summary['n_props'].max())})"
+            shown.note = "; ".join(
+                filter(
+                    None,
+                    [
+                        f"no prompts with {' or '.join(absent)} properties in these runs "
+                        f"(the most: {int(summary['n_props'].max())})",
+                        shown.note,
+                    ],
+                )
             )
         return [shown]
 
@@ -437,3 +447,13 @@ class RetrieveProbe(Probe):
             )
             figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
         return figures
+
+    def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
+        """`models`, `category` or `ordering`: the one the runs call for, where `auto`."""
+        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.probes.retrieve.figures import figure_kind
+
+        if kind != "auto":
+            return kind
+        kinds = {figure_kind(ensemble_rows(summary)) for _, summary, _ in runs}
+        return kinds.pop() if len(kinds) == 1 else "figure"

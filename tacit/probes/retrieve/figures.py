@@ -95,6 +95,8 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
         summary = summary.assign(run="")
     from matplotlib.figure import Figure
 
+    from tacit.probes.figures import say_under
+
     kind = figure_kind(summary) if kind == "auto" else kind
     lines = _lines(summary.sort_values("n_props"), kind)
     panels = list(dict.fromkeys(title for title, _, _ in lines))
@@ -137,8 +139,7 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     figure.suptitle(
         headings[kind] + " (bands: 95% bootstrap interval over concepts)", fontsize="large"
     )
-    if caption:
-        figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
+    say_under(figure, caption)
     return figure
 
 

@@ -46,6 +46,7 @@ ABLATION = Param(
     "baseline, 5 random orders of 5 random property sets per concept) or `category` (all, "
     "visual, functional, encyclopaedic).",
 )
+CANDIDATE_SETS = ("vocab", "concepts")  # what --candidates names besides a FILE
 CANDIDATES = Param(
     "candidates",
     "vocab",

@@ -22,6 +22,7 @@ from tacit.probes.candidates import (
     span_alone,
     unreadable_spans,
 )
+from tacit.probes.retrieve.options import CANDIDATE_SETS
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
@@ -81,7 +82,7 @@ def span_sets(
             "spans holds one of them: use --candidates concepts, or templates of one form"
         )
     else:
-        sets = {"all": read_candidates(given)}
+        sets = {"all": read_candidates(given, CANDIDATE_SETS)}
     every = list(dict.fromkeys(span for chosen in sets.values() for span in chosen.spans))
     tokenizers, problems = unreadable_spans(every, models, run)
     unread: dict[str, str] = {}

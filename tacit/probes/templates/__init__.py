@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.blank import MASK
+from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
+from tacit.core.interface import option
 from tacit.core.params import Param
 
 SHIPPED = Path(__file__).parent  # the shipped sets: paper.jsonl, paraphrases.jsonl
@@ -311,4 +313,7 @@ def load_templates(value: str | Path | TemplateSet | None = None) -> TemplateSet
 
     if isinstance(value, str) and "/" not in value and shipped.is_file():
         return read_templates(shipped, source=value)
+    names = sorted(path.stem for path in SHIPPED.glob("*.jsonl"))
+    if not Path(value).exists() and meant(value, names):
+        raise TacitError(f"{option('--templates')} {value}: no such file{meant(value, names)}")
     return read_templates(Path(value))
