@@ -56,6 +56,7 @@ def probe_command(name: str) -> Callable[..., None]:
         }
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
+        log_to = given.pop("log_to")  # logged once saved, with the run directory's files
         options = run_options(**given)
         run_and_save(
             name,
@@ -66,6 +67,7 @@ def probe_command(name: str) -> Callable[..., None]:
             lambda checkpointing: run_probe(
                 name, models, values, replace(options, **checkpointing), context="cli"
             ),
+            log_to=log_to,
         )
 
     command.__name__ = name

@@ -35,6 +35,7 @@ POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
 VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
+TRACKERS = ("wandb", "mlflow")  # --log-to: experiment trackers (tacit.results.tracking)
 
 T = TypeVar("T")
 

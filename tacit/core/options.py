@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from tacit.core.choices import (
     LOAD_DTYPES,
+    TRACKERS,
     VOCAB_WORDS,
     LoadDtype,
     VocabWords,
@@ -56,6 +57,9 @@ class RunOptions:
         vocab_words: which single-token words the shared vocabulary keeps: `all` (the
             paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
             (lower-case letters only: also no names or capitalised word pieces).
+        log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
+            (tacit.results.tracking; the package is an extra: `pip install
+            'tacit[wandb]'`).
     """
 
     vocab_models: Sequence[str] = ()
@@ -75,12 +79,15 @@ class RunOptions:
     model_args: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
     vocab_words: VocabWords = "all"
+    log_to: str | None = None
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
         check_batch_size(self.batch_size)
         check_at_least(option("--limit"), self.limit, 1)
         check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
+        if self.log_to is not None:
+            check_choice(option("--log-to"), self.log_to, TRACKERS)
         object.__setattr__(self, "model_args", parse_model_args(self.model_args))
         for key in ("revision", "dtype"):
             if key in self.model_args:
