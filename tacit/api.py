@@ -58,6 +58,10 @@ def run_probe(
 
     probe = registry.get(name)
     run = RunOptions.build(options, run_options or {})
+    if run.log_to is not None:  # its package installed, before anything slow
+        from tacit.results.tracking import check_tracker
+
+        check_tracker(run.log_to)
     values = probe.validate(given, context=context)
     _check_run_options(probe.name, probe.run_options, run)
     if run.limit is not None and probe.limit is None:
@@ -94,7 +98,7 @@ def run_probe(
             f"limited to {limit_said(run, probe.limit)} ({option('--limit')} {run.limit}): a "
             f"first look, not comparable with a full run\n{text}"
         )
-    return ProbeResult(
+    result = ProbeResult(
         outcome.rows,
         outcome.summary,
         outcome.vocab,
@@ -106,6 +110,13 @@ def run_probe(
         figures=outcome.figures,
         files=outcome.files,
     )
+    if run.log_to is not None:
+        from tacit.engine.distributed import is_main
+        from tacit.results.tracking import log_run
+
+        if is_main():  # one log per run, however many processes scored it
+            log_run(result, run.log_to)
+    return result
 
 
 def _model_texts(models: Models) -> list[str | Scorer]:

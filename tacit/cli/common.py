@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import LIMIT_BY, LOAD_DTYPES, VOCAB_WORDS
+from tacit.core.choices import LIMIT_BY, LOAD_DTYPES, TRACKERS, VOCAB_WORDS
 from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.modelspec import parse_model_args
 from tacit.core.option_names import command_line
@@ -279,6 +279,15 @@ Overwrite = Annotated[
         "run, the whole directory: without it, such a directory is refused.",
     ),
 ]
+LogTo = Annotated[
+    str | None,
+    choice(
+        "--log-to",
+        choices=TRACKERS,
+        help="Log the run's summary, manifest and files to an experiment tracker once it is "
+        "saved (its extra: pip install 'tacit[wandb]'; offline modes work).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Verbose = Annotated[
     bool,
@@ -313,6 +322,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "out": (Out, None),
     "resume": (Resume, False),
     "overwrite": (Overwrite, False),
+    "log_to": (LogTo, None),
     "quiet": (Quiet, False),
     "verbose": (Verbose, False),
 }

@@ -51,6 +51,7 @@ def probe_command(name: str) -> Callable[..., None]:
         }
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
+        log_to = given.pop("log_to")  # logged once saved, with the run directory's files
         options = run_options(**given)
         if options.dry_run:  # no run directory: nothing is written
             if resume or overwrite or out is not None:
@@ -68,6 +69,7 @@ def probe_command(name: str) -> Callable[..., None]:
             lambda checkpointing: run_probe(
                 name, models, values, replace(options, **checkpointing), context="cli"
             ),
+            log_to=log_to,
         )
 
     command.__name__ = name

@@ -39,6 +39,8 @@ VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
 LimitBy = Literal["random", "first"]
 LIMIT_BY: tuple[LimitBy, ...] = get_args(LimitBy)
 
+TRACKERS = ("wandb", "mlflow")  # --log-to: experiment trackers (tacit.results.tracking)
+
 T = TypeVar("T")
 
 

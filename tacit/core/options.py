@@ -14,6 +14,7 @@ from typing import Any, Literal
 from tacit.core.choices import (
     LIMIT_BY,
     LOAD_DTYPES,
+    TRACKERS,
     VOCAB_WORDS,
     LimitBy,
     LoadDtype,
@@ -87,6 +88,9 @@ class RunOptions:
         vocab_words: which single-token words the shared vocabulary keeps: `all` (the
             paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
             (lower-case letters only: also no names or capitalised word pieces).
+        log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
+            (tacit.results.tracking; the package is an extra: `pip install
+            'tacit[wandb]'`).
     """
 
     vocab_models: Sequence[str] = ()
@@ -110,6 +114,8 @@ class RunOptions:
     threads: int | None = None
     dry_run: bool = False
 
+    log_to: str | None = None
+
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
         check_batch_size(self.batch_size)
@@ -117,6 +123,8 @@ class RunOptions:
         check_choice(option("--limit-by"), self.limit_by, LIMIT_BY)
         check_at_least(option("--threads"), self.threads, 1)
         check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
+        if self.log_to is not None:
+            check_choice(option("--log-to"), self.log_to, TRACKERS)
         object.__setattr__(self, "model_args", parse_model_args(self.model_args))
         for key in ("revision", "dtype"):
             if key in self.model_args:

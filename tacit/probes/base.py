@@ -151,9 +151,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Metric:
-    """A probe's primary metric: its summary column, how it is printed, which way is better,
-    the columns of its interval (if it has one), and the column counting the units (concepts,
-    prompts, items) it is a mean over."""
+    """A probe's metric: its summary column, how it is printed, which way is better, the
+    columns of its interval (if it has one), the column counting the units (concepts, prompts,
+    items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
+    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
+    column naming each row's metric (`named_by`: NLI's `metric`)."""
 
     column: str
     label: str
@@ -161,6 +163,8 @@ class Metric:
     low: str | None = None
     high: str | None = None
     count: str | None = None
+    row: str | None = None
+    named_by: str | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
@@ -181,7 +185,11 @@ class Probe(ABC, Generic[OptionsT]):
     primary: ClassVar[Metric]
     keys: ClassVar[tuple[str, ...]]  # summary columns that identify a row, model first
     run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)  # the groups it takes
+    metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
     rows_file: ClassVar[str] = "prompts.csv"
+    # the rows file's columns holding a prompt's text and its expected answer (an export's
+    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
+    sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
     # how its runs are shown (tables, figures, a report's brief): "module:Class", a Report

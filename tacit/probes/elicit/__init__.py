@@ -56,8 +56,28 @@ class ElicitProbe(Probe[ElicitOptions]):
         "answers_left_out.csv": "Answers that are not candidates, per relation",
     }
     primary = Metric(
-        "map_vocab", "mAP", True, "map_vocab_ci_low", "map_vocab_ci_high", "n_concepts"
+        "map_vocab",
+        "mAP",
+        True,
+        "map_vocab_ci_low",
+        "map_vocab_ci_high",
+        "n_concepts",
+        row="ap_vocab",
     )
+    metrics = (
+        Metric(
+            "map_sens",
+            "mAP (sensitive)",
+            True,
+            "map_sens_ci_low",
+            "map_sens_ci_high",
+            row="ap_sens",
+        ),
+        Metric(
+            "spearman_mean", "Spearman", True, "spearman_ci_low", "spearman_ci_high", row="spearman"
+        ),
+    )
+    sample_columns = ("prompt", "gold")
     keys = ("model", "relation", "prefix")
     limit = "concepts"
 

@@ -48,7 +48,8 @@ class NLIProbe(Probe[NLIOptions]):
     numbers for NOPE predictions)."""
     options = NLIOptions
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
-    primary = Metric("value", "accuracy", count="n")
+    primary = Metric("value", "accuracy", count="n", named_by="metric")
+    sample_columns = ("prompt", "gold")
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"

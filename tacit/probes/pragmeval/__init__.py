@@ -44,7 +44,8 @@ class PragmevalProbe(Probe[PragmevalOptions]):
     This is a probe of a frozen model, not the paper's fine-tuning. Writes configs.csv,
     summary.csv, predictions.csv, manifest.json and pragmeval.png."""
     options = PragmevalOptions
-    primary = Metric("score", "score")
+    primary = Metric("score", "score", named_by="metric")
+    sample_columns = (None, None)
     keys = ("model", "task")
     run_options = frozenset({"seed"})
     rows_file = "configs.csv"

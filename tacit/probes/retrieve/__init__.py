@@ -90,7 +90,22 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     properties."""
     options = RetrieveOptions
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
-    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
+    primary = Metric(
+        "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
+    )
+    metrics = (
+        Metric("p_at_1", "P@1", True, "p_at_1_ci_low", "p_at_1_ci_high", "n_concepts"),
+        Metric("hits_at_10", "hits@10", True, "hits_at_10_ci_low", "hits_at_10_ci_high"),
+        Metric(
+            "mean_target_prob",
+            "mean target probability",
+            True,
+            "target_prob_ci_low",
+            "target_prob_ci_high",
+            row="target_prob",
+        ),
+        Metric("mean_target_prob_shared", "over the shared vocabulary", row="target_prob_shared"),
+    )
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
 
