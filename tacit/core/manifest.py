@@ -65,6 +65,8 @@ ModelRecord = TypedDict(
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
         "gguf": "dict[str, Any]",
+        # --cache: the directory, the model's fingerprint, entries found and scored
+        "cache": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
