@@ -45,6 +45,8 @@ _EXPORTS = {
     "register_family": "tacit.models.families",
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
+    "load": "tacit.results.reading",
+    "export": "tacit.results.export",
     "run_sweep": "tacit.sweep",
     "leaderboard": "tacit.results.leaderboard",
     "compare": "tacit.results.comparisons",
@@ -71,8 +73,10 @@ if TYPE_CHECKING:
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
     from tacit.results.comparisons import compare
+    from tacit.results.export import export
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
+    from tacit.results.reading import load
     from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
     from tacit.results.tables import table

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.option_names import option
-from tacit.core.options import RUN_OPTION_GROUPS, RunOptions
+from tacit.core.options import RUN_OPTION_GROUPS, RunOptions, limit_record, limit_said
 
 if TYPE_CHECKING:
     from tacit.core.params import Context
@@ -48,7 +48,9 @@ def run_probe(
     context: Context = "api",
 ) -> ProbeResult:
     """Run the probe `name` with its options `given` (checked as it declares them; errors name
-    them as `context` writes them: `api` keywords, `cli` flags) on `models`."""
+    them as `context` writes them: `api` keywords, `cli` flags) on `models`. With the run option
+    `dry_run`, what the run would cost instead (a tacit.engine.estimate.RunEstimate): its plan
+    counted, each model timed on a short calibration, nothing written."""
     from tacit.core.manifest import now
     from tacit.engine.runner import run_manifest, run_models
     from tacit.probes import registry
@@ -56,6 +58,10 @@ def run_probe(
 
     probe = registry.get(name)
     run = RunOptions.build(options, run_options or {})
+    if run.log_to is not None:  # its package installed, before anything slow
+        from tacit.results.tracking import check_tracker
+
+        check_tracker(run.log_to)
     values = probe.validate(given, context=context)
     _check_run_options(probe.name, probe.run_options, run)
     if run.limit is not None and probe.limit is None:
@@ -69,6 +75,12 @@ def run_probe(
     _check_device(run, [m for m in models if isinstance(m, str)])
     started = now()
     plan = probe.plan(list(models), values, run)
+    if run.dry_run:
+        from tacit.engine.estimate import estimate_run
+
+        if plan.work is None:
+            raise TacitError(f"{name}: {option('--dry-run')}: no model scores anything here")
+        return estimate_run(name, models, run, plan)  # type: ignore[return-value]
     if plan.work is not None:
         rows, records = run_models(
             models, run, plan.work, probe=name, plan=plan.resume_key, tokenizers=plan.tokenizers
@@ -76,17 +88,17 @@ def run_probe(
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
-    limit = {"limit": {"first": run.limit, "of": probe.limit}} if run.limit is not None else {}
+    limit = limit_record(run, probe.limit) if probe.limit is not None else {}
     manifest = run_manifest(name, run, records, started, **plan.manifest, **limit)
     outcome = probe.finish(plan, rows, manifest, run)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
     text = outcome.text
-    if run.limit is not None:  # said first, so that no one takes it for a full run
+    if run.limit is not None and probe.limit is not None:  # said first: not a full run
         text = (
-            f"limited to the first {run.limit} {probe.limit} ({option('--limit')} "
-            f"{run.limit}): a first look, not comparable with a full run\n{text}"
+            f"limited to {limit_said(run, probe.limit)} ({option('--limit')} {run.limit}): a "
+            f"first look, not comparable with a full run\n{text}"
         )
-    return ProbeResult(
+    result = ProbeResult(
         outcome.rows,
         outcome.summary,
         outcome.vocab,
@@ -98,6 +110,13 @@ def run_probe(
         figures=outcome.figures,
         files=outcome.files,
     )
+    if run.log_to is not None:
+        from tacit.engine.distributed import is_main
+        from tacit.results.tracking import log_run
+
+        if is_main():  # one log per run, however many processes scored it
+            log_run(result, run.log_to)
+    return result
 
 
 def _model_texts(models: Models) -> list[str | Scorer]:
@@ -195,7 +214,12 @@ def _docstring(probe: Any) -> str:
         )
         for name, help in arguments
     ]
-    lines += ["", "Returns:", "    The run's ProbeResult (what the command line prints and saves)."]
+    lines += [
+        "",
+        "Returns:",
+        "    The run's ProbeResult (what the command line prints and saves); with dry_run=True,",
+        "    what the run would cost (a RunEstimate), nothing scored but a short calibration.",
+    ]
     return "\n".join(lines)
 
 

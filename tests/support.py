@@ -103,6 +103,16 @@ TOY_NORMS = [
     ("knife", "encyclopaedic", "is found in kitchens", 2),
 ]
 
+# the files of a retrieval run in vocabulary mode (the run directory: docs/run-directory.md)
+RETRIEVAL_RUN_FILES = [
+    "dropped.csv",
+    "manifest.json",
+    "prompts.csv",
+    "result.json",
+    "summary.csv",
+    "vocab.txt",
+]
+
 TOY_WORDS = [
     "bear",
     "cat",

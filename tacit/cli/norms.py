@@ -50,7 +50,7 @@ NormsFormat = Annotated[
     str | None,
     typer.Option(
         "--norms-format",
-        help=f"{NORMS_FORMAT.help} One of: " + ", ".join(NORMS_FORMAT.choices or ()),
+        help=NORMS_FORMAT.help,
     ),
 ]
 NormsColumns = Annotated[str | None, typer.Option("--norms-columns", help=NORMS_COLUMNS.help)]

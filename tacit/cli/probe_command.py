@@ -30,7 +30,7 @@ def probe_command(name: str) -> Callable[..., None]:
         n
         for n in SHARED_OPTIONS
         if (n not in GROUPS or GROUPS[n] in probe.run_options)
-        and (n != "limit" or probe.limit is not None)
+        and (n not in ("limit", "limit_by") or probe.limit is not None)
     ]
     parameters = [_models(probe.models_required, probe.models_help)]
     for param in declared:
@@ -51,7 +51,15 @@ def probe_command(name: str) -> Callable[..., None]:
         }
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
+        log_to = given.pop("log_to")  # logged once saved, with the run directory's files
         options = run_options(**given)
+        if options.dry_run:  # no run directory: nothing is written
+            if resume or overwrite or out is not None:
+                raise TacitError(
+                    "--dry-run writes nothing: drop --out, --resume and --overwrite with it"
+                )
+            typer.echo(str(run_probe(name, models, values, options, context="cli")))
+            return
         run_and_save(
             name,
             out,
@@ -61,6 +69,7 @@ def probe_command(name: str) -> Callable[..., None]:
             lambda checkpointing: run_probe(
                 name, models, values, replace(options, **checkpointing), context="cli"
             ),
+            log_to=log_to,
         )
 
     command.__name__ = name

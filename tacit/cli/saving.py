@@ -39,6 +39,8 @@ def run_and_save(
     overwrite: bool,
     verbose: bool,
     run: Callable[[dict[str, Any]], ProbeResult],
+    *,
+    log_to: str | None = None,
 ) -> ProbeResult:
     """Run a probe into its run directory (default results/<probe>/<timestamp>), save it, and
     print its summary (stdout), its notes (stderr) and where it went.
@@ -48,13 +50,16 @@ def run_and_save(
     scoring something, or failed to save (a full disk), the run can go on with --resume, and
     the one line that ends it says so; failed before scoring anything, it leaves no directory
     behind. One process owns a run directory at a time. An --out that holds a run is refused
-    before anything is scored, unless --resume or --overwrite.
+    before anything is scored, unless --resume or --overwrite. With `log_to`, the saved run is
+    logged to that experiment tracker (tacit.results.tracking).
     """
     from tacit.engine.checkpoint import ResumeRefused, kept_chunks
     from tacit.engine.distributed import finish as distributed_finish
     from tacit.engine.distributed import is_main
     from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
+    from tacit.results.tracking import check_tracker, log_run
 
+    check_tracker(log_to)  # its package installed, before anything is scored
     if resume and out is None:
         raise TacitError("--resume needs --out DIR: the run directory to continue")
     if resume and overwrite:
@@ -96,5 +101,7 @@ def run_and_save(
     for note in result.notes:
         typer.echo(note, err=True)
     typer.echo(f"written to {out_dir}")
+    if log_to is not None:
+        typer.echo(f"logged to {log_run(result, log_to, out_dir)}")
     distributed_finish()
     return result

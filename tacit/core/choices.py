@@ -35,6 +35,11 @@ POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
 VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
+# how `--limit N` picks its N concepts or items: a seeded random sample, or the first N
+LimitBy = Literal["random", "first"]
+LIMIT_BY: tuple[LimitBy, ...] = get_args(LimitBy)
+
+TRACKERS = ("wandb", "mlflow")  # --log-to: experiment trackers (tacit.results.tracking)
 
 T = TypeVar("T")
 

@@ -69,6 +69,8 @@ ModelRecord = TypedDict(
         # lists it, the engine and version it reports, the start token and who adds it, the
         # consistency check's result, prompts per request, concurrency, retries made
         "server": "dict[str, Any]",
+        # --cache: the directory, the model's fingerprint, entries found and scored
+        "cache": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder

@@ -11,6 +11,8 @@ and the model records; `run_manifest` gives the keys every manifest shares. A mo
 from __future__ import annotations
 
 import gc
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -30,10 +32,17 @@ from tacit.probes.base import Scored, Work
 if TYPE_CHECKING:
     from tacit.models.base import Needs, Scorer
 
-# Distinct texts per checkpointed chunk: small enough that an interrupted run loses little (256
-# prompts: under a minute of roberta-large on a 2-core CPU, seconds on a GPU), large enough
-# that writing the chunks costs nothing next to scoring them.
+# A checkpointed chunk holds at most CHUNK_TEXTS distinct texts and, where a text costs several
+# sentences (candidate spans in its blank), about CHUNK_SENTENCES sentences: small enough that
+# an interruption loses about a minute of work (256 prompts of roberta-large, or 2,048 sentences
+# of a 135M causal model on a 2-core CPU; seconds on a GPU), large enough that writing the
+# chunks costs nothing next to scoring them. The cut depends on the plan alone (the same chunks
+# in every run of it), never on timing, so that a resumed run finds its chunks.
 CHUNK_TEXTS = 256
+CHUNK_SENTENCES = 2048
+# a run estimated at more than this many seconds, once its first chunk is timed, says so
+LONG_RUN_SECONDS = 600
+PACE_AFTER_SECONDS = 5  # a pace is read off no fewer seconds of work than this
 
 
 def model_name(model: str | Scorer) -> str:
@@ -76,6 +85,10 @@ class ModelHandle:
                 tokenizer=self.tokenizer,
                 load_options=self.load_options,
             )
+            if self.options.cache is not None:  # a model loaded by name: its answers keep
+                from tacit.models.score_cache import ScoreCache
+
+                self._scorer.cache = ScoreCache(self.options.cache, self._scorer.record())
         return self._scorer
 
     @property
@@ -95,6 +108,8 @@ class ModelHandle:
             }
         record = self._scorer.record()
         record["batch_size_used"] = self._scorer.batch_size
+        if self._scorer.cache is not None:
+            record["cache"] = self._scorer.cache.record()
         return record
 
     def free(self) -> None:
@@ -178,9 +193,9 @@ def run_models(
     """
     here = distributed.world()
     checkpoint = checkpoint_for(probe, models, options, work, plan or {})
-    chunk_of_row = pd.factorize(work.rows[work.key])[0] // CHUNK_TEXTS
-    chunks = [work.rows[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
+    chunks = chunked(work)
     n_keys = work.rows[work.key].nunique()
+    use_threads(options)
     tables: list[pd.DataFrame] = []
     records: list[ModelRecord] = []
     for number, model in each_model(
@@ -207,6 +222,7 @@ def run_models(
                 disable=not (options.progress and here.main),
             ) as bar:
                 recorded = False  # the model's record, kept once before its first new chunk
+                pace = Pace(work, chunks, [s is None for s in scored], model.name, bar)
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
                         scored[c] = new = score_chunk(work, scorer, chunk, bar)
@@ -214,6 +230,7 @@ def run_models(
                             checkpoint.keep_record(number, model.record())
                             recorded = True
                         checkpoint.keep_chunk(number, c, new)
+                        pace.done(c)
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         extras: dict[str, Any] = {}
@@ -225,6 +242,68 @@ def run_models(
         records.append(cast(ModelRecord, {**record, **dict(counts), **extras}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
+
+
+def chunked(work: Work) -> list[pd.DataFrame]:
+    """The work's rows cut into checkpoint chunks: distinct keys in order of first appearance,
+    a chunk closed at CHUNK_TEXTS keys or once it holds about CHUNK_SENTENCES sentences."""
+    costs = work.costs()
+    chunk_of_key: list[int] = []
+    chunk, keys, sentences = 0, 0, 0
+    for cost in costs.to_numpy():
+        if keys and (keys == CHUNK_TEXTS or sentences + cost > CHUNK_SENTENCES):
+            chunk, keys, sentences = chunk + 1, 0, 0
+        chunk_of_key.append(chunk)
+        keys, sentences = keys + 1, sentences + int(cost)
+    key_chunk = dict(zip(costs.index, chunk_of_key))
+    chunk_of_row = work.rows[work.key].map(key_chunk).to_numpy()
+    return [work.rows[chunk_of_row == c] for c in range(chunk + 1)]
+
+
+class Pace:
+    """How long a model's part of the run will take, from its first chunks' pace: said once, in
+    a `note:` line above the bar, where it is over LONG_RUN_SECONDS (with what to do instead)."""
+
+    def __init__(
+        self, work: Work, chunks: list[pd.DataFrame], todo: list[bool], model: str, bar: tqdm
+    ) -> None:
+        costs = work.costs()
+        self.cost = [int(costs[list(dict.fromkeys(c[work.key]))].sum()) for c in chunks]
+        self.left = sum(cost for cost, new in zip(self.cost, todo) if new)
+        self.model, self.bar, self.said = model, bar, False
+        self.started = time.monotonic()
+        self.scored = 0
+
+    def done(self, chunk: int) -> None:
+        self.scored += self.cost[chunk]
+        self.left -= self.cost[chunk]
+        elapsed = time.monotonic() - self.started
+        if self.said or self.bar.disable or not self.scored or elapsed < PACE_AFTER_SECONDS:
+            return
+        remaining = elapsed / self.scored * self.left
+        self.said = True
+        if remaining > LONG_RUN_SECONDS:
+            self.bar.write(
+                f"note: {self.model} needs about {remaining / 60:.0f} more minutes at this "
+                f"pace ({self.left:,} sentences left); an interruption keeps what was scored "
+                f"({option('--resume')} goes on), {option('--limit')} takes a first look, and "
+                f"{option('--dry-run')} says what a run costs before it starts",
+                file=sys.stderr,
+            )
+
+
+def use_threads(options: RunOptions) -> None:
+    """torch's CPU threads as `--threads` asks (else torch's own choice, left as it is)."""
+    if options.threads is not None:
+        import torch
+
+        torch.set_num_threads(options.threads)
+
+
+def threads_used() -> int | None:
+    """The CPU threads torch uses, where this process loaded torch (for the manifest)."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
 
 
 def score_chunk(work: Work, scorer: Any, chunk: pd.DataFrame, bar: tqdm) -> Scored:
@@ -266,6 +345,7 @@ def run_manifest(
         "batch_size": options.batch_size,
         "compile": options.compile,
         "seed": options.seed,
+        "threads": threads_used(),
         "resumed": options.resume,
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),

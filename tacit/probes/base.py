@@ -75,6 +75,10 @@ class Work:
     unit: what the progress bar counts.
     load_options: capability -> keyword arguments for loading a model that has it (an NLI
         classifier's label names, for `classify`).
+    cost: rows -> the sentences each of their distinct keys costs a model (a Series indexed by
+        key: a candidate span in a distinct prompt text is one sentence); None: one each.
+        Checkpoint chunks are cut by it (a chunk holds about a minute of work), and `--dry-run`
+        counts and times it.
     """
 
     rows: pd.DataFrame
@@ -85,6 +89,16 @@ class Work:
     unit: str = "prompt"
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False
+    cost: Callable[[pd.DataFrame], pd.Series] | None = None
+
+    def costs(self) -> pd.Series:
+        """Sentences each distinct key costs a model, in the order of first appearance."""
+        import pandas as pd
+
+        keys = self.rows[self.key].drop_duplicates().to_numpy()
+        if self.cost is None:
+            return pd.Series(1, index=keys)
+        return self.cost(self.rows).reindex(keys).astype(int)
 
 
 @dataclass
@@ -137,9 +151,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Metric:
-    """A probe's primary metric: its summary column, how it is printed, which way is better,
-    the columns of its interval (if it has one), and the column counting the units (concepts,
-    prompts, items) it is a mean over."""
+    """A probe's metric: its summary column, how it is printed, which way is better, the
+    columns of its interval (if it has one), the column counting the units (concepts, prompts,
+    items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
+    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
+    column naming each row's metric (`named_by`: NLI's `metric`)."""
 
     column: str
     label: str
@@ -147,6 +163,8 @@ class Metric:
     low: str | None = None
     high: str | None = None
     count: str | None = None
+    row: str | None = None
+    named_by: str | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
@@ -167,7 +185,11 @@ class Probe(ABC, Generic[OptionsT]):
     primary: ClassVar[Metric]
     keys: ClassVar[tuple[str, ...]]  # summary columns that identify a row, model first
     run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)  # the groups it takes
+    metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
     rows_file: ClassVar[str] = "prompts.csv"
+    # the rows file's columns holding a prompt's text and its expected answer (an export's
+    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
+    sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
     # how its runs are shown (tables, figures, a report's brief): "module:Class", a Report

@@ -49,6 +49,19 @@ TOP = 5  # candidates listed per prompt in prompts.csv
 SPAN_NEEDS = Needs.of("spans", asks="candidate spans in the blank")
 
 
+def span_cost(
+    key: str, spans: Callable[[pd.DataFrame], Any]
+) -> Callable[[pd.DataFrame], pd.Series]:
+    """A span probe's Work.cost: each distinct prompt text of a key costs a sentence per
+    candidate in its blank (`spans`: rows -> how many candidates each row's blank takes)."""
+
+    def cost(rows: pd.DataFrame) -> pd.Series:
+        texts = rows.drop_duplicates([key, "prompt"])
+        return texts.assign(_n=spans(texts)).groupby(key, sort=False)["_n"].sum()
+
+    return cost
+
+
 def vocab_needs(templates: Sequence[Template], spans: str) -> Needs:
     """What scoring the blank of these templates over the shared vocabulary asks of a model: a
     family that reads only the next token (a causal LM) serves where every blank ends its
@@ -288,7 +301,8 @@ class SpanRanker:
         they are log-probabilities of the spans themselves (`sum`, with a family that scores
         the span rather than its whole sentence)."""
         spans = self.candidates.spans
-        raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=False)
+        shown = bar if isinstance(bar, bool) else not bar.disable  # the run's bar: its own moves
+        raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=shown)
         self._count(raw)
         if not isinstance(bar, bool):
             bar.update(len(templates))  # the run's bar counts prompt texts

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
+from tacit.core.options import limited
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from tacit.core.choices import NormsFormat
     from tacit.core.manifest import NormsRecord
+    from tacit.core.options import RunOptions
     from tacit.norms import NormSet
 
 
@@ -156,17 +158,18 @@ def norms_record(norms: NormSet) -> NormsRecord:
     }
 
 
-def first_concepts(prompts: pd.DataFrame, limit: int | None) -> tuple[pd.DataFrame, list[str]]:
-    """The prompts of the first `limit` concepts (in the order they first appear: the norms'
-    for retrieval, alphabetical for elicitation, whose prompts go relation by relation), and the
-    concepts the limit leaves out (`--limit`, RunOptions.limit); all of them without a limit."""
-    if limit is None:
+def limit_concepts(prompts: pd.DataFrame, run: RunOptions) -> tuple[pd.DataFrame, list[str]]:
+    """The prompts of the concepts `--limit` keeps (RunOptions.limit and limit_by: a seeded
+    sample, or the first in the order they first appear: the norms' for retrieval,
+    alphabetical for elicitation, whose prompts go relation by relation), and the concepts it
+    leaves out; all of them without a limit."""
+    if run.limit is None:
         return prompts, []
     concepts = list(dict.fromkeys(prompts["concept"]))
     if "relation" in prompts:
         concepts.sort()
-    kept = prompts[prompts["concept"].isin(concepts[:limit])].reset_index(drop=True)
-    return kept, concepts[limit:]
+    kept, left_out = limited(concepts, run.limit, run.limit_by, run.seed)
+    return prompts[prompts["concept"].isin(kept)].reset_index(drop=True), left_out
 
 
 def refuse_span_options(

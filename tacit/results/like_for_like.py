@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tacit.core.errors import TacitError, TacitWarning, first_line
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.labels import short_labels
 from tacit.core.option_names import option
 
@@ -45,13 +45,12 @@ def read_summary(
     run: str | Path, required: set[str] | frozenset[str] = frozenset()
 ) -> pd.DataFrame:
     """summary.csv of a run directory, with a `run` column naming the directory."""
+    from tacit.results.reading import run_table
+
     path = Path(run) / "summary.csv"
     if not path.is_file():
         raise TacitError(f"{run}: not a run directory (no summary.csv)")
-    try:
-        summary = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
+    summary = run_table(run, "summary.csv")  # typed as the run held it
     missing = set(required) - set(summary.columns)
     if missing:
         raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
@@ -75,12 +74,10 @@ class RunInfo:
     def rows(self) -> pd.DataFrame:
         """The run's rows file (prompts.csv for retrieval and elicitation)."""
         if self._rows is None:
+            from tacit.results.reading import run_table
+
             assert self.path is not None
-            file = self.path / self.probe.rows_file
-            try:
-                self._rows = pd.read_csv(file)
-            except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-                raise TacitError(f"{file}: not a readable CSV table ({first_line(err)})") from None
+            self._rows = run_table(self.path, self.probe.rows_file)
         return self._rows
 
     def scored_over(self) -> dict[str, str]:
@@ -115,9 +112,14 @@ def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
 
 
 def limited_to(manifest: Manifest) -> str:
-    """`the first 2 concepts` for a `--limit` run, else nothing."""
+    """`2 concepts drawn at random (seed 0)` or `the first 2 concepts` for a `--limit` run
+    (a run of an earlier version recorded only `first`), else nothing."""
     limit = manifest.get("limit")
-    return f"the first {limit['first']} {limit['of']}" if limit else ""
+    if not limit:
+        return ""
+    if "first" in limit or limit.get("by") == "first":
+        return f"the first {limit.get('n', limit.get('first'))} {limit['of']}"
+    return f"{limit['n']} {limit['of']} drawn at random (seed {limit.get('seed')})"
 
 
 def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:
@@ -152,6 +154,7 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
     (run_paths); a one-line error for anything else."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
+    from tacit.results.reading import as_saved
 
     if not runs:
         raise TacitError("no run directory given")
@@ -171,7 +174,7 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
         else:
             probe = registry.of_run(run.manifest, f"result {index + 1}")
             name = f"result{index + 1}"
-            rows = as_saved(run.prompts)
+            rows = as_saved(run.prompts)  # the numbers its directory would give
             read.append(
                 RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=rows)
             )

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from support import (
     REAL_NORMS,
+    RETRIEVAL_RUN_FILES,
     TOY_NORMS,
     fails_cleanly,
     needs_shared,
@@ -45,13 +46,7 @@ def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_pa
     )
     assert result.exit_code == 0, result.output
     assert "MRR [95% CI]" in result.stdout and "5 kept, 3 dropped" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == [
-        "dropped.csv",
-        "manifest.json",
-        "prompts.csv",
-        "summary.csv",
-        "vocab.txt",
-    ]
+    assert sorted(p.name for p in out.iterdir()) == RETRIEVAL_RUN_FILES
     prompts = pd.read_csv(out / "prompts.csv")
     assert list(prompts.columns) == RESULT_COLUMNS
     assert list(prompts.model.unique()) == [tiny_bert, tiny_roberta]

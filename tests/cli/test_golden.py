@@ -108,11 +108,17 @@ def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
     stable = {
         n: _labels(p.read_text(), models)
         for n, p in files.items()
-        if n != "manifest.json" and not n.endswith(".png")
+        if n not in ("manifest.json", "result.json") and not n.endswith(".png")
     }
     for figure in (n for n in files if n.endswith(".png")):  # drawn, not compared pixel by pixel
         assert files[figure].read_bytes().startswith(b"\x89PNG"), figure
         stable[figure] = FIGURE
+    # result.json: which files and columns it records (not their pandas dtypes, which follow the
+    # pandas version, nor the printed text)
+    record = json.loads(files["result.json"].read_text())
+    record["tables"] = {name: list(t["columns"]) for name, t in record["tables"].items()}
+    kept = {k: v for k, v in record.items() if k not in ("text", "notes")}
+    stable["result.json"] = json.dumps(kept, indent=2) + "\n"
     stable["manifest.json"] = (
         json.dumps(_stable_manifest(files["manifest.json"], models), indent=2, sort_keys=True)
         + "\n"
@@ -130,7 +136,7 @@ def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
             got_table = pd.read_csv(pd.io.common.StringIO(text))
             want_table = pd.read_csv(golden / file_name)
             _assert_same_table(got_table, want_table, f"{name}/{file_name}")
-        elif file_name == "manifest.json":
+        elif file_name in ("manifest.json", "result.json"):
             assert json.loads(text) == json.loads(want), f"{name}/{file_name}"
         else:
             assert text == want, f"{name}/{file_name}"

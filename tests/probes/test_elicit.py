@@ -324,5 +324,5 @@ def test_the_header_names_the_templates_prefix(tiny_bert, toy_norms_path, tmp_pa
     )
     probe = registry.get("elicit")
     for result, over in ((paper, "the shared vocabulary"), (spans, "the candidates")):
-        ((_, figure),) = probe.figures([("run", result.summary, result.manifest)])
+        ((_, figure),) = probe.report.figures([("run", result.summary, result.manifest)])
         assert " ".join(figure.axes[0].get_ylabel().split()) == f"mAP over {over}"

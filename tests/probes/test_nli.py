@@ -473,6 +473,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
         "items.csv",
         "manifest.json",
         "nli.png",
+        "result.json",
         "summary.csv",
         "summary_by_seed.csv",
     ]

@@ -349,7 +349,7 @@ def test_the_shipped_paraphrases_run(tiny_bert, toy_norms_path):
     summary = result.summary
     assert set(summary["template"]) == {"paper", "usually", "typically", "ensemble"}
     assert summary.loc[summary["template"] == "ensemble", "consistency"].between(0, 1).all()
-    table = render(registry.get("elicit").table(summary.assign(run="r")))
+    table = render(registry.get("elicit").report.table(summary.assign(run="r")))
     assert "without the prefix" in table and "usually" not in table  # the ensemble's rows
     assert pd.isna(summary.loc[summary["template"] == "paper", "spread"]).all()
 

@@ -56,8 +56,28 @@ class ElicitProbe(Probe[ElicitOptions]):
         "answers_left_out.csv": "Answers that are not candidates, per relation",
     }
     primary = Metric(
-        "map_vocab", "mAP", True, "map_vocab_ci_low", "map_vocab_ci_high", "n_concepts"
+        "map_vocab",
+        "mAP",
+        True,
+        "map_vocab_ci_low",
+        "map_vocab_ci_high",
+        "n_concepts",
+        row="ap_vocab",
     )
+    metrics = (
+        Metric(
+            "map_sens",
+            "mAP (sensitive)",
+            True,
+            "map_sens_ci_low",
+            "map_sens_ci_high",
+            row="ap_sens",
+        ),
+        Metric(
+            "spearman_mean", "Spearman", True, "spearman_ci_low", "spearman_ci_high", row="spearman"
+        ),
+    )
+    sample_columns = ("prompt", "gold")
     keys = ("model", "relation", "prefix")
     limit = "concepts"
 
@@ -115,7 +135,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import first_concepts
+        from tacit.probes.shared_options import limit_concepts
 
         needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
         candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
@@ -126,7 +146,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -167,6 +187,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             read_candidates,
             refuse_unreadable,
             relation_answers,
+            span_cost,
             take_counts,
             unreadable_spans,
         )
@@ -174,7 +195,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import first_concepts
+        from tacit.probes.shared_options import limit_concepts
 
         given = values.candidates
         chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
@@ -190,7 +211,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(
             tokenizers=tokenizers,
@@ -210,7 +231,10 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
             return Scored(table, take_counts(rankers.values()))
 
-        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score, SPAN_NEEDS)
+        sizes = {r: len(sets[r].spans) for r in relations}
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
+        work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         state = State(
             norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
         )

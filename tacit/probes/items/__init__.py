@@ -44,6 +44,8 @@ class ItemsProbe(Probe[ItemsOptions]):
     group and overall, with bootstrap intervals over items) and manifest.json."""
     options = ItemsOptions
     primary = Metric("accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items")
+    metrics = (Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_items"),)
+    sample_columns = ("text", "answer")
     keys = ("model", "group")
     run_options = frozenset({"seed", "resume"})
 

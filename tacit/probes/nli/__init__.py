@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
+from tacit.core.options import limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.nli.options import NLIOptions
 
@@ -47,7 +48,8 @@ class NLIProbe(Probe[NLIOptions]):
     numbers for NOPE predictions)."""
     options = NLIOptions
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
-    primary = Metric("value", "accuracy", count="n")
+    primary = Metric("value", "accuracy", count="n", named_by="metric")
+    sample_columns = ("prompt", "gold")
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
@@ -74,8 +76,9 @@ class NLIProbe(Probe[NLIOptions]):
             )
         cloze = self._cloze(values)
         loaded = SUITES[values.suite].load(Path(values.data))
-        if run.limit is not None:  # the first N items, in the suite's order
-            loaded = loaded.head(run.limit).reset_index(drop=True)
+        if run.limit is not None:  # N items, as --limit-by picks them (in the suite's order)
+            kept, _ = limited(list(loaded["uid"].astype(str)), run.limit, run.limit_by, run.seed)
+            loaded = loaded[loaded["uid"].astype(str).isin(kept)].reset_index(drop=True)
         items, max_items = loaded, values.max_items
         if max_items is not None and max_items < len(loaded):
             keep = np.random.default_rng(run.seed).choice(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.option_names import option
+from tacit.core.options import limit_said, limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.pragmeval.options import PragmevalOptions
 
@@ -43,7 +44,8 @@ class PragmevalProbe(Probe[PragmevalOptions]):
     This is a probe of a frozen model, not the paper's fine-tuning. Writes configs.csv,
     summary.csv, predictions.csv, manifest.json and pragmeval.png."""
     options = PragmevalOptions
-    primary = Metric("score", "score")
+    primary = Metric("score", "score", named_by="metric")
+    sample_columns = (None, None)
     keys = ("model", "task")
     run_options = frozenset({"seed"})
     rows_file = "configs.csv"
@@ -69,10 +71,10 @@ class PragmevalProbe(Probe[PragmevalOptions]):
             values.template,
             values.verbalizer,
         )
-        if run.limit is not None:  # the first N configurations, in the data's order
-            for name in list(configs)[run.limit :]:
-                skipped[name] = f"beyond the limit (first {run.limit})"
-                del configs[name]
+        _, left_out = limited(list(configs), run.limit, run.limit_by, run.seed)
+        for name in left_out:  # N configurations, as --limit-by picks them
+            skipped[name] = f"left out by the limit (kept {limit_said(run, 'configurations')})"
+            del configs[name]
         work, kept = pragmeval_work(configs, values, run.seed, run.progress)
         return Plan(work, values, state=State(configs, skipped, reference, kept))
 

@@ -38,7 +38,11 @@ class PrinceProbe(Probe[PrinceOptions]):
     well does `Everyone knows that a country has <mask>.` recover her list (leader, duke,
     borders, president, queen, citizens, land, language, history)?"""
     options = PrinceOptions
-    primary = Metric("ap_vocab", "AP")
+    primary = Metric("ap_vocab", "AP", row="ap_vocab")
+    metrics = (
+        Metric("rank", "rank", greater_is_better=False, row="rank"),
+        Metric("target_prob", "target probability", row="target_prob"),
+    )
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
 

@@ -57,17 +57,19 @@ class State:
     templates: TemplateSet
 
 
-def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
-    """The prompts of the first `limit` target concepts; the others join the dropped concepts,
-    with the limit as their reason (the concept list and counts stay honest)."""
+def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
+    """The prompts of the target concepts `--limit` keeps; the others join the dropped
+    concepts, with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
 
-    from tacit.probes.shared_options import first_concepts
+    from tacit.core.options import limit_said
+    from tacit.probes.shared_options import limit_concepts
 
-    prompts, left_out = first_concepts(prompt_set.prompts, limit)
+    prompts, left_out = limit_concepts(prompt_set.prompts, run)
     if not left_out:
         return prompt_set
-    reason = pd.DataFrame({"concept": left_out, "reason": f"beyond the limit (first {limit})"})
+    reason = f"left out by the limit (kept {limit_said(run, 'concepts')})"
+    reason = pd.DataFrame({"concept": left_out, "reason": reason})
     kept = set(prompts["concept"])
     short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
     short = {k: v for k, v in short.items() if v}
@@ -88,7 +90,22 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     properties."""
     options = RetrieveOptions
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
-    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
+    primary = Metric(
+        "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
+    )
+    metrics = (
+        Metric("p_at_1", "P@1", True, "p_at_1_ci_low", "p_at_1_ci_high", "n_concepts"),
+        Metric("hits_at_10", "hits@10", True, "hits_at_10_ci_low", "hits_at_10_ci_high"),
+        Metric(
+            "mean_target_prob",
+            "mean target probability",
+            True,
+            "target_prob_ci_low",
+            "target_prob_ci_high",
+            row="target_prob",
+        ),
+        Metric("mean_target_prob_shared", "over the shared vocabulary", row="target_prob_shared"),
+    )
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
 
@@ -129,7 +146,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             )
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-            prompt_set = limited(prompt_set, run.limit)
+            prompt_set = limited(prompt_set, run)
             work = self._vocab_work(prompt_set, candidates, needs)
         else:
             prompt_set, candidates, work = self._span_work(
@@ -167,7 +184,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
         with the reason) among the norms' concepts."""
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import SPAN_NEEDS, take_counts
+        from tacit.probes.candidates import SPAN_NEEDS, span_cost, take_counts
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.prompts import build_prompts
         from tacit.probes.retrieve.scoring import score_span_prompts
@@ -185,7 +202,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         prompts = prompt_set.prompts
         if prompts.empty:
             raise TacitError("no concept is left to probe")
-        prompt_set = limited(prompt_set, run.limit)
+        prompt_set = limited(prompt_set, run)
         prompts = prompt_set.prompts
         candidates, sets, unread = span_sets(
             models, norms, templates, values, list(prompts["concept"].unique()), run
@@ -198,7 +215,10 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
             return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(prompts, ITEM if paraphrased(prompts) else "prompt", score, SPAN_NEEDS)
+        n_spans = len(next(iter(sets.rankers.values())).candidates.spans)  # every set's size
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = span_cost(key, lambda rows: n_spans)
+        work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         return prompt_set, candidates, work
 
     def finish(
