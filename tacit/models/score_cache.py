@@ -70,8 +70,25 @@ def identity(record: Mapping[str, Any]) -> dict[str, Any]:
         "gguf": (record.get("gguf") or {}).get("sha256"),
         "load": record.get("load"),
         "start_token": record.get("start_token"),
-        "server": record.get("server"),
+        "server": served_identity(record.get("server")),
         "software": {k: versions.get(k) for k in ("tacit", "torch", "transformers")},
+    }
+
+
+def served_identity(server: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What names a served model's answers (tacit.models.server): the address, the model as
+    the server lists it (less vLLM's `created`, the time of the request), the engine and its
+    version, and the start token. Its weights cannot be fingerprinted from here: a server that
+    serves other weights under the same name and root must be given another `--cache`. How
+    the requests ran (concurrency, timeouts, retries made) changes no score."""
+    if not server:
+        return None
+    model = {k: v for k, v in (server.get("model") or {}).items() if k != "created"}
+    return {
+        "base_url": server.get("base_url"),
+        "model": model,
+        "engine": server.get("engine"),
+        "start_token": server.get("start_token"),
     }
 
 

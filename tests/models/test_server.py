@@ -322,3 +322,38 @@ def test_a_run_a_failing_server_stopped_resumes(tiny_gpt2, toy_norms_path, tmp_p
         fresh_prompts = server.prompts - scored_before - resumed_prompts
     pd.testing.assert_frame_equal(resumed, fresh)
     assert resumed_prompts < fresh_prompts  # the kept chunk was not sent again
+
+
+def test_a_rerun_with_the_cache_asks_the_server_nothing(server, toy_norms_path, tmp_path):
+    """--cache keeps a served model's answers under its address, name, engine and start token
+    (not under how the requests ran): a rerun reads them all, sends the server no sentence
+    but the start checks', and writes the same tables."""
+    spec = server.spec(start_token="<|endoftext|>")
+    args = ["retrieve", "-q", "--candidates", "concepts", "--norms", toy_norms_path]
+    args += ["--max-props", "2", "--cache", tmp_path / "cache"]
+    _, first = run_cli([*args, "--model", spec, "--out", tmp_path / "first"])
+    before = server.prompts
+    load_scorer(spec, QUIET)
+    checks = server.prompts - before
+    _, again = run_cli([*args, "--model", spec, "--out", tmp_path / "again"])
+    _, other = run_cli([*args, "--model", f"{spec},concurrency=2", "--out", tmp_path / "other"])
+    kept = first["models"][0]["cache"]
+    assert kept["scored"] > 0
+    for rerun in (again, other):
+        assert rerun["models"][0]["cache"] == {**kept, "found": kept["scored"], "scored": 0}
+    assert server.prompts - before == 3 * checks
+    for name in ("prompts.csv", "summary.csv"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+
+
+def test_retrieval_from_the_python_api_equals_in_process(server, tiny_gpt2, toy_norms_path):
+    """docs/scaling.md's Python example, on the test server."""
+    common = {"norms": str(toy_norms_path), "candidates": "concepts", "max_props": 2}
+    spec = server.spec(start_token="<|endoftext|>")
+    served = tacit.retrieve([spec], progress=False, **common)
+    local = tacit.retrieve([tiny_gpt2], progress=False, **common)
+    np.testing.assert_allclose(
+        served.prompts["target_score"], local.prompts["target_score"], atol=1e-5
+    )
+    assert served.prompts["rank"].tolist() == local.prompts["rank"].tolist()
+    assert served.manifest["models"][0]["server"]["consistency_check"]["passed"]
