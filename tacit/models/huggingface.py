@@ -75,15 +75,16 @@ def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
     from transformers import AutoConfig
 
     from tacit.vocab.hub import hub_access
-    from tacit.vocab.tokenizers import check_model_source, not_found, quiet_transformers
+    from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
 
     check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
     extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
     try:
         with quiet_transformers(), hub_access(spec.name) as hub:
             return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
-    except (OSError, ValueError) as err:
-        raise not_found(spec.name, err, flag) from err
+    except (OSError, ValueError) as err:  # a damaged config.json named as such
+        explain_load_error(spec.name, spec.revision, err, flag)
+        raise
 
 
 def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
