@@ -61,6 +61,8 @@ ModelRecord = TypedDict(
         "revision": "str | None",
         "resolved_revision": "str | None",
         "mask_token": "str | None",
+        # a causal model's: the token its sentences start from, its id, the rule that chose it
+        "start_token": "dict[str, Any]",
         "device": "str | None",
         "device_map": "dict[str, int]",
         "batch_size_used": "int | None",
@@ -77,6 +79,9 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        # a causal model's vocabulary mode: words whose text after the blank was scored
+        "vocab_suffixes": int,
+        "vocab_suffixes_naive": int,
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",

@@ -32,6 +32,8 @@ LOAD_OPTIONS = {
     "peft": "a PEFT adapter (LoRA, ...) put on the model: a directory or a hub id",
     "load_in_8bit": "8-bit weights through bitsandbytes (CUDA GPUs only)",
     "load_in_4bit": "4-bit (NF4) weights through bitsandbytes (CUDA GPUs only)",
+    "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
+    "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
 }
 _BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _FLAGS = ("trust_remote_code", "load_in_8bit", "load_in_4bit")
@@ -58,6 +60,7 @@ class ModelSpec:
     peft: str | None = None
     load_in_8bit: bool | None = None
     load_in_4bit: bool | None = None
+    start_token: str | None = None  # causal models (tacit.models.causal.start_token)
 
     def __post_init__(self) -> None:
         label = option("--model")

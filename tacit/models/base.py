@@ -6,7 +6,9 @@ answer, its `capabilities`:
 - `vocab`: `score_vocab(prompts, vocab_ids)` scores each prompt's blank (`<mask>`) over a shared
   vocabulary of one-token words, batch by batch (ScoredBatch); `score_targets` ranks one target
   per prompt on top of it. A family whose blank must end the sentence (a causal LM reads the
-  next token) says so with `blank_anywhere = False`;
+  next token) says so with `blank_anywhere = False`. A family may score exactly only the
+  words a reduction can read (`Needed`: a causal LM's text after the blank) and give every
+  other word an upper bound below all of those;
 - `words`: `score_words(prompts, vocab_ids, words)` reads a blank anywhere in the sentence, by
   putting each word in it where the family cannot read the blank itself;
 - `spans`: `score_spans(templates, spans)`: every candidate span in every template's blank,
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -74,16 +76,60 @@ class TargetScores:
 
 
 @dataclass(frozen=True)
+class Needed:
+    """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
+    family whose exact score costs work per word (a causal LM's text after the blank:
+    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
+    word an upper bound of its score lying below every score read. Ranks, top-k words, average
+    precision (over the vocabulary or a subset) and probabilities of the words read are then
+    exactly those of every word scored. None where score_vocab is asked: every word exact.
+
+    golds: per prompt, the positions (in the shared vocabulary) whose scores and ranks are
+        read (retrieval's target, elicitation's and Prince's gold answers).
+    top_k: how many of each prompt's best words are read.
+    groups: per prompt, its group (an item's templates) where their mean is read too
+        (tacit.models.reduce.GroupMean), else None.
+    every_word: every word's score is read (a softmax over the shared vocabulary, as
+        retrieval's `target_prob_shared`): no bound will do.
+    """
+
+    golds: Sequence[Sequence[int]]
+    top_k: int
+    groups: Sequence[int] | None = None
+    every_word: bool = False
+
+    def subset(self, positions: np.ndarray) -> Needed:
+        """The needs of the prompts at `positions` alone; a group some of whose prompts are
+        left out (scored another way) cannot be bounded from these: every word is read."""
+        if self.groups is None:
+            return replace(self, golds=[self.golds[int(i)] for i in positions])
+        groups = np.asarray(self.groups)
+        kept = groups[positions]
+        split = bool(np.isin(groups, kept).sum() != len(positions))
+        return Needed(
+            [self.golds[int(i)] for i in positions],
+            self.top_k,
+            kept.tolist(),
+            self.every_word or split,
+        )
+
+
+@dataclass(frozen=True)
 class ScoredBatch:
     """One batch of distinct prompt texts, scored.
 
     rows: positions (in the prompts given) of every prompt whose text is in this batch.
     batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
-    shared: [texts x shared vocabulary] float32 logits at the blank, on the device.
+    shared: [texts x shared vocabulary] float32 scores at the blank (logits, or
+        log-probabilities with `log_z` zero), on the device; where score_vocab was given
+        `Needed`, words no reduction can read hold an upper bound of their score (Needed).
     log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
         are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
-        in the blank: over the words given).
+        in the blank: over the words given; a causal LM's vocabulary mode: log P(word, the text
+        after the blank | the text before it)).
     cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
+    work: what the batch ran against the naive count, for the model's record (a causal LM's
+        suffixes scored: `vocab_suffixes`, `vocab_suffixes_naive`).
     """
 
     rows: torch.Tensor
@@ -91,6 +137,7 @@ class ScoredBatch:
     shared: torch.Tensor
     log_z: torch.Tensor
     cut: int = 0
+    work: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -168,17 +215,18 @@ class Scorer(ModelRuntime, ABC):
         *,
         progress: bool | tqdm = True,
         cut_to_fit: bool = False,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Score each distinct prompt text's blank over the shared vocabulary, batch by batch.
 
         Every prompt given is covered by exactly one batch. With `cut_to_fit`, prompts too long
         for the model are cut around their blank (each batch counts its own in `cut`).
+        `needed`: what the caller's reduction reads (Needed); None: every word's exact score.
         """
         self._require("vocab", "score a <mask> over a vocabulary")
         unique, inverse = distinct(prompts)
         rows_of = group_rows(inverse, len(unique))
-        batches = self._vocab_logits(unique, progress, cut_to_fit)
-        yield from self._scored_batches(rows_of, batches, vocab_ids)
+        yield from self._vocab_scores(unique, rows_of, vocab_ids, needed, progress, cut_to_fit)
 
     def score_words(
         self,
@@ -187,15 +235,22 @@ class Scorer(ModelRuntime, ABC):
         words: Sequence[str],
         *,
         progress: bool | tqdm = True,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Each prompt's blank over one-token `words` (their ids `vocab_ids`), wherever the
-        blank is: read at the blank (as score_vocab) where the family can, else with each word
-        put in the blank and its sentence scored (`log_z` then sums over the words only: the
-        probabilities are among them)."""
+        blank is: read at the blank (as score_vocab, with `needed`) where the family can, else
+        with each word put in the blank and its sentence scored (`log_z` then sums over the
+        words only: the probabilities are among them)."""
         self._require("vocab", "score a <mask> over a vocabulary")
         reads = np.array([self.reads_blank(p) for p in prompts], dtype=bool)
+        read_needed = None if needed is None else needed.subset(np.flatnonzero(reads))
         for chosen, batches in (
-            (reads, lambda texts: self.score_vocab(texts, vocab_ids, progress=progress)),
+            (
+                reads,
+                lambda texts: self.score_vocab(
+                    texts, vocab_ids, progress=progress, needed=read_needed
+                ),
+            ),
             (~reads, lambda texts: self._in_place(texts, words, progress)),
         ):
             positions = np.flatnonzero(chosen)
@@ -203,7 +258,7 @@ class Scorer(ModelRuntime, ABC):
                 continue
             for batch in batches([prompts[int(i)] for i in positions]):
                 rows = torch.as_tensor(positions, device=batch.rows.device)[batch.rows]
-                yield ScoredBatch(rows, batch.batch_rows, batch.shared, batch.log_z, batch.cut)
+                yield replace(batch, rows=rows)
 
     def reads_blank(self, prompt: str) -> bool:
         """Can score_vocab read this prompt's blank (a causal LM: only where it ends the
@@ -306,7 +361,9 @@ class Scorer(ModelRuntime, ABC):
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
-        batches = self.score_vocab(prompts, vocab_ids, progress=progress)
+        # the target's share of the shared vocabulary reads every word's score
+        needed = Needed([[t] for t in targets], top_k, every_word=True)
+        batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
         return rank_targets(batches, targets, top_k=top_k, device=self.device)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
@@ -317,6 +374,22 @@ class Scorer(ModelRuntime, ABC):
         """(indices into `texts`, float32 logits over the whole vocabulary at each blank, how
         many of them were cut to fit) for batches of the distinct `texts`."""
         raise NotImplementedError
+
+    def _vocab_scores(
+        self,
+        texts: list[str],
+        rows_of: list[np.ndarray],
+        vocab_ids: np.ndarray,
+        needed: Needed | None,
+        progress: bool | tqdm,
+        cut_to_fit: bool,
+    ) -> Iterator[ScoredBatch]:
+        """ScoredBatch of the distinct `texts` (`rows_of[i]`: the prompts whose text is text
+        i): the whole-vocabulary logits at each blank (_vocab_logits) read at the shared
+        vocabulary's ids, which are every word's exact score. A family that scores words
+        with more than the blank's distribution overrides this (Needed)."""
+        batches = self._vocab_logits(texts, progress, cut_to_fit)
+        yield from self._scored_batches(rows_of, batches, vocab_ids)
 
     def _words_in_place(
         self, texts: list[str], words: list[str], progress: bool | tqdm
