@@ -61,6 +61,8 @@ ModelRecord = TypedDict(
         "revision": "str | None",
         "resolved_revision": "str | None",
         "mask_token": "str | None",
+        # a causal model's: the token its sentences start from, its id, the rule that chose it
+        "start_token": "dict[str, Any]",
         "device": "str | None",
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
@@ -81,6 +83,9 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        # a causal model's vocabulary mode: words whose text after the blank was scored
+        "vocab_suffixes": int,
+        "vocab_suffixes_naive": int,
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",

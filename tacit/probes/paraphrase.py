@@ -45,6 +45,13 @@ def paraphrased(rows: pd.DataFrame) -> bool:
     return ITEM in rows.columns
 
 
+def item_numbers(rows: pd.DataFrame) -> list[int] | None:
+    """Each row's item numbered from 0 in order of first appearance (the groups an ensemble
+    averages over: tacit.models.reduce.GroupMean, tacit.models.base.Needed), or None where
+    the rows ask each question once."""
+    return pd.factorize(rows[ITEM])[0].tolist() if paraphrased(rows) else None
+
+
 def ensemble_frame(rows: pd.DataFrame, offset: int) -> pd.DataFrame:
     """One row per item of `rows`, to be filled with the ensemble's answer: the item's first
     row with `template` = `ensemble` and no prompt text, indexed `offset` + item (after every
