@@ -173,8 +173,8 @@ class Probe(ABC):
         return validate(
             self.params,
             given,
-            context=context,
-            where=where,  # type: ignore[arg-type]
+            context=context,  # type: ignore[arg-type]
+            where=where,
             owner=self.name,
         )
 
