@@ -195,7 +195,7 @@ def retrieve(
         **run_options: the same, as RunOptions' fields by keyword (`device="cuda"`,
             `batch_size=64`, ...).
 
-    Example:
+    Examples:
         >>> result = tacit.retrieve(["roberta-base"], max_props=3)  # doctest: +SKIP
         >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
     """
@@ -371,7 +371,7 @@ def items(
         options: as for `retrieve`.
         **run_options: as for `retrieve`.
 
-    Example:
+    Examples:
         >>> result = tacit.items("comps.jsonl", ["gpt2"])  # doctest: +SKIP
         >>> result.summary[["group", "accuracy", "mrr"]]  # doctest: +SKIP
     """

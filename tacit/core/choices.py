@@ -43,8 +43,9 @@ def check_choice(option: str, value: object, choices: Collection[T]) -> T:
     """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
     the option and the choices.
 
-    >>> check_choice("--dtype", "bfloat16", DTYPES)
-    'bfloat16'
+    Examples:
+        >>> check_choice("--dtype", "bfloat16", DTYPES)
+        'bfloat16'
     """
     if value not in choices:
         raise TacitError(

@@ -42,7 +42,7 @@ class ModelSpec:
     """A model (`name`: a hub id or a local directory) and its loading options; None: not
     given (the run's option, else transformers' default, applies).
 
-    Example:
+    Examples:
         >>> spec = ModelSpec.parse("EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16")
         >>> spec.name, spec.revision, spec.dtype
         ('EleutherAI/pythia-160m', 'step1000', 'bfloat16')

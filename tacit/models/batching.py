@@ -122,8 +122,9 @@ def padded(
 def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
     """For each distinct text (numbered 0..n_texts-1), the positions of the rows that have it.
 
-    >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
-    [[1], [0, 2]]
+    Examples:
+        >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
+        [[1], [0, 2]]
     """
     order = np.argsort(text_of_row, kind="stable")
     bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))

@@ -49,7 +49,7 @@ def plot(
     are not like for like (tacit.results.compare) are refused, unless `mixed`: then they are
     drawn together, the difference said in the figure and warned about.
 
-    Example:
+    Examples:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
     from tacit.core.manifest import Manifest, read_manifest
