@@ -65,7 +65,7 @@ LSE_ROWS = 64  # logits rows per logsumexp: a chunk stays in the CPU's cache (2-
 class CausalLMScorer(HFScorer):
     """A decoder-only LM with its tokenizer on a device (see the module docstring).
 
-    Example:
+    Examples:
         >>> scorer = CausalLMScorer("gpt2")  # doctest: +SKIP
         >>> spans = ["A bear", "A knife"]
         >>> scores = scorer.score_spans(["<mask> has fur."], spans)  # doctest: +SKIP

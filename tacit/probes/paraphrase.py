@@ -78,8 +78,9 @@ def group_mean(scores: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.nd
 def pair_agreement(answers: Sequence[object]) -> float:
     """The fraction of pairs of answers that agree (NaN with fewer than two).
 
-    >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
-    (0.3333333333333333, nan)
+    Examples:
+        >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
+        (0.3333333333333333, nan)
     """
     n = len(answers)
     if n < 2:

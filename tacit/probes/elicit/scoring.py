@@ -129,8 +129,9 @@ def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
 
     NaN (undefined) with fewer than 2 answers or when either side has no variance.
 
-    >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
-    (1.0, nan)
+    Examples:
+        >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
+        (1.0, nan)
     """
     from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
 
