@@ -43,10 +43,11 @@ def shorten(text: object, limit: int = 60) -> str:
     """Text quoted in a one-line error, cut to `limit` characters: whitespace runs (newlines
     included) become one space, and a cut ends in `...`, so an 8 KB line cannot flood the message.
 
-    >>> shorten("has fur")
-    'has fur'
-    >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
-    '[{"concept": "bear", "featu...'
+    Examples:
+        >>> shorten("has fur")
+        'has fur'
+        >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
+        '[{"concept": "bear", "featu...'
     """
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: max(limit - 3, 1)] + "..."

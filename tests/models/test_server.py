@@ -91,12 +91,13 @@ def test_spans_equal_in_process_scoring(served, in_process):
 
 def test_a_server_that_adds_its_own_start_token_equals_in_process(tiny_llama):
     """A tokenizer that puts BOS before every prompt (Llama's): the server's start token is
-    kept, none is written, and the scores are the in-process family's (which starts from
-    BOS)."""
+    kept, none is written, and the scores are the in-process family's starting from BOS
+    (the test tokenizer declares `<s>` but does not add it itself: asked for, as a Llama
+    tokenizer's own BOS would be chosen)."""
     with TestServer(tiny_llama, "llama", add_bos=True) as server:
         scorer = load_scorer(server.spec(), QUIET)
         scores = scorer.score_spans(TEMPLATES, SPANS, progress=False)
-    reference = CausalLMScorer(tiny_llama, device="cpu").score_spans(
+    reference = CausalLMScorer(f"{tiny_llama},start_token=bos", device="cpu").score_spans(
         TEMPLATES, SPANS, progress=False
     )
     assert_same_spans(scores, reference)

@@ -6,8 +6,8 @@
 3. The start token (DESIGN.md: a causal sentence's first token is conditioned on one): a
    server that puts its own before every prompt (a tokenizer that adds a BOS, as Llama's does)
    keeps it; where it adds none (GPT-2's), tacit writes the start token's text before each
-   sentence, the in-process family's choice (the tokenizer's BOS, else its EOS, from
-   `tokenizer=`) or `start_token=`, and checks that the server reads it as one token.
+   sentence, the in-process family's choice (tacit.models.start's one rule on `tokenizer=`)
+   or `start_token=`, and checks that the server reads it as one token.
 4. That its prompt log-probabilities are consistent with its own next-token answers: for each
    token position i of a known sentence, the server's `K` most likely next tokens after the
    sentence's first i tokens (a completion, no echo) and their log-probabilities; each such
@@ -143,20 +143,20 @@ def start_text(
 
 
 def chosen_start(start_token: str | None, tokenizer: Any, where: str) -> str:
-    """The start token's text for a server that adds none: `start_token=` (a token's text, or
-    `bos`/`eos` of `tokenizer=`), else the tokenizer's BOS, else its EOS (the in-process
-    family's rule)."""
-    if start_token not in (None, "bos", "eos"):
-        return str(start_token)
-    if tokenizer is not None:
-        bos, eos = getattr(tokenizer, "bos_token", None), getattr(tokenizer, "eos_token", None)
-        text = eos if start_token == "eos" else bos if start_token == "bos" else bos or eos
-        if text:
-            return str(text)
+    """The start token's text for a server that adds none: the in-process family's one rule
+    (tacit.models.start) on `tokenizer=`, with `start_token=` as asked; without a tokenizer,
+    `start_token=` as a token's text."""
+    if tokenizer is not None and hasattr(tokenizer, "get_vocab"):
+        from tacit.models.start import start_token as rule
+
+        return rule(tokenizer, start_token, where).text
+    if start_token is not None and start_token.strip().lower() not in ("bos", "eos", "none"):
+        return start_token.strip()
+    asked = "" if start_token is None else f" ({start_token} of which tokenizer?)"
     raise TacitError(
         f"{where} puts no start token before a prompt, and tacit does not know the model's"
-        f"{'' if start_token is None else ' ' + start_token}: give start_token=TEXT (its BOS "
-        "or EOS, e.g. <|endoftext|>) or tokenizer=NAME (the model's tokenizer)"
+        f"{asked}: give start_token=TEXT (a token's text, e.g. <|endoftext|>) or "
+        "tokenizer=NAME (the model's tokenizer)"
     )
 
 
