@@ -52,7 +52,7 @@ ModelRecord = TypedDict(
     {
         "name": str,  # as given to --model: a name or path, with its loading options if any
         "source": str,  # the name or path alone, where the options make `name` longer
-        "kind": str,  # masked, causal, classifier
+        "kind": str,  # masked, causal, seq2seq, classifier
         # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
         # trust_remote_code, quantization (8bit, 4bit), peft (the adapter)
         "load": "dict[str, Any]",
@@ -61,6 +61,8 @@ ModelRecord = TypedDict(
         "revision": "str | None",
         "resolved_revision": "str | None",
         "mask_token": "str | None",
+        # seq2seq: the encoder's input, the decoder's target, the decoder's start token
+        "infilling": "dict[str, str]",
         "device": "str | None",
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised

@@ -362,18 +362,7 @@ class CausalLMScorer(HFScorer):
             weights[:, 0] = 0  # the start token
             return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
 
-        out = torch.empty(
-            (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
-        )
-        run: Callable[[np.ndarray], torch.Tensor] = forward
-        with (
-            progress_bar(progress, len(encoded), f"encoding {self.name}", "text") as bar,
-            torch.inference_mode(),
-        ):
-            for indices, states in longest_first_batches([len(e) for e in encoded], self, run):
-                out[torch.as_tensor(indices, device=self.device)] = states
-                bar.update(len(indices))
-        return out.cpu().numpy(), cut
+        return self._pooled(encoded, forward, progress), cut
 
 
 def logsumexp_rows(rows: torch.Tensor) -> torch.Tensor:

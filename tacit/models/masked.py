@@ -106,12 +106,6 @@ class MaskedLMScorer(HFScorer):
                 del ids[at - 1]
         return encoded
 
-    def _is_lone_space(self, token_id: int) -> bool:
-        if token_id in self.tokenizer.all_special_ids:
-            return False
-        token = str(self.tokenizer.convert_ids_to_tokens(token_id))
-        return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
-
     def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> np.ndarray:
         """Cut each token list longer than the model allows to a window of max_tokens around
         its mask (or its start), keeping its first and last special tokens; return which were

@@ -9,7 +9,8 @@ a line). The scorer gives each span's log-probability (Scorer.score_spans); this
 it into the score spans are ranked by (`--normalize`):
 
 - `sum`: the span's log-probability (a causal model: the whole sentence's, which ranks spans
-  as P(span | the rest of the sentence));
+  as P(span | the rest of the sentence); a seq2seq model: its infilling target's,
+  `<extra_id_0> SPAN <extra_id_1>`, which counts where the span ends);
 - `mean`: the span's log-probability per token;
 - `pmi`: `sum` minus the same span's `sum` in the prompt's property-free form (retrieval:
   "<span>."; elicitation: the prompt with "it" for the concept), so that spans likely
