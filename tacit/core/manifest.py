@@ -63,6 +63,8 @@ ModelRecord = TypedDict(
         "mask_token": "str | None",
         # seq2seq: the encoder's input, the decoder's target, the decoder's start token
         "infilling": "dict[str, str]",
+        # an instruct model's chat template: source, sha256, the user turn, the prefix's text
+        "chat_template": "dict[str, Any]",
         "device": "str | None",
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised

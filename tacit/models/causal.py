@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from inspect import signature
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -43,6 +43,7 @@ from tacit.models.causal_cache import (
     shared_prefixes,
     tokenised_pairs,
 )
+from tacit.models.chat import chat_prefix
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 
@@ -75,12 +76,25 @@ class CausalLMScorer(HFScorer):
         parameters = signature(type(self.model).forward).parameters
         return "cache" if "cache" in parameters else "past_key_values"
 
+    takes_chat_template: ClassVar[bool] = True
+
     def check_tokenizer(self) -> None:
         if self.start_id is None:
             raise TacitError(
                 f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token: a causal "
                 "model needs one to condition a sentence's first token on"
             )
+        self.chat: dict[str, Any] | None = None
+        self._start_ids = [self.start_id]
+        if self.spec.chat_template is not None:
+            prefix, self.chat = chat_prefix(self.tokenizer, self.spec.chat_template, self.name)
+            self._start_ids = self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
+
+    def record(self) -> Any:
+        record = super().record()
+        if self.chat is not None:
+            record["chat_template"] = {**self.chat, "prefix_tokens": len(self._start_ids)}
+        return record
 
     @property
     def start_id(self) -> int | None:
@@ -89,10 +103,10 @@ class CausalLMScorer(HFScorer):
         return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
 
     @property
-    def _start(self) -> int:
-        start = self.start_id
-        assert start is not None  # check_tokenizer saw to it
-        return start
+    def _n_start(self) -> int:
+        """How many tokens every sentence follows: the start token, or an instruct model's
+        chat prefix (tacit.models.chat); they are conditioned on, never scored."""
+        return len(self._start_ids)
 
     @property
     def pad_id(self) -> int:
@@ -172,9 +186,10 @@ class CausalLMScorer(HFScorer):
 
         def run(indices: np.ndarray) -> np.ndarray:
             ids, _ = padded(sequences, indices, self.pad_id, self.device)
-            if ids.shape[1] == 1:  # the start token alone: an empty sentence
+            if ids.shape[1] == self._n_start:  # the start tokens alone: an empty sentence
                 return np.zeros((len(indices), 0))
-            return self._target_logprobs(ids[:, :-1], ids[:, 1:]).cpu().numpy()
+            logprobs = self._target_logprobs(ids[:, :-1], ids[:, 1:]).cpu().numpy()
+            return logprobs[:, self._n_start - 1 :]  # the sentence's tokens' only
 
         for indices, result in self._banded_batches([len(s) for s in sequences], run):
             yield indices, result
@@ -186,7 +201,7 @@ class CausalLMScorer(HFScorer):
         """The log-probability of each of the prefix's tokens (start token + prefix, run once),
         and for batches of the rests: (indices, [batch x longest] log P(rest token j | prefix,
         rest tokens < j)), every batch reusing the prefix's key/value cache."""
-        sequence = torch.tensor([[self._start, *prefix]], device=self.device)
+        sequence = torch.tensor([[*self._start_ids, *prefix]], device=self.device)
         with compile_errors_explained(self.compiled, self.name, self.device):
             out = self.model(input_ids=sequence, use_cache=True)
         logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
@@ -210,7 +225,7 @@ class CausalLMScorer(HFScorer):
                 yield indices, result
                 bar.update(len(indices))
 
-        return prefix_lp.double().cpu().numpy(), batches()
+        return prefix_lp[self._n_start - 1 :].double().cpu().numpy(), batches()
 
     def _span_scores(
         self,
@@ -242,9 +257,9 @@ class CausalLMScorer(HFScorer):
         groups = shared_prefixes(prefixes, pairs, CACHE_MIN_SPANS)
         in_cache = {member for members in groups.values() for member in members}
         whole = [(t, s) for t in range(n_t) for s in range(n_s) if (t, s) not in in_cache]
-        sequences = [[self._start, *pairs[t][s].ids] for t, s in whole]
+        sequences = [[*self._start_ids, *pairs[t][s].ids] for t, s in whole]
         # tokens run as input: a sentence scored whole runs start + every token but its last
-        naive_tokens = sum(len(p.ids) for row in pairs for p in row)
+        naive_tokens = sum(self._n_start - 1 + len(p.ids) for row in pairs for p in row)
         tokens = sum(len(q) - 1 for q in sequences)
         with (
             progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
@@ -252,7 +267,7 @@ class CausalLMScorer(HFScorer):
         ):
             for prefix, members in groups.items():
                 rests = [pairs[t][s].ids[len(prefix) :] for t, s in members]
-                tokens += 1 + len(prefix) + sum(len(r) - 1 for r in rests)
+                tokens += self._n_start + len(prefix) + sum(len(r) - 1 for r in rests)
                 prefix_lp, batches = self._score_after_prefix(list(prefix), rests, bar)
                 for indices, result in batches:
                     for at, i in enumerate(indices):
@@ -296,7 +311,7 @@ class CausalLMScorer(HFScorer):
     ) -> tuple[list[list[int]], np.ndarray]:
         """Start token + each text's tokens; too long ones keep their end (with cut_to_fit) or
         are an error. Returns the token lists and which were cut (a bool per text)."""
-        encoded = [[self._start, *ids] for ids in self._encode_texts(texts)]
+        encoded = [[*self._start_ids, *ids] for ids in self._encode_texts(texts)]
         cut = np.zeros(len(encoded), dtype=bool)
         for n, ids in enumerate(encoded):
             if len(ids) > self.max_tokens:
@@ -305,7 +320,14 @@ class CausalLMScorer(HFScorer):
                         f"{shorten(repr(texts[n]))} is {len(ids)} tokens: longer than "
                         f"{self.name} takes ({self.max_tokens})"
                     )
-                encoded[n], cut[n] = [ids[0], *ids[len(ids) - self.max_tokens + 1 :]], True
+                keep = self.max_tokens - self._n_start
+                if keep < 1:
+                    raise TacitError(
+                        f"{self.name}: its chat prefix is {self._n_start} tokens, as many as it "
+                        f"takes ({self.max_tokens})"
+                    )
+                start = self._start_ids
+                encoded[n], cut[n] = [*start, *ids[len(ids) - keep :]], True
         return encoded, cut
 
     def _vocab_logits(
@@ -359,7 +381,7 @@ class CausalLMScorer(HFScorer):
                 last = lengths[torch.as_tensor(indices, device=self.device)] - 1
                 return states[torch.arange(len(indices), device=self.device), last]
             weights = attention.unsqueeze(-1).float()
-            weights[:, 0] = 0  # the start token
+            weights[:, : self._n_start] = 0  # the start token (or chat prefix)
             return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
 
         return self._pooled(encoded, forward, progress), cut

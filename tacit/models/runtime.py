@@ -125,6 +125,7 @@ class ModelRuntime:
     kind: ClassVar[str] = ""
     auto_class: ClassVar[Any] = None
     head: ClassVar[str] = ""
+    takes_chat_template: ClassVar[bool] = False  # the loading option chat_template (causal LMs)
 
     def __init__(
         self,
@@ -163,6 +164,11 @@ class ModelRuntime:
             self.spec = gguf.resolved(
                 ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype, **load})
             )
+            if self.spec.chat_template is not None and not self.takes_chat_template:
+                raise TacitError(
+                    f"{option('--model')} {self.spec.text}: chat_template applies to causal "
+                    f"(decoder-only) instruct models; this is a {self.kind} model"
+                )
             self.device = resolve_device(device)
             self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
             self.tokenizer = tokenizer or load_tokenizer(
