@@ -548,6 +548,28 @@ def causal_logprobs(model, tokenizer, sentences, start=None):
     return out
 
 
+def chat_logprobs(model_dir, sentences):
+    """The plain way for an instruct model's chat template: transformers renders the
+    conversation (the user's turn tacit.models.chat.REQUEST, the assistant's turn opened), its
+    tokens then the sentence's, one forward pass, log_softmax (float64); each of the
+    sentence's tokens' log-probability."""
+    from tacit.models.chat import REQUEST
+
+    model, tokenizer = plain_causal(model_dir)
+    prefix = tokenizer.apply_chat_template(
+        [{"role": "user", "content": REQUEST}], add_generation_prompt=True, tokenize=False
+    )
+    context = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    out = []
+    for sentence in sentences:
+        ids = tokenizer(sentence, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([context + ids])).logits[0].double()
+        logprobs = torch.log_softmax(logits, -1)[len(context) - 1 : -1]
+        out.append(logprobs.gather(1, torch.tensor(ids).unsqueeze(1)).squeeze(1).numpy())
+    return out
+
+
 def sentence_of(template: str, span: str) -> tuple[str, int, int]:
     """The sentence with `span` in the template's blank, and the characters of the span with
     its leading space (as tacit's causal scorer counts them)."""

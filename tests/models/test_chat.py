@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from support import fails_cleanly, sentence_of
+from support import chat_logprobs, fails_cleanly, sentence_of
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import tacit
@@ -42,33 +42,13 @@ def instruct(tiny_gpt2, tmp_path_factory) -> str:
     return str(directory)
 
 
-def plain_chat_scores(model_dir: str, sentences: list[str]) -> list[np.ndarray]:
-    """The plain way: transformers renders the conversation (the user's REQUEST, the
-    assistant's turn opened), its tokens then the sentence's, one forward pass, log_softmax
-    (float64); each of the sentence's tokens' log-probability."""
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    prefix = tokenizer.apply_chat_template(
-        [{"role": "user", "content": REQUEST}], add_generation_prompt=True, tokenize=False
-    )
-    context = tokenizer(prefix, add_special_tokens=False)["input_ids"]
-    out = []
-    for sentence in sentences:
-        ids = tokenizer(sentence, add_special_tokens=False)["input_ids"]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([context + ids])).logits[0].double()
-        logprobs = torch.log_softmax(logits, -1)[len(context) - 1 : -1]
-        out.append(logprobs.gather(1, torch.tensor(ids).unsqueeze(1)).squeeze(1).numpy())
-    return out
-
-
 @pytest.mark.parametrize("cache", [True, False])
 def test_spans_after_the_chat_prefix_equal_the_plain_computation(instruct, cache):
     scorer = CausalLMScorer(f"{instruct},chat_template=true", device="cpu", batch_size=3)
     got = scorer.score_spans(TEMPLATES, SPANS, progress=False, cache=cache)
     sentences = [sentence_of(t, s)[0] for t in TEMPLATES for s in SPANS]
     expected = np.reshape(
-        [lp.sum() for lp in plain_chat_scores(instruct, sentences)], got.sentence.shape
+        [lp.sum() for lp in chat_logprobs(instruct, sentences)], got.sentence.shape
     )
     np.testing.assert_allclose(got.sentence, expected, atol=1e-5)
     bare = CausalLMScorer(instruct, device="cpu").score_spans(TEMPLATES, SPANS, progress=False)
