@@ -65,10 +65,14 @@ ModelRecord = TypedDict(
         "infilling": "dict[str, str]",
         # an instruct model's chat template: source, sha256, the user turn, the prefix's text
         "chat_template": "dict[str, Any]",
+        # a causal model's: the token its sentences start from, its id, the rule that chose it
+        "start_token": "dict[str, Any]",
         "device": "str | None",
         "device_map": "dict[str, int]",
         # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
         "gguf": "dict[str, Any]",
+        # --cache: the directory, the model's fingerprint, entries found and scored
+        "cache": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
@@ -83,6 +87,9 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        # a causal model's vocabulary mode: words whose text after the blank was scored
+        "vocab_suffixes": int,
+        "vocab_suffixes_naive": int,
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",

@@ -56,11 +56,11 @@ def test_spans_after_the_chat_prefix_equal_the_plain_computation(instruct, cache
 
 
 def test_vocabulary_after_the_chat_prefix(instruct):
-    """Vocabulary mode: the next-token distribution after the prefix and the words before
-    the blank, as transformers gives it."""
+    """Vocabulary mode, a blank with nothing after it: the next-token distribution after the
+    chat prefix and the words before the blank, as transformers gives it."""
     scorer = CausalLMScorer(instruct, device="cpu", chat_template="true")
     ids = np.arange(100, 140)
-    (batch,) = scorer.score_vocab(["Everyone knows that a bear has <mask>."], ids, progress=False)
+    (batch,) = scorer.score_vocab(["Everyone knows that a bear has <mask>"], ids, progress=False)
     tokenizer = AutoTokenizer.from_pretrained(instruct)
     model = AutoModelForCausalLM.from_pretrained(instruct).eval()
     prefix = tokenizer.apply_chat_template(
@@ -95,6 +95,7 @@ def test_a_template_file_is_the_same_and_recorded(instruct, toy_norms_path, tmp_
     assert by_tokenizer["sha256"] == by_file["sha256"]
     assert by_tokenizer["prefix"] == f"<|user|>\n{REQUEST}<|assistant|>\n"  # trim_blocks
     assert by_tokenizer["user"] == REQUEST and by_tokenizer["prefix_tokens"] > 5
+    assert runs["true"].manifest["models"][0]["start_token"]["replaced_by"] == "chat_template"
     ranks = [runs[s].prompts["rank"].tolist() for s in runs]
     assert ranks[0] == ranks[1]
     plain = tacit.retrieve(
@@ -122,3 +123,26 @@ def test_refusals_are_one_line(instruct, tiny_gpt2, tiny_bert, toy_norms_path, t
     assert "\n" not in str(refused.value)
     manifest = out / "manifest.json"
     assert not manifest.exists() or "chat_template" not in json.loads(manifest.read_text())
+
+
+def test_the_score_cache_keeps_chat_answers_apart(instruct, toy_norms_path, tmp_path):
+    """`--cache`: a model read through its chat template never takes the answers it gave to
+    bare sentences (the template is part of the model's identity), and reads its own back."""
+    cache = tmp_path / "cache"
+    kept = {}
+    for name, model in [
+        ("bare", instruct),
+        ("chat", f"{instruct},chat_template=true"),
+        ("again", f"{instruct},chat_template=true"),
+    ]:
+        result = tacit.retrieve(
+            [model],
+            norms=toy_norms_path,
+            max_props=1,
+            candidates="concepts",
+            cache=str(cache),
+            progress=False,
+        )
+        kept[name] = result.manifest["models"][0]["cache"]
+    assert kept["chat"]["found"] == 0 and kept["chat"]["model"] != kept["bare"]["model"]
+    assert kept["again"]["found"] == kept["chat"]["scored"] > 0
