@@ -41,7 +41,7 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def closure(project: str = "tacit", extras: tuple[str, ...] = ()) -> set[str]:
+def closure(project: str = "tacit-probe", extras: tuple[str, ...] = ()) -> set[str]:
     """The project and everything its requirements pull in here, with those extras of it."""
     from packaging.requirements import Requirement
 

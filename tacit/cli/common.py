@@ -294,7 +294,7 @@ LogTo = Annotated[
         "--log-to",
         choices=TRACKERS,
         help="Log the run's summary, manifest and files to an experiment tracker once it is "
-        "saved (its extra: pip install 'tacit[wandb]'; offline modes work).",
+        "saved (its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
     ),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]

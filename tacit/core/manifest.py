@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+from tacit import DISTRIBUTION
 from tacit.core.errors import TacitError, first_line
 
 
@@ -25,7 +26,7 @@ def _version(package: str) -> str | None:
 def software() -> dict[str, str | None]:
     """Versions of tacit and of the libraries whose behaviour shapes the scores."""
     return {
-        "tacit": _version("tacit"),
+        "tacit": _version(DISTRIBUTION),
         "python": platform.python_version(),
         **{
             name: _version(name)

@@ -93,7 +93,7 @@ class RunOptions:
             (lower-case letters only: also no names or capitalised word pieces).
         log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
             (tacit.results.tracking; the package is an extra: `pip install
-            'tacit[wandb]'`).
+            'tacit-probe[wandb]'`).
     """
 
     vocab_models: Sequence[str] = ()
