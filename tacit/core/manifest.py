@@ -79,6 +79,7 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",
@@ -169,6 +170,9 @@ class Manifest(TypedDict, total=False):
     template: str | None
     templates: dict[str, Any]
     items: dict[str, Any]
+    texts: dict[str, Any]  # surprisal: the texts' file (or a list), sha256, counts
+    by: str  # surprisal: rows by token or word
+    pll: str  # surprisal: masked models' pseudo-log-likelihood
     max_train: int | None
     c_grid: list[float] | None
     skipped_configs: dict[str, str]
