@@ -53,6 +53,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
     metrics = (Metric("perplexity", "perplexity", greater_is_better=False, count="n_tokens"),)
     keys = ("model", "text_id")
     rows_file = "surprisal.csv"
+    report_class = "tacit.probes.surprisal.report:SurprisalReport"
     sample_columns = ("text", None)
     run_options = frozenset({"resume"})
 
@@ -101,10 +102,9 @@ class SurprisalProbe(Probe[SurprisalOptions]):
             "pll": values.pll,
         }
         text = render(surprisal_tables(summary)).rstrip()
-        text += (
-            f"\n{len(texts.table)} texts, rows by {values.by}; masked models: pseudo-log-"
-            f"likelihood {values.pll}"
-        )
+        text += f"\n{counted(len(texts.table), 'text', 'texts')}, rows by {values.by}"
+        if any(r.get("kind") == "masked" for r in manifest["models"]):
+            text += f"; masked models: pseudo-log-likelihood {values.pll}"
         notes = run_notes(manifest)
         if texts.blank_lines:
             skipped = counted(texts.blank_lines, "blank line", "blank lines")
