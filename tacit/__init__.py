@@ -94,6 +94,9 @@ if TYPE_CHECKING:
     from tacit.templates import TemplateSet, load_templates
     from tacit.vocab import Vocabulary, build_vocabulary
 
+# the name on the package index (`pip install tacit-probe`); `tacit` there is another project
+DISTRIBUTION = "tacit-probe"
+
 __all__ = sorted(_EXPORTS)
 
 
@@ -102,7 +105,7 @@ def __getattr__(name: str) -> Any:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            return version("tacit")
+            return version(DISTRIBUTION)
         except PackageNotFoundError:  # running from a source tree that was not installed
             return "0.0.0"
     if name not in _EXPORTS:

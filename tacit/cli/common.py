@@ -210,6 +210,15 @@ Threads = Annotated[
         "can be several times faster). Recorded either way.",
     ),
 ]
+CacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        help="Keep models' answers in this directory across runs: a sentence an earlier run "
+        "scored with the same model is read, not scored again (sweeps, ablations, reruns). "
+        "The manifest counts what was found. Default: nothing kept.",
+    ),
+]
 DryRun = Annotated[
     bool,
     typer.Option(
@@ -285,7 +294,7 @@ LogTo = Annotated[
         "--log-to",
         choices=TRACKERS,
         help="Log the run's summary, manifest and files to an experiment tracker once it is "
-        "saved (its extra: pip install 'tacit[wandb]'; offline modes work).",
+        "saved (its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
     ),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
@@ -314,6 +323,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "limit_by": (LimitByOption, "random"),
     "threads": (Threads, None),
     "dry_run": (DryRun, False),
+    "cache": (CacheDir, None),
     "compile": (Compile, False),
     "device_map": (DeviceMap, None),
     "max_memory": (MaxMemory, None),
@@ -348,6 +358,7 @@ def run_options(
     vocab_words: str = "all",
     threads: int | None = None,
     dry_run: bool = False,
+    cache: Path | None = None,
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
@@ -360,6 +371,7 @@ def run_options(
         limit_by=limit_by,  # type: ignore[arg-type]  # RunOptions checks it
         threads=threads,
         dry_run=dry_run,
+        cache=cache,
         device=device,
         dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
         batch_size=parse_batch_size(batch_size),

@@ -21,7 +21,7 @@ def command(
             choices=TARGETS,
             help="lm-eval: results_<date>.json and samples_<task>_<date>.jsonl per model, "
             "as lm-evaluation-harness writes them; wandb or mlflow: log the run's summary, "
-            "manifest and files to that tracker (its extra: pip install 'tacit[wandb]').",
+            "manifest and files to that tracker (its extra: pip install 'tacit-probe[wandb]').",
         ),
     ] = "lm-eval",
     out: Annotated[

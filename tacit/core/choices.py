@@ -52,8 +52,9 @@ def check_choice(option: str, value: object, choices: Collection[T]) -> T:
     """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
     the option and the choices.
 
-    >>> check_choice("--dtype", "bfloat16", DTYPES)
-    'bfloat16'
+    Examples:
+        >>> check_choice("--dtype", "bfloat16", DTYPES)
+        'bfloat16'
     """
     if value not in choices:
         raise TacitError(
@@ -66,8 +67,9 @@ def meant(value: object, names: Collection[str]) -> str:
     """`; did you mean NAME?` for a value that is nearly one of `names` (a name mistyped as a
     file that does not exist: `--candidates concept`), else nothing.
 
-    >>> meant("concept", ["vocab", "concepts"]), meant("my.txt", ["vocab", "concepts"])
-    ('; did you mean concepts?', '')
+    Examples:
+        >>> meant("concept", ["vocab", "concepts"]), meant("my.txt", ["vocab", "concepts"])
+        ('; did you mean concepts?', '')
     """
     import difflib
 

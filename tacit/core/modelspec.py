@@ -39,7 +39,8 @@ LOAD_OPTIONS = {
     "load_in_8bit": "8-bit weights through bitsandbytes (CUDA GPUs only)",
     "load_in_4bit": "4-bit (NF4) weights through bitsandbytes (CUDA GPUs only)",
     "gguf_file": "a GGUF file in the model's directory or hub repository, dequantised to float",
-    "start_token": "the token a causal LM's sentences start from: bos, eos, or a token's text",
+    "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
+    "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
     "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
     "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
 }

@@ -85,12 +85,15 @@ class RunOptions:
         threads: CPU threads torch may use (None: torch's own choice); recorded either way.
         dry_run: plan the run and time a short calibration on each model, score nothing
             else, write nothing: what a run would cost (tacit.engine.estimate).
+        cache: a directory where models' answers are kept across runs (tacit.models.
+            score_cache): a sentence scored by an earlier run with the same model is read, not
+            scored again. None (the default): nothing is kept.
         vocab_words: which single-token words the shared vocabulary keeps: `all` (the
             paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
             (lower-case letters only: also no names or capitalised word pieces).
         log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
             (tacit.results.tracking; the package is an extra: `pip install
-            'tacit[wandb]'`).
+            'tacit-probe[wandb]'`).
     """
 
     vocab_models: Sequence[str] = ()
@@ -113,6 +116,7 @@ class RunOptions:
     vocab_words: VocabWords = "all"
     threads: int | None = None
     dry_run: bool = False
+    cache: str | Path | None = None
 
     log_to: str | None = None
 

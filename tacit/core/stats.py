@@ -45,9 +45,10 @@ def bootstrap_mean_ci(
     Rows are the units sampled (concepts), columns the metrics. One row gives a zero-width
     interval.
 
-    >>> low, high = bootstrap_mean_ci([[0.0], [1.0]] * 50, rng=np.random.default_rng(0))
-    >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
-    (True, True)
+    Examples:
+        >>> low, high = bootstrap_mean_ci([[0.0], [1.0]] * 50, rng=np.random.default_rng(0))
+        >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
+        (True, True)
     """
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
@@ -71,11 +72,13 @@ def bootstrap_ratio_ci(
     it has (per column where a metric is undefined for some prompts, e.g. Spearman's rho), so
     the statistic is the mean over prompts. A resample whose counts sum to zero is left out.
 
-    >>> low, high = bootstrap_ratio_ci([1.0, 0.0] * 50, [1, 1] * 50, rng=np.random.default_rng(0))
-    >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
-    (True, True)
-    >>> bootstrap_ratio_ci([3.0], [2], rng=np.random.default_rng(0))
-    (array([1.5]), array([1.5]))
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> low, high = bootstrap_ratio_ci([1.0, 0.0] * 50, [1, 1] * 50, rng=rng)
+        >>> bool(low[0] < 0.5 < high[0]), bool(high[0] - low[0] < 0.3)
+        (True, True)
+        >>> bootstrap_ratio_ci([3.0], [2], rng=np.random.default_rng(0))
+        (array([1.5]), array([1.5]))
     """
     sums, counts = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
     if sums.ndim == 1:
@@ -187,13 +190,14 @@ def paired_permutation(
     p <= 1 - confidence. With few units no delta is rejected (5 units: the smallest p is
     2/32): the interval is then infinite.
 
-    >>> paired_permutation([0.5, 0.25, 1.0], rng=np.random.default_rng(0)).p_value
-    0.25
-    >>> paired_permutation([0.5, -0.5], rng=np.random.default_rng(0)).p_value
-    1.0
-    >>> found = paired_permutation([0.3, 0.1, 0.2, 0.4, 0.1, 0.3], rng=np.random.default_rng(0))
-    >>> found.p_value, round(found.ci_low, 3), round(found.ci_high, 3), found.exact
-    (0.03125, 0.1, 0.4, True)
+    Examples:
+        >>> paired_permutation([0.5, 0.25, 1.0], rng=np.random.default_rng(0)).p_value
+        0.25
+        >>> paired_permutation([0.5, -0.5], rng=np.random.default_rng(0)).p_value
+        1.0
+        >>> found = paired_permutation([0.3, 0.1, 0.2, 0.4, 0.1, 0.3], rng=np.random.default_rng(0))
+        >>> found.p_value, round(found.ci_low, 3), round(found.ci_high, 3), found.exact
+        (0.03125, 0.1, 0.4, True)
     """
     d = np.asarray(differences, dtype=float)
     if d.ndim != 1 or d.size == 0:
@@ -223,8 +227,9 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
     is multiplied by (m - i + 1), made non-decreasing and capped at 1. NaN stays NaN and is not
     counted among the m tests.
 
-    >>> holm([0.01, 0.04, 0.03, float("nan")]).tolist()
-    [0.03, 0.06, 0.06, nan]
+    Examples:
+        >>> holm([0.01, 0.04, 0.03, float("nan")]).tolist()
+        [0.03, 0.06, 0.06, nan]
     """
     p = np.asarray(pvalues, dtype=float)
     adjusted = np.full(p.shape, np.nan)

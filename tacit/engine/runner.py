@@ -85,6 +85,10 @@ class ModelHandle:
                 tokenizer=self.tokenizer,
                 load_options=self.load_options,
             )
+            if self.options.cache is not None:  # a model loaded by name: its answers keep
+                from tacit.models.score_cache import ScoreCache
+
+                self._scorer.cache = ScoreCache(self.options.cache, self._scorer.record())
         return self._scorer
 
     @property
@@ -104,6 +108,8 @@ class ModelHandle:
             }
         record = self._scorer.record()
         record["batch_size_used"] = self._scorer.batch_size
+        if self._scorer.cache is not None:
+            record["cache"] = self._scorer.cache.record()
         return record
 
     def free(self) -> None:

@@ -35,11 +35,16 @@ class ScoredBatch:
 
     rows: positions (in the prompts given) of every prompt whose text is in this batch.
     batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
-    shared: [texts x shared vocabulary] float32 logits at the blank.
+    shared: [texts x shared vocabulary] float32 scores at the blank (logits, or
+        log-probabilities with `log_z` zero); where score_vocab was given `Needed`, words no
+        reduction can read may hold an upper bound of their score (tacit.models.base.Needed).
     log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
         are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
-        in the blank: over the words given).
+        in the blank: over the words given; a causal LM's vocabulary mode: log P(word, the text
+        after the blank | the text before it)).
     cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
+    work: what the batch ran against the naive count, for the model's record (a causal LM's
+        suffixes scored: `vocab_suffixes`, `vocab_suffixes_naive`).
     """
 
     rows: Any
@@ -47,6 +52,7 @@ class ScoredBatch:
     shared: Any
     log_z: Any
     cut: int = 0
+    work: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

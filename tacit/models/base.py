@@ -6,7 +6,9 @@ A Scorer is anything that answers the questions probes ask; what it can answer i
 - `vocab`: `score_vocab(prompts, vocab_ids)` scores each prompt's blank (`<mask>`) over a shared
   vocabulary of one-token words, batch by batch (ScoredBatch); `score_targets` ranks one target
   per prompt on top of it. A family whose blank must end the sentence (a causal LM reads the
-  next token) says so with `blank_anywhere = False`;
+  next token) says so with `blank_anywhere = False`. A family may score exactly only the
+  words a reduction can read (`Needed`: a causal LM's text after the blank) and give every
+  other word an upper bound below all of those;
 - `words`: `score_words(prompts, vocab_ids, words)` reads a blank anywhere in the sentence, by
   putting each word in it where the family cannot read the blank itself;
 - `spans`: `score_spans(templates, spans)`: every candidate span in every template's blank,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
     from tacit.core.manifest import ModelRecord
+    from tacit.models.score_cache import ScoreCache
 
 # capability -> the hook a family implements for it
 HOOKS = {
@@ -101,6 +104,45 @@ def abilities(scorer: Scorer | type[Scorer]) -> frozenset[str]:
     capabilities, and `vocab_anywhere` where it reads a blank anywhere in a sentence."""
     extra = {VOCAB_ANYWHERE} if "vocab" in scorer.capabilities and scorer.blank_anywhere else set()
     return frozenset(scorer.capabilities) | extra
+
+
+@dataclass(frozen=True)
+class Needed:
+    """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
+    family whose exact score costs work per word (a causal LM's text after the blank:
+    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
+    word an upper bound of its score lying below every score read. Ranks, top-k words, average
+    precision (over the vocabulary or a subset) and probabilities of the words read are then
+    exactly those of every word scored. None where score_vocab is asked: every word exact.
+
+    golds: per prompt, the positions (in the shared vocabulary) whose scores and ranks are
+        read (retrieval's target, elicitation's and Prince's gold answers).
+    top_k: how many of each prompt's best words are read.
+    groups: per prompt, its group (an item's templates) where their mean is read too
+        (tacit.models.reduce.GroupMean), else None.
+    every_word: every word's score is read (a softmax over the shared vocabulary, as
+        retrieval's `target_prob_shared`): no bound will do.
+    """
+
+    golds: Sequence[Sequence[int]]
+    top_k: int
+    groups: Sequence[int] | None = None
+    every_word: bool = False
+
+    def subset(self, positions: np.ndarray) -> Needed:
+        """The needs of the prompts at `positions` alone; a group some of whose prompts are
+        left out (scored another way) cannot be bounded from these: every word is read."""
+        if self.groups is None:
+            return replace(self, golds=[self.golds[int(i)] for i in positions])
+        groups = np.asarray(self.groups)
+        kept = groups[positions]
+        split = bool(np.isin(groups, kept).sum() != len(positions))
+        return Needed(
+            [self.golds[int(i)] for i in positions],
+            self.top_k,
+            kept.tolist(),
+            self.every_word or split,
+        )
 
 
 @dataclass(frozen=True)
@@ -163,6 +205,8 @@ class Scorer(ABC):
     batch_size: int
     device: Any = "cpu"
     max_tokens: int = 10**9
+    # answers kept across runs (--cache: tacit.models.score_cache), attached by the runner
+    cache: ScoreCache | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A family declares a capability exactly when it implements its hook."""
@@ -205,14 +249,16 @@ class Scorer(ABC):
         *,
         progress: bool | tqdm = True,
         cut_to_fit: bool = False,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Score each distinct prompt text's blank over the shared vocabulary, batch by batch.
 
         Every prompt given is covered by exactly one batch. With `cut_to_fit`, prompts too long
         for the model are cut around their blank (each batch counts its own in `cut`).
+        `needed`: what the caller's reduction reads (Needed); None: every word's exact score.
         """
         self._require("vocab")
-        yield from self._vocab_batches(prompts, vocab_ids, progress, cut_to_fit)
+        yield from self._vocab_batches(prompts, vocab_ids, progress, cut_to_fit, needed)
 
     def score_words(
         self,
@@ -221,14 +267,19 @@ class Scorer(ABC):
         words: Sequence[str],
         *,
         progress: bool | tqdm = True,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Each prompt's blank over one-token `words` (their ids `vocab_ids`), wherever the
-        blank is: read at the blank (as score_vocab) where the family can, else with each word
-        put in the blank and its sentence scored (`log_z` then sums over the words only: the
-        probabilities are among them)."""
+        blank is: read at the blank (as score_vocab, with `needed`) where the family can, else
+        with each word put in the blank and its sentence scored (`log_z` then sums over the
+        words only: the probabilities are among them)."""
         reads = np.array([self.reads_blank(p) for p in prompts], dtype=bool)
+        read_needed = None if needed is None else needed.subset(np.flatnonzero(reads))
         streams: list[tuple[np.ndarray, Callable[[list[str]], Iterable[ScoredBatch]]]] = [
-            (reads, lambda texts: self._vocab_batches(texts, vocab_ids, progress, False)),
+            (
+                reads,
+                lambda texts: self._vocab_batches(texts, vocab_ids, progress, False, read_needed),
+            ),
             (~reads, lambda texts: self._in_place(texts, words, progress)),
         ]
         for chosen, batches in streams:
@@ -263,8 +314,51 @@ class Scorer(ABC):
         check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
-        scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
+        if self.cache is None:
+            scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
+        else:
+            scores = self._cached_span_scores(unique_t, unique_s, scoring, progress, cache)
         return scores.expanded(template_of, span_of)
+
+    def _cached_span_scores(
+        self,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
+    ) -> SpanScores:
+        """SpanScores of distinct templates and spans, each template's row read from the score
+        cache where it is kept; the rest scored in one call (their prefixes still shared) and
+        kept."""
+        assert self.cache is not None
+        found = [self.cache.spans(scoring, template, spans) for template in templates]
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        rows: dict[int, dict[str, np.ndarray]] = {
+            n: arrays for n, (_, arrays) in enumerate(found) if arrays is not None
+        }
+        work: Mapping[str, int] = {}
+        if missing:
+            fresh = self._span_scores(
+                [templates[n] for n in missing], spans, scoring, progress, cache
+            )
+            work = fresh.work
+            for at, n in enumerate(missing):
+                arrays = {"span": fresh.span[at], "n_tokens": fresh.n_tokens[at]}
+                if fresh.sentence is not None:
+                    arrays["sentence"] = fresh.sentence[at]
+                self.cache.keep(found[n][0], arrays)
+                rows[n] = arrays
+        ordered = [rows[n] for n in range(len(templates))]
+        sentence = (
+            np.stack([row["sentence"] for row in ordered]) if "sentence" in ordered[0] else None
+        )
+        return SpanScores(
+            np.stack([row["span"] for row in ordered]),
+            np.stack([row["n_tokens"] for row in ordered]),
+            sentence,
+            work,
+        )
 
     def encode(
         self, texts: Sequence[str], *, pooling: str | None = None, progress: bool | tqdm = True
@@ -318,7 +412,9 @@ class Scorer(ABC):
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
-        batches = self.score_vocab(prompts, vocab_ids, progress=progress)
+        # the target's share of the shared vocabulary reads every word's score
+        needed = Needed([[t] for t in targets], top_k, every_word=True)
+        batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
         return rank_targets(batches, targets, top_k=top_k, device=self.device)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
@@ -372,12 +468,33 @@ class Scorer(ABC):
         return logsumexp(scores, axis=-1)
 
     def _vocab_batches(
-        self, prompts: Sequence[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut: bool
+        self,
+        prompts: Sequence[str],
+        vocab_ids: np.ndarray,
+        progress: bool | tqdm,
+        cut: bool,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
-        """ScoredBatch for each batch of the distinct prompt texts (rows as numpy)."""
+        """ScoredBatch for each batch of the distinct prompt texts."""
         unique, inverse = distinct(prompts)
         rows_of = group_rows(inverse, len(unique))
-        for indices, shared, log_z, n_cut in self._vocab_scores(unique, vocab_ids, progress, cut):
+        yield from self._text_batches(unique, rows_of, vocab_ids, needed, progress, cut)
+
+    def _text_batches(
+        self,
+        texts: list[str],
+        rows_of: list[np.ndarray],
+        vocab_ids: np.ndarray,
+        needed: Needed | None,
+        progress: bool | tqdm,
+        cut: bool,
+    ) -> Iterator[ScoredBatch]:
+        """ScoredBatch of the distinct `texts` (`rows_of[i]`: the prompts whose text is text
+        i), every word's exact score (`needed` unread: a family that bounds the words no
+        reduction reads, to save work per word, overrides this; tacit.models.causal_vocab)."""
+        for indices, shared, log_z, n_cut in self._cached_vocab_scores(
+            texts, vocab_ids, progress, cut
+        ):
             yield ScoredBatch(
                 rows=np.concatenate([rows_of[i] for i in indices]),
                 batch_rows=np.concatenate(
@@ -387,6 +504,37 @@ class Scorer(ABC):
                 log_z=log_z,
                 cut=n_cut,
             )
+
+    def _cached_vocab_scores(
+        self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut: bool
+    ) -> Iterator[VocabScores]:
+        """_vocab_scores of distinct texts, each read from the score cache where it is kept (a
+        batch of them, as numpy arrays) and the rest scored and kept. A text cut to fit is
+        never kept: what was cut depends on the run."""
+        if self.cache is None:
+            yield from self._vocab_scores(texts, vocab_ids, progress, cut)
+            return
+        found = [self.cache.vocab(text, vocab_ids) for text in texts]
+        kept = [(n, arrays) for n, (_, arrays) in enumerate(found) if arrays is not None]
+        size = max(1, self.batch_size)
+        for start in range(0, len(kept), size):
+            batch = kept[start : start + size]
+            yield (
+                np.array([n for n, _ in batch]),
+                np.stack([arrays["shared"] for _, arrays in batch]),
+                np.array([arrays["log_z"] for _, arrays in batch]),
+                0,
+            )
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        if not missing:
+            return
+        fresh = self._vocab_scores([texts[n] for n in missing], vocab_ids, progress, cut)
+        for indices, shared, log_z, n_cut in fresh:
+            if not n_cut:
+                for at, i in enumerate(indices):
+                    arrays = {"shared": _numpy(shared[at]), "log_z": _numpy(log_z[at])}
+                    self.cache.keep(found[missing[i]][0], arrays)
+            yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
 
     def _in_place(
         self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
@@ -418,3 +566,8 @@ class Scorer(ABC):
                     )
                 if outer is not None:
                     outer.update(len(indices))
+
+
+def _numpy(array: Any) -> np.ndarray:
+    """A family's array (numpy, or a torch tensor on any device) as a numpy array."""
+    return array.detach().cpu().numpy() if hasattr(array, "detach") else np.asarray(array)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class FakeScorer(Scorer):
     """A scorer with a real tokenizer and no model (see the module docstring).
 
-    Example:
+    Examples:
         >>> scorer = FakeScorer(tokenizer, name="fake")  # doctest: +SKIP
         >>> tacit.retrieve([scorer], norms="norms.dat", max_props=3)  # doctest: +SKIP
     """

@@ -168,7 +168,7 @@ def check_readable(spec: ModelSpec) -> None:
     except ImportError:
         raise TacitError(
             f"{option('--model')} {spec.text}: a GGUF file needs the gguf package: "
-            "pip install 'tacit[gguf]' (or gguf and accelerate)"
+            "pip install 'tacit-probe[gguf]' (or gguf and accelerate)"
         ) from None
     arch = architecture(spec)
     if arch is not None and arch not in GGUF_SUPPORTED_ARCHITECTURES:

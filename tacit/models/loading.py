@@ -157,7 +157,7 @@ def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> Pre
     try:
         from peft import PeftModel
     except ImportError:
-        raise TacitError(f"{where} needs peft: pip install 'tacit[peft]' (or peft)") from None
+        raise TacitError(f"{where} needs peft: pip install 'tacit-probe[peft]' (or peft)") from None
     path = Path(adapter).expanduser()
     if path.is_dir() and not (path / "adapter_config.json").is_file():
         raise TacitError(f"{where}: no adapter_config.json in it: not a PEFT adapter directory")
@@ -188,7 +188,8 @@ def load_spread(
         import accelerate  # noqa: F401  (transformers needs it for a device map)
     except ImportError:
         raise TacitError(
-            f"{option('--device-map')} needs accelerate: pip install 'tacit[dist]' (or accelerate)"
+            f"{option('--device-map')} needs accelerate: pip install 'tacit-probe[dist]' "
+            "(or accelerate)"
         ) from None
     model = load_weights(
         runtime.auto_class,

@@ -31,7 +31,7 @@ from tacit.models.runtime import compile_errors_explained
 class MaskedLMScorer(HFScorer):
     """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
 
-    Example:
+    Examples:
         >>> scorer = MaskedLMScorer("roberta-base")  # doctest: +SKIP
         >>> scores = scorer.score_targets(["A <mask> has fur."], [vocab.index("bear")],
         ...                               vocab.token_ids["roberta-base"])  # doctest: +SKIP

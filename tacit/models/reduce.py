@@ -187,3 +187,18 @@ class GroupMean:
         rows = torch.arange(self.n, device=self.device)
         mean = (self.sums / self.counts.unsqueeze(1)).float()
         return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device))
+
+
+class WorkCount:
+    """The work the batches ran (ScoredBatch.work: a causal LM's suffixes scored), added up
+    while they pass on to a reduction, for the model's record."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
+        """The batches, unchanged, each one's work added on the way."""
+        for batch in batches:
+            for key, value in batch.work.items():
+                self.counts[key] = self.counts.get(key, 0) + int(value)
+            yield batch

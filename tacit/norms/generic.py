@@ -65,8 +65,9 @@ def check_columns(columns: Mapping[str, str], where: str = "columns") -> dict[st
 def parse_columns(text: str) -> dict[str, str]:
     """The command line's `--norms-columns concept=Word,feature=Property,pf=Count`.
 
-    >>> parse_columns("concept=Word, pf=Count")
-    {'concept': 'Word', 'pf': 'Count'}
+    Examples:
+        >>> parse_columns("concept=Word, pf=Count")
+        {'concept': 'Word', 'pf': 'Count'}
     """
     where = f"{option('--norms-columns')} {shorten(text)!r}"
     pairs = [item.partition("=") for item in text.split(",") if item.strip()]

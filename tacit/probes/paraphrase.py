@@ -45,6 +45,13 @@ def paraphrased(rows: pd.DataFrame) -> bool:
     return ITEM in rows.columns
 
 
+def item_numbers(rows: pd.DataFrame) -> list[int] | None:
+    """Each row's item numbered from 0 in order of first appearance (the groups an ensemble
+    averages over: tacit.models.reduce.GroupMean, tacit.models.base.Needed), or None where
+    the rows ask each question once."""
+    return pd.factorize(rows[ITEM])[0].tolist() if paraphrased(rows) else None
+
+
 def ensemble_frame(rows: pd.DataFrame, offset: int) -> pd.DataFrame:
     """One row per item of `rows`, to be filled with the ensemble's answer: the item's first
     row with `template` = `ensemble` and no prompt text, indexed `offset` + item (after every
@@ -71,8 +78,9 @@ def group_mean(scores: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.nd
 def pair_agreement(answers: Sequence[object]) -> float:
     """The fraction of pairs of answers that agree (NaN with fewer than two).
 
-    >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
-    (0.3333333333333333, nan)
+    Examples:
+        >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
+        (0.3333333333333333, nan)
     """
     n = len(answers)
     if n < 2:

@@ -160,7 +160,7 @@ def compare(
     own and never compared. `options` are the probe's own (`n_props` for retrieval). Models
     are named as in `probe table`.
 
-    Example:
+    Examples:
         >>> tacit.compare(["results/retrieve/run1"])  # doctest: +SKIP
     """
     from tacit.core.stats import holm

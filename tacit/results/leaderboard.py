@@ -96,7 +96,7 @@ def leaderboard(
     (`rank`, 1 the best); groups are numbered in the order first met. A run that cannot be
     read is left out with a warning.
 
-    Example:
+    Examples:
         >>> tacit.leaderboard("results")  # doctest: +SKIP
     """
     folder = Path(folder)

@@ -86,7 +86,7 @@ def plot(
     (`retrieve-models.png`, `elicit-figure.png`; `steps.png` in the sweep folder). A file
     already there is refused unless `overwrite`.
 
-    Example:
+    Examples:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
     from tacit.core.manifest import Manifest, read_manifest

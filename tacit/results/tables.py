@@ -66,7 +66,7 @@ def runs_table(
     """The tables of runs of one probe as text (`format`: text, markdown, latex, csv or html;
     see tacit.core.display), the warning about runs that are not like for like under them.
 
-    Example:
+    Examples:
         >>> print(tacit.table(["results/retrieve/a", "results/retrieve/b"]))  # doctest: +SKIP
     """
     from tacit.core.display import render

@@ -7,7 +7,7 @@ the run's config; in MLflow, its main settings as params and the whole as manife
 where the run was saved, the run directory's files as an artifact. Each tracker is set up as
 usual: W&B by WANDB_PROJECT, WANDB_MODE (offline: ./wandb/offline-run-*), WANDB_DIR; MLflow by
 MLFLOW_TRACKING_URI and MLFLOW_EXPERIMENT_NAME. The package is an extra
-(`pip install 'tacit[wandb]'`), imported only here and only when used.
+(`pip install 'tacit-probe[wandb]'`), imported only here and only when used.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def check_tracker(name: str | None) -> None:
     if importlib.util.find_spec(name) is None:
         raise TacitError(
             f"{option('--log-to')} {name}: the {name} package is not installed: "
-            f"pip install 'tacit[{name}]'"
+            f"pip install 'tacit-probe[{name}]'"
         )
 
 

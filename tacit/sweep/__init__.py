@@ -113,7 +113,7 @@ def run_sweep(
     (index, cell, state, ...) after the run; with `dry_run`, before, with each cell's
     estimated prompts, and nothing runs.
 
-    Example:
+    Examples:
         >>> table = tacit.run_sweep("grid.toml", "results/grid")  # doctest: +SKIP
         >>> table[table["state"] == "failed"]  # doctest: +SKIP
     """

@@ -64,10 +64,11 @@ def join_phrases(phrases: Sequence[str], and_word: str = "and", serial_comma: bo
     """Phrases as a list: commas, then `and_word` before the last (after a comma too with
     `serial_comma`, the paper's English).
 
-    >>> join_phrases(["has fur", "is big", "has claws"])
-    'has fur, is big, and has claws'
-    >>> join_phrases(["hat Fell", "ist groß", "hat Krallen"], "und", serial_comma=False)
-    'hat Fell, ist groß und hat Krallen'
+    Examples:
+        >>> join_phrases(["has fur", "is big", "has claws"])
+        'has fur, is big, and has claws'
+        >>> join_phrases(["hat Fell", "ist groß", "hat Krallen"], "und", serial_comma=False)
+        'hat Fell, ist groß und hat Krallen'
     """
     if len(phrases) < 3:
         return f" {and_word} ".join(phrases)

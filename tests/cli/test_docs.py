@@ -9,7 +9,6 @@ A block that needs a real model or the internet says so with a marker on the lin
 from __future__ import annotations
 
 import glob
-import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -253,53 +252,3 @@ def test_skip_markers_say_why():
     for block in CONSOLE + PYTHON:
         if block.skip is not None:
             assert len(block.skip) > 10, f"{block.page}:{block.line}: say why it is skipped"
-
-
-os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
-
-
-def test_every_docstring_renders_without_a_warning():
-    """mkdocstrings' parser (griffe) reads every docstring of the package, as `mkdocs build
-    --strict` does for the API reference: a warning here fails the strict build, so a new
-    release of the docs toolchain that reads our docstrings differently fails this test, not a
-    user's `mkdocs serve`."""
-    griffe = pytest.importorskip("griffe", reason="the docs extra is not installed")
-    import logging
-
-    import yaml
-
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
-    (plugin,) = [p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict)]
-    style = plugin["handlers"]["python"]["options"]["docstring_style"]
-
-    warnings: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.WARNING:
-                warnings.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("griffe").addHandler(handler)
-    try:
-        package = griffe.load("tacit", search_paths=[str(REPO)], docstring_parser=style)
-        seen: set[str] = set()
-
-        def parse(obj) -> None:
-            if obj.path in seen:
-                return
-            seen.add(obj.path)
-            if obj.docstring is not None:
-                obj.docstring.parsed  # noqa: B018 (parsing is what logs the warnings)
-            for member in obj.members.values():
-                if not member.is_alias:
-                    parse(member)
-
-        parse(package)
-        reference = (DOCS / "reference" / "api.md").read_text()
-        for path in re.findall(r"^::: ([\w.]+)", reference, re.M):
-            assert package.modules_collection.get_member(path) is not None, path
-    finally:
-        logging.getLogger("griffe").removeHandler(handler)
-    assert len(seen) > 100  # the walk reached the package's members
-    assert warnings == []

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from support import TOY_WORDS
 
+from tacit.models.base import ScoredBatch
 from tacit.models.masked import MaskedLMScorer
+from tacit.models.reduce import rank_targets
 from tacit.vocab import build_vocabulary
 
 TOLERANCE = 1e-4  # nats: float32 logits of the same text in differently padded batches
 
 
-def logits_by_prompt(scorer: MaskedLMScorer, prompts: list[str], ids: np.ndarray) -> np.ndarray:
-    rows = np.zeros((len(prompts), len(ids)), dtype=np.float32)
-    for batch in scorer.score_vocab(prompts, ids, progress=False):
+def logits_by_prompt(batches: list[ScoredBatch], n_prompts: int, n_words: int) -> np.ndarray:
+    rows = np.zeros((n_prompts, n_words), dtype=np.float32)
+    for batch in batches:
         log_probs = (batch.shared - batch.log_z.unsqueeze(1))[batch.batch_rows].numpy()
         rows[batch.rows] = log_probs
     return rows
@@ -31,11 +34,19 @@ def test_ranks_differ_across_batch_sizes_only_by_float_ties(request, model):
     many = MaskedLMScorer(model_dir, device="cpu", batch_size=64)
     vocab = build_vocabulary({"m": one.tokenizer})
     ids = vocab.token_ids["m"]
-    a, b = logits_by_prompt(one, prompts, ids), logits_by_prompt(many, prompts, ids)
+    by_one = list(one.score_vocab(prompts, ids, progress=False))
+    by_many = list(many.score_vocab(prompts, ids, progress=False))
+    a = logits_by_prompt(by_one, len(prompts), len(ids))
+    b = logits_by_prompt(by_many, len(prompts), len(ids))
     assert np.abs(a - b).max() < TOLERANCE
     targets = np.arange(len(prompts)) % len(ids)
-    for row_a, row_b, target in zip(a, b, targets):
-        rank_a = 1 + (row_a > row_a[target]).sum()
-        rank_b = 1 + (row_b > row_b[target]).sum()
-        ties = (np.abs(row_b - row_b[target]) <= TOLERANCE).sum() - 1
-        assert abs(rank_a - rank_b) <= ties
+    # the ranks the probes use (rank_targets) from each batch size's batches
+    cpu = torch.device("cpu")
+    rank_one = rank_targets(by_one, targets, top_k=5, device=cpu).rank
+    rank_many = rank_targets(by_many, targets, top_k=5, device=cpu).rank
+    assert len(set(rank_one.tolist())) > 10  # ranks spread over the vocabulary: not vacuous
+    for row_a, row_b, target, rank_a, rank_b in zip(a, b, targets, rank_one, rank_many):
+        ties_a = (np.abs(row_a - row_a[target]) <= TOLERANCE).sum() - 1
+        ties_b = (np.abs(row_b - row_b[target]) <= TOLERANCE).sum() - 1
+        assert abs(rank_a - (1 + (row_a > row_a[target]).sum())) <= ties_a  # as the scores say
+        assert abs(rank_a - rank_b) <= ties_b

@@ -12,10 +12,13 @@ import pytest
 import torch
 from support import (
     REAL_BERT_VOCAB,
+    causal_reference,
     causal_span_reference,
+    causal_vocab_reference,
     fails_cleanly,
     out_of_memory_above,
     sentence_of,
+    start_of,
 )
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
@@ -202,30 +205,30 @@ def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
 
 
 @pytest.mark.parametrize("batch_size", [1, 64])
-def test_vocab_is_the_next_token_softmax(causal_model, batch_size):
+def test_vocab_counts_the_text_after_the_blank(causal_model, batch_size):
+    """Every word's score is log P(w | before) + log P(after | before, w), the plain way
+    (support.causal_vocab_reference); a blank with nothing after it is the next token's
+    log-probability. Special and punctuation tokens whose sentence tokenises otherwise keep
+    their token, with the text after it tokenised alone."""
     scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
     prompts = [
         "Everyone knows that a bear has <mask>.",
         "A cat has <mask>",
         "<mask>!",
         "Everyone knows that a bear has <mask>.",
+        "A knife is used for <mask> .",
     ]
-    vocab_ids = np.array([4649, 15503, 10, 50260, 7])
-    tokenizer = AutoTokenizer.from_pretrained(causal_model)
-    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
-    start = tokenizer.bos_token_id
+    vocab_ids = np.array([4649, 15503, 10, 50260, 7, 5198])
     found = {}
     for batch in scorer.score_vocab(prompts, vocab_ids, progress=False):
         for row, at in zip(batch.rows.tolist(), batch.batch_rows.tolist()):
             found[row] = (batch.shared[at] - batch.log_z[at]).numpy()
     assert sorted(found) == list(range(len(prompts)))
-    for row, prompt in enumerate(prompts):
-        before = prompt.split("<mask>")[0].rstrip()
-        ids = [start, *tokenizer(before, add_special_tokens=False)["input_ids"]]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
-        expected = torch.log_softmax(logits.double(), -1)[vocab_ids].numpy()
-        np.testing.assert_allclose(found[row], expected, atol=2e-5)
+    expected = causal_vocab_reference(causal_model, prompts, vocab_ids)
+    for row in range(len(prompts)):
+        np.testing.assert_allclose(found[row], expected[row], atol=5e-5)
+    alone = _next_token_logprobs(causal_model, "A cat has")[vocab_ids].numpy()
+    np.testing.assert_allclose(found[1], alone, atol=2e-5)
 
 
 def test_vocab_refuses_a_blank_inside_the_sentence(tiny_gpt2):
@@ -242,7 +245,7 @@ def test_encode_pools_the_last_hidden_layer(tiny_gpt2, pooling):
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
     tokenizer = scorer.tokenizer
     for row, text in enumerate(texts):
-        ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+        ids = [start_of(tokenizer), *tokenizer(text, add_special_tokens=False)["input_ids"]]
         with torch.no_grad():
             hidden = model.base_model(input_ids=torch.tensor([ids])).last_hidden_state[0]
         expected = hidden[-1] if pooling == "last" else hidden[1:].mean(0)
@@ -293,7 +296,7 @@ def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_pa
 def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+    ids = [start_of(tokenizer), *tokenizer(text, add_special_tokens=False)["input_ids"]]
     with torch.no_grad():
         return torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0, -1].double(), -1)
 
@@ -331,11 +334,13 @@ def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_pat
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     ids = [tokenizer(" " + w, add_special_tokens=False)["input_ids"][0] for w in vocab]
     row = prompts[prompts.model == tiny_gpt2].iloc[0]
-    logprobs = _next_token_logprobs(tiny_gpt2, row.prompt.split("<mask>")[0].rstrip())
-    expected = logprobs[ids].exp()
+    expected = torch.as_tensor(np.exp(causal_vocab_reference(tiny_gpt2, [row.prompt], ids)[0]))
     top = [item.rpartition(":") for item in row.top5.split()]
     assert [w for w, _, _ in top] == [vocab[i] for i in expected.topk(5).indices]
     np.testing.assert_allclose([float(p) for _, _, p in top], expected.topk(5).values, rtol=1e-3)
+    record = manifest["models"][1]
+    assert record["vocab_suffixes_naive"] == len(vocab) * by_model.size()[tiny_gpt2]
+    assert 0 < record["vocab_suffixes"] <= record["vocab_suffixes_naive"]
 
 
 def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
@@ -500,10 +505,17 @@ def test_sentencepiece_words_and_next_token(tmp_path):
     model_dir = str(save_tiny_llama(tmp_path / "llama2", tokenizer))
     scorer = CausalLMScorer(model_dir, device="cpu")
     prompt = "Everyone knows that a cat has <mask>."
-    (batch,) = scorer.score_vocab([prompt], np.array([bear, words["fur"]]), progress=False)
-    expected = _next_token_logprobs(model_dir, "Everyone knows that a cat has")
+    chosen = np.array([bear, words["fur"]])
+    (batch,) = scorer.score_vocab([prompt], chosen, progress=False)
     got = (batch.shared[0] - batch.log_z[0]).numpy()
-    np.testing.assert_allclose(got, expected[[bear, words["fur"]]].numpy(), atol=2e-5)
+    # "." alone is `▁.`; after a word, as the whole sentence tokenises it, `.`
+    assert tokenizer.tokenize(".") == ["▁."]
+    np.testing.assert_allclose(
+        got, causal_vocab_reference(model_dir, [prompt], chosen)[0], atol=5e-5
+    )
+    sentence = scorer.score_spans([prompt], ["bear", "fur"], progress=False).sentence[0]
+    prefix = causal_reference(model_dir, ["Everyone knows that a cat has"])[0].sum()
+    np.testing.assert_allclose(got, sentence - prefix, atol=5e-5)
 
 
 def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(

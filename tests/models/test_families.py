@@ -158,7 +158,7 @@ def test_a_gguf_header_is_read_without_its_arrays(tmp_path):
 
 
 def test_a_gguf_that_transformers_cannot_read_is_one_line_naming_it(tmp_path):
-    pytest.importorskip("gguf", reason="the gguf package (pip install 'tacit[gguf]')")
+    pytest.importorskip("gguf", reason="the gguf package (pip install 'tacit-probe[gguf]')")
     file = _gguf_file(tmp_path / "m.gguf", {"general.architecture": "rwkv7"})
     with pytest.raises(TacitError, match="cannot read a GGUF of architecture 'rwkv7'"):
         model_kind(ModelSpec(str(file)))

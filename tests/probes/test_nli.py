@@ -482,6 +482,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     assert len(rows) == 2 * len(SUITES[suite].load(data[suite]))
     manifest = json.loads((out / "manifest.json").read_text())
     assert [m["mode"] for m in manifest["models"]] == ["cloze", "classifier"]
+    assert manifest["data"]["files"]
     assert all(len(f["sha256"]) == 64 for f in manifest["data"]["files"])
     summary = pd.read_csv(out / "summary.csv")
     assert {"section", "breakdown", "group", "metric", "value", "sd", "n", "n_seeds"} <= set(

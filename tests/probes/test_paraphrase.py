@@ -12,9 +12,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
-from support import plain_span_scores, reference
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from support import TOY_WORDS, causal_vocab_reference, plain_span_scores, reference
 
 import tacit
 from tacit.core.display import render
@@ -300,28 +298,26 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
 
 def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_norms_path, tmp_path):
     """Templates whose blank ends the sentence let a causal model rank the concept over the
-    vocabulary: the next-token distribution after the text before the blank."""
+    vocabulary: each word with the "." after it (log P(w | before) + log P(. | before, w),
+    every word's suffix scored, as the target's share of the vocabulary reads them all)."""
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(TOY_WORDS) + "\n")
     result = tacit.retrieve(
         [tiny_gpt2],
         norms=str(toy_norms_path),
         max_props=2,
         templates=write(tmp_path / "end.jsonl", AT_THE_END),
+        vocab_file=str(words),
         progress=False,
     )
-    assert result.manifest["models"][0]["kind"] == "causal"
-    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
-    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
+    record = result.manifest["models"][0]
+    assert record["kind"] == "causal"
     ids = result.vocab.token_ids[tiny_gpt2]
     rows = result.prompts[result.prompts["template"] != "ensemble"]
     assert rows["prompt"].str.endswith(" a <mask>.").all()
-    logs = []
-    for prompt in rows["prompt"]:
-        before = prompt.split(" <mask>")[0]
-        encoded = [tokenizer.eos_token_id, *tokenizer(before)["input_ids"]]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([encoded])).logits[0, -1].double()
-        logs.append(torch.log_softmax(logits, -1).numpy()[ids])
-    logs = np.array(logs)
+    distinct = rows["prompt"].nunique()  # each distinct prompt is scored once
+    assert record["vocab_suffixes"] == record["vocab_suffixes_naive"] == distinct * len(ids)
+    logs = causal_vocab_reference(tiny_gpt2, list(rows["prompt"]), ids)
     targets = [result.vocab.index(c) for c in rows["concept"]]
     np.testing.assert_array_equal(rows["rank"], ranks(logs, targets))
     items = rows["item"].to_numpy()

@@ -93,6 +93,32 @@ def test_a_lama_relation_file_loads_as_it_is(tmp_path):
         templates.retrieval  # noqa: B018
 
 
+# ParaRel's pattern files as published: one file per relation, `pattern` for the template
+PARAREL = [
+    {
+        "pattern": "[X] is located in [Y] .",
+        "lemma": "locate",
+        "extended_lemma": "locate",
+        "tense": "present",
+    },
+    {"pattern": "[X], which is located in [Y] .", "lemma": "locate", "extended_lemma": "locate"},
+]
+
+
+def test_a_pararel_pattern_file_loads_as_its_relation(tmp_path):
+    templates = read_templates(write(tmp_path / "P131.jsonl", PARAREL))
+    assert templates.relations == ["P131"]
+    first, second = templates.for_relation("P131")
+    assert (first.id, second.id) == ("1", "2")
+    assert first.fill(concept="Baltimore") == "Baltimore is located in <mask> ."
+    assert second.fill(concept="Baltimore") == "Baltimore, which is located in <mask> ."
+    given = write(tmp_path / "patterns.jsonl", [{**PARAREL[0], "relation": "located in"}])
+    assert read_templates(given).relations == ["located in"]
+    both = write(tmp_path / "P17.jsonl", [{"pattern": "[X] is in [Y] .", "template": "[X] [Y]"}])
+    with pytest.raises(TacitError, match=r"P17.jsonl, line 1: both `template` and `pattern`"):
+        read_templates(both)
+
+
 def test_placeholders_fill_as_documented(tmp_path):
     path = write(
         tmp_path / "t.jsonl",

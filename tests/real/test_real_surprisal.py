@@ -47,10 +47,21 @@ def tacit_tokens(real_scorer):
 
 
 @pytest.fixture(scope="module")
-def tacit_words(real_scorer):
-    """The probe's rows by word (result.prompts: its rows file), on the scorer already loaded."""
-    result = tacit.surprisal(list(TEXTS), [real_scorer], by="word", progress=False)
-    return [list(rows.itertuples()) for _, rows in result.prompts.groupby("text_id", sort=True)]
+def like_minicons(real_checkpoint):
+    """tacit's tokens and words (the probe's rows by word, result.prompts) from the start
+    token minicons' recorded run began from: `bos_token=True` puts the tokenizer's BOS first
+    (SmolLM2-Instruct's `<|im_start|>`, where tacit's own rule takes `<|endoftext|>`), which
+    tacit's `start_token=bos` loading option does; otherwise the tokenizer's own BOS, tacit's
+    rule too."""
+    from tacit.models.causal import CausalLMScorer
+
+    run = recorded(real_checkpoint.model.name)
+    name = str(real_checkpoint.directory) + (",start_token=bos" if run["bos_token"] else "")
+    scorer = CausalLMScorer(name, device="cpu")
+    tokens = scorer.token_scores(TEXTS, progress=False)
+    result = tacit.surprisal(list(TEXTS), [scorer], by="word", progress=False)
+    words = [list(rows.itertuples()) for _, rows in result.prompts.groupby("text_id", sort=True)]
+    return run, tokens, words
 
 
 def largest(pairs) -> float:
@@ -82,19 +93,19 @@ def compare_with(run: dict, tacit_tokens, tacit_words) -> None:
     assert diff < TOLERANCE, f"words: {diff:.2e} nats"
 
 
-def test_equal_to_a_recorded_minicons_run(real_checkpoint, tacit_tokens, tacit_words):
+def test_equal_to_a_recorded_minicons_run(real_checkpoint, like_minicons):
     """minicons' token_score and word_score_tokenized on the same texts, recorded (so that
     minicons need not be installed), for the same GGUF file."""
-    run = recorded(real_checkpoint.model.name)
+    run, tokens, words = like_minicons
     assert run["gguf_sha256"] == real_checkpoint.model.sha256
-    compare_with(run, tacit_tokens, tacit_words)
+    compare_with(run, tokens, words)
 
 
-def test_equal_to_minicons_run_now(real_checkpoint, tacit_tokens, tacit_words):
+def test_equal_to_minicons_run_now(real_checkpoint, like_minicons):
     """The same, with minicons run here where it is installed (`pip install minicons`)."""
     pytest.importorskip("minicons", reason="minicons is not installed (pip install minicons)")
     from record_minicons_tokens import minicons_runs
 
-    run = recorded(real_checkpoint.model.name)
-    tokens, words = minicons_runs(real_checkpoint.directory, run["bos_token"])
-    compare_with({"tokens": tokens, "words": words}, tacit_tokens, tacit_words)
+    run, tokens, words = like_minicons
+    theirs_tokens, theirs_words = minicons_runs(real_checkpoint.directory, run["bos_token"])
+    compare_with({"tokens": theirs_tokens, "words": theirs_words}, tokens, words)

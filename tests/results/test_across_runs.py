@@ -138,7 +138,9 @@ def test_the_leaderboard_ranks_only_like_for_like(results):
     # the same vocabulary and condition: one ranking (the ablation at its main condition)
     assert groups["retrieve/two"] == groups["retrieve/ordering"]
     # other candidates, another span scoring, another vocabulary: ranked apart
-    assert len({groups["retrieve/two"], groups["retrieve/spans"], groups["retrieve/spans-mean"]})
+    assert (
+        len({groups["retrieve/two"], groups["retrieve/spans"], groups["retrieve/spans-mean"]}) == 3
+    )
     assert groups["retrieve/spans"] not in (groups["retrieve/two"], groups["retrieve/spans-mean"])
     assert groups["retrieve/spans-mean"] != groups["retrieve/two"]
     assert groups["elicit/both"] != groups["elicit/bert"]  # two models' vocabulary, one's

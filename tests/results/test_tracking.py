@@ -39,7 +39,7 @@ def test_without_the_package_one_line_names_the_extra_before_anything_runs(
     result = runner.invoke(app, [*args, "--log-to", "wandb", "-q"])
     assert result.exit_code == 1
     assert result.stderr == (
-        "error: --log-to wandb: the wandb package is not installed: pip install 'tacit[wandb]'\n"
+        "error: --log-to wandb: the wandb package is not installed: pip install 'tacit-probe[wandb]'\n"
     )
     assert not out.exists()  # refused before the run, nothing written
     with pytest.raises(TacitError, match=r"^log_to wandb: the wandb package is not installed"):
@@ -54,7 +54,7 @@ def test_without_the_package_one_line_names_the_extra_before_anything_runs(
 
 def test_a_run_logged_to_wandb_offline(monkeypatch, tmp_path, tiny_bert, toy_norms_path):
     wandb = pytest.importorskip(
-        "wandb", reason="wandb is not installed (pip install 'tacit[wandb]')"
+        "wandb", reason="wandb is not installed (pip install 'tacit-probe[wandb]')"
     )
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
@@ -99,7 +99,7 @@ def test_a_run_logged_to_an_mlflow_file_store(
     monkeypatch, tmp_path, run_dir, tiny_bert, toy_norms_path
 ):
     mlflow = pytest.importorskip(
-        "mlflow", reason="mlflow is not installed (pip install 'tacit[mlflow]')"
+        "mlflow", reason="mlflow is not installed (pip install 'tacit-probe[mlflow]')"
     )
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"file:{tmp_path / 'mlruns'}")
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 asks for it

@@ -19,7 +19,7 @@ from tacit.core.errors import TacitError
 from tacit.sweep.launch import parse_options
 
 pytest.importorskip(
-    "submitit", reason="the launcher runs on submitit: pip install 'tacit[cluster]'"
+    "submitit", reason="the launcher runs on submitit: pip install 'tacit-probe[cluster]'"
 )
 runner = CliRunner()
 

@@ -16,9 +16,17 @@ import torch
 from numpy.typing import ArrayLike
 
 from tacit.core.metrics import average_precision
+from tacit.probes.base import Scored
 from tacit.probes.candidates import SpanRanker, top_spans
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
-from tacit.probes.paraphrase import ITEM, TOP1, ensemble_frame, group_mean, paraphrased
+from tacit.probes.paraphrase import (
+    ITEM,
+    TOP1,
+    ensemble_frame,
+    group_mean,
+    item_numbers,
+    paraphrased,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["ap_vocab", "ap_sens", "spearman", "top5"]
+TOP_K = 5
 RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *METRICS]
 SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "n_candidates", *METRICS]
 
@@ -39,16 +48,17 @@ def score_elicitation(
     *,
     progress: bool | tqdm = True,
     offset: int = 0,
-) -> pd.DataFrame:
+) -> Scored:
     """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`).
+    `offset`), and the work counted while scoring.
 
     Args:
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
-    from tacit.models.reduce import GroupMean
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, WorkCount
 
     device = scorer.device
     relation_ids = {r: i for i, r in enumerate(sensible)}
@@ -56,14 +66,25 @@ def score_elicitation(
     for relation, positions in sensible.items():
         among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
     ids = vocab.token_ids[scorer.name]
-    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
-    if not paraphrased(prompts):
-        return _vocab_table(prompts, scorer, vocab, batches, among, relation_ids)
-    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], device)
+    items = item_numbers(prompts)
+    needed = Needed(gold_positions(prompts, vocab), TOP_K, items)
+    work = WorkCount()
+    batches = work.passing(
+        scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress, needed=needed)
+    )
+    if items is None:
+        table = _vocab_table(prompts, scorer, vocab, batches, among, relation_ids)
+        return Scored(table, work.counts)
+    ensemble = GroupMean(items, device)
     table = _vocab_table(prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids)
     frame = ensemble_frame(prompts, offset)
     combined = _vocab_table(frame, scorer, vocab, [ensemble.batch()], among, relation_ids)
-    return pd.concat([table, combined])
+    return Scored(pd.concat([table, combined]), work.counts)
+
+
+def gold_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
+    """Each prompt's gold answers as positions in the shared vocabulary."""
+    return [[vocab.index(w) for w, _ in parse_gold(g)] for g in prompts["gold"]]
 
 
 def _vocab_table(
@@ -79,10 +100,10 @@ def _vocab_table(
     golds = [parse_gold(g) for g in prompts["gold"]]
     scores = GoldScores(
         batches,
-        [[vocab.index(w) for w, _ in gold] for gold in golds],
+        gold_positions(prompts, vocab),
         among=among,
         among_of_row=[relation_ids[r] for r in prompts["relation"]],
-        top_k=5,
+        top_k=TOP_K,
         device=scorer.device,
     )
     table = prompts.copy()
@@ -108,8 +129,9 @@ def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
 
     NaN (undefined) with fewer than 2 answers or when either side has no variance.
 
-    >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
-    (1.0, nan)
+    Examples:
+        >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
+        (1.0, nan)
     """
     from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
 

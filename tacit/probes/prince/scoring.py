@@ -20,7 +20,16 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.models.base import VOCAB_ANYWHERE, Needs
-from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
+from tacit.probes.base import Scored
+from tacit.probes.paraphrase import (
+    ITEM,
+    TEMPLATE,
+    TOP1,
+    ensemble_frame,
+    item_numbers,
+    paraphrased,
+    with_items,
+)
 from tacit.probes.run_notes import run_notes
 from tacit.templates import ENSEMBLE, TemplateSet, load_templates
 
@@ -110,22 +119,37 @@ def score_prince(
     *,
     progress: bool | tqdm = True,
     offset: int = 0,
-) -> pd.DataFrame:
+) -> Scored:
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
     word in it: see the module docstring); with several templates, the ensemble of each
-    direction's too (indexed from `offset`)."""
-    from tacit.models.reduce import GroupMean
+    direction's too (indexed from `offset`); and the work counted while scoring."""
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, WorkCount
 
-    batches = scorer.score_words(
-        list(prompts["prompt"]), vocab.token_ids[scorer.name], vocab.words, progress=progress
+    items = item_numbers(prompts)
+    needed = Needed(answer_positions(prompts, vocab), TOP_K, items)
+    work = WorkCount()
+    batches = work.passing(
+        scorer.score_words(
+            list(prompts["prompt"]),
+            vocab.token_ids[scorer.name],
+            vocab.words,
+            progress=progress,
+            needed=needed,
+        )
     )
-    if not paraphrased(prompts):
-        return _table(prompts, scorer, vocab, batches)
-    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], scorer.device)
+    if items is None:
+        return Scored(_table(prompts, scorer, vocab, batches), work.counts)
+    ensemble = GroupMean(items, scorer.device)
     table = _table(prompts, scorer, vocab, ensemble.passing(batches))
     combined = _table(ensemble_frame(prompts, offset), scorer, vocab, [ensemble.batch()])
-    return pd.concat([table, combined])
+    return Scored(pd.concat([table, combined]), work.counts)
+
+
+def answer_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
+    """Each prompt's answers as positions in the shared vocabulary."""
+    return [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
 
 
 def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any) -> pd.DataFrame:
@@ -134,7 +158,7 @@ def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: An
     answers = [target.split() for target in prompts["target"]]
     scores = GoldScores(
         batches,
-        [[vocab.index(w) for w in words] for words in answers],
+        answer_positions(prompts, vocab),
         among=None,
         among_of_row=None,
         top_k=TOP_K,

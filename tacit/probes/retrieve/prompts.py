@@ -62,10 +62,11 @@ def reason_not_single_token(model: str) -> str:
 def english_list(phrases: Sequence[str]) -> str:
     """Join phrases as an English list with a serial comma (the paper's templates).
 
-    >>> english_list(["has fur"]), english_list(["has fur", "is big"])
-    ('has fur', 'has fur and is big')
-    >>> english_list(["has fur", "is big", "has claws"])
-    'has fur, is big, and has claws'
+    Examples:
+        >>> english_list(["has fur"]), english_list(["has fur", "is big"])
+        ('has fur', 'has fur and is big')
+        >>> english_list(["has fur", "is big", "has claws"])
+        'has fur, is big, and has claws'
     """
     return join_phrases(phrases)
 
@@ -73,8 +74,11 @@ def english_list(phrases: Sequence[str]) -> str:
 def names_target(prompt: str, target: str) -> bool:
     """Whether the prompt's properties contain the target word itself ("... and is a brush").
 
-    >>> names_target("A <mask> has a brush.", "brush"), names_target("A <mask> brushes.", "brush")
-    (True, False)
+    Examples:
+        >>> names_target("A <mask> has a brush.", "brush")
+        True
+        >>> names_target("A <mask> brushes.", "brush")
+        False
     """
     return (
         re.search(rf"\b{re.escape(target)}\b", prompt.replace(MASK, ""), re.IGNORECASE) is not None

@@ -18,8 +18,17 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.metrics import reciprocal_rank
+from tacit.probes.base import Scored
 from tacit.probes.candidates import SpanRanker, rank_targets, shares, top_spans
-from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, group_mean, paraphrased
+from tacit.probes.paraphrase import (
+    ITEM,
+    TEMPLATE,
+    TOP1,
+    ensemble_frame,
+    group_mean,
+    item_numbers,
+    paraphrased,
+)
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
 
 if TYPE_CHECKING:
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["rank", "reciprocal_rank", "target_prob", "target_prob_shared", "top5"]
+TOP_K = 5
 SPAN_METRICS = [
     "target_span",
     "rank",
@@ -131,31 +141,42 @@ def score_prompts(
     *,
     progress: bool | tqdm = True,
     offset: int = 0,
-) -> pd.DataFrame:
+) -> Scored:
     """Score every prompt with one model: the RESULT_COLUMNS table for that model (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`)."""
-    from tacit.models.reduce import GroupMean, rank_targets
+    `offset`), and the work counted while scoring. `target_prob_shared` reads every word's
+    score (a softmax over the shared vocabulary), so a causal LM scores every word's text
+    after the blank (tacit.models.causal_vocab)."""
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, WorkCount, rank_targets
 
     targets = [vocab.index(t) for t in prompts["target"]]
     ids = vocab.token_ids[scorer.name]
-    if not paraphrased(prompts):
-        scores = scorer.score_targets(list(prompts["prompt"]), targets, ids, progress=progress)
-        return _vocab_table(prompts, scorer.name, scores, vocab)
-    local = pd.factorize(prompts[ITEM])[0]
-    ensemble = GroupMean(local, scorer.device)
-    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
-    scores = rank_targets(ensemble.passing(batches), targets, top_k=5, device=scorer.device)
+    items = item_numbers(prompts)
+    needed = Needed([[t] for t in targets], TOP_K, items, every_word=True)
+    work = WorkCount()
+    batches = work.passing(
+        scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress, needed=needed)
+    )
+    if items is None:
+        scores = rank_targets(batches, targets, top_k=TOP_K, device=scorer.device)
+        return Scored(_vocab_table(prompts, scorer.name, scores, vocab), work.counts)
+    ensemble = GroupMean(items, scorer.device)
+    scores = rank_targets(ensemble.passing(batches), targets, top_k=TOP_K, device=scorer.device)
     frame = ensemble_frame(prompts, offset).loc[offset + prompts[ITEM].drop_duplicates()]
     combined = rank_targets(
-        [ensemble.batch()], [vocab.index(t) for t in frame["target"]], top_k=5, device=scorer.device
+        [ensemble.batch()],
+        [vocab.index(t) for t in frame["target"]],
+        top_k=TOP_K,
+        device=scorer.device,
     )
-    return pd.concat(
+    table = pd.concat(
         [
             _vocab_table(prompts, scorer.name, scores, vocab),
             _vocab_table(frame, scorer.name, combined, vocab),
         ]
     )
+    return Scored(table, work.counts)
 
 
 def _vocab_table(
