@@ -88,6 +88,7 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
         "vocab_suffixes_naive": int,
@@ -181,6 +182,9 @@ class Manifest(TypedDict, total=False):
     template: str | None
     templates: dict[str, Any]
     items: dict[str, Any]
+    texts: dict[str, Any]  # surprisal: the texts' file (or a list), sha256, counts
+    by: str  # surprisal: rows by token or word
+    pll: str  # surprisal: masked models' pseudo-log-likelihood
     max_train: int | None
     c_grid: list[float] | None
     skipped_configs: dict[str, str]

@@ -146,3 +146,14 @@ def test_the_score_cache_keeps_chat_answers_apart(instruct, toy_norms_path, tmp_
         kept[name] = result.manifest["models"][0]["cache"]
     assert kept["chat"]["found"] == 0 and kept["chat"]["model"] != kept["bare"]["model"]
     assert kept["again"]["found"] == kept["chat"]["scored"] > 0
+
+
+def test_token_scores_after_the_chat_prefix(instruct):
+    """Each token's log-probability (`probe surprisal`'s) after the chat prefix, as the plain
+    computation gives it; the prefix's tokens are not among the text's."""
+    scorer = CausalLMScorer(f"{instruct},chat_template=true", device="cpu")
+    texts = ["A bear has fur.", "Everyone knows that a knife is sharp."]
+    got = scorer.token_scores(texts, progress=False)
+    for scores, expected in zip(got, chat_logprobs(instruct, texts)):
+        assert len(scores.tokens) == len(expected)
+        np.testing.assert_allclose(scores.logprob, expected, atol=1e-5)
