@@ -28,7 +28,7 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import sha256_bytes
+from tacit.core.files import check_text, sha256_bytes
 from tacit.core.interface import option
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.norms.phrasing import answer_spans
@@ -183,6 +183,7 @@ def read_candidates(path: str | Path) -> CandidateSet:
         raise TacitError(
             f"{option('--candidates')} {path}: cannot read it as UTF-8 text ({err})"
         ) from None
+    check_text(text, path)
     spans: list[str] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):

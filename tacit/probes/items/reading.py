@@ -25,7 +25,7 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import read_utf8, sha256_bytes
+from tacit.core.files import check_value, read_utf8, sha256_bytes
 
 BLANK = "[Y]"
 OVERALL = "all"  # the summary's row over every item
@@ -78,6 +78,7 @@ def _json_lines(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
             ) from None
         if not isinstance(entry, dict):
             raise TacitError(f"{path}, line {number}: expected a JSON object, one item a line")
+        check_value(entry, f"{path}, line {number}")
         yield number, entry
 
 
