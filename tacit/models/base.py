@@ -59,7 +59,8 @@ def distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
 class TargetScores:
     """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
 
-    rank: 1 + the number of shared-vocabulary words scored strictly higher than the target.
+    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
+        at an earlier position (the tie rule, tacit.models.ties).
     target_prob: the target's probability under the softmax over the model's whole vocabulary.
     target_prob_shared: the same renormalised over the shared vocabulary.
     top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
@@ -302,12 +303,13 @@ class Scorer(ModelRuntime, ABC):
             top_k: how many top shared-vocabulary words to return per prompt.
             progress: show a progress bar (or advance the caller's).
         """
-        from tacit.models.reduce import rank_targets
+        from tacit.models.reduce import Referee, rank_targets
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
         batches = self.score_vocab(prompts, vocab_ids, progress=progress)
-        return rank_targets(batches, targets, top_k=top_k, device=self.device)
+        referee = Referee(self, prompts, vocab_ids)  # ranks as at batch size 1: models.ties
+        return rank_targets(batches, targets, top_k=top_k, device=self.device, referee=referee)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 

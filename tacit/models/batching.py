@@ -60,6 +60,18 @@ def smaller_batch(model: Batched) -> int:
 
 
 @contextmanager
+def one_at_a_time(model: Batched) -> Iterator[None]:
+    """Batches of one item (the canonical scores the tie rule settles near ties on:
+    tacit.models.ties), then the batch size as it was."""
+    before = model.batch_size
+    model.batch_size = 1
+    try:
+        yield
+    finally:
+        model.batch_size = before
+
+
+@contextmanager
 def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
     """The caller's bar (one that spans several calls), or a new one closed at the end; with
     `progress=False`, a silent one."""

@@ -16,7 +16,8 @@ import torch
 from numpy.typing import ArrayLike
 
 from tacit.core.metrics import average_precision
-from tacit.probes.candidates import SpanRanker, top_spans
+from tacit.probes.base import Scored
+from tacit.probes.candidates import TOP, SpanRanker, best_positions, settle_spans, top_spans
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
 from tacit.probes.paraphrase import ITEM, TOP1, ensemble_frame, group_mean, paraphrased
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
     from tacit.models.base import Scorer
+    from tacit.models.reduce import Settles
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["ap_vocab", "ap_sens", "spearman", "top5"]
@@ -39,16 +41,16 @@ def score_elicitation(
     *,
     progress: bool | tqdm = True,
     offset: int = 0,
-) -> pd.DataFrame:
+) -> Scored:
     """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`).
+    `offset`), and the counts of near ties settled (tacit.models.ties).
 
     Args:
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
-    from tacit.models.reduce import GroupMean
+    from tacit.models.reduce import GroupMean, Referee
 
     device = scorer.device
     relation_ids = {r: i for i, r in enumerate(sensible)}
@@ -56,14 +58,21 @@ def score_elicitation(
     for relation, positions in sensible.items():
         among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
     ids = vocab.token_ids[scorer.name]
-    batches = scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress)
+    texts = list(prompts["prompt"])
+    referee = Referee(scorer, texts, ids)
+    batches = scorer.score_vocab(texts, ids, progress=progress)
     if not paraphrased(prompts):
-        return _vocab_table(prompts, scorer, vocab, batches, among, relation_ids)
+        table = _vocab_table(prompts, scorer, vocab, batches, among, relation_ids, referee)
+        return Scored(table, referee.settled.counts())
     ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], device)
-    table = _vocab_table(prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids)
+    table = _vocab_table(
+        prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids, referee
+    )
     frame = ensemble_frame(prompts, offset)
-    combined = _vocab_table(frame, scorer, vocab, [ensemble.batch()], among, relation_ids)
-    return pd.concat([table, combined])
+    combined = _vocab_table(
+        frame, scorer, vocab, [ensemble.batch()], among, relation_ids, ensemble.referee(referee)
+    )
+    return Scored(pd.concat([table, combined]), referee.settled.counts())
 
 
 def _vocab_table(
@@ -73,6 +82,7 @@ def _vocab_table(
     batches: Any,
     among: torch.Tensor,
     relation_ids: dict[str, int],
+    referee: Settles,
 ) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
@@ -84,6 +94,7 @@ def _vocab_table(
         among_of_row=[relation_ids[r] for r in prompts["relation"]],
         top_k=5,
         device=scorer.device,
+        referee=referee,
     )
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
@@ -129,7 +140,7 @@ def score_span_elicitation(
 ) -> pd.DataFrame:
     """AP over the candidates and over those answering the relation, rho, top 5, per prompt
     (with several templates, `top1` too, and the ensemble of each item's templates, indexed
-    from `offset`)."""
+    from `offset`); near ties are settled on the spans scored alone (tacit.models.ties)."""
     parts = []
     for relation, group in rows.groupby("relation", sort=False):
         ranker = rankers[relation]
@@ -137,10 +148,19 @@ def score_span_elicitation(
         scores, _ = ranker.scores(scorer, templates, progress)
         row_of = {t: n for n, t in enumerate(templates)}
         per_row = scores[[row_of[p] for p in group["prompt"]]]
+        index = ranker.candidates.index()
+        golds = [[index[s] for s, _ in parse_span_gold(g)] for g in group["gold"]]
+        members = [[(ranker, p)] for p in group["prompt"]]
+        per_row = settle_spans(scorer, members, per_row, golds, TOP, ranker)
         parts.append(_span_table(group, per_row, ranker.candidates.spans, answering[relation]))
         if paraphrased(rows):
             items, mean = group_mean(per_row, group[ITEM].to_numpy())
             frame = ensemble_frame(group, offset).loc[offset + items]
+            grouped: dict[object, list[tuple[SpanRanker, str]]] = {}
+            for prompt, item in zip(group["prompt"], group[ITEM]):
+                grouped.setdefault(item, []).append((ranker, prompt))
+            at = [[index[s] for s, _ in parse_span_gold(g)] for g in frame["gold"]]
+            mean = settle_spans(scorer, [grouped[i] for i in items], mean, at, TOP, ranker)
             parts.append(_span_table(frame, mean, ranker.candidates.spans, answering[relation]))
     table = pd.concat(parts)
     table = table.loc[[*rows.index, *table.index.difference(rows.index)]]
@@ -167,6 +187,6 @@ def _span_table(
     table["top5"] = top_spans(per_row, spans)
     extra = []
     if paraphrased(group):
-        table[TOP1] = np.asarray(spans, dtype=object)[per_row.argmax(axis=1)]
+        table[TOP1] = np.asarray(spans, dtype=object)[best_positions(per_row, 1)[:, 0]]
         extra = [TOP1]
     return table[[*group.columns, "n_candidates", *METRICS, *extra]]

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.probes.base import Scored
 from tacit.probes.notes import run_notes
 from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
 from tacit.probes.templates import ENSEMBLE, TemplateSet, load_templates
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.models.base import Scorer
+    from tacit.models.reduce import Settles
     from tacit.vocab.shared import Vocabulary
 
 # What Prince lists of a person, as one property of retrieval's templates ("A <mask> has
@@ -103,25 +105,29 @@ def score_prince(
     *,
     progress: bool | tqdm = True,
     offset: int = 0,
-) -> pd.DataFrame:
+) -> Scored:
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
     word in it: see the module docstring); with several templates, the ensemble of each
-    direction's too (indexed from `offset`)."""
-    from tacit.models.reduce import GroupMean
+    direction's too (indexed from `offset`); and the counts of near ties settled
+    (tacit.models.ties)."""
+    from tacit.models.reduce import GroupMean, Referee
 
-    batches = scorer.score_words(
-        list(prompts["prompt"]), vocab.token_ids[scorer.name], vocab.words, progress=progress
-    )
+    texts, ids = list(prompts["prompt"]), vocab.token_ids[scorer.name]
+    referee = Referee(scorer, texts, ids, vocab.words)
+    batches = scorer.score_words(texts, ids, vocab.words, progress=progress)
     if not paraphrased(prompts):
-        return _table(prompts, scorer, vocab, batches)
+        return Scored(_table(prompts, scorer, vocab, batches, referee), referee.settled.counts())
     ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], scorer.device)
-    table = _table(prompts, scorer, vocab, ensemble.passing(batches))
-    combined = _table(ensemble_frame(prompts, offset), scorer, vocab, [ensemble.batch()])
-    return pd.concat([table, combined])
+    table = _table(prompts, scorer, vocab, ensemble.passing(batches), referee)
+    frame = ensemble_frame(prompts, offset)
+    combined = _table(frame, scorer, vocab, [ensemble.batch()], ensemble.referee(referee))
+    return Scored(pd.concat([table, combined]), referee.settled.counts())
 
 
-def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any) -> pd.DataFrame:
+def _table(
+    prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any, referee: Settles
+) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
     answers = [target.split() for target in prompts["target"]]
@@ -132,6 +138,7 @@ def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: An
         among_of_row=None,
         top_k=TOP_K,
         device=scorer.device,
+        referee=referee,
     )
     words = np.asarray(vocab.words, dtype=object)
     table = prompts.copy()
