@@ -56,7 +56,7 @@ from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
 from tacit.probes.retrieve.fills import retrieval_fills
 from tacit.probes.retrieve.prompts import build_prompts
-from tacit.probes.templates import load_templates
+from tacit.templates import load_templates
 
 BENCH = Path(__file__).resolve().parent
 PEERS = BENCH.parents[1] / "peers"

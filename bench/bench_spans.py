@@ -6,7 +6,7 @@ Two measurements:
 - rows per prompt (a property of the tokenizer and the candidates, no model needed): every CSLB
   concept as a span ("A bear", "An aardvark", "Scissors") in the blank of a real retrieval
   prompt, `l2r` scoring; naive = one forward row per span token per candidate, tree = one row
-  per node of the candidates' prefix tree (tacit.models.spans.plan_spans), for the real
+  per node of the candidates' prefix tree (tacit.models.masked_spans.plan_spans), for the real
   bert-base-cased and roberta-base tokenizers;
 - speed: a roberta-base-shaped masked LM with random weights (the compute of the real one) on
   the real roberta-base tokenizer scores the first N retrieval prompts over all candidates, by
@@ -39,7 +39,7 @@ from transformers import AutoModelForMaskedLM, BertTokenizerFast, RobertaTokeniz
 
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.spans import plan_spans, span_tokens_in_context
+from tacit.models.masked_spans import plan_spans, span_tokens_in_context
 from tacit.norms import read_norms
 from tacit.probes.candidates import concept_candidates
 from tacit.probes.retrieve.prompts import build_prompts

@@ -22,8 +22,8 @@ _EXPORTS = {
     "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli.predict",
     "TacitError": "tacit.core.errors",
-    "TemplateSet": "tacit.probes.templates",
-    "load_templates": "tacit.probes.templates",
+    "TemplateSet": "tacit.templates",
+    "load_templates": "tacit.templates",
     "NormSet": "tacit.norms",
     "feature_to_phrase": "tacit.norms",
     "install_norms": "tacit.norms",
@@ -39,9 +39,14 @@ _EXPORTS = {
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
     "build_vocabulary": "tacit.vocab",
-    "vocabulary_for": "tacit.vocab",
+    "vocabulary_for": "tacit.models.vocabulary",
+    "Needs": "tacit.models.base",
+    "Family": "tacit.models.families",
+    "register_family": "tacit.models.families",
     "plot": "tacit.results.plots",
     "list_runs": "tacit.results.runs",
+    "load": "tacit.results.reading",
+    "export": "tacit.results.export",
     "run_sweep": "tacit.sweep",
     "leaderboard": "tacit.results.leaderboard",
     "compare": "tacit.results.comparisons",
@@ -58,22 +63,29 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.integrations.trainer import ProbeCallback
     from tacit.models import load_scorer
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
     from tacit.models.causal import CausalLMScorer
     from tacit.models.classifier import NLIClassifier
     from tacit.models.fake import FakeScorer
+    from tacit.models.families import Family, register_family
     from tacit.models.masked import MaskedLMScorer
+    from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.nli.predict import ClozeSetup
-    from tacit.probes.templates import TemplateSet, load_templates
     from tacit.results.comparisons import compare
+    from tacit.results.export import export
     from tacit.results.leaderboard import leaderboard
     from tacit.results.plots import plot
+    from tacit.results.reading import load
     from tacit.results.result import ProbeResult, RetrievalResult
     from tacit.results.runs import list_runs
     from tacit.results.tables import table
     from tacit.sweep import run_sweep
-    from tacit.vocab import Vocabulary, build_vocabulary, vocabulary_for
+    from tacit.templates import TemplateSet, load_templates
+    from tacit.vocab import Vocabulary, build_vocabulary
+
+# the name on the package index (`pip install tacit-probe`); `tacit` there is another project
+DISTRIBUTION = "tacit-probe"
 
 __all__ = sorted(_EXPORTS)
 
@@ -83,7 +95,7 @@ def __getattr__(name: str) -> Any:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            return version("tacit")
+            return version(DISTRIBUTION)
         except PackageNotFoundError:  # running from a source tree that was not installed
             return "0.0.0"
     if name not in _EXPORTS:

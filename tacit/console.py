@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from tacit.core.errors import Terminated, on_sigterm
+from tacit.core.errors import Terminated, last_interruption, on_sigterm
 
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
@@ -68,7 +68,7 @@ def _run() -> None:
             from tacit.cli.common import INTERRUPTION, interrupted
 
             if not INTERRUPTION["said"]:
-                interruption = _interruption_behind(done) or KeyboardInterrupt()
+                interruption = _interruption_behind(done) or last_interruption()
                 raise SystemExit(interrupted(interruption).exit_code) from None
         raise
     finally:

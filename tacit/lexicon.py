@@ -25,8 +25,9 @@ word before `of` ("kitchen scales" -> scales, bare; "chest of drawers" -> chest,
 drawers"). A sense label can decide it (`tape_(scotch)` reads bare, plain `tape` does not).
 Anything else is one `--articles FILE` line away (`read_articles`).
 
->>> [sentence_start(noun_phrase(c)) for c in ["bear", "aardvark", "scissors", "rice"]]
-['A bear', 'An aardvark', 'Scissors', 'Rice']
+Examples:
+    >>> [sentence_start(noun_phrase(c)) for c in ["bear", "aardvark", "scissors", "rice"]]
+    ['A bear', 'An aardvark', 'Scissors', 'Rice']
 """
 
 from __future__ import annotations
@@ -108,8 +109,11 @@ def concept_text(concept: str) -> str:
 
     Sense labels come as `_(...)` (norms.dat, McRae) or ` (...)` (CSLB's concepts.dat).
 
-    >>> concept_text("bat_(animal)"), concept_text("coffee_machine"), concept_text("bat (animal)")
-    ('bat', 'coffee machine', 'bat')
+    Examples:
+        >>> concept_text("bat_(animal)"), concept_text("coffee_machine")
+        ('bat', 'coffee machine')
+        >>> concept_text("bat (animal)")
+        'bat'
     """
     return re.split(r"[_ ]\(", concept, maxsplit=1)[0].replace("_", " ").strip()
 
@@ -123,14 +127,15 @@ def article(noun: str) -> str:
     initialisms by their spelling and need an override. Numbers are read as numbers ("an 8",
     "an 11-year-old", "a 1950s"). British usage: "a herb", "a historic".
 
-    >>> [article(w) for w in ["bear", "apple", "hour", "heir", "honour", "honey", "herb"]]
-    ['a', 'an', 'an', 'an', 'an', 'a', 'a']
-    >>> [article(w) for w in ["unicorn", "uniform", "utensil", "umbrella", "urn", "uneven"]]
-    ['a', 'a', 'a', 'an', 'an', 'an']
-    >>> [article(w) for w in ["ewe", "European", "eucalyptus", "egg", "one-way", "onion"]]
-    ['a', 'a', 'a', 'an', 'a', 'an']
-    >>> [article(w) for w in ["X-ray", "U-boat", "T-shirt", "MRI scanner", "UFO", "8-track"]]
-    ['an', 'a', 'a', 'an', 'a', 'an']
+    Examples:
+        >>> [article(w) for w in ["bear", "apple", "hour", "heir", "honour", "honey", "herb"]]
+        ['a', 'an', 'an', 'an', 'an', 'a', 'a']
+        >>> [article(w) for w in ["unicorn", "uniform", "utensil", "umbrella", "urn", "uneven"]]
+        ['a', 'a', 'a', 'an', 'an', 'an']
+        >>> [article(w) for w in ["ewe", "European", "eucalyptus", "egg", "one-way", "onion"]]
+        ['a', 'a', 'a', 'an', 'a', 'an']
+        >>> [article(w) for w in ["X-ray", "U-boat", "T-shirt", "MRI scanner", "UFO", "8-track"]]
+        ['an', 'a', 'a', 'an', 'a', 'an']
     """
     stripped = noun.strip()
     first = re.split(r"[\s\-]", stripped, maxsplit=1)[0]
@@ -172,8 +177,9 @@ def noun_class(concept: str) -> str:
     A template that puts a concept before a verb needs this as much as the article:
     "A bear has fur" but "Scissors have blades", "Rice is white".
 
-    >>> [noun_class(c) for c in ["bear", "kitchen_scales", "ice_cream", "chest_of_drawers"]]
-    ['count', 'plural', 'mass', 'count']
+    Examples:
+        >>> [noun_class(c) for c in ["bear", "kitchen_scales", "ice_cream", "chest_of_drawers"]]
+        ['count', 'plural', 'mass', 'count']
     """
     text = concept_text(concept).lower()
     for form in (_key(concept), text, _head(text)):
@@ -190,10 +196,11 @@ def noun_phrase(concept: str, articles: Mapping[str, str] | None = None) -> str:
     `articles` overrides the lexicon: concept -> `a`, `an` or `""` (bare), looked up by the
     concept's name as given (`bat_(animal)`), then by its text (`bat`).
 
-    >>> [noun_phrase(c) for c in ["bear", "aardvark", "scissors", "coffee_machine", "milk"]]
-    ['a bear', 'an aardvark', 'scissors', 'a coffee machine', 'milk']
-    >>> noun_phrase("bat_(animal)", {"bat": ""}), noun_phrase("milk", {"milk": "a"})
-    ('bat', 'a milk')
+    Examples:
+        >>> [noun_phrase(c) for c in ["bear", "aardvark", "scissors", "coffee_machine", "milk"]]
+        ['a bear', 'an aardvark', 'scissors', 'a coffee machine', 'milk']
+        >>> noun_phrase("bat_(animal)", {"bat": ""}), noun_phrase("milk", {"milk": "a"})
+        ('bat', 'a milk')
     """
     text = concept_text(concept)
     chosen = None
@@ -214,8 +221,9 @@ def sentence_start(phrase: str) -> str:
 
     Only the first letter: the rest keeps its case ("An MRI scanner").
 
-    >>> sentence_start("a bear"), sentence_start("scissors"), sentence_start("an MRI scanner")
-    ('A bear', 'Scissors', 'An MRI scanner')
+    Examples:
+        >>> sentence_start("a bear"), sentence_start("scissors"), sentence_start("an MRI scanner")
+        ('A bear', 'Scissors', 'An MRI scanner')
     """
     return phrase[:1].upper() + phrase[1:]
 

@@ -103,6 +103,16 @@ TOY_NORMS = [
     ("knife", "encyclopaedic", "is found in kitchens", 2),
 ]
 
+# the files of a retrieval run in vocabulary mode (the run directory: docs/run-directory.md)
+RETRIEVAL_RUN_FILES = [
+    "dropped.csv",
+    "manifest.json",
+    "prompts.csv",
+    "result.json",
+    "summary.csv",
+    "vocab.txt",
+]
+
 TOY_WORDS = [
     "bear",
     "cat",
@@ -398,6 +408,26 @@ def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
     return directory
 
 
+def save_peaked_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A tiny GPT-2 whose scores look like a trained model's where causal vocabulary mode
+    prunes: the next token's log-probabilities spread over tens of nats (the final layer
+    norm's scale times 30), and "." follows any word with a probability that varies from word
+    to word (its embedding and the final norm's bias share a direction), so that the text
+    after the blank reorders the words and most of them can be left unscored."""
+    from transformers import AutoModelForCausalLM
+
+    save_tiny_gpt2(directory, tokenizer, seed)
+    model = AutoModelForCausalLM.from_pretrained(directory)
+    direction = torch.randn(model.config.n_embd, generator=torch.Generator().manual_seed(seed))
+    direction /= direction.norm()
+    with torch.no_grad():
+        model.transformer.ln_f.weight.mul_(30.0)
+        model.transformer.ln_f.bias.copy_(150.0 * direction)
+        model.transformer.wte.weight[tokenizer.convert_tokens_to_ids(".")] = 0.1 * direction
+    model.save_pretrained(directory)
+    return directory
+
+
 def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
     """A random-weight Llama-shaped causal LM (rotary positions, RMSNorm, gated MLP, grouped
     key/value heads, untied head) with this tokenizer, saved for from_pretrained."""
@@ -419,20 +449,101 @@ def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
     return directory
 
 
-def causal_reference(model_dir, sentences):
-    """The plain way, one sentence at a time: start token + the sentence's tokens, one forward
-    pass, log_softmax, gather; per-token log-probabilities of the sentence's tokens."""
+def start_of(tokenizer) -> int:
+    """The start token tacit puts before a causal model's sentences (its rule is tested on its
+    own in tests/models/test_start_token.py)."""
+    from tacit.models.start import start_token
+
+    return start_token(tokenizer, None).id
+
+
+def plain_causal(model_dir):
+    """A causal LM directory loaded the plain way (transformers alone, eval mode): (model,
+    tokenizer), for the reference computations below."""
     from transformers import AutoModelForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    return AutoModelForCausalLM.from_pretrained(model_dir).eval(), tokenizer
+
+
+def causal_logprobs(model, tokenizer, sentences, start=None):
+    """The plain way, one sentence at a time: start token + the sentence's tokens, one forward
+    pass, log_softmax (float64), gather; per-token log-probabilities of the sentence's tokens.
+    `start`: the token id to begin from (None: tacit's rule, start_of)."""
+    if start is None:
+        start = start_of(tokenizer)
     out = []
     for sentence in sentences:
         ids = torch.tensor([[start, *tokenizer(sentence, add_special_tokens=False)["input_ids"]]])
         with torch.no_grad():
             logprobs = torch.log_softmax(model(input_ids=ids).logits[0].double(), -1)
         out.append(logprobs[:-1].gather(1, ids[0, 1:].unsqueeze(1)).squeeze(1).numpy())
+    return out
+
+
+def sentence_of(template: str, span: str) -> tuple[str, int, int]:
+    """The sentence with `span` in the template's blank, and the characters of the span with
+    its leading space (as tacit's causal scorer counts them)."""
+    before, after = template.split("<mask>")
+    prefix = before.rstrip()
+    return prefix + before[len(prefix) :] + span + after, len(prefix), len(before) + len(span)
+
+
+def causal_span_reference(plain, templates, spans, *, start=None):
+    """Every span in every template's blank, scored the plain way (causal_logprobs): [templates
+    x spans] arrays of the span's tokens' log-probability, the whole sentence's, and the
+    number of the span's tokens. `plain`: a model directory, or its (model, tokenizer)
+    already loaded (plain_causal); `start` as for causal_logprobs."""
+    model, tokenizer = plain_causal(plain) if isinstance(plain, (str, Path)) else plain
+    sentences = [sentence_of(t, s) for t in templates for s in spans]
+    logprobs = causal_logprobs(model, tokenizer, [text for text, _, _ in sentences], start)
+    span, total, n = [], [], []
+    for (text, first, last), lp in zip(sentences, logprobs):
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        inside = [a < last and b > first for a, b in offsets["offset_mapping"]]
+        span.append(lp[inside].sum())
+        total.append(lp.sum())
+        n.append(sum(inside))
+    shape = (len(templates), len(spans))
+    return (np.reshape(span, shape), np.reshape(total, shape), np.reshape(n, shape))
+
+
+def causal_reference(model_dir, sentences):
+    """causal_logprobs of a model directory loaded the plain way (plain_causal)."""
+    return causal_logprobs(*plain_causal(model_dir), sentences)
+
+
+def causal_vocab_reference(model_dir, prompts, vocab_ids):
+    """The brute force of a causal model's vocabulary mode, the plain way: for every prompt and
+    word, the sentence with the word's token in the blank (the text after it tokenised as the
+    whole sentence tokenises it), a forward pass over the start token and the sentence
+    (sentences of one length stacked, no padding), log_softmax, gather, and the sum of the
+    log-probabilities of the word's token and every token after it: log P(w | before) +
+    log P(after | before, w). Returns [prompts x words]."""
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    start = start_of(tokenizer)
+    out = np.zeros((len(prompts), len(vocab_ids)))
+    for row, prompt in enumerate(prompts):
+        before, after = prompt.split("<mask>")
+        prefix_ids = tokenizer(before.rstrip(), add_special_tokens=False)["input_ids"]
+        after_ids = tokenizer(after, add_special_tokens=False)["input_ids"] if after else []
+        n = len(prefix_ids)
+        by_length: dict[int, list[tuple[int, list[int]]]] = {}
+        for column, word in enumerate(vocab_ids):
+            text = tokenizer.decode([int(word)]).lstrip()
+            ids = tokenizer(before + text + after, add_special_tokens=False)["input_ids"]
+            rest = ids[n + 1 :] if ids[:n] == prefix_ids and ids[n] == word else after_ids
+            sentence = [start, *prefix_ids, int(word), *rest]
+            by_length.setdefault(len(sentence), []).append((column, sentence))
+        for group in by_length.values():
+            tokens = torch.tensor([sentence for _, sentence in group])
+            with torch.no_grad():
+                logprobs = torch.log_softmax(model(input_ids=tokens).logits.double(), -1)
+            picked = logprobs[:, :-1].gather(2, tokens[:, 1:].unsqueeze(2)).squeeze(2)
+            out[row, [column for column, _ in group]] = picked[:, n:].sum(1).numpy()
     return out
 
 

@@ -1,9 +1,11 @@
-"""Each option is declared once (tacit.core.params.Param, in its probe's package): the Python
-API's signatures, the command line's options and sweep files' keys are that declaration, and
-the choices the data layer keys by (suites, norms formats) are the core's."""
+"""Each option is declared once (a field of its probe's Options dataclass, a
+tacit.core.params.Param): the Python API's signatures and docstrings, the command line's options
+and sweep files' keys are made from that declaration, the probe gets its options back typed,
+and the choices the data layer keys by (suites, norms formats) are the core's."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -19,20 +21,42 @@ PROBES = registry.names()
 
 
 @pytest.mark.parametrize("name", PROBES)
-def test_the_api_function_takes_the_declared_options(name):
+def test_the_api_function_is_made_from_the_declaration(name):
     probe = registry.get(name)
-    signature = inspect.signature(getattr(tacit.api, name))
-    own = {
-        p.name: p.default
-        for p in signature.parameters.values()
-        if p.name not in ("models", "options", "run_options")
+    function = getattr(tacit.api, name)
+    parameters = inspect.signature(function).parameters
+    own = [p for p in parameters.values() if p.name not in ("models", "options", "run_options")]
+    assert [p.name for p in own] == [
+        *(p.name for p in probe.params if p.leading),
+        *(p.name for p in probe.params if not p.leading),
+    ]
+    types = probe.options.annotations()
+    for parameter, param in zip(
+        own, [p for p in probe.params if p.leading] + [p for p in probe.params if not p.leading]
+    ):
+        assert parameter.annotation == types[param.name]
+        if param.leading:  # needed: before the models, positionally
+            assert parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            assert parameter.default is inspect.Parameter.empty
+        else:
+            assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
+            assert parameter.default == param.default
+        assert param.help.split(".")[0] in " ".join(function.__doc__.split())
+    assert function.__name__ == name and function.__module__ == "tacit.api"
+
+
+@pytest.mark.parametrize("name", PROBES)
+def test_the_probe_gets_its_options_typed(name):
+    """What the API and the command line give is checked into the probe's Options dataclass,
+    frozen, with the declared default where an option is not given."""
+    probe = registry.get(name)
+    values = probe.validate({})
+    assert isinstance(values, probe.options)
+    assert {p.name: getattr(values, p.name) for p in probe.params} == {
+        p.name: p.default for p in probe.params
     }
-    declared = {param.name: param.default for param in probe.params}
-    assert list(own) == [n for n in own if n in declared] and set(own) == set(declared)
-    for key, default in own.items():  # a positional option without a default: declared None
-        assert default == declared[key] or (
-            default is inspect.Parameter.empty and declared[key] is None
-        ), key
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        values.templates = "x"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("name", PROBES)
@@ -66,8 +90,8 @@ def test_a_wrong_value_is_named_as_the_caller_wrote_it(name):
 
 
 def test_the_data_keys_its_choices_by_the_cores():
-    from tacit.norms.reader import FORMATS
+    from tacit.norms.formats import NORM_FORMATS
     from tacit.pragmatics import SUITES
 
     assert tuple(SUITES) == choices.SUITES
-    assert tuple(FORMATS) == choices.NORMS_FORMATS
+    assert NORM_FORMATS.builtin() == choices.NORMS_FORMATS

@@ -22,6 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tacit"
 LAYERS = {
     "core": 0,
     "norms": 1,
+    "templates": 1,
     "lexicon": 1,
     "vocab": 1,
     "pragmatics": 1,  # data

@@ -33,6 +33,7 @@ COMMANDS = (
     "sweep",
     "leaderboard",
     "compare",
+    "export",
 )
 
 app = typer.Typer(

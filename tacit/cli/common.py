@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import LOAD_DTYPES, VOCAB_WORDS
+from tacit.core.choices import LIMIT_BY, LOAD_DTYPES, TRACKERS, VOCAB_WORDS
 from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
-from tacit.core.interface import command_line
 from tacit.core.modelspec import parse_model_args
+from tacit.core.option_names import command_line
 from tacit.core.options import RunOptions, parse_batch_size
 from tacit.core.params import Param
 
@@ -189,8 +189,42 @@ Limit = Annotated[
     int | None,
     typer.Option(
         "--limit",
-        help="Only the first N concepts (or items, configurations): a quick "
+        help="Only N concepts (or items, configurations), as --limit-by picks them: a quick "
         "first look, said in the summary and recorded.",
+    ),
+]
+LimitByOption = Annotated[
+    str,
+    choice(
+        "--limit-by",
+        choices=LIMIT_BY,
+        help="How --limit picks its N: a sample drawn with --seed (random), or the first N "
+        "(first; CSLB's first concepts are all 'an ...').",
+    ),
+]
+Threads = Annotated[
+    int | None,
+    typer.Option(
+        "--threads",
+        help="CPU threads torch may use (default: torch's own choice; on a loaded machine one "
+        "can be several times faster). Recorded either way.",
+    ),
+]
+CacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        help="Keep models' answers in this directory across runs: a sentence an earlier run "
+        "scored with the same model is read, not scored again (sweeps, ablations, reruns). "
+        "The manifest counts what was found. Default: nothing kept.",
+    ),
+]
+DryRun = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Plan the run and time a short calibration on each model: prompts, candidates, "
+        "sentences, tokens and the time it would take. Scores nothing else, writes nothing.",
     ),
 ]
 VocabWordsOption = Annotated[
@@ -202,7 +236,6 @@ VocabWordsOption = Annotated[
         "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
         "symbols) or lower (lower-case letters only: also no names or capitalised word "
         "pieces).",
-        default="all",
     ),
 ]
 DeviceMap = Annotated[
@@ -255,6 +288,15 @@ Overwrite = Annotated[
         "run, the whole directory: without it, such a directory is refused.",
     ),
 ]
+LogTo = Annotated[
+    str | None,
+    choice(
+        "--log-to",
+        choices=TRACKERS,
+        help="Log the run's summary, manifest and files to an experiment tracker once it is "
+        "saved (its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Verbose = Annotated[
     bool,
@@ -278,6 +320,10 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "dtype": (DtypeOption, "float32"),
     "batch_size": (BatchSize, "32"),
     "limit": (Limit, None),
+    "limit_by": (LimitByOption, "random"),
+    "threads": (Threads, None),
+    "dry_run": (DryRun, False),
+    "cache": (CacheDir, None),
     "compile": (Compile, False),
     "device_map": (DeviceMap, None),
     "max_memory": (MaxMemory, None),
@@ -286,6 +332,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "out": (Out, None),
     "resume": (Resume, False),
     "overwrite": (Overwrite, False),
+    "log_to": (LogTo, None),
     "quiet": (Quiet, False),
     "verbose": (Verbose, False),
 }
@@ -307,7 +354,11 @@ def run_options(
     offload_folder: Path | None = None,
     model_args: str | None = None,
     limit: int | None = None,
+    limit_by: str = "random",
     vocab_words: str = "all",
+    threads: int | None = None,
+    dry_run: bool = False,
+    cache: Path | None = None,
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
@@ -317,6 +368,10 @@ def run_options(
         revision=revision,
         model_args=parse_model_args(model_args),
         limit=limit,
+        limit_by=limit_by,  # type: ignore[arg-type]  # RunOptions checks it
+        threads=threads,
+        dry_run=dry_run,
+        cache=cache,
         device=device,
         dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
         batch_size=parse_batch_size(batch_size),

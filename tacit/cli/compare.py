@@ -32,21 +32,26 @@ def command(
         int,
         typer.Option(
             "--resamples",
-            help="Bootstrap resamples and random sign patterns of "
-            "the permutation test (exact where there are no more patterns).",
+            help="Random sign patterns of the permutation test past "
+            "20 concepts (up to 20, all 2^n are counted: an exact test).",
         ),
     ] = 10000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the resamples.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the random sign patterns (said in the output).")
+    ] = 0,
     format: Format = "text",
 ) -> None:
     """For every pair of models that scored the same items, the difference of the primary
     metric at the main condition (retrieval: MRR; elicitation: mAP with the prefix), a paired
-    95% bootstrap interval and a paired permutation test over concepts, and the p-values
-    adjusted by Holm's method over the comparisons of each table. Runs that are not like for
-    like are never compared with each other."""
+    permutation test over concepts (exact up to 20 concepts) with its 95% interval (the
+    differences the test does not reject), and the p-values adjusted by Holm's method over the
+    comparisons of each table. Runs that are not like for like are never compared with each
+    other. `--format csv`: every column, how p was counted and the seed included."""
     from tacit.core.display import render
+    from tacit.core.files import table_text
     from tacit.results.comparisons import compare, comparison_tables
 
     with warnings_said():
         table = compare(runs, n_resamples=resamples, seed=seed, n_props=n_props)
-    typer.echo(render(comparison_tables(table), format), nl=False)
+    shown = table_text(table) if format == "csv" else render(comparison_tables(table), format)
+    typer.echo(shown, nl=False)

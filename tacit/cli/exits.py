@@ -54,10 +54,12 @@ def parser_status(err: Exception) -> int:
         return 0
     if _named(err, "Abort"):  # the parser turns Ctrl-C into Abort
         from tacit.cli.common import INTERRUPTION, interrupted
+        from tacit.core.errors import Terminated, last_interruption
 
+        stop = last_interruption()
         if not INTERRUPTION["said"]:
-            interrupted(KeyboardInterrupt())
-        return 130
+            interrupted(stop)
+        return 143 if isinstance(stop, Terminated) else 130
     if _named(err, "ClickException"):
         typer.echo(f"error: {_usage_line(err)}", err=True)
         return USAGE

@@ -9,7 +9,7 @@ import typer
 
 from tacit.cli.common import VocabFile, user_errors
 from tacit.core.errors import TacitError
-from tacit.probes.inputs import NORMS, NORMS_COLUMNS, NORMS_FORMAT
+from tacit.probes.shared_options import NORMS, NORMS_COLUMNS, NORMS_FORMAT
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -44,13 +44,13 @@ def norms_report(norm_set: NormSet) -> str:
     return "\n".join(lines)
 
 
-# the norms options as the probes declare them (tacit.probes.inputs)
+# the norms options as the probes declare them (tacit.probes.shared_options)
 NormsPath = Annotated[str | None, typer.Option("--norms", help=NORMS.help)]
 NormsFormat = Annotated[
     str | None,
     typer.Option(
         "--norms-format",
-        help=f"{NORMS_FORMAT.help} One of: " + ", ".join(NORMS_FORMAT.choices or ()),
+        help=NORMS_FORMAT.help,
     ),
 ]
 NormsColumns = Annotated[str | None, typer.Option("--norms-columns", help=NORMS_COLUMNS.help)]
@@ -155,8 +155,8 @@ def show(
 ) -> None:
     """The installed norm sets, then one norm set's counts, feature types, relations, and
     (given models) which concepts retrieval keeps and why the others are dropped."""
+    from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import installed_norms, load_norms, parse_columns
-    from tacit.vocab.shared import vocabulary_for
 
     for entry in installed_norms():
         mark = "*" if entry.default else " "

@@ -25,8 +25,14 @@ def command(
         typer.Argument(help="Run directories of one probe (`--kind steps`: sweep folders)."),
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Figure file: .png, .svg or .pdf.")
-    ] = Path("retrieval.png"),
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Figure file (.png, .svg or .pdf) or a folder. Default: the run directory "
+            "(several runs: the folder that holds them), as PROBE-KIND.png.",
+        ),
+    ] = None,
     kind: Annotated[
         str,
         choice(
@@ -45,6 +51,9 @@ def command(
             "difference said in it.",
         ),
     ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a figure file that is already there.")
+    ] = False,
 ) -> None:
     """Plot MRR and mean target probability against the number of properties.
 
@@ -54,7 +63,9 @@ def command(
     figures are refused; so are runs that scored different things (vocabulary or candidates,
     norms, concepts), unless --mixed: then they are drawn with a warning, printed and in the
     figure. With `--kind steps`, the primary metric of every training checkpoint under the
-    folders against its step.
+    folders against its step. The figure goes into the run directory as PROBE-KIND.png
+    (retrieve-models.png, elicit-figure.png), or to --out; a file already there is refused
+    unless --overwrite.
     """
     from tacit.results.plots import plot as plot_runs  # matplotlib only when plotting
 
@@ -62,5 +73,5 @@ def command(
         return " (said in the figure too)" if message.startswith("the runs") else ""
 
     with warnings_said(said):
-        written = plot_runs(runs, out, kind=kind, mixed=mixed)
+        written = plot_runs(runs, out, kind=kind, mixed=mixed, overwrite=overwrite)
     typer.echo(f"written to {written}")

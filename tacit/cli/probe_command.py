@@ -14,17 +14,12 @@ import typer
 
 from tacit.cli.common import SHARED_OPTIONS, option_of, run_options, user_errors
 from tacit.core.errors import TacitError
+from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Param
 from tacit.probes import registry
 
 # the shared options that belong to a group a probe may do without (Probe.run_options)
-GROUPS = {
-    "vocab_model": "vocab",
-    "vocab_file": "vocab",
-    "vocab_words": "vocab",
-    "seed": "seed",
-    "resume": "resume",
-}
+GROUPS = {flag: name for name, group in RUN_OPTION_GROUPS.items() for flag in group.flags}
 
 
 def probe_command(name: str) -> Callable[..., None]:
@@ -35,7 +30,7 @@ def probe_command(name: str) -> Callable[..., None]:
         n
         for n in SHARED_OPTIONS
         if (n not in GROUPS or GROUPS[n] in probe.run_options)
-        and (n != "limit" or probe.limit is not None)
+        and (n not in ("limit", "limit_by") or probe.limit is not None)
     ]
     parameters = [_models(probe.models_required, probe.models_help)]
     for param in declared:
@@ -56,7 +51,15 @@ def probe_command(name: str) -> Callable[..., None]:
         }
         out, resume = given.pop("out"), given.pop("resume", False)
         overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
+        log_to = given.pop("log_to")  # logged once saved, with the run directory's files
         options = run_options(**given)
+        if options.dry_run:  # no run directory: nothing is written
+            if resume or overwrite or out is not None:
+                raise TacitError(
+                    "--dry-run writes nothing: drop --out, --resume and --overwrite with it"
+                )
+            typer.echo(str(run_probe(name, models, values, options, context="cli")))
+            return
         run_and_save(
             name,
             out,
@@ -66,6 +69,7 @@ def probe_command(name: str) -> Callable[..., None]:
             lambda checkpointing: run_probe(
                 name, models, values, replace(options, **checkpointing), context="cli"
             ),
+            log_to=log_to,
         )
 
     command.__name__ = name

@@ -15,19 +15,16 @@ from tacit.core.errors import TacitError
 from tacit.results.result import ProbeResult
 
 
-def kept_chunks(checkpoint: Path) -> int:
-    """How many scored chunks the checkpoint holds (what a resumed run need not score again)."""
-    if not checkpoint.is_dir():
-        return 0
-    return sum(not path.stem.endswith("-model") for path in checkpoint.glob("*.pkl"))
-
-
 def resume_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str | None:
     """What was kept, and how to go on; None when nothing was (the checkpoint then goes, so
     that a rerun starts clean)."""
+    from tacit.engine.checkpoint import kept_chunks
+
     chunks = kept_chunks(checkpoint)
     if not chunks and not resumed:
         shutil.rmtree(checkpoint, ignore_errors=True)
+        return None
+    if not checkpoint.is_dir():  # a resumed run refused before it kept anything
         return None
     return (
         f"{chunks} scored chunk(s) kept in {checkpoint}; to go on where it stopped: the same "
@@ -42,6 +39,8 @@ def run_and_save(
     overwrite: bool,
     verbose: bool,
     run: Callable[[dict[str, Any]], ProbeResult],
+    *,
+    log_to: str | None = None,
 ) -> ProbeResult:
     """Run a probe into its run directory (default results/<probe>/<timestamp>), save it, and
     print its summary (stdout), its notes (stderr) and where it went.
@@ -51,12 +50,16 @@ def run_and_save(
     scoring something, or failed to save (a full disk), the run can go on with --resume, and
     the one line that ends it says so; failed before scoring anything, it leaves no directory
     behind. One process owns a run directory at a time. An --out that holds a run is refused
-    before anything is scored, unless --resume or --overwrite.
+    before anything is scored, unless --resume or --overwrite. With `log_to`, the saved run is
+    logged to that experiment tracker (tacit.results.tracking).
     """
+    from tacit.engine.checkpoint import ResumeRefused, kept_chunks
     from tacit.engine.distributed import finish as distributed_finish
     from tacit.engine.distributed import is_main
     from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
+    from tacit.results.tracking import check_tracker, log_run
 
+    check_tracker(log_to)  # its package installed, before anything is scored
     if resume and out is None:
         raise TacitError("--resume needs --out DIR: the run directory to continue")
     if resume and overwrite:
@@ -80,7 +83,10 @@ def run_and_save(
             stop.detail = hint or "nothing was scored yet, nothing to resume"  # type: ignore[attr-defined]
             raise
         except TacitError as err:
-            hint = resume_hint(checkpoint, out_dir, resume)
+            # a refused resume says itself what to do instead
+            hint = (
+                None if isinstance(err, ResumeRefused) else resume_hint(checkpoint, out_dir, resume)
+            )
             raise TacitError(f"{err} ({hint})" if hint else str(err)) from None
         except BaseException:
             if not resume and not kept_chunks(checkpoint):
@@ -88,12 +94,14 @@ def run_and_save(
             raise
     from tacit.probes import registry
 
-    full = registry.get(probe).verbose(result.summary, result.manifest) if verbose else None
+    full = registry.get(probe).report.verbose(result.summary, result.manifest) if verbose else None
     if full is not None:
         typer.echo(f"full breakdown (summary.csv):\n{full}\n")
     typer.echo(result.text)
     for note in result.notes:
         typer.echo(note, err=True)
     typer.echo(f"written to {out_dir}")
+    if log_to is not None:
+        typer.echo(f"logged to {log_run(result, log_to, out_dir)}")
     distributed_finish()
     return result

@@ -65,7 +65,7 @@ def command(
             "--launcher",
             choices=LAUNCHERS,
             help="Run the cells as jobs through submitit "
-            "(`pip install 'tacit[cluster]'`): `slurm`, a job array; `local`, processes on "
+            "(`pip install 'tacit-probe[cluster]'`): `slurm`, a job array; `local`, processes on "
             "this machine, one cell per GPU at a time. Waits for them.",
         ),
     ] = None,

@@ -26,7 +26,7 @@ def command(
     --vocab-file, when the file lists it (and with --vocab-words, when it is a word of letters).
     """
     from tacit.core.files import write_atomic
-    from tacit.vocab.shared import vocabulary_for
+    from tacit.models.vocabulary import vocabulary_for
 
     shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
     typer.echo(shared.coverage.to_string(index=False))

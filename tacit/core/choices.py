@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from typing import Literal, TypeVar, get_args
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 Dtype = Literal["float32", "float16", "bfloat16"]
 Relation = Literal["is", "is a", "has", "has a", "made of"]
@@ -35,6 +35,11 @@ POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
 VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
+# how `--limit N` picks its N concepts or items: a seeded random sample, or the first N
+LimitBy = Literal["random", "first"]
+LIMIT_BY: tuple[LimitBy, ...] = get_args(LimitBy)
+
+TRACKERS = ("wandb", "mlflow")  # --log-to: experiment trackers (tacit.results.tracking)
 
 T = TypeVar("T")
 
@@ -43,14 +48,29 @@ def check_choice(option: str, value: object, choices: Collection[T]) -> T:
     """`value` (typed as one of `choices`) if it is one of them, else a one-line error naming
     the option and the choices.
 
-    >>> check_choice("--dtype", "bfloat16", DTYPES)
-    'bfloat16'
+    Examples:
+        >>> check_choice("--dtype", "bfloat16", DTYPES)
+        'bfloat16'
     """
     if value not in choices:
         raise TacitError(
             f"{option} {shorten(repr(value))}: expected one of {', '.join(map(str, choices))}"
         )
     return value  # type: ignore[return-value]
+
+
+def meant(value: object, names: Collection[str]) -> str:
+    """`; did you mean NAME?` for a value that is nearly one of `names` (a name mistyped as a
+    file that does not exist: `--candidates concept`), else nothing.
+
+    Examples:
+        >>> meant("concept", ["vocab", "concepts"]), meant("my.txt", ["vocab", "concepts"])
+        ('; did you mean concepts?', '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(value), list(names), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:

@@ -201,8 +201,9 @@ LATEX_SPECIAL = {
 def latex_escape(text: str) -> str:
     """Text as LaTeX typesets it literally.
 
-    >>> latex_escape("mrr_ci 5% & –")
-    'mrr\\\\_ci 5\\\\% \\\\& --'
+    Examples:
+        >>> latex_escape("mrr_ci 5% & –")
+        'mrr\\\\_ci 5\\\\% \\\\& --'
     """
     return "".join(LATEX_SPECIAL.get(ch, ch) for ch in text)
 

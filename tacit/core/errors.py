@@ -12,9 +12,19 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an exception so that a run stops the way Ctrl-C stops it."""
 
 
+SIGTERM_SEEN = {"seen": False}  # whether this process was sent SIGTERM (on_sigterm)
+
+
 def on_sigterm(signum: int, frame: object) -> None:
     """The SIGTERM handler of a `probe` process: stop like Ctrl-C (tacit.console)."""
+    SIGTERM_SEEN["seen"] = True
     raise Terminated()
+
+
+def last_interruption() -> KeyboardInterrupt:
+    """The interruption to name when the exception itself is lost (typer turns one raised while
+    the command line is parsed into a bare exit status 130): SIGTERM if this process got one."""
+    return Terminated() if SIGTERM_SEEN["seen"] else KeyboardInterrupt()
 
 
 class TacitWarning(UserWarning):
@@ -33,10 +43,11 @@ def shorten(text: object, limit: int = 60) -> str:
     """Text quoted in a one-line error, cut to `limit` characters: whitespace runs (newlines
     included) become one space, and a cut ends in `...`, so an 8 KB line cannot flood the message.
 
-    >>> shorten("has fur")
-    'has fur'
-    >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
-    '[{"concept": "bear", "featu...'
+    Examples:
+        >>> shorten("has fur")
+        'has fur'
+        >>> shorten('[{"concept": "bear",\\n "feature": "has fur", "pf": 3}, ' * 3, limit=30)
+        '[{"concept": "bear", "featu...'
     """
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: max(limit - 3, 1)] + "..."

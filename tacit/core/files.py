@@ -25,7 +25,8 @@ from tacit.core import faults
 if TYPE_CHECKING:
     import pandas as pd
 
-FLOAT_FORMAT = "%.8g"  # float32 scores hold about 7 significant digits
+SAVED_DIGITS = 8  # significant digits of a float in a saved table: float32 scores hold about 7
+FLOAT_FORMAT = f"%.{SAVED_DIGITS}g"
 # Unicode's control characters (category Cc) that a text file may not hold: all but tab, and
 # the line ends (\n, \r) its text is split at; a value read from a line may hold no line end.
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

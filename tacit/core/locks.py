@@ -1,28 +1,25 @@
-"""One owner at a time: an advisory lock on a lock file, for what several processes may change
-at once (the norms registry; a run directory).
+"""One owner at a time: an exclusive lock on a lock file, for what several processes may change
+at once (the norms registry; a run directory; a sweep's cell).
 
-The lock is `fcntl.flock` on a lock file that holds the owner's process id, so that a process
-refused after waiting can say who holds it. The operating system releases a flock when its
-owner exits, however it exits (a crash, `kill -9`), so no stale lock is ever left to clear by
-hand. The lock file itself stays where it is: removing it while another process waits on it
-would let two processes each lock a file of the same name. On Windows (no `fcntl`) the lock is
-no lock: `file_lock` then does nothing, and concurrent writers are not kept apart there.
+The lock is the `filelock` package's, which locks on every system (`flock` on Linux and macOS,
+`LockFileEx` on Windows). The lock file holds the owner's process id, so that a process refused
+after waiting can say who holds it. The operating system releases the lock when its owner
+exits, however it exits (a crash, `kill -9`), so no stale lock is ever left to clear by hand.
+The lock file itself stays where it is: removing it while another process waits on it would
+let two processes each lock a file of the same name.
+
+The id is written after the file's first byte, which on Windows is the byte the lock holds:
+there, another process cannot read that byte while it is held, but can read the rest.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tacit.core.errors import TacitError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 POLL_SECONDS = 0.05
 
@@ -30,7 +27,9 @@ POLL_SECONDS = 0.05
 def holder(path: str | Path) -> int | None:
     """The process id a lock file names (its owner while it is held); None if it names none."""
     try:
-        text = Path(path).read_text(encoding="ascii").strip()
+        with open(path, "rb") as handle:
+            handle.seek(1)  # past the byte a Windows lock holds
+            text = handle.read(32).decode("ascii").strip()
     except (OSError, ValueError):
         return None
     return int(text) if text.isdigit() else None
@@ -38,7 +37,7 @@ def holder(path: str | Path) -> int | None:
 
 @contextmanager
 def file_lock(path: str | Path, what: str, *, wait: float = 10.0) -> Iterator[None]:
-    """Hold an exclusive advisory lock on `path` (created if missing) for the `with` block.
+    """Hold an exclusive lock on `path` (created if missing) for the `with` block.
 
     A process that finds the lock held waits up to `wait` seconds (0: one try) for it, then is
     refused with one line naming `what` and the owner's process id. Not re-entrant: a process
@@ -53,46 +52,44 @@ def file_lock(path: str | Path, what: str, *, wait: float = 10.0) -> Iterator[No
         TacitError: the lock file cannot be created, or another process held the lock for
             longer than `wait` seconds.
     """
-    if fcntl is None:  # pragma: no cover - Windows: no lock
-        yield
-        return
+    from filelock import FileLock, Timeout
+
     path = Path(path)
+    owned: list[int] = []  # the descriptor that holds the lock, once it does
+
+    def write_owner(descriptor: int) -> None:
+        owned.append(descriptor)
+        with suppress(OSError):  # the id is for the refusal only: a full disk keeps the lock
+            os.ftruncate(descriptor, 0)
+            os.lseek(descriptor, 0, os.SEEK_SET)
+            os.write(descriptor, f"\n{os.getpid()}\n".encode("ascii"))
+
+    if not path.parent.is_dir():
+        raise TacitError(
+            f"{path}: cannot create the lock file for {what} (No such directory); make its "
+            "directory first"
+        )
+    lock = FileLock(
+        path, timeout=wait, is_singleton=False, preserve_lock_file=True, on_acquired=write_owner
+    )
     try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        lock.acquire(poll_interval=POLL_SECONDS)
+    except Timeout:
+        owner = holder(path)
+        who = f"process {owner}" if owner is not None else "another process"
+        raise TacitError(
+            f"{what} is in use by {who} (lock file {path}, waited {wait:g} s); let it finish, "
+            "then try again"
+        ) from None
     except OSError as err:
         raise TacitError(
             f"{path}: cannot create the lock file for {what} ({err.strerror}); make its "
             "directory writable"
         ) from None
     try:
-        _acquire(descriptor, path, what, wait)
-        try:
-            with suppress(OSError):  # the id is for the refusal only: a full disk keeps the lock
-                os.ftruncate(descriptor, 0)
-                os.pwrite(descriptor, f"{os.getpid()}\n".encode("ascii"), 0)
-            yield
-        finally:
+        yield
+    finally:
+        for descriptor in owned:
             with suppress(OSError):
                 os.ftruncate(descriptor, 0)  # released: the file names no owner
-            fcntl.flock(descriptor, fcntl.LOCK_UN)
-    finally:
-        os.close(descriptor)
-
-
-def _acquire(descriptor: int, path: Path, what: str, wait: float) -> None:
-    """Take the lock, trying every POLL_SECONDS until `wait` seconds have passed."""
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(POLL_SECONDS)
-    owner = holder(path)
-    who = f"process {owner}" if owner is not None else "another process"
-    raise TacitError(
-        f"{what} is in use by {who} (lock file {path}, waited {wait:g} s); let it finish, "
-        "then try again"
-    )
+        lock.release()

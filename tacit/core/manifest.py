@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+from tacit import DISTRIBUTION
 from tacit.core.errors import TacitError, first_line
 
 
@@ -25,7 +26,7 @@ def _version(package: str) -> str | None:
 def software() -> dict[str, str | None]:
     """Versions of tacit and of the libraries whose behaviour shapes the scores."""
     return {
-        "tacit": _version("tacit"),
+        "tacit": _version(DISTRIBUTION),
         "python": platform.python_version(),
         **{
             name: _version(name)
@@ -61,8 +62,14 @@ ModelRecord = TypedDict(
         "revision": "str | None",
         "resolved_revision": "str | None",
         "mask_token": "str | None",
+        # a causal model's: the token its sentences start from, its id, the rule that chose it
+        "start_token": "dict[str, Any]",
         "device": "str | None",
         "device_map": "dict[str, int]",
+        # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
+        "gguf": "dict[str, Any]",
+        # --cache: the directory, the model's fingerprint, entries found and scored
+        "cache": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
@@ -82,6 +89,9 @@ ModelRecord = TypedDict(
         "tie_rows": int,
         "tie_scores": int,
         "tie_noisy": int,
+        # a causal model's vocabulary mode: words whose text after the blank was scored
+        "vocab_suffixes": int,
+        "vocab_suffixes_naive": int,
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",

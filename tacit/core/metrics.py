@@ -10,8 +10,9 @@ from numpy.typing import ArrayLike
 def reciprocal_rank(ranks: ArrayLike) -> np.ndarray:
     """1 / rank for each rank (ranks start at 1).
 
-    >>> reciprocal_rank([1, 2, 4]).tolist()
-    [1.0, 0.5, 0.25]
+    Examples:
+        >>> reciprocal_rank([1, 2, 4]).tolist()
+        [1.0, 0.5, 0.25]
     """
     ranks = np.asarray(ranks, dtype=float)
     if np.any(ranks < 1):
@@ -22,8 +23,9 @@ def reciprocal_rank(ranks: ArrayLike) -> np.ndarray:
 def mean_reciprocal_rank(ranks: ArrayLike) -> float:
     """Mean of 1 / rank: 1 when every target is ranked first, towards 0 as targets sink.
 
-    >>> mean_reciprocal_rank([1, 2, 4])
-    0.5833333333333334
+    Examples:
+        >>> mean_reciprocal_rank([1, 2, 4])
+        0.5833333333333334
     """
     ranks = np.asarray(ranks)
     if ranks.size == 0:
@@ -35,8 +37,9 @@ def hits_at_k(ranks: ArrayLike, k: int) -> np.ndarray:
     """1 where the target is among the first `k` (rank <= k), else 0: averaged over prompts,
     precision at 1 (k = 1) and hits@k, the share of prompts whose target is in the top k.
 
-    >>> hits_at_k([1, 2, 11], 1).tolist(), hits_at_k([1, 2, 11], 10).tolist()
-    ([1.0, 0.0, 0.0], [1.0, 1.0, 0.0])
+    Examples:
+        >>> hits_at_k([1, 2, 11], 1).tolist(), hits_at_k([1, 2, 11], 10).tolist()
+        ([1.0, 0.0, 0.0], [1.0, 1.0, 0.0])
     """
     ranks = np.asarray(ranks, dtype=float)
     if np.any(ranks < 1):
@@ -50,8 +53,9 @@ def average_precision(scores: ArrayLike, relevant: ArrayLike) -> float:
     The mean, over relevant items, of the precision among all items scored at least as high
     (ties count as ranked together, as in sklearn.metrics.average_precision_score).
 
-    >>> average_precision([0.9, 0.8, 0.7, 0.6], [True, False, True, False])
-    0.8333333333333333
+    Examples:
+        >>> average_precision([0.9, 0.8, 0.7, 0.6], [True, False, True, False])
+        0.8333333333333333
     """
     scores = np.asarray(scores, dtype=float)
     relevant = np.asarray(relevant, dtype=bool)

@@ -1,29 +1,35 @@
-"""A model and how to load it, as one plain value: a hub id or a local directory, then loading
-options named as transformers and lm-evaluation-harness name them, per model:
+"""A model and how to load it, as one plain value: a hub id, a local directory, a GGUF file or
+a served model's name, then loading options named as transformers and lm-evaluation-harness
+name them, per model:
 
     EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16
     bert-base-cased,peft=path/to/adapter
     org/model,trust_remote_code=true,attn_implementation=sdpa,load_in_4bit=true
+    path/to/SmolLM2-135M-Instruct.Q4_1.gguf,start_token=<|endoftext|>
+    meta-llama/Llama-3.1-70B,base_url=http://localhost:8000/v1
 
 The same text works on the command line (`--model`), in Python (`models=[...]`, or a
-ModelSpec) and in sweep files, and names the model in tables and manifests. Options for every
-model of a run come from RunOptions (`revision`, `dtype`, `model_args`); a model's own win.
-Nothing heavy is imported here: whether a GPU is there, whether peft or bitsandbytes are
-installed, is checked when the model loads (tacit.models.loading).
+ModelSpec) and in sweep files, and names the model in tables and manifests. Which options a
+model takes is its family's to say (tacit.models.families: the family that claims it checks
+them before anything loads); the in-process Hugging Face family also passes any other keyword
+of transformers' `from_pretrained` on. Values are typed as they are read: the options below by
+their meaning, any other `true`/`false` as a boolean and a number as a number. Options for
+every model of a run come from RunOptions (`revision`, `dtype`, `model_args`); a model's own
+win. Nothing heavy is imported here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tacit.core.choices import LOAD_DTYPES, check_choice
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
-# the loading options, in the order a model's text lists them, and what each does
+# tacit's own loading options, in the order a model's text lists them, and what each does
 LOAD_OPTIONS = {
     "revision": "branch, tag or commit of a hub model (e.g. a training checkpoint, step1000)",
     "dtype": "the weights' precision: float32, float16, bfloat16, or auto (the checkpoint's)",
@@ -32,51 +38,71 @@ LOAD_OPTIONS = {
     "peft": "a PEFT adapter (LoRA, ...) put on the model: a directory or a hub id",
     "load_in_8bit": "8-bit weights through bitsandbytes (CUDA GPUs only)",
     "load_in_4bit": "4-bit (NF4) weights through bitsandbytes (CUDA GPUs only)",
+    "gguf_file": "a GGUF file in the model's directory or hub repository, dequantised to float",
+    "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
+    "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
+    "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
+    "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
 }
+_FLAGS = ("trust_remote_code", "load_in_8bit", "load_in_4bit")  # booleans
+_TEXTS = tuple(k for k in LOAD_OPTIONS if k not in _FLAGS)  # kept as text, never read as numbers
 _BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-_FLAGS = ("trust_remote_code", "load_in_8bit", "load_in_4bit")
+_KEY = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
 
 
-@dataclass(frozen=True)
 class ModelSpec:
-    """A model (`name`: a hub id or a local directory) and its loading options; None: not
-    given (the run's option, else transformers' default, applies).
+    """A model (`name`: a hub id, a local directory or file, a served model's name) and its
+    loading options as given (`options`, in order); an option not given: the run's, else the
+    family's default, applies.
 
-    Example:
+    Examples:
         >>> spec = ModelSpec.parse("EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16")
         >>> spec.name, spec.revision, spec.dtype
         ('EleutherAI/pythia-160m', 'step1000', 'bfloat16')
         >>> spec.text
         'EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16'
+        >>> ModelSpec.parse("gpt2,subfolder=step1,low_cpu_mem_usage=true").given()
+        {'subfolder': 'step1', 'low_cpu_mem_usage': True}
     """
 
+    __slots__ = ("name", "_options")
     name: str
-    revision: str | None = None
-    dtype: str | None = None
-    trust_remote_code: bool | None = None
-    attn_implementation: str | None = None
-    peft: str | None = None
-    load_in_8bit: bool | None = None
-    load_in_4bit: bool | None = None
+    _options: dict[str, Any]
 
-    def __post_init__(self) -> None:
+    def __init__(self, name: str, **options: Any) -> None:
         label = option("--model")
-        if not isinstance(self.name, str) or not self.name:
-            raise TacitError(f"{label} {self.name!r}: expected a hub id or a local directory")
+        if not isinstance(name, str) or not name:
+            raise TacitError(f"{label} {name!r}: expected a hub id or a local directory")
+        given = {k: v for k, v in options.items() if v is not None}
         for key in _FLAGS:
-            value = getattr(self, key)
-            if value is not None and not isinstance(value, bool):
-                object.__setattr__(self, key, _boolean(value, f"{label} {self.name}: {key}"))
-        if self.dtype is not None:
-            check_choice(f"{label} {self.name}: dtype", self.dtype, LOAD_DTYPES)
-        if self.load_in_8bit and self.load_in_4bit:
-            raise TacitError(f"{label} {self.name}: load_in_8bit and load_in_4bit: pick one")
+            if key in given:
+                given[key] = _boolean(given[key], f"{label} {name}: {key}")
+        if "dtype" in given:
+            check_choice(f"{label} {name}: dtype", given["dtype"], LOAD_DTYPES)
+        if given.get("load_in_8bit") and given.get("load_in_4bit"):
+            raise TacitError(f"{label} {name}: load_in_8bit and load_in_4bit: pick one")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_options", given)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("a ModelSpec does not change: make another (over, with_options)")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelSpec) and (self.name, self._options) == (
+            other.name,
+            other._options,
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"ModelSpec({self.text!r})"
 
     @classmethod
     def parse(cls, text: str, *, flag: str = "--model") -> ModelSpec:
         """`NAME[,KEY=VALUE...]` -> a ModelSpec. An existing path is a name whatever it holds (a
-        directory may have a comma in its name); a KEY that is not a loading option is a
-        one-line error naming the option and the ones there are."""
+        directory may have a comma in its name); the KEY=VALUE parts at the end are options."""
         if not isinstance(text, str):
             raise TacitError(f"{option(flag)} {text!r}: expected a model's name or path")
         if "=" not in text or _exists(text):
@@ -84,15 +110,19 @@ class ModelSpec:
         where = f"{option(flag)} {shorten(text)}"
         parts = text.split(",")
         cut = len(parts)  # the options are the KEY=VALUE parts at the end
-        while (
-            cut > 1
-            and "=" in parts[cut - 1]
-            and parts[cut - 1].split("=")[0].strip() in LOAD_OPTIONS
-        ):
+        while cut > 1 and _KEY.match(parts[cut - 1]):
             cut -= 1
+        for longer in range(len(parts) - 1, cut, -1):  # a path with `,KEY=` in its own name
+            if _exists(",".join(parts[:longer]).strip()):
+                cut = longer
+                break
         name = ",".join(parts[:cut]).strip()
-        if cut > 1 and not _exists(name):  # NAME,typo=1: say which part is not an option
-            _options(parts[1:cut], where)
+        if cut > 1 and not _exists(name):  # NAME,x=1,oops: say which part is not an option
+            bad = next(p for p in parts[1:cut] if not _KEY.match(p))
+            raise TacitError(
+                f"{where}: {shorten(bad, 30)!r} is not a loading option: expected "
+                "NAME,KEY=VALUE,..."
+            )
         return cls(name, **_options(parts[cut:], where))
 
     @classmethod
@@ -101,18 +131,22 @@ class ModelSpec:
         if isinstance(model, ModelSpec):
             return model
         if isinstance(model, Mapping):
-            unknown = sorted(set(model) - {"name", *LOAD_OPTIONS})
-            if unknown or "name" not in model:
+            if "name" not in model:
                 raise TacitError(
-                    f"{option('--model')} {dict(model)!r}: expected `name` and any of "
-                    f"{', '.join(LOAD_OPTIONS)}"
+                    f"{option('--model')} {dict(model)!r}: expected `name` and its loading "
+                    f"options (tacit's: {', '.join(LOAD_OPTIONS)})"
                 )
             return cls(**model)
         return cls.parse(model)
 
     def given(self) -> dict[str, Any]:
-        """The loading options given, in declared order."""
-        return {k: getattr(self, k) for k in LOAD_OPTIONS if getattr(self, k) is not None}
+        """The loading options given, tacit's own first (in LOAD_OPTIONS' order)."""
+        order = {key: n for n, key in enumerate(LOAD_OPTIONS)}
+        ordered = sorted(self._options, key=lambda key: order.get(key, len(order)))
+        return {key: self._options[key] for key in ordered}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._options.get(key, default)
 
     @property
     def text(self) -> str:
@@ -124,8 +158,24 @@ class ModelSpec:
 
     def over(self, defaults: Mapping[str, Any]) -> ModelSpec:
         """This model's options, the run's `defaults` where it gives none."""
-        filled = {k: v for k, v in defaults.items() if v is not None and getattr(self, k) is None}
-        return replace(self, **filled) if filled else self
+        filled = {k: v for k, v in defaults.items() if v is not None and k not in self._options}
+        return ModelSpec(self.name, **self._options, **filled) if filled else self
+
+    def without(self, *keys: str) -> ModelSpec:
+        """This model without some of its options (what a family reads itself)."""
+        return ModelSpec(self.name, **{k: v for k, v in self._options.items() if k not in keys})
+
+    # tacit's own options, read by name
+    revision = property(lambda self: self.get("revision"))
+    dtype = property(lambda self: self.get("dtype"))
+    trust_remote_code = property(lambda self: self.get("trust_remote_code"))
+    attn_implementation = property(lambda self: self.get("attn_implementation"))
+    peft = property(lambda self: self.get("peft"))
+    load_in_8bit = property(lambda self: self.get("load_in_8bit"))
+    load_in_4bit = property(lambda self: self.get("load_in_4bit"))
+    gguf_file = property(lambda self: self.get("gguf_file"))
+    start_token = property(lambda self: self.get("start_token"))
+    base_url = property(lambda self: self.get("base_url"))
 
     @property
     def quantization(self) -> str | None:
@@ -141,37 +191,57 @@ def model_text(model: str | ModelSpec | Mapping[str, Any]) -> str:
 
 def parse_model_args(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Loading options for every model of a run: `KEY=VALUE,...` (lm-evaluation-harness's
-    `--model_args`) or a mapping; checked as a model's own are."""
+    `--model_args`) or a mapping; read and checked as a model's own are."""
     label = option("--model-args")
     if value is None:
         return {}
     if isinstance(value, str):
         pairs = [part.strip() for part in value.split(",") if part.strip()]
-        given = _options(pairs, f"{label} {shorten(value)}", "KEY=VALUE,...")
     elif isinstance(value, Mapping):
         pairs = [f"{k}={v}" for k, v in value.items()]
-        given = _options(pairs, f"{label} {shorten(dict(value))}", "KEY=VALUE,...")
+        value = dict(value)
     else:
         raise TacitError(f"{label} {value!r}: expected KEY=VALUE pairs or a mapping")
+    given = _options(pairs, f"{label} {shorten(value)}", "KEY=VALUE,...")
     ModelSpec("model", **given)  # the same checks as a model's own options
     return given
 
 
+def typed(key: str, value: str) -> Any:
+    """A loading option's text as its value: tacit's own by their meaning (text, or a boolean),
+    any other `true`/`false` as a boolean, a whole number or a decimal as a number (as
+    lm-evaluation-harness reads `--model_args`), else the text.
+
+    Examples:
+        >>> typed("revision", "1000"), typed("low_cpu_mem_usage", "true"), typed("top_k", "5")
+        ('1000', True, 5)
+    """
+    if key in _TEXTS:
+        return value
+    if key in _FLAGS or value.lower() in ("true", "false"):
+        return _boolean(value, key)
+    for number in (int, float):
+        try:
+            return number(value)
+        except ValueError:
+            pass
+    return value
+
+
 def _options(pairs: list[str], where: str, form: str = "NAME,KEY=VALUE,...") -> dict[str, Any]:
-    """KEY=VALUE texts -> the options they give (booleans read; each key once)."""
+    """KEY=VALUE texts -> the options they give (typed; each key once)."""
     given: dict[str, Any] = {}
     for pair in pairs:
         key, equals, value = (s.strip() for s in pair.partition("="))
-        if key not in LOAD_OPTIONS or not equals:
+        if not equals or not key.isidentifier():
             raise TacitError(
-                f"{where}: {shorten(pair, 30)!r} is not a loading option: expected {form} with "
-                f"KEY one of {', '.join(LOAD_OPTIONS)}"
+                f"{where}: {shorten(pair, 30)!r} is not a loading option: expected {form}"
             )
         if key in given:
             raise TacitError(f"{where}: {key} is given twice")
         if not value:
             raise TacitError(f"{where}: {key} needs a value")
-        given[key] = _boolean(value, f"{where}: {key}") if key in _FLAGS else value
+        given[key] = typed(key, value) if key not in _FLAGS else _boolean(value, f"{where}: {key}")
     return given
 
 

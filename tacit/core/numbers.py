@@ -18,14 +18,19 @@ def format_number(value: Any, digits: int = DIGITS, *, signed: bool = False) -> 
     for a missing value; `signed` puts a `+` before positive values (differences). Text passes
     through. (A Table prints a float column of whole numbers, counts, as integers.)
 
-    >>> [format_number(v) for v in (0.05719, 0.46066, 0.5, 12.345, 5.0876e-05, 1234.6, 42)]
-    ['0.0572', '0.461', '0.500', '12.3', '5.09e-05', '1235', '42']
-    >>> format_number(1.0), format_number(-2.0, signed=True), format_number(14.0)
-    ('1.00', '-2.00', '14.0')
-    >>> format_number(-0.0), format_number(-0.00004, signed=True), format_number(0.019, signed=True)
-    ('0', '-4.00e-05', '+0.0190')
-    >>> format_number(float("nan")), format_number(None), format_number(True), format_number("a")
-    ('–', '–', 'True', 'a')
+    Examples:
+        >>> [format_number(v) for v in (0.05719, 0.46066, 0.5, 12.345, 5.0876e-05, 1234.6, 42)]
+        ['0.0572', '0.461', '0.500', '12.3', '5.09e-05', '1235', '42']
+        >>> format_number(1.0), format_number(-2.0, signed=True), format_number(14.0)
+        ('1.00', '-2.00', '14.0')
+        >>> format_number(-0.0), format_number(-0.00004, signed=True)
+        ('0', '-4.00e-05')
+        >>> format_number(0.019, signed=True)
+        '+0.0190'
+        >>> format_number(float("nan")), format_number(None)
+        ('–', '–')
+        >>> format_number(True), format_number("a")
+        ('True', 'a')
     """
     if value is None:
         return MISSING
@@ -60,8 +65,9 @@ def format_number(value: Any, digits: int = DIGITS, *, signed: bool = False) -> 
 def format_interval(low: Any, high: Any, digits: int = DIGITS) -> str:
     """`[low, high]`, each as format_number prints it; empty where either end is missing.
 
-    >>> format_interval(0.0412, 0.07306), format_interval(float("nan"), 1.0)
-    ('[0.0412, 0.0731]', '')
+    Examples:
+        >>> format_interval(0.0412, 0.07306), format_interval(float("nan"), 1.0)
+        ('[0.0412, 0.0731]', '')
     """
     ends = [format_number(low, digits), format_number(high, digits)]
     return "" if MISSING in ends else f"[{ends[0]}, {ends[1]}]"
@@ -72,9 +78,20 @@ def with_interval(
 ) -> str:
     """A value and its interval in one cell: `0.0572 [0.0412, 0.0731]`.
 
-    >>> with_interval(0.05719, 0.0412, 0.07306), with_interval(0.5, None, None)
-    ('0.0572 [0.0412, 0.0731]', '0.500')
+    Examples:
+        >>> with_interval(0.05719, 0.0412, 0.07306), with_interval(0.5, None, None)
+        ('0.0572 [0.0412, 0.0731]', '0.500')
     """
     interval = format_interval(low, high, digits)
     shown = format_number(value, digits, signed=signed)
     return f"{shown} {interval}" if interval else shown
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """A count with its noun, singular for one.
+
+    Examples:
+        >>> counted(1, "property", "properties"), counted(2, "property", "properties")
+        ('1 property', '2 properties')
+    """
+    return f"{n} {one if n == 1 else many}"

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tacit.core.choices import (
+    LIMIT_BY,
     LOAD_DTYPES,
+    TRACKERS,
     VOCAB_WORDS,
+    LimitBy,
     LoadDtype,
     VocabWords,
     check_at_least,
@@ -21,8 +24,32 @@ from tacit.core.choices import (
     check_device,
 )
 from tacit.core.errors import TacitError
-from tacit.core.interface import on_command_line, option
 from tacit.core.modelspec import ModelSpec, parse_model_args
+from tacit.core.option_names import on_command_line, option
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Shared run options that a probe may do without (Probe.run_options names the groups it
+    takes): their RunOptions fields, their command-line options, and why a probe that does
+    without them refuses them."""
+
+    fields: tuple[str, ...]
+    flags: tuple[str, ...]
+    reason: str
+
+
+RUN_OPTION_GROUPS = {
+    "vocab": OptionGroup(
+        ("vocab_models", "vocab_file", "vocab_words"),
+        ("vocab_model", "vocab_file", "vocab_words"),
+        "it scores no shared vocabulary",
+    ),
+    "seed": OptionGroup(("seed",), ("seed",), "it draws nothing at random"),
+    "resume": OptionGroup(
+        ("resume",), ("resume",), "a rerun of the same command reuses what it computed"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -51,11 +78,22 @@ class RunOptions:
         model_args: loading options for every model (tacit.core.modelspec.LOAD_OPTIONS:
             trust_remote_code, attn_implementation, peft, load_in_8bit, ...), as a mapping or
             lm-evaluation-harness's `KEY=VALUE,...`; a model's own (`name,KEY=VALUE`) win.
-        limit: probe only the first N concepts or items (what a probe counts: Probe.limit),
-            for a quick first look; said in the summary and recorded.
+        limit: probe only N of the concepts or items (what a probe counts: Probe.limit), for
+            a quick first look; said in the summary and recorded, what it leaves out counted.
+        limit_by: which N: `random` (a sample seeded by `seed`, so that a first look is not
+            all "an ..." concepts) or `first` (in the probe's order).
+        threads: CPU threads torch may use (None: torch's own choice); recorded either way.
+        dry_run: plan the run and time a short calibration on each model, score nothing
+            else, write nothing: what a run would cost (tacit.engine.estimate).
+        cache: a directory where models' answers are kept across runs (tacit.models.
+            score_cache): a sentence scored by an earlier run with the same model is read, not
+            scored again. None (the default): nothing is kept.
         vocab_words: which single-token words the shared vocabulary keeps: `all` (the
             paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
             (lower-case letters only: also no names or capitalised word pieces).
+        log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
+            (tacit.results.tracking; the package is an extra: `pip install
+            'tacit-probe[wandb]'`).
     """
 
     vocab_models: Sequence[str] = ()
@@ -74,13 +112,23 @@ class RunOptions:
     offload_folder: str | Path | None = None
     model_args: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
+    limit_by: LimitBy = "random"
     vocab_words: VocabWords = "all"
+    threads: int | None = None
+    dry_run: bool = False
+    cache: str | Path | None = None
+
+    log_to: str | None = None
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
         check_batch_size(self.batch_size)
         check_at_least(option("--limit"), self.limit, 1)
+        check_choice(option("--limit-by"), self.limit_by, LIMIT_BY)
+        check_at_least(option("--threads"), self.threads, 1)
         check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
+        if self.log_to is not None:
+            check_choice(option("--log-to"), self.log_to, TRACKERS)
         object.__setattr__(self, "model_args", parse_model_args(self.model_args))
         for key in ("revision", "dtype"):
             if key in self.model_args:
@@ -145,7 +193,7 @@ class RunOptions:
             "compile": self.compile,
             "seed": self.seed,
             **({"model_args": dict(self.model_args)} if self.model_args else {}),
-            **({"limit": self.limit} if self.limit is not None else {}),
+            **({"limit": self.limit, "limit_by": self.limit_by} if self.limit is not None else {}),
             **({"vocab_words": self.vocab_words} if self.vocab_words != "all" else {}),
             **(
                 {
@@ -192,3 +240,46 @@ def parse_max_memory(text: str) -> dict[int | str, int | str]:
             int(amount) if amount.isdigit() else amount  # plain bytes, or '20GiB'
         )
     return memory
+
+
+def limited(
+    names: Sequence[str], limit: int | None, by: str, seed: int
+) -> tuple[list[str], list[str]]:
+    """(the names `--limit` keeps, in their order, and those it leaves out): all of them
+    without a limit; the first `limit`, or a sample of `limit` drawn with `seed` (the same
+    sample for the same names and seed, whatever else the run does).
+
+    Examples:
+        >>> limited(["a", "b", "c", "d"], 2, "first", 0)
+        (['a', 'b'], ['c', 'd'])
+        >>> kept, left_out = limited(["a", "b", "c", "d"], 2, "random", 0)
+        >>> len(kept), sorted(kept + left_out)
+        (2, ['a', 'b', 'c', 'd'])
+    """
+    import random
+
+    names = list(dict.fromkeys(names))
+    if limit is None or limit >= len(names):
+        return names, []
+    if by == "first":
+        return names[:limit], names[limit:]
+    chosen = set(random.Random(f"limit:{seed}").sample(names, limit))
+    return [n for n in names if n in chosen], [n for n in names if n not in chosen]
+
+
+def limit_record(options: RunOptions, of: str) -> dict[str, Any]:
+    """The manifest's record of `--limit` (none without one): how many of what, how chosen."""
+    if options.limit is None:
+        return {}
+    by = {
+        "by": options.limit_by,
+        **({"seed": options.seed} if options.limit_by == "random" else {}),
+    }
+    return {"limit": {"n": options.limit, "of": of, **by}}
+
+
+def limit_said(options: RunOptions, of: str) -> str:
+    """`2 concepts drawn at random (seed 0)` / `the first 2 concepts`: a limit, in words."""
+    if options.limit_by == "first":
+        return f"the first {options.limit} {of}"
+    return f"{options.limit} {of} drawn at random (seed {options.seed})"

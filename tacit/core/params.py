@@ -1,6 +1,7 @@
-"""Options declared once: each probe lists its options as Params, and the Python API, the
-command line, sweep files and their validation all read that list (as scikit-learn's
-`validate_params` declares each choice once).
+"""Options declared once: each probe declares its options as one typed dataclass (Options),
+each field a Param, and the Python API's signature and docstring, the command line, sweep files
+and their validation all read that declaration (as scikit-learn's `validate_params` declares
+each choice once); the probe gets its options back as an instance of that dataclass, typed.
 
 A Param knows its API keyword, its command-line flag(s), its kind and choices, and how to check
 a value; an error names the option as the caller wrote it: the keyword in the API
@@ -10,10 +11,11 @@ in a sweep file (`grid.toml: [retrieve] max_props 0: ...`). Nothing heavy is imp
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from tacit.core.choices import check_choice, check_choices
 from tacit.core.errors import TacitError, shorten
@@ -52,6 +54,8 @@ class Param:
         cli: whether the command line offers it.
         positional: the command line takes it as an argument (`probe items FILE`), not a
             flag; errors name it in capitals (`FILE`: the name in upper case).
+        leading: the Python API takes it before the models, positionally
+            (`tacit.nli("nope", "path/to/nope", models)`), where the probe cannot run without it.
     """
 
     name: str
@@ -67,10 +71,16 @@ class Param:
     check: Callable[[Any, str], Any] | None = None
     cli: bool = True
     positional: bool = False
+    leading: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"{self.name}: kind {self.kind!r} is none of {KINDS}")
+
+    def field(self) -> Any:
+        """This option as a field of its probe's Options dataclass (`max_props: int =
+        MAX_PROPS.field()`): the default, and the declaration kept with it."""
+        return dataclasses.field(default=self.default, metadata={"param": self})
 
     @property
     def flag(self) -> str:
@@ -148,3 +158,53 @@ def validate(
         name: param.validate(given.get(name, param.default), context, where)
         for name, param in known.items()
     }
+
+
+OptionsT = TypeVar("OptionsT", bound="Options")
+
+
+@dataclass(frozen=True)
+class Options:
+    """A probe's options, one field each (`name: type = PARAM.field()`): subclasses are frozen
+    dataclasses. `params()` is the declaration the API, the command line and sweep files read;
+    an instance is what the probe gets, every value checked (`validate`)."""
+
+    _params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._params = ()  # read from the fields once the dataclass decorator has made them
+
+    @classmethod
+    def params(cls) -> tuple[Param, ...]:
+        """Each field's Param, in field order (a field named unlike its Param is a bug)."""
+        if not cls._params:
+            found = []
+            for field in dataclasses.fields(cls):
+                param = field.metadata.get("param")
+                if param is None or param.name != field.name:
+                    raise TypeError(f"{cls.__name__}.{field.name}: declare it with PARAM.field()")
+                found.append(param)
+            cls._params = tuple(found)
+        return cls._params
+
+    @classmethod
+    def annotations(cls) -> dict[str, Any]:
+        """Each option's type, as written in the declaration (for the API's signature)."""
+        return {field.name: field.type for field in dataclasses.fields(cls)}
+
+    @classmethod
+    def validate(
+        cls: type[OptionsT],
+        given: Mapping[str, Any],
+        *,
+        context: Context = "api",
+        where: str = "",
+        owner: str = "",
+    ) -> OptionsT:
+        """The options given, each checked as declared (the default where not given)."""
+        return cls(**validate(cls.params(), given, context=context, where=where, owner=owner))
+
+    def given(self) -> dict[str, Any]:
+        """Every option's value, by name (what a sweep cell or a rerun passes back)."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}

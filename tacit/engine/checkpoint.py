@@ -1,24 +1,55 @@
 """Scored chunks of a run kept on disk, so that an interrupted run can resume where it stopped.
 
 A run directory holds `.partial/` while it is being scored: `plan.json` (what the run is: its
-prompts, vocabulary, models and options) and one pickle per model and chunk of prompts. A
-resumed run must have the same plan; it reuses the chunks it finds and scores the rest. When
-the run's files are written, `.partial/` goes. The pickles round-trip exactly, so a resumed run
+prompts, vocabulary, models and options), one `.npz` per model and chunk of prompts and one
+`.json` record per model, in formats that execute nothing when read back
+(tacit.engine.chunkfile). A resumed run must have the same plan; it reuses the chunks it finds
+and scores the rest. A chunk that is damaged or not this run's is scored again (with a warning);
+a model record that is damaged or not this run's is refused in one line, as is a checkpoint of
+an earlier version of tacit (pickles, which could run code: they are never loaded). When the
+run's files are written, `.partial/` goes. The chunks round-trip exactly, so a resumed run
 writes the same bytes as an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 import shutil
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tacit.core import faults
-from tacit.core.errors import TacitError
+from tacit.core.errors import TacitError, TacitWarning, shorten
 from tacit.core.files import write_atomic
-from tacit.core.interface import option
+from tacit.core.manifest import ModelRecord
+from tacit.core.option_names import option
+from tacit.engine import chunkfile
+from tacit.engine.chunkfile import Unusable
+from tacit.probes.base import Scored
+
+# what a plan's hashes stand for, in a message
+HASHED = {
+    "rows_sha256": "the prompts (the probe's options, norms or concepts)",
+    "vocabulary_sha256": "the vocabulary",
+    "candidates_sha256": "the candidates",
+    "items_sha256": "the items",
+}
+
+
+class ResumeRefused(TacitError):
+    """A checkpoint that `--resume` cannot go on from; the message says what to do instead (so
+    the usual "the same command with --resume" hint must not be added to it)."""
+
+
+def kept_chunks(directory: Path) -> int:
+    """How many scored chunks a checkpoint holds (what a resumed run need not score again)."""
+    if not directory.is_dir():
+        return 0
+    return sum(
+        not path.stem.endswith("-model") for path in directory.glob(f"*{chunkfile.CHUNK_SUFFIX}")
+    )
 
 
 class Checkpoint:
@@ -26,55 +57,97 @@ class Checkpoint:
 
     def __init__(self, directory: Path | None, plan: dict[str, Any], *, resume: bool) -> None:
         self.directory = directory
+        self.key = ""
         if directory is None:  # RunOptions refuses --resume without one
             return
-        plan_file = directory / "plan.json"
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
-        if resume and not plan_file.is_file():
-            if (directory.parent / "manifest.json").is_file():
-                raise TacitError(
-                    f"{option('--resume')}: the run in {directory.parent} is complete, nothing "
-                    f"to resume: {option('--overwrite')} runs it again"
-                )
-            resume = False  # killed before it kept anything: nothing to reuse, start afresh
-        if resume:
-            if plan_file.read_text() != text:
-                raise TacitError(
-                    f"{option('--resume')}: the unfinished run in {directory.parent} was started "
-                    "with other models, options, norms or vocabulary; rerun it without "
-                    f"{option('--resume')}"
-                )
+        self.key = chunkfile.plan_key(text)
+        if resume and _resumable(directory, plan, text):
             return
         shutil.rmtree(directory, ignore_errors=True)
         try:
             directory.mkdir(parents=True)
-            write_atomic(plan_file, text)
+            write_atomic(directory / "plan.json", text)
         except OSError as err:
             raise TacitError(
                 f"{directory}: cannot keep the run's checkpoint there ({err.strerror}); free "
                 f"some space, or give {option('--out')} a writable place with room"
             ) from None
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str, suffix: str) -> Path:
         assert self.directory is not None
-        return self.directory / f"{key}.pkl"
+        return self.directory / f"{key}{suffix}"
 
-    def load(self, key: str) -> Any | None:
-        """What was saved under `key`, or None."""
-        if self.directory is None or not self._path(key).is_file():
+    def _read(self, key: str, suffix: str) -> bytes | None:
+        """A kept file's bytes; None when there is none (or no checkpoint)."""
+        if self.directory is None:
             return None
         try:
-            with open(self._path(key), "rb") as handle:
-                return pickle.load(handle)  # our own files, written by save() below
-        except Exception:  # a chunk that cannot be read back (a damaged disk): scored again
+            return self._path(key, suffix).read_bytes()
+        except FileNotFoundError:
             return None
+        except OSError as err:  # a damaged disk: what cannot be read is not taken
+            raise Unusable(f"cannot be read ({err.strerror})") from None
 
-    def save(self, key: str, value: Any) -> None:
-        """Keep `value` under `key` (written whole: temporary name, then rename)."""
+    def chunk(self, model: int, chunk: int) -> Scored | None:
+        """The chunk kept for `model`, or None: none kept, or one that is damaged or not this
+        run's (then said in a warning: it is scored again)."""
+        key = f"{model}-{chunk}"
+        try:
+            data = self._read(key, chunkfile.CHUNK_SUFFIX)
+            if data is None:
+                return None
+            table, counts = chunkfile.read_chunk(data, plan=self.key, key=key)
+        except Unusable as why:
+            path = self._path(key, chunkfile.CHUNK_SUFFIX)
+            warnings.warn(f"{path}: {why}; scored again", TacitWarning, stacklevel=2)
+            return None
+        return Scored(table, counts)
+
+    def keep_chunk(self, model: int, chunk: int, scored: Scored) -> None:
+        """Keep a scored chunk (written whole: temporary name, then rename)."""
+        key = f"{model}-{chunk}"
+        self._write(
+            key,
+            chunkfile.CHUNK_SUFFIX,
+            lambda: chunkfile.chunk_bytes(scored.table, scored.counts, plan=self.key, key=key),
+        )
+
+    def record(self, model: int) -> ModelRecord | None:
+        """The record kept for `model` when it was loaded, or None: none kept.
+
+        Raises:
+            ResumeRefused: the record is damaged or not this run's: the model cannot be
+                recorded truthfully without it.
+        """
+        key = f"{model}-model"
+        try:
+            data = self._read(key, chunkfile.RECORD_SUFFIX)
+            if data is None:
+                return None
+            return chunkfile.read_record(data, plan=self.key, key=key)  # type: ignore[return-value]
+        except Unusable as why:
+            path = self._path(key, chunkfile.RECORD_SUFFIX)
+            raise ResumeRefused(
+                f"{option('--resume')}: {path}: {why}; the run's record of that model cannot "
+                f"be trusted: {option('--overwrite')} scores the run again from the start"
+            ) from None
+
+    def keep_record(self, model: int, record: ModelRecord) -> None:
+        """Keep a model's record (what the manifest says of it once it is loaded)."""
+        key = f"{model}-model"
+        self._write(
+            key,
+            chunkfile.RECORD_SUFFIX,
+            lambda: chunkfile.record_bytes(record, plan=self.key, key=key),
+        )
+
+    def _write(self, key: str, suffix: str, data: Callable[[], bytes]) -> None:
+        """Write what `data` makes under `key` (nothing without a checkpoint)."""
         if self.directory is None:
             return
         try:
-            write_atomic(self._path(key), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            write_atomic(self._path(key, suffix), data())
         except OSError as err:
             raise TacitError(
                 f"{self.directory}: cannot keep the run's scored chunks there ({err.strerror}); "
@@ -87,3 +160,104 @@ class Checkpoint:
         """The run's files are written: drop the chunks."""
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _resumable(directory: Path, plan: Mapping[str, Any], text: str) -> bool:
+    """Can a run with this plan go on from `directory`? False when nothing was kept (the run
+    starts afresh); a checkpoint it cannot use, or a finished run, is refused in one line that
+    says what the directory holds and what to do."""
+    run, probe = directory.parent, plan.get("probe")
+    pickled = sorted(directory.glob("*.pkl"))
+    if pickled:
+        raise ResumeRefused(
+            f"{option('--resume')}: {directory} holds a checkpoint of an earlier version of "
+            f"tacit ({pickled[0].name}: pickles, never loaded now, since loading one can run "
+            f"code); {option('--overwrite')} scores the run again from the start"
+        )
+    plan_file = directory / "plan.json"
+    if not plan_file.is_file():
+        if (run / "manifest.json").is_file():
+            raise ResumeRefused(_finished(run, plan))
+        return False  # killed before it kept anything: nothing to reuse, start afresh
+    kept = _json(plan_file)
+    if plan_file.read_text(errors="replace") == text:
+        return True
+    theirs = kept.get("probe", "?")
+    out = f"give this command another {option('--out')}"
+    if theirs != probe:
+        raise ResumeRefused(
+            f"{option('--resume')}: {run} holds an unfinished {theirs} run, not a {probe} run: "
+            f"{out}, or go on with that run by the {theirs} command it was started with"
+        )
+    differ = _differences(kept, plan) or "its plan.json cannot be read"
+    raise ResumeRefused(
+        f"{option('--resume')}: the unfinished {probe} run in {run} was started with other "
+        f"options ({differ}): {out}, or go on with that run by the options it was started with"
+    )
+
+
+def _finished(run: Path, plan: Mapping[str, Any]) -> str:
+    """What to say to `--resume` on a finished run: what it holds, and what to do instead."""
+    manifest = _json(run / "manifest.json")
+    theirs, probe = manifest.get("probe", "?"), plan.get("probe")
+    out = f"give this command another {option('--out')} (that run stays as it is)"
+    if theirs != probe:
+        return (
+            f"{option('--resume')}: {run} holds a finished {theirs} run, not a {probe} run: {out}"
+        )
+    models = manifest.get("models")
+    comparable = {
+        "models": [m.get("name") for m in models if isinstance(m, dict)]
+        if isinstance(models, list)
+        else None,
+        **{k: manifest.get(k) for k in ("dtype", "batch_size", "seed", "compile", "vocab_models")},
+    }
+    vocabulary = manifest.get("vocabulary")
+    if isinstance(vocabulary, dict):
+        comparable["vocabulary_sha256"] = vocabulary.get("sha256")
+    known = {k: v for k, v in comparable.items() if k in plan and v is not None}
+    differ = _differences(known, {k: plan[k] for k in known})
+    if differ:
+        return (
+            f"{option('--resume')}: {run} holds a finished {probe} run of other options "
+            f"({differ}), nothing to resume: {out}"
+        )
+    return (
+        f"{option('--resume')}: the run in {run} is complete, nothing to resume: "
+        f"{option('--overwrite')} runs it again (replacing it), or another {option('--out')} "
+        "keeps it"
+    )
+
+
+def _json(path: Path) -> dict[str, Any]:
+    """A JSON object from a file; empty when it cannot be read as one."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _differences(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
+    """The options that set what differs between a kept plan and this run's, with the kept
+    run's values: `--batch-size 64 (here 32), the vocabulary`."""
+    ours = json.loads(json.dumps(ours, default=str))  # as plan.json holds it
+    said = []
+    for key in dict.fromkeys([*ours, *theirs]):
+        was, now = theirs.get(key), ours.get(key)
+        if key == "probe" or was == now:
+            continue
+        if key in HASHED:
+            said.append(HASHED[key])
+        elif key == "tacit":
+            said.append(f"tacit {was} (here {now})")
+        else:
+            flag = option("--model" if key == "models" else "--" + key.replace("_", "-"))
+            said.append(f"{flag} {shorten(_value(was), 40)} (here {shorten(_value(now), 40)})")
+    return ", ".join(said)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)

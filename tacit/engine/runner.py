@@ -11,6 +11,8 @@ and the model records; `run_manifest` gives the keys every manifest shares. A mo
 from __future__ import annotations
 
 import gc
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -20,20 +22,27 @@ from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, table_text
-from tacit.core.interface import option
 from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
+from tacit.core.option_names import option
 from tacit.core.options import RunOptions
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint
 from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
 
-# Distinct texts per checkpointed chunk: small enough that an interrupted run loses little (256
-# prompts: under a minute of roberta-large on a 2-core CPU, seconds on a GPU), large enough
-# that writing the chunks costs nothing next to scoring them.
+# A checkpointed chunk holds at most CHUNK_TEXTS distinct texts and, where a text costs several
+# sentences (candidate spans in its blank), about CHUNK_SENTENCES sentences: small enough that
+# an interruption loses about a minute of work (256 prompts of roberta-large, or 2,048 sentences
+# of a 135M causal model on a 2-core CPU; seconds on a GPU), large enough that writing the
+# chunks costs nothing next to scoring them. The cut depends on the plan alone (the same chunks
+# in every run of it), never on timing, so that a resumed run finds its chunks.
 CHUNK_TEXTS = 256
+CHUNK_SENTENCES = 2048
+# a run estimated at more than this many seconds, once its first chunk is timed, says so
+LONG_RUN_SECONDS = 600
+PACE_AFTER_SECONDS = 5  # a pace is read off no fewer seconds of work than this
 
 
 def model_name(model: str | Scorer) -> str:
@@ -51,19 +60,16 @@ class ModelHandle:
         options: RunOptions,
         *,
         probe: str,
-        kinds: Sequence[str],
+        needs: Needs,
         tokenizer: Any = None,
         load_options: Mapping[str, Mapping[str, Any]] | None = None,
-        hints: Mapping[str, str] | None = None,
     ) -> None:
-        self.name, self.options, self.probe, self.kinds = model_name(model), options, probe, kinds
-        self.tokenizer, self.load_options, self.hints = tokenizer, load_options or {}, hints
+        self.name, self.options, self.probe, self.needs = model_name(model), options, probe, needs
+        self.tokenizer, self.load_options = tokenizer, load_options or {}
         self._scorer: Scorer | None = None
         self._given = not isinstance(model, str)
         if not isinstance(model, str):
-            from tacit.models import check_kind
-
-            check_kind(model.name, model.kind, kinds, probe, hints)
+            needs.check(model.name, model, probe)
             self._scorer = model
 
     @property
@@ -74,12 +80,15 @@ class ModelHandle:
             self._scorer = load_scorer(
                 self.name,
                 self.options,
-                kinds=self.kinds,
+                needs=self.needs,
                 probe=self.probe,
                 tokenizer=self.tokenizer,
                 load_options=self.load_options,
-                hints=self.hints,
             )
+            if self.options.cache is not None:  # a model loaded by name: its answers keep
+                from tacit.models.score_cache import ScoreCache
+
+                self._scorer.cache = ScoreCache(self.options.cache, self._scorer.record())
         return self._scorer
 
     @property
@@ -99,6 +108,8 @@ class ModelHandle:
             }
         record = self._scorer.record()
         record["batch_size_used"] = self._scorer.batch_size
+        if self._scorer.cache is not None:
+            record["cache"] = self._scorer.cache.record()
         return record
 
     def free(self) -> None:
@@ -115,10 +126,9 @@ def each_model(
     options: RunOptions,
     *,
     probe: str,
-    kinds: Sequence[str],
+    needs: Needs,
     tokenizers: Mapping[str, Any] | None = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
-    hints: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[int, ModelHandle]]:
     """(number, handle) for each distinct model, in order; each is freed before the next.
     `tokenizers` are those already loaded (for the shared vocabulary), reused."""
@@ -132,10 +142,9 @@ def each_model(
             model,
             options,
             probe=probe,
-            kinds=kinds,
+            needs=needs,
             tokenizer=(tokenizers or {}).get(name),
             load_options=load_options,
-            hints=hints,
         )
         try:
             yield number, handle
@@ -184,21 +193,20 @@ def run_models(
     """
     here = distributed.world()
     checkpoint = checkpoint_for(probe, models, options, work, plan or {})
-    chunk_of_row = pd.factorize(work.rows[work.key])[0] // CHUNK_TEXTS
-    chunks = [work.rows[chunk_of_row == c] for c in range(chunk_of_row.max() + 1)]
+    chunks = chunked(work)
     n_keys = work.rows[work.key].nunique()
+    use_threads(options)
     tables: list[pd.DataFrame] = []
     records: list[ModelRecord] = []
     for number, model in each_model(
         models,
         options,
         probe=probe,
-        kinds=work.kinds,
+        needs=work.needs,
         tokenizers=tokenizers,
         load_options=work.load_options,
-        hints=work.hints,
     ):
-        scored: list[Scored | None] = [checkpoint.load(f"{number}-{c}") for c in range(len(chunks))]
+        scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
         if any(s is None for s in scored):
@@ -214,24 +222,88 @@ def run_models(
                 disable=not (options.progress and here.main),
             ) as bar:
                 recorded = False  # the model's record, kept once before its first new chunk
+                pace = Pace(work, chunks, [s is None for s in scored], model.name, bar)
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
-                        scored[c] = score_chunk(work, scorer, chunk, bar)
+                        scored[c] = new = score_chunk(work, scorer, chunk, bar)
                         if model.loaded and not recorded:  # a kill after the chunk keeps both
-                            checkpoint.save(f"{number}-model", model.record())
+                            checkpoint.keep_record(number, model.record())
                             recorded = True
-                        checkpoint.save(f"{number}-{c}", scored[c])
+                        checkpoint.keep_chunk(number, c, new)
+                        pace.done(c)
         table = pd.concat([s.table for s in scored if s is not None]).sort_index()
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         extras: dict[str, Any] = {}
         if work.finish is not None:
             table, extras = work.finish(model, table)
         # a model that did not load this time (all resumed) keeps the record of when it did
-        record = (None if model.loaded else checkpoint.load(f"{number}-model")) or model.record()
-        checkpoint.save(f"{number}-model", record)
+        record = (None if model.loaded else checkpoint.record(number)) or model.record()
+        checkpoint.keep_record(number, record)
         records.append(cast(ModelRecord, {**record, **dict(counts), **extras}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
+
+
+def chunked(work: Work) -> list[pd.DataFrame]:
+    """The work's rows cut into checkpoint chunks: distinct keys in order of first appearance,
+    a chunk closed at CHUNK_TEXTS keys or once it holds about CHUNK_SENTENCES sentences."""
+    costs = work.costs()
+    chunk_of_key: list[int] = []
+    chunk, keys, sentences = 0, 0, 0
+    for cost in costs.to_numpy():
+        if keys and (keys == CHUNK_TEXTS or sentences + cost > CHUNK_SENTENCES):
+            chunk, keys, sentences = chunk + 1, 0, 0
+        chunk_of_key.append(chunk)
+        keys, sentences = keys + 1, sentences + int(cost)
+    key_chunk = dict(zip(costs.index, chunk_of_key))
+    chunk_of_row = work.rows[work.key].map(key_chunk).to_numpy()
+    return [work.rows[chunk_of_row == c] for c in range(chunk + 1)]
+
+
+class Pace:
+    """How long a model's part of the run will take, from its first chunks' pace: said once, in
+    a `note:` line above the bar, where it is over LONG_RUN_SECONDS (with what to do instead)."""
+
+    def __init__(
+        self, work: Work, chunks: list[pd.DataFrame], todo: list[bool], model: str, bar: tqdm
+    ) -> None:
+        costs = work.costs()
+        self.cost = [int(costs[list(dict.fromkeys(c[work.key]))].sum()) for c in chunks]
+        self.left = sum(cost for cost, new in zip(self.cost, todo) if new)
+        self.model, self.bar, self.said = model, bar, False
+        self.started = time.monotonic()
+        self.scored = 0
+
+    def done(self, chunk: int) -> None:
+        self.scored += self.cost[chunk]
+        self.left -= self.cost[chunk]
+        elapsed = time.monotonic() - self.started
+        if self.said or self.bar.disable or not self.scored or elapsed < PACE_AFTER_SECONDS:
+            return
+        remaining = elapsed / self.scored * self.left
+        self.said = True
+        if remaining > LONG_RUN_SECONDS:
+            self.bar.write(
+                f"note: {self.model} needs about {remaining / 60:.0f} more minutes at this "
+                f"pace ({self.left:,} sentences left); an interruption keeps what was scored "
+                f"({option('--resume')} goes on), {option('--limit')} takes a first look, and "
+                f"{option('--dry-run')} says what a run costs before it starts",
+                file=sys.stderr,
+            )
+
+
+def use_threads(options: RunOptions) -> None:
+    """torch's CPU threads as `--threads` asks (else torch's own choice, left as it is)."""
+    if options.threads is not None:
+        import torch
+
+        torch.set_num_threads(options.threads)
+
+
+def threads_used() -> int | None:
+    """The CPU threads torch uses, where this process loaded torch (for the manifest)."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
 
 
 def score_chunk(work: Work, scorer: Any, chunk: pd.DataFrame, bar: tqdm) -> Scored:
@@ -273,6 +345,7 @@ def run_manifest(
         "batch_size": options.batch_size,
         "compile": options.compile,
         "seed": options.seed,
+        "threads": threads_used(),
         "resumed": options.resume,
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),

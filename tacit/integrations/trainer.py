@@ -119,12 +119,12 @@ class ProbeCallback(TrainerCallback):
 
 def scorer_of(model: Any, tokenizer: Any, name: str, batch_size: int | str) -> Any:
     """A Scorer of a model in memory, of the family its class belongs to (masked or causal)."""
-    from tacit.models import _kind_of_architecture, family
+    from tacit.models.huggingface import kind_of_architecture, scorer_class
 
-    kind = _kind_of_architecture(type(model).__name__)
+    kind = kind_of_architecture(type(model).__name__)
     if kind not in ("masked", "causal"):
         raise TacitError(
             f"ProbeCallback: a {type(model).__name__} is neither a masked nor a "
             "causal LM: tacit's probes cannot score it"
         )
-    return family(kind).from_model(model, tokenizer, name=name, batch_size=batch_size)
+    return scorer_class(kind).from_model(model, tokenizer, name=name, batch_size=batch_size)

@@ -1,12 +1,14 @@
-"""The scorer contract every probe calls, whatever the model family.
+"""The scorer contract every probe calls, whatever runs the model: plain Python, no torch.
 
-A Scorer is a ModelRuntime (a model and its tokenizer on a device) that declares what it can
-answer, its `capabilities`:
+A Scorer is anything that answers the questions probes ask; what it can answer it declares in
+`capabilities`:
 
 - `vocab`: `score_vocab(prompts, vocab_ids)` scores each prompt's blank (`<mask>`) over a shared
   vocabulary of one-token words, batch by batch (ScoredBatch); `score_targets` ranks one target
   per prompt on top of it. A family whose blank must end the sentence (a causal LM reads the
-  next token) says so with `blank_anywhere = False`;
+  next token) says so with `blank_anywhere = False`. A family may score exactly only the
+  words a reduction can read (`Needed`: a causal LM's text after the blank) and give every
+  other word an upper bound below all of those;
 - `words`: `score_words(prompts, vocab_ids, words)` reads a blank anywhere in the sentence, by
   putting each word in it where the family cannot read the blank itself;
 - `spans`: `score_spans(templates, spans)`: every candidate span in every template's blank,
@@ -14,37 +16,57 @@ answer, its `capabilities`:
 - `encode`: `encode(texts, pooling=...)`: frozen features;
 - `classify`: `label_probabilities(premises, hypotheses)`: an NLI classifier's labels.
 
-The base does once what every family shares (a question the family cannot answer is a
-one-line error; repeated texts are scored once; results come back in the order asked, with
-their own counts of the work done); a family implements the forward hooks of its capabilities
-(`_vocab_logits`, `_words_in_place`, `_span_scores`, `_encode`, `_classify`), and a test runs
-every family against every method (tests/models/test_conformance.py).
+Probes ask for capabilities (Needs), never for a family or a kind. The base does once what
+every family shares (a question the family cannot answer is a one-line error; repeated texts
+are scored once; results come back in the order asked, with their own counts of the work done);
+a family implements the hooks of its capabilities (`_vocab_scores`, `_words_in_place`,
+`_span_scores`, `_encode`, `_classify`), and a test runs every family against every method
+(tests/models/test_conformance.py). Arrays in answers are numpy arrays, or, from a family
+that runs a model in this process, torch tensors on its device, so that reductions over a
+vocabulary stay there (tacit.models.reduce takes either).
+Families that run Hugging Face models in this process share tacit.models.huggingface; a new
+family is one module and its registration (tacit.models.families; docs/extending.md).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import torch
-from tqdm.auto import tqdm
 
 from tacit.core.choices import SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
-from tacit.models.batching import group_rows
-from tacit.models.runtime import ModelRuntime
+from tacit.core.option_names import option
+from tacit.models.answers import ScoredBatch, SpanScores, TargetScores, VocabScores
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from tacit.core.manifest import ModelRecord
+    from tacit.models.score_cache import ScoreCache
 
 # capability -> the hook a family implements for it
 HOOKS = {
-    "vocab": "_vocab_logits",
+    "vocab": "_vocab_scores",
     "words": "_words_in_place",
     "spans": "_span_scores",
     "encode": "_encode",
     "classify": "_classify",
+}
+# what a probe may ask for beyond HOOKS: the vocabulary at a blank anywhere in a sentence (a
+# family with `vocab` and `blank_anywhere`), not only at one that ends it
+VOCAB_ANYWHERE = "vocab_anywhere"
+# each capability in words, for a refusal ("... it cannot score candidate spans")
+ASKS = {
+    "vocab": "score a <mask> over a vocabulary",
+    VOCAB_ANYWHERE: "score a <mask> inside a sentence over a vocabulary",
+    "words": "score words in a blank inside a sentence",
+    "spans": "score candidate spans",
+    "encode": "encode texts into features",
+    "classify": "classify premise-hypothesis pairs",
 }
 
 
@@ -55,110 +77,158 @@ def distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     return list(unique), inverse.reshape(-1)
 
 
-@dataclass(frozen=True)
-class TargetScores:
-    """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
+def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
+    """For each distinct text (numbered 0..n_texts-1), the positions of the rows that have it.
 
-    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
-        at an earlier position (the tie rule, tacit.models.ties).
-    target_prob: the target's probability under the softmax over the model's whole vocabulary.
-    target_prob_shared: the same renormalised over the shared vocabulary.
-    top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
-        probabilities under the whole-vocabulary softmax.
+    Examples:
+        >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
+        [[1], [0, 2]]
     """
-
-    rank: np.ndarray
-    target_prob: np.ndarray
-    target_prob_shared: np.ndarray
-    top_index: np.ndarray
-    top_prob: np.ndarray
+    order = np.argsort(text_of_row, kind="stable")
+    bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
+    return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]
 
 
-@dataclass(frozen=True)
-class ScoredBatch:
-    """One batch of distinct prompt texts, scored.
-
-    rows: positions (in the prompts given) of every prompt whose text is in this batch.
-    batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
-    shared: [texts x shared vocabulary] float32 logits at the blank, on the device.
-    log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
-        are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
-        in the blank: over the words given).
-    cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
-    """
-
-    rows: torch.Tensor
-    batch_rows: torch.Tensor
-    shared: torch.Tensor
-    log_z: torch.Tensor
-    cut: int = 0
+def abilities(scorer: Scorer | type[Scorer]) -> frozenset[str]:
+    """What a scorer (or a family's scorer class, before it loads) can be asked: its
+    capabilities, and `vocab_anywhere` where it reads a blank anywhere in a sentence."""
+    extra = {VOCAB_ANYWHERE} if "vocab" in scorer.capabilities and scorer.blank_anywhere else set()
+    return frozenset(scorer.capabilities) | extra
 
 
 @dataclass(frozen=True)
-class SpanScores:
-    """Candidate spans scored in templates: [templates x spans] arrays, aligned with the
-    templates and spans given.
+class Needed:
+    """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
+    family whose exact score costs work per word (a causal LM's text after the blank:
+    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
+    word an upper bound of its score lying below every score read. Ranks, top-k words, average
+    precision (over the vocabulary or a subset) and probabilities of the words read are then
+    exactly those of every word scored. None where score_vocab is asked: every word exact.
 
-    span: the sum over the span's tokens (as tokenised in that sentence) of their
-        log-probability: for a masked LM by the chain rule left to right (`l2r`: token i given
-        the tokens before it written and the rest masked) or all masked at once
-        (`independent`); for a causal LM, log P(token | every token before it).
-    n_tokens: how many tokens the span has in that sentence.
-    sentence: causal LMs only (else None): the log-probability of the whole sentence with the
-        span in place (its first token conditioned on BOS). The words around the span are the
-        same for every span, so ranking spans by it ranks them by P(span | the rest).
-    work: what the scoring ran against the naive count, for the manifest: a masked LM's forward
-        rows (`span_rows`, `span_rows_naive`: one per span token per pair), a causal LM's
-        input tokens (`span_tokens`, `span_tokens_naive`: a whole-sentence loop's, the start
-        token and every token of the sentence but its last).
+    golds: per prompt, the positions (in the shared vocabulary) whose scores and ranks are
+        read (retrieval's target, elicitation's and Prince's gold answers).
+    top_k: how many of each prompt's best words are read.
+    groups: per prompt, its group (an item's templates) where their mean is read too
+        (tacit.models.reduce.GroupMean), else None.
+    every_word: every word's score is read (a softmax over the shared vocabulary, as
+        retrieval's `target_prob_shared`): no bound will do.
     """
 
-    span: np.ndarray
-    n_tokens: np.ndarray
-    sentence: np.ndarray | None = None
-    work: Mapping[str, int] = field(default_factory=dict)
+    golds: Sequence[Sequence[int]]
+    top_k: int
+    groups: Sequence[int] | None = None
+    every_word: bool = False
 
-    def expanded(self, template_of: np.ndarray, span_of: np.ndarray) -> SpanScores:
-        """Scores of distinct templates and spans put back in the order they were asked for."""
-        pick = np.ix_(template_of, span_of)
-        sentence = None if self.sentence is None else self.sentence[pick]
-        return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
+    def subset(self, positions: np.ndarray) -> Needed:
+        """The needs of the prompts at `positions` alone; a group some of whose prompts are
+        left out (scored another way) cannot be bounded from these: every word is read."""
+        if self.groups is None:
+            return replace(self, golds=[self.golds[int(i)] for i in positions])
+        groups = np.asarray(self.groups)
+        kept = groups[positions]
+        split = bool(np.isin(groups, kept).sum() != len(positions))
+        return Needed(
+            [self.golds[int(i)] for i in positions],
+            self.top_k,
+            kept.tolist(),
+            self.every_word or split,
+        )
 
 
-class Scorer(ModelRuntime, ABC):
-    """A model family's answers to what the probes ask (see the module docstring)."""
+@dataclass(frozen=True)
+class Needs:
+    """What a probe asks of every model, as capabilities: a model serves if it has every
+    capability of any one set in `any_of` (NLI: a classifier, or a language model asked in
+    cloze form). `asks`: the probe's question in words, for the refusal; `instead`: what to do
+    instead, for a model that has a capability ((capability, advice), ...)."""
 
+    any_of: tuple[frozenset[str], ...]
+    asks: str = ""
+    instead: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(
+        cls, *capabilities: str, asks: str = "", instead: Mapping[str, str] | None = None
+    ) -> Needs:
+        """Needs of one set of capabilities."""
+        return cls((frozenset(capabilities),), asks, tuple((instead or {}).items()))
+
+    def met_by(self, scorer: Scorer | type[Scorer]) -> bool:
+        have = abilities(scorer)
+        return any(wanted <= have for wanted in self.any_of)
+
+    def check(self, name: str, scorer: Scorer | type[Scorer], probe: str) -> None:
+        """A one-line error unless `scorer` (a model's scorer, or the class it would load as)
+        can answer: it names the model, its kind, what it cannot do and what to do instead."""
+        if self.met_by(scorer):
+            return
+        have = abilities(scorer)
+        closest = min(self.any_of, key=lambda wanted: len(wanted - have))
+        cannot = " or ".join(ASKS.get(c, c) for c in sorted(closest - have))
+        asked = f" ({self.asks})" if self.asks else ""
+        advice = [text for capability, text in self.instead if capability in have]
+        hint = f": {advice[0]}" if advice else ""
+        raise TacitError(
+            f"{name} is a {scorer.kind} model: it cannot {cannot}, which {probe} asks of it"
+            f"{asked}{hint}"
+        )
+
+
+class Scorer(ABC):
+    """A model family's answers to what the probes ask (see the module docstring).
+
+    Attributes every scorer has: `name` (as given: how tables and the manifest name it),
+    `kind` (what it is, in a word: `masked`, `causal`, `classifier`, `server`, ...),
+    `tokenizer` (what the probes plan with), `batch_size` (texts per call, as used), `device`
+    (where its arrays live: `cpu` for families that return numpy), `max_tokens` (the longest
+    input it takes).
+    """
+
+    kind: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[str]] = frozenset()
     blank_anywhere: ClassVar[bool] = True  # does score_vocab read a blank inside a sentence?
+    # capability -> the hook its families implement (a base for several families may name
+    # its own: in-process Hugging Face models give logits over their whole vocabulary)
+    hooks: ClassVar[Mapping[str, str]] = HOOKS
+    name: str
+    tokenizer: Any
+    batch_size: int
+    device: Any = "cpu"
+    max_tokens: int = 10**9
+    # answers kept across runs (--cache: tacit.models.score_cache), attached by the runner
+    cache: ScoreCache | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A family declares a capability exactly when it implements its hook."""
         super().__init_subclass__(**kwargs)
+        if "hooks" in cls.__dict__:
+            return  # a base for several families, which declare what they implement
         unknown = set(cls.capabilities) - set(HOOKS)
         if unknown:
             raise TypeError(f"{cls.__name__}: unknown capabilities {sorted(unknown)}")
-        for capability, hook in HOOKS.items():
-            implemented = getattr(cls, hook) is not getattr(Scorer, hook)
+        base = next(c for c in cls.__mro__ if "hooks" in c.__dict__)
+        for capability, hook in cls.hooks.items():
+            implemented = getattr(cls, hook) is not getattr(base, hook)
             if implemented != (capability in cls.capabilities):
                 state = "implements" if implemented else "does not implement"
                 raise TypeError(f"{cls.__name__} {state} {hook} but capabilities say otherwise")
 
     @abstractmethod
-    def check_tokenizer(self) -> None:
-        """Refuse a tokenizer this family cannot work with (a masked LM needs a mask token, a
-        causal LM a token to start sentences from)."""
+    def record(self) -> ModelRecord:
+        """The model for the manifest: its name and kind, where it came from (revision, file,
+        server), how it was loaded and run."""
 
     def unsupported(self, what: str) -> TacitError:
         """The one-line error for a question this family cannot answer."""
         return TacitError(f"{self.name} is a {self.kind} model: it cannot {what}")
 
     def can(self, capability: str) -> bool:
-        """Whether this family answers `capability` (one of HOOKS)."""
-        return capability in self.capabilities
+        """Whether this family answers `capability` (one of HOOKS, or `vocab_anywhere`)."""
+        return capability in abilities(self)
 
-    def _require(self, capability: str, what: str) -> None:
+    def _require(self, capability: str) -> None:
         if capability not in self.capabilities:
-            raise self.unsupported(what)
+            raise self.unsupported(ASKS[capability])
 
     # --- what the probes call ---------------------------------------------------------------
 
@@ -169,17 +239,16 @@ class Scorer(ModelRuntime, ABC):
         *,
         progress: bool | tqdm = True,
         cut_to_fit: bool = False,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Score each distinct prompt text's blank over the shared vocabulary, batch by batch.
 
         Every prompt given is covered by exactly one batch. With `cut_to_fit`, prompts too long
         for the model are cut around their blank (each batch counts its own in `cut`).
+        `needed`: what the caller's reduction reads (Needed); None: every word's exact score.
         """
-        self._require("vocab", "score a <mask> over a vocabulary")
-        unique, inverse = distinct(prompts)
-        rows_of = group_rows(inverse, len(unique))
-        batches = self._vocab_logits(unique, progress, cut_to_fit)
-        yield from self._scored_batches(rows_of, batches, vocab_ids)
+        self._require("vocab")
+        yield from self._vocab_batches(prompts, vocab_ids, progress, cut_to_fit, needed)
 
     def score_words(
         self,
@@ -188,64 +257,33 @@ class Scorer(ModelRuntime, ABC):
         words: Sequence[str],
         *,
         progress: bool | tqdm = True,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
         """Each prompt's blank over one-token `words` (their ids `vocab_ids`), wherever the
-        blank is: read at the blank (as score_vocab) where the family can, else with each word
-        put in the blank and its sentence scored (`log_z` then sums over the words only: the
-        probabilities are among them)."""
-        self._require("vocab", "score a <mask> over a vocabulary")
+        blank is: read at the blank (as score_vocab, with `needed`) where the family can, else
+        with each word put in the blank and its sentence scored (`log_z` then sums over the
+        words only: the probabilities are among them)."""
         reads = np.array([self.reads_blank(p) for p in prompts], dtype=bool)
-        for chosen, batches in (
-            (reads, lambda texts: self.score_vocab(texts, vocab_ids, progress=progress)),
+        read_needed = None if needed is None else needed.subset(np.flatnonzero(reads))
+        streams: list[tuple[np.ndarray, Callable[[list[str]], Iterable[ScoredBatch]]]] = [
+            (
+                reads,
+                lambda texts: self._vocab_batches(texts, vocab_ids, progress, False, read_needed),
+            ),
             (~reads, lambda texts: self._in_place(texts, words, progress)),
-        ):
+        ]
+        for chosen, batches in streams:
             positions = np.flatnonzero(chosen)
             if not len(positions):
                 continue
+            self._require("vocab" if chosen is reads else "words")
             for batch in batches([prompts[int(i)] for i in positions]):
-                rows = torch.as_tensor(positions, device=batch.rows.device)[batch.rows]
-                yield ScoredBatch(rows, batch.batch_rows, batch.shared, batch.log_z, batch.cut)
+                yield replace(batch, rows=positions[batch.rows])
 
     def reads_blank(self, prompt: str) -> bool:
         """Can score_vocab read this prompt's blank (a causal LM: only where it ends the
         sentence)?"""
-        return self.blank_anywhere
-
-    def _in_place(
-        self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
-    ) -> Iterator[ScoredBatch]:
-        """Each word put in each prompt's blank. The caller's bar (a run's, counting prompts)
-        advances a prompt at a time; the sentences scored, a prompt's words each, have their
-        own bar (total and time left), as a prompt of a 50,000-word vocabulary takes long."""
-        self._require("words", "score words in a blank inside a sentence")
-        unique, inverse = distinct(prompts)
-        rows_of = group_rows(inverse, len(unique))
-        outer = progress if isinstance(progress, tqdm) else None
-        shown = not outer.disable if outer is not None else bool(progress)
-        with tqdm(
-            total=len(unique) * len(words),
-            desc=f"words in the blank {self.name}",
-            unit="sentence",
-            leave=outer is None,
-            disable=not shown,
-        ) as inner:
-            for indices, scores in self._words_in_place(unique, list(words), inner):
-                yield from self._in_place_batches(indices, scores, rows_of)
-                if outer is not None:
-                    outer.update(len(indices))
-
-    def _in_place_batches(
-        self, indices: np.ndarray, scores: torch.Tensor, rows_of: list[np.ndarray]
-    ) -> Iterator[ScoredBatch]:
-        """A ScoredBatch per text of a _words_in_place batch (`scores`: [texts x words])."""
-        for at, i in enumerate(indices):
-            shared = scores[at].unsqueeze(0)
-            yield ScoredBatch(
-                rows=torch.as_tensor(rows_of[i], device=self.device),
-                batch_rows=torch.zeros(len(rows_of[i]), dtype=torch.long, device=self.device),
-                shared=shared,
-                log_z=torch.logsumexp(shared, dim=-1),
-            )
+        return "vocab" in self.capabilities and self.blank_anywhere
 
     def score_spans(
         self,
@@ -262,19 +300,62 @@ class Scorer(ModelRuntime, ABC):
         `cache=False`: a causal LM scores each sentence whole instead of reusing the text
         before the blank (the plain way, for comparison: the scores are the same); a masked LM
         always shares its prefix tree's rows."""
-        self._require("spans", "score candidate spans")
+        self._require("spans")
         check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
-        scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
+        if self.cache is None:
+            scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
+        else:
+            scores = self._cached_span_scores(unique_t, unique_s, scoring, progress, cache)
         return scores.expanded(template_of, span_of)
+
+    def _cached_span_scores(
+        self,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        progress: bool | tqdm,
+        cache: bool,
+    ) -> SpanScores:
+        """SpanScores of distinct templates and spans, each template's row read from the score
+        cache where it is kept; the rest scored in one call (their prefixes still shared) and
+        kept."""
+        assert self.cache is not None
+        found = [self.cache.spans(scoring, template, spans) for template in templates]
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        rows: dict[int, dict[str, np.ndarray]] = {
+            n: arrays for n, (_, arrays) in enumerate(found) if arrays is not None
+        }
+        work: Mapping[str, int] = {}
+        if missing:
+            fresh = self._span_scores(
+                [templates[n] for n in missing], spans, scoring, progress, cache
+            )
+            work = fresh.work
+            for at, n in enumerate(missing):
+                arrays = {"span": fresh.span[at], "n_tokens": fresh.n_tokens[at]}
+                if fresh.sentence is not None:
+                    arrays["sentence"] = fresh.sentence[at]
+                self.cache.keep(found[n][0], arrays)
+                rows[n] = arrays
+        ordered = [rows[n] for n in range(len(templates))]
+        sentence = (
+            np.stack([row["sentence"] for row in ordered]) if "sentence" in ordered[0] else None
+        )
+        return SpanScores(
+            np.stack([row["span"] for row in ordered]),
+            np.stack([row["n_tokens"] for row in ordered]),
+            sentence,
+            work,
+        )
 
     def encode(
         self, texts: Sequence[str], *, pooling: str | None = None, progress: bool | tqdm = True
     ) -> tuple[np.ndarray, int]:
         """Frozen features, [texts x hidden] float32, and the number of texts cut to fit
         (pooling: the family's default when None)."""
-        self._require("encode", "encode texts into features")
+        self._require("encode")
         return self._encode(list(texts), pooling, progress)
 
     def label_probabilities(
@@ -282,7 +363,7 @@ class Scorer(ModelRuntime, ABC):
     ) -> tuple[np.ndarray, np.ndarray]:
         """[pairs x labels] NLI label probabilities, and which pairs were too long for the
         model (they lose the end of their premise). Each distinct pair is classified once."""
-        self._require("classify", "classify premise-hypothesis pairs")
+        self._require("classify")
         return self._classify(list(premises), list(hypotheses), progress)
 
     def score_targets(
@@ -307,22 +388,25 @@ class Scorer(ModelRuntime, ABC):
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
-        batches = self.score_vocab(prompts, vocab_ids, progress=progress)
+        # the target's share of the shared vocabulary reads every word's score
+        needed = Needed([[t] for t in targets], top_k, every_word=True)
+        batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
         referee = Referee(self, prompts, vocab_ids)  # ranks as at batch size 1: models.ties
         return rank_targets(batches, targets, top_k=top_k, device=self.device, referee=referee)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 
-    def _vocab_logits(
-        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
-    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
-        """(indices into `texts`, float32 logits over the whole vocabulary at each blank, how
-        many of them were cut to fit) for batches of the distinct `texts`."""
+    def _vocab_scores(
+        self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[VocabScores]:
+        """For batches of the distinct `texts`: (their indices, [batch x shared vocabulary]
+        scores at each blank, [batch] logsumexp over the model's whole vocabulary, how many of
+        them were cut to fit)."""
         raise NotImplementedError
 
     def _words_in_place(
         self, texts: list[str], words: list[str], progress: bool | tqdm
-    ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+    ) -> Iterator[tuple[np.ndarray, Any]]:
         """(indices into `texts`, [batch x words] log-probabilities of each text's sentence
         with each word in its blank)."""
         raise NotImplementedError
@@ -350,24 +434,113 @@ class Scorer(ModelRuntime, ABC):
 
     # --- shared by the families -------------------------------------------------------------
 
-    def _scored_batches(
+    def _logsumexp(self, scores: Any) -> Any:
+        """logsumexp over the last axis, for the family's arrays (numpy here)."""
+        from scipy.special import logsumexp
+
+        return logsumexp(scores, axis=-1)
+
+    def _vocab_batches(
         self,
-        rows_of: list[np.ndarray],
-        batches: Iterator[tuple[np.ndarray, torch.Tensor, int]],
+        prompts: Sequence[str],
         vocab_ids: np.ndarray,
+        progress: bool | tqdm,
+        cut: bool,
+        needed: Needed | None = None,
     ) -> Iterator[ScoredBatch]:
-        """ScoredBatch for each (distinct-text indices, [texts x vocabulary] logits, cut) batch:
-        `rows_of[i]` are the positions of the prompts whose text is distinct text i."""
-        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
-        for indices, logits, cut in batches:
-            rows = np.concatenate([rows_of[i] for i in indices])
-            batch_rows = np.concatenate(
-                [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
-            )
+        """ScoredBatch for each batch of the distinct prompt texts."""
+        unique, inverse = distinct(prompts)
+        rows_of = group_rows(inverse, len(unique))
+        yield from self._text_batches(unique, rows_of, vocab_ids, needed, progress, cut)
+
+    def _text_batches(
+        self,
+        texts: list[str],
+        rows_of: list[np.ndarray],
+        vocab_ids: np.ndarray,
+        needed: Needed | None,
+        progress: bool | tqdm,
+        cut: bool,
+    ) -> Iterator[ScoredBatch]:
+        """ScoredBatch of the distinct `texts` (`rows_of[i]`: the prompts whose text is text
+        i), every word's exact score (`needed` unread: a family that bounds the words no
+        reduction reads, to save work per word, overrides this; tacit.models.causal_vocab)."""
+        for indices, shared, log_z, n_cut in self._cached_vocab_scores(
+            texts, vocab_ids, progress, cut
+        ):
             yield ScoredBatch(
-                rows=torch.as_tensor(rows, device=self.device),
-                batch_rows=torch.as_tensor(batch_rows, device=self.device),
-                shared=logits[:, vocab_t],
-                log_z=torch.logsumexp(logits, dim=-1),
-                cut=cut,
+                rows=np.concatenate([rows_of[i] for i in indices]),
+                batch_rows=np.concatenate(
+                    [np.full(len(rows_of[i]), r) for r, i in enumerate(indices)]
+                ),
+                shared=shared,
+                log_z=log_z,
+                cut=n_cut,
             )
+
+    def _cached_vocab_scores(
+        self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut: bool
+    ) -> Iterator[VocabScores]:
+        """_vocab_scores of distinct texts, each read from the score cache where it is kept (a
+        batch of them, as numpy arrays) and the rest scored and kept. A text cut to fit is
+        never kept: what was cut depends on the run."""
+        if self.cache is None:
+            yield from self._vocab_scores(texts, vocab_ids, progress, cut)
+            return
+        found = [self.cache.vocab(text, vocab_ids) for text in texts]
+        kept = [(n, arrays) for n, (_, arrays) in enumerate(found) if arrays is not None]
+        size = max(1, self.batch_size)
+        for start in range(0, len(kept), size):
+            batch = kept[start : start + size]
+            yield (
+                np.array([n for n, _ in batch]),
+                np.stack([arrays["shared"] for _, arrays in batch]),
+                np.array([arrays["log_z"] for _, arrays in batch]),
+                0,
+            )
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        if not missing:
+            return
+        fresh = self._vocab_scores([texts[n] for n in missing], vocab_ids, progress, cut)
+        for indices, shared, log_z, n_cut in fresh:
+            if not n_cut:
+                for at, i in enumerate(indices):
+                    arrays = {"shared": _numpy(shared[at]), "log_z": _numpy(log_z[at])}
+                    self.cache.keep(found[missing[i]][0], arrays)
+            yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
+
+    def _in_place(
+        self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
+    ) -> Iterator[ScoredBatch]:
+        """Each word put in each prompt's blank. The caller's bar (a run's, counting prompts)
+        advances a prompt at a time; the sentences scored, a prompt's words each, have their
+        own bar (total and time left), as a prompt of a 50,000-word vocabulary takes long."""
+        from tqdm.auto import tqdm
+
+        unique, inverse = distinct(prompts)
+        rows_of = group_rows(inverse, len(unique))
+        outer = progress if isinstance(progress, tqdm) else None
+        shown = not outer.disable if outer is not None else bool(progress)
+        with tqdm(
+            total=len(unique) * len(words),
+            desc=f"words in the blank {self.name}",
+            unit="sentence",
+            leave=outer is None,
+            disable=not shown,
+        ) as inner:
+            for indices, scores in self._words_in_place(unique, list(words), inner):
+                for at, i in enumerate(indices):
+                    shared = scores[at : at + 1]
+                    yield ScoredBatch(
+                        rows=rows_of[i],
+                        batch_rows=np.zeros(len(rows_of[i]), dtype=np.int64),
+                        shared=shared,
+                        log_z=self._logsumexp(shared),
+                    )
+                if outer is not None:
+                    outer.update(len(indices))
+
+
+def _numpy(array: Any) -> np.ndarray:
+    """A family's array (numpy, or a torch tensor on any device) as a numpy array."""
+    return array.detach().cpu().numpy() if hasattr(array, "detach") else np.asarray(array)

@@ -11,7 +11,7 @@ import torch
 from tqdm.auto import tqdm
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)  # torch < 2.5
 # what other devices' allocators say when memory runs out (as accelerate's
@@ -61,24 +61,30 @@ def smaller_batch(model: Batched) -> int:
 
 @contextmanager
 def one_at_a_time(model: Batched) -> Iterator[None]:
-    """Batches of one item (the canonical scores the tie rule settles near ties on:
-    tacit.models.ties), then the batch size as it was."""
-    before = model.batch_size
+    """Batches of one item, and no score cache (`--cache`: its answers were batched): the
+    canonical scores the tie rule settles near ties on (tacit.models.ties); then the batch
+    size and the cache as they were."""
+    before, cache = model.batch_size, getattr(model, "cache", None)
     model.batch_size = 1
+    if cache is not None:
+        model.cache = None  # type: ignore[attr-defined]
     try:
         yield
     finally:
         model.batch_size = before
+        if cache is not None:
+            model.cache = cache  # type: ignore[attr-defined]
 
 
 @contextmanager
 def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
-    """The caller's bar (one that spans several calls), or a new one closed at the end; with
+    """The caller's bar (one that spans several calls), or a new one closed at the end (and
+    cleared: under a run's bar, it is the inner one that moves while a chunk is scored); with
     `progress=False`, a silent one."""
     if isinstance(progress, tqdm):
         yield progress
         return
-    with tqdm(total=total, desc=desc, unit=unit, disable=not progress) as bar:
+    with tqdm(total=total, desc=desc, unit=unit, disable=not progress, leave=False) as bar:
         yield bar
 
 
@@ -129,14 +135,3 @@ def padded(
     if device.type == "cuda":
         ids, attention = ids.pin_memory(), attention.pin_memory()
     return ids.to(device, non_blocking=True), attention.to(device, non_blocking=True)
-
-
-def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
-    """For each distinct text (numbered 0..n_texts-1), the positions of the rows that have it.
-
-    >>> [g.tolist() for g in group_rows(np.array([1, 0, 1]), 2)]
-    [[1], [0, 2]]
-    """
-    order = np.argsort(text_of_row, kind="stable")
-    bounds = np.searchsorted(text_of_row[order], np.arange(n_texts + 1))
-    return [order[bounds[i] : bounds[i + 1]] for i in range(n_texts)]

@@ -2,11 +2,14 @@
 
 - Span mode: a candidate span in a template's blank is scored by the log-probability of the
   whole sentence with the span in place, sum over its tokens of log P(token | every token
-  before), the first conditioned on the model's BOS (GPT-2 has none: its `<|endoftext|>`).
-  The words around the span are the same for every span, so this ranks spans as
-  P(span | the rest of the sentence) does (DESIGN.md, "Scoring the blank").
-- Vocabulary mode, only where the blank ends the sentence: the next-token distribution after
-  the text before the blank, over the shared vocabulary (words in leading-space form).
+  before), the first conditioned on the start token (start_token: one rule per kind of
+  tokenizer, or the `start_token` loading option). The words around the span are the same
+  for every span, so this ranks spans as P(span | the rest of the sentence) does (DESIGN.md,
+  "Scoring the blank").
+- Vocabulary mode, only where the blank ends the sentence: each word of the shared vocabulary
+  (leading-space form) scored as span mode scores it, less the text before the blank:
+  log P(w | before) + log P(after | before, w), exactly where a reduction reads it
+  (tacit.models.causal_vocab).
 
 Speed: the text before the blank is the same for every span of a template (and for every
 template that begins with the same words), so it runs once and its key/value cache is reused
@@ -21,8 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from inspect import signature
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -32,8 +36,9 @@ from transformers import AutoModelForCausalLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
-from tacit.models.base import Scorer, SpanScores
+from tacit.core.option_names import option
+from tacit.models.answers import ScoredBatch
+from tacit.models.base import Needed, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
     Pair,
@@ -43,7 +48,12 @@ from tacit.models.causal_cache import (
     shared_prefixes,
     tokenised_pairs,
 )
+from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
+from tacit.models.start import StartToken, start_token
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import ModelRecord
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")
@@ -52,10 +62,10 @@ NONE = np.zeros(0)  # no tokens before
 LSE_ROWS = 64  # logits rows per logsumexp: a chunk stays in the CPU's cache (2-3x faster)
 
 
-class CausalLMScorer(Scorer):
+class CausalLMScorer(HFScorer):
     """A decoder-only LM with its tokenizer on a device (see the module docstring).
 
-    Example:
+    Examples:
         >>> scorer = CausalLMScorer("gpt2")  # doctest: +SKIP
         >>> spans = ["A bear", "A knife"]
         >>> scores = scorer.score_spans(["<mask> has fur."], spans)  # doctest: +SKIP
@@ -67,6 +77,7 @@ class CausalLMScorer(Scorer):
     blank_anywhere = False  # the next token: only a blank that ends the sentence
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
+    start: StartToken  # set by check_tokenizer, before the weights load
 
     @property
     def _cache_keyword(self) -> str:
@@ -75,23 +86,28 @@ class CausalLMScorer(Scorer):
         return "cache" if "cache" in parameters else "past_key_values"
 
     def check_tokenizer(self) -> None:
-        if self.start_id is None:
-            raise TacitError(
-                f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token: a causal "
-                "model needs one to condition a sentence's first token on"
-            )
+        """Find the start token (start_token: one a sentence's first token is conditioned on),
+        or refuse the tokenizer in one line."""
+        self.start = start_token(self.tokenizer, self.spec.start_token, self.name)
 
     @property
-    def start_id(self) -> int | None:
-        """The token every sentence starts from: BOS, else EOS (GPT-2's `<|endoftext|>`)."""
-        tok = self.tokenizer
-        return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+    def start_id(self) -> int:
+        """The token every sentence starts from (start_token)."""
+        return self.start.id
 
     @property
     def _start(self) -> int:
-        start = self.start_id
-        assert start is not None  # check_tokenizer saw to it
-        return start
+        return self.start.id
+
+    def record(self) -> ModelRecord:
+        """The runtime's record, with the start token and the rule that chose it."""
+        record = super().record()
+        record["start_token"] = {
+            "token": self.start.text,
+            "id": self.start.id,
+            "rule": self.start.rule,
+        }
+        return record
 
     @property
     def pad_id(self) -> int:
@@ -179,37 +195,36 @@ class CausalLMScorer(Scorer):
             yield indices, result
             bar.update(len(indices))
 
-    def _score_after_prefix(
-        self, prefix: list[int], rests: list[list[int]], bar: tqdm
-    ) -> tuple[np.ndarray, Iterator[tuple[np.ndarray, np.ndarray]]]:
-        """The log-probability of each of the prefix's tokens (start token + prefix, run once),
-        and for batches of the rests: (indices, [batch x longest] log P(rest token j | prefix,
-        rest tokens < j)), every batch reusing the prefix's key/value cache."""
+    def _run_prefix(self, prefix: Sequence[int]) -> PrefixRun:
+        """Start token + prefix, run once (see PrefixRun)."""
         sequence = torch.tensor([[self._start, *prefix]], device=self.device)
         with compile_errors_explained(self.compiled, self.name, self.device):
             out = self.model(input_ids=sequence, use_cache=True)
         logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
         prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).squeeze(1)
-        following = logprobs[-1]  # the first rest token's distribution
         cache = out.get("cache")  # transformers 5; 4 calls it past_key_values
         kv = cache_layers(cache if cache is not None else out.past_key_values)
+        return PrefixRun(prefix_lp.double().cpu().numpy(), logprobs[-1], kv)
 
-        def run(indices: np.ndarray) -> np.ndarray:
+    def _after_prefix(
+        self, run: PrefixRun, rests: list[list[int]], bar: tqdm
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """For batches of the rests: (indices, [batch x longest] log P(rest token j | prefix,
+        rest tokens < j)), every batch reusing the prefix's key/value cache."""
+
+        def score(indices: np.ndarray) -> np.ndarray:
             first = torch.tensor([rests[i][0] for i in indices], device=self.device)
-            first_lp = following[first].unsqueeze(1)
+            first_lp = run.following[first].unsqueeze(1)
             if max(len(rests[i]) for i in indices) == 1:
                 return first_lp.cpu().numpy()
             ids, _ = padded(rests, indices, self.pad_id, self.device)
-            past = expanded_cache(kv, len(indices), self.model.config)
+            past = expanded_cache(run.kv, len(indices), self.model.config)
             rest_lp = self._target_logprobs(ids[:, :-1], ids[:, 1:], past)
             return torch.cat([first_lp, rest_lp], dim=1).cpu().numpy()
 
-        def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-            for indices, result in self._banded_batches([len(r) for r in rests], run):
-                yield indices, result
-                bar.update(len(indices))
-
-        return prefix_lp.double().cpu().numpy(), batches()
+        for indices, result in self._banded_batches([len(r) for r in rests], score):
+            yield indices, result
+            bar.update(len(indices))
 
     def _span_scores(
         self,
@@ -252,10 +267,10 @@ class CausalLMScorer(Scorer):
             for prefix, members in groups.items():
                 rests = [pairs[t][s].ids[len(prefix) :] for t, s in members]
                 tokens += 1 + len(prefix) + sum(len(r) - 1 for r in rests)
-                prefix_lp, batches = self._score_after_prefix(list(prefix), rests, bar)
-                for indices, result in batches:
+                run = self._run_prefix(prefix)
+                for indices, result in self._after_prefix(run, rests, bar):
                     for at, i in enumerate(indices):
-                        add(members[i], result[at], prefix_lp)
+                        add(members[i], result[at], run.prefix_lp)
             for indices, result in self._score_whole(sequences, bar):
                 for at, i in enumerate(indices):
                     add(whole[i], result[at])
@@ -291,21 +306,52 @@ class CausalLMScorer(Scorer):
                 bar.update(len(indices))
 
     def _with_start(
-        self, texts: Sequence[str], cut_to_fit: bool
+        self, texts: Sequence[str], cut_to_fit: bool, *, room: int = 0
     ) -> tuple[list[list[int]], np.ndarray]:
-        """Start token + each text's tokens; too long ones keep their end (with cut_to_fit) or
-        are an error. Returns the token lists and which were cut (a bool per text)."""
+        """Start token + each text's tokens, leaving `room` tokens free for what follows
+        them; too long ones keep their end (with cut_to_fit) or are an error. Returns the
+        token lists and which were cut (a bool per text)."""
+        limit = self.max_tokens - room
         encoded = [[self._start, *ids] for ids in self._encode_texts(texts)]
         cut = np.zeros(len(encoded), dtype=bool)
         for n, ids in enumerate(encoded):
-            if len(ids) > self.max_tokens:
+            if len(ids) > limit:
                 if not cut_to_fit:
+                    following = f" and {room} tokens after it" if room else ""
                     raise TacitError(
-                        f"{shorten(repr(texts[n]))} is {len(ids)} tokens: longer than "
-                        f"{self.name} takes ({self.max_tokens})"
+                        f"{shorten(repr(texts[n]))} is {len(ids)} tokens{following}: longer "
+                        f"than {self.name} takes ({self.max_tokens})"
                     )
-                encoded[n], cut[n] = [ids[0], *ids[len(ids) - self.max_tokens + 1 :]], True
+                encoded[n], cut[n] = [ids[0], *ids[len(ids) - limit + 1 :]], True
         return encoded, cut
+
+    def _text_batches(
+        self,
+        texts: list[str],
+        rows_of: list[np.ndarray],
+        vocab_ids: np.ndarray,
+        needed: Needed | None,
+        progress: bool | tqdm,
+        cut_to_fit: bool,
+    ) -> Iterator[ScoredBatch]:
+        """Each word with the text after the blank counted, exactly where `needed` reads
+        (tacit.models.causal_vocab); texts with nothing after their blank are read at it, as
+        every family reads a blank (the score cache included)."""
+        from tacit.models.causal_vocab import vocab_scores
+
+        def at_blank(chosen: list[int]) -> Iterator[ScoredBatch]:
+            return super(CausalLMScorer, self)._text_batches(
+                [texts[i] for i in chosen],
+                [rows_of[i] for i in chosen],
+                vocab_ids,
+                None,
+                progress,
+                cut_to_fit,
+            )
+
+        yield from vocab_scores(
+            self, texts, rows_of, vocab_ids, needed, progress, cut_to_fit, at_blank
+        )
 
     def _vocab_logits(
         self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
@@ -373,6 +419,18 @@ class CausalLMScorer(Scorer):
                 out[torch.as_tensor(indices, device=self.device)] = states
                 bar.update(len(indices))
         return out.cpu().numpy(), cut
+
+
+@dataclass(frozen=True)
+class PrefixRun:
+    """A text before the blank, run once after the start token: its tokens'
+    log-probabilities (`prefix_lp`), the next token's float32 log-probabilities over the whole
+    vocabulary (`following`) and its key/value cache (`kv`, cache_layers'), which every
+    sentence that goes on from it reuses."""
+
+    prefix_lp: np.ndarray
+    following: torch.Tensor
+    kv: list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def logsumexp_rows(rows: torch.Tensor) -> torch.Tensor:

@@ -114,12 +114,13 @@ def shared_prefixes(
     whole: not worth a run of their own). Each pair kept has its `start` set to its prefix's
     length; which tokens are shared never changes a score, only the work.
 
-    >>> pair = lambda ids: Pair(ids, np.ones(len(ids), bool), cacheable=True)
-    >>> rows = [[pair([5, 1, 2]), pair([5, 1, 3])], [pair([5, 4])], [pair([7, 3])]]
-    >>> shared_prefixes([[5], [5], [7]], rows, 2, deeper_at_least=2)
-    {(5, 1): [(0, 0), (0, 1)]}
-    >>> [p.start for row in rows for p in row]
-    [2, 2, 0, 0]
+    Examples:
+        >>> pair = lambda ids: Pair(ids, np.ones(len(ids), bool), cacheable=True)
+        >>> rows = [[pair([5, 1, 2]), pair([5, 1, 3])], [pair([5, 4])], [pair([7, 3])]]
+        >>> shared_prefixes([[5], [5], [7]], rows, 2, deeper_at_least=2)
+        {(5, 1): [(0, 0), (0, 1)]}
+        >>> [p.start for row in rows for p in row]
+        [2, 2, 0, 0]
     """
     counts: Counter[tuple[int, ...]] = Counter()
     for t, row in enumerate(pairs):
@@ -152,8 +153,9 @@ def length_bands(lengths: Sequence[int], slack: float = BAND_SLACK) -> list[np.n
     next item is shorter than (1 - slack) x the band's longest, so that batched within a band no
     row is padded by more than `slack` of its batch's width.
 
-    >>> [band.tolist() for band in length_bands([10, 50, 48, 9, 22, 20])]
-    [[1, 2], [4, 5], [0, 3]]
+    Examples:
+        >>> [band.tolist() for band in length_bands([10, 50, 48, 9, 22, 20])]
+        [[1, 2], [4, 5], [0, 3]]
     """
     order = np.argsort([-n for n in lengths], kind="stable")
     bands, first = [], 0

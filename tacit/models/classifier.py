@@ -11,9 +11,9 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
-from tacit.models.base import Scorer
+from tacit.core.option_names import option
 from tacit.models.batching import longest_first_batches, progress_bar
+from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 from tacit.pragmatics.labels import LABELS, normalize_label
 
@@ -42,7 +42,7 @@ def label_order(
     return [mapped.index(label) for label in LABELS]
 
 
-class NLIClassifier(Scorer):
+class NLIClassifier(HFScorer):
     """A sequence classifier trained on NLI, on one device, scoring premise-hypothesis pairs
     in length-sorted batches (each distinct pair once)."""
 

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.models.base import Scorer, SpanScores
+from tacit.models.base import Scorer, SpanScores, VocabScores
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class FakeScorer(Scorer):
     """A scorer with a real tokenizer and no model (see the module docstring).
 
-    Example:
+    Examples:
         >>> scorer = FakeScorer(tokenizer, name="fake")  # doctest: +SKIP
         >>> tacit.retrieve([scorer], norms="norms.dat", max_props=3)  # doctest: +SKIP
     """
@@ -48,13 +48,8 @@ class FakeScorer(Scorer):
         seed: int = 0,
     ) -> None:
         self.name, self.tokenizer, self.batch_size, self.seed = name, tokenizer, batch_size, seed
-        self.revision, self.device_map, self.compiled = None, None, False
-        self.model = None  # type: ignore[assignment]  # no weights: nothing reads it
-        self.device, self.dtype = torch.device("cpu"), torch.float32
+        self.device = torch.device("cpu")
         self.max_tokens = 512
-        self.check_tokenizer()
-
-    def check_tokenizer(self) -> None:
         if self.tokenizer.mask_token is None:
             raise TacitError(f"the tokenizer of {self.name!r} has no mask token")
 
@@ -75,12 +70,14 @@ class FakeScorer(Scorer):
         generator = torch.Generator().manual_seed(seed)
         return 3 * torch.randn(len(self.tokenizer), generator=generator)
 
-    def _vocab_logits(
-        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
-    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
+    def _vocab_scores(
+        self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[VocabScores]:
         for start in range(0, len(texts), self.batch_size):
             indices = np.arange(start, min(start + self.batch_size, len(texts)))
-            yield indices, torch.stack([self._logits(texts[i]) for i in indices]), 0
+            logits = torch.stack([self._logits(texts[i]) for i in indices])
+            shared = logits[:, torch.as_tensor(vocab_ids)]
+            yield indices, shared, torch.logsumexp(logits, dim=-1), 0
 
     def _span_scores(
         self,

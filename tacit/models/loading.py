@@ -6,7 +6,9 @@ naming a damaged file instead of a traceback (tacit.vocab.tokenizers)."""
 
 from __future__ import annotations
 
+import inspect
 import warnings
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,10 +16,29 @@ import torch
 from transformers import PreTrainedModel
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.interface import option
-from tacit.core.modelspec import ModelSpec
+from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.core.option_names import option
 from tacit.vocab.hub import hub_access
 from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
+
+# from_pretrained's keywords that its signature does not name (it takes them as **kwargs)
+FROM_PRETRAINED_KEYWORDS = (
+    "subfolder",
+    "variant",
+    "gguf_file",
+    "quantization_config",
+    "device_map",
+    "max_memory",
+    "offload_folder",
+    "offload_buffers",
+    "low_cpu_mem_usage",
+    "key_mapping",
+    "adapter_name",
+    "use_kernels",
+    "tp_plan",
+    "tp_size",
+    "code_revision",
+)
 
 
 def check_quantization(spec: ModelSpec, device: torch.device) -> None:
@@ -66,16 +87,14 @@ def load_weights(
     """`auto_class.from_pretrained` as `spec` says (on `device`, or as `placement` spreads it),
     a PEFT adapter put on it, refusing a checkpoint whose `head` head is missing."""
     name = spec.name
-    check_model_source(name, tokenizer=False)
+    check_model_source(name, tokenizer=False, gguf_file=spec.gguf_file)
     quantized = _quantized(spec, dtype, device)
     extra: dict[str, Any] = {
         k: v
-        for k, v in (
-            ("trust_remote_code", spec.trust_remote_code),
-            ("attn_implementation", spec.attn_implementation),
-        )
-        if v is not None
+        for k in ("trust_remote_code", "attn_implementation", "gguf_file")
+        if (v := spec.get(k)) is not None
     }
+    extra.update(passed_on(spec))
     try:
         with quiet_transformers(), hub_access(name) as hub:
             if hub:  # transformers looks for an adapter config without local_files_only
@@ -107,6 +126,29 @@ def load_weights(
     return model.eval()
 
 
+def passed_on(spec: ModelSpec) -> dict[str, Any]:
+    """The loading options that are not tacit's own: `from_pretrained` keywords, passed on."""
+    return {k: v for k, v in spec.given().items() if k not in LOAD_OPTIONS}
+
+
+def check_passed_on(spec: ModelSpec, config: Any) -> None:
+    """Each option passed on must be a keyword `from_pretrained` takes or a field of the
+    model's config (which it sets): anything else is a typo, refused in one line."""
+    from transformers import PreTrainedModel
+
+    named = set(inspect.signature(PreTrainedModel.from_pretrained).parameters)
+    known = named | set(FROM_PRETRAINED_KEYWORDS) | set(config.to_dict())
+    for key in passed_on(spec):
+        if key not in known:
+            close = get_close_matches(key, LOAD_OPTIONS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise TacitError(
+                f"{option('--model')} {spec.text}: {key!r} is not a loading option: neither "
+                f"tacit's nor a keyword of from_pretrained or a field of the model's config"
+                f"{hint}"
+            )
+
+
 def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> PreTrainedModel:
     """The model with the PEFT adapter `spec.peft` on it: merged into its weights (what peft's
     merge_and_unload gives), or, on quantized weights that cannot take it, kept beside them."""
@@ -115,7 +157,7 @@ def with_adapter(model: PreTrainedModel, spec: ModelSpec, *, merge: bool) -> Pre
     try:
         from peft import PeftModel
     except ImportError:
-        raise TacitError(f"{where} needs peft: pip install 'tacit[peft]' (or peft)") from None
+        raise TacitError(f"{where} needs peft: pip install 'tacit-probe[peft]' (or peft)") from None
     path = Path(adapter).expanduser()
     if path.is_dir() and not (path / "adapter_config.json").is_file():
         raise TacitError(f"{where}: no adapter_config.json in it: not a PEFT adapter directory")
@@ -146,7 +188,8 @@ def load_spread(
         import accelerate  # noqa: F401  (transformers needs it for a device map)
     except ImportError:
         raise TacitError(
-            f"{option('--device-map')} needs accelerate: pip install 'tacit[dist]' (or accelerate)"
+            f"{option('--device-map')} needs accelerate: pip install 'tacit-probe[dist]' "
+            "(or accelerate)"
         ) from None
     model = load_weights(
         runtime.auto_class,

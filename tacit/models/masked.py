@@ -22,16 +22,17 @@ from transformers import AutoModelForMaskedLM
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
-from tacit.models.base import Scorer, SpanScores
+from tacit.core.option_names import option
+from tacit.models.base import SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
+from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 
 
-class MaskedLMScorer(Scorer):
+class MaskedLMScorer(HFScorer):
     """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
 
-    Example:
+    Examples:
         >>> scorer = MaskedLMScorer("roberta-base")  # doctest: +SKIP
         >>> scores = scorer.score_targets(["A <mask> has fur."], [vocab.index("bear")],
         ...                               vocab.token_ids["roberta-base"])  # doctest: +SKIP
@@ -198,7 +199,7 @@ class MaskedLMScorer(Scorer):
         progress: bool | tqdm,
         cache: bool,
     ) -> SpanScores:
-        from tacit.models.spans import score_spans
+        from tacit.models.masked_spans import score_spans
 
         return score_spans(self, templates, spans, scoring=scoring, progress=progress)
 

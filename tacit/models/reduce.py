@@ -6,13 +6,13 @@ comparisons batch noise could flip are settled on the prompts scored alone (a Re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from tacit.models.base import ScoredBatch, TargetScores
+from tacit.models.answers import ScoredBatch, TargetScores
 from tacit.models.batching import one_at_a_time
 from tacit.models.ties import (
     Settled,
@@ -99,7 +99,20 @@ class Referee(Settles):
                 words = [self.words[p] for p in positions]
                 batches = self.scorer.score_words([prompt], ids, words, progress=False)
             (batch,) = list(batches)
-        return batch.shared[0].float().cpu()
+        return torch.as_tensor(batch.shared[0]).float().cpu()  # a family may give numpy
+
+
+def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[ScoredBatch]:
+    """Each batch with its arrays as torch tensors on `device` (a family that runs its model in
+    this process gives them there already: nothing is copied; another gives numpy arrays)."""
+    for batch in batches:
+        yield ScoredBatch(
+            rows=torch.as_tensor(batch.rows, device=device),
+            batch_rows=torch.as_tensor(batch.batch_rows, device=device),
+            shared=torch.as_tensor(batch.shared, device=device),
+            log_z=torch.as_tensor(batch.log_z, device=device),
+            cut=batch.cut,
+        )
 
 
 def rank_targets(
@@ -120,7 +133,7 @@ def rank_targets(
     prob_shared = torch.empty(n, dtype=torch.float32, device=device)
     top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
     top_prob = torch.empty((n, top_k), dtype=torch.float32, device=device)
-    for batch in batches:
+    for batch in on_device(batches, device):
         rows = batch.rows
         shared, log_z = batch.shared[batch.batch_rows], batch.log_z[batch.batch_rows]
         target = targets_t[rows].unsqueeze(1)
@@ -194,7 +207,7 @@ class GoldScores:
         rank = torch.empty((n, width), dtype=torch.long, device=device)
         top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
         top_prob = torch.empty((n, top_k), device=device)
-        for batch in batches:
+        for batch in on_device(batches, device):
             rows, at = batch.rows, batch.batch_rows
             shared, log_z = batch.shared[at], batch.log_z[at]
             g, m = gold_index[rows], gold_mask[rows]
@@ -226,7 +239,7 @@ def label_distribution(
     probs: torch.Tensor | None = None
     mass = torch.empty(n, dtype=torch.float64, device=device)
     cut = 0
-    for batch in batches:
+    for batch in on_device(batches, device):
         logits = batch.shared.double()
         if probs is None:
             probs = torch.empty((n, logits.shape[1]), dtype=torch.float64, device=device)
@@ -256,7 +269,7 @@ class GroupMean:
 
     def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
         """The batches, unchanged, each added to its groups' sums on the way."""
-        for batch in batches:
+        for batch in on_device(batches, self.device):
             log_z = batch.log_z.double()[batch.batch_rows]
             log_probs = batch.shared.double()[batch.batch_rows] - log_z.unsqueeze(1)
             if self.sums is None:
@@ -297,3 +310,18 @@ class GroupReferee(Settles):
             z = self.ensemble.log_z[row].cpu()
             total += self.members.canonical(row, positions).double() - z
         return total / len(self.of_group[group])
+
+
+class WorkCount:
+    """The work the batches ran (ScoredBatch.work: a causal LM's suffixes scored), added up
+    while they pass on to a reduction, for the model's record."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
+        """The batches, unchanged, each one's work added on the way."""
+        for batch in batches:
+            for key, value in batch.work.items():
+                self.counts[key] = self.counts.get(key, 0) + int(value)
+            yield batch

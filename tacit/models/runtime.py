@@ -20,11 +20,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.core.interface import option
 from tacit.core.modelspec import ModelSpec
+from tacit.core.option_names import option
 from tacit.core.options import check_batch_size
+from tacit.models import gguf
 from tacit.models.batching import starting_batch_size
-from tacit.models.loading import load_spread, load_weights, placed
+from tacit.models.loading import load_spread, load_weights, passed_on, placed
 from tacit.vocab.tokenizers import load_tokenizer
 
 if TYPE_CHECKING:
@@ -184,8 +185,8 @@ class ModelRuntime:
             first = next(model.parameters(), None)
             self.device = first.device if first is not None else torch.device("cpu")
         else:
-            self.spec = ModelSpec.parse(name_or_path).over(
-                {"revision": revision, "dtype": dtype, **load}
+            self.spec = gguf.resolved(
+                ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype, **load})
             )
             self.device = resolve_device(device)
             self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
@@ -193,6 +194,7 @@ class ModelRuntime:
                 self.spec.name,
                 revision=self.spec.revision,
                 trust_remote_code=bool(self.spec.trust_remote_code),
+                gguf_file=self.spec.gguf_file,
             )
             self.check_tokenizer()
             if device_map is None:
@@ -275,6 +277,8 @@ class ModelRuntime:
             record["batch_size_auto"] = True
         if self.device_map:
             record["device_map"] = placed(self.model.hf_device_map)  # type: ignore[arg-type]
+        if self.spec.gguf_file is not None:
+            record["gguf"] = gguf.record(self.spec)
         return record
 
     def load_record(self) -> dict[str, Any]:
@@ -288,4 +292,5 @@ class ModelRuntime:
             "trust_remote_code": bool(self.spec.trust_remote_code),
             "quantization": self.spec.quantization,
             "peft": self.spec.peft,
+            **({"passed_on": passed} if (passed := passed_on(self.spec)) else {}),
         }

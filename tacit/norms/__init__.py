@@ -1,9 +1,10 @@
 """Concept-property norms: reading CSLB, McRae and generic tables into one NormSet, phrasing
 features as verb phrases, remembering installed norm sets by name."""
 
+from tacit.norms.formats import NORM_FORMATS, NormFormat, NormSource, register_norm_format
 from tacit.norms.generic import parse_columns
 from tacit.norms.phrasing import feature_to_phrase, relation_and_answer, relation_of, third_person
-from tacit.norms.reader import FEATURE_TYPES, FORMATS, NormSet, read_norms
+from tacit.norms.reader import FEATURE_TYPES, NormSet, read_norms
 from tacit.norms.store import (
     InstalledNorms,
     install_norms,
@@ -17,7 +18,9 @@ from tacit.norms.store import (
 
 __all__ = [
     "FEATURE_TYPES",
-    "FORMATS",
+    "NORM_FORMATS",
+    "NormFormat",
+    "NormSource",
     "InstalledNorms",
     "NormSet",
     "feature_to_phrase",
@@ -26,6 +29,7 @@ __all__ = [
     "load_norms",
     "parse_columns",
     "read_norms",
+    "register_norm_format",
     "relation_and_answer",
     "remove_norms",
     "relation_of",

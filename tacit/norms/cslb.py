@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
+from tacit.norms.formats import NormFormat, NormSource
 from tacit.norms.normset import (
     FEATURE_TYPES,
     NormSet,
@@ -57,3 +58,22 @@ def read_cslb(path: Path, lines: Sequence[str]) -> NormSet:
         record["participants"] = fields[participants_at] if participants_at is not None else ""
         records.append(record)
     return build_norm_set(records, path, describe, format="cslb")
+
+
+class CSLBFormat(NormFormat):
+    """CSLB's norms.dat."""
+
+    name = "cslb"
+    description = "CSLB's norms.dat: tab-separated, columns concept, feature, feature type, pf"
+
+    def recognises(self, source: NormSource) -> bool:
+        if source.is_workbook:
+            return False
+        delimiter, names = source.header
+        return delimiter == "\t" and bool({n.casefold() for n in names} & set(SIGNATURE))
+
+    def read(self, source: NormSource) -> NormSet:
+        return read_cslb(source.path, source.lines)
+
+
+FORMAT = CSLBFormat()

@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.norms.cslb import describe
+from tacit.norms.formats import NormFormat, NormSource
 from tacit.norms.normset import (
     FEATURE_TYPES,
     NormSet,
@@ -64,8 +65,9 @@ def check_columns(columns: Mapping[str, str], where: str = "columns") -> dict[st
 def parse_columns(text: str) -> dict[str, str]:
     """The command line's `--norms-columns concept=Word,feature=Property,pf=Count`.
 
-    >>> parse_columns("concept=Word, pf=Count")
-    {'concept': 'Word', 'pf': 'Count'}
+    Examples:
+        >>> parse_columns("concept=Word, pf=Count")
+        {'concept': 'Word', 'pf': 'Count'}
     """
     where = f"{option('--norms-columns')} {shorten(text)!r}"
     pairs = [item.partition("=") for item in text.split(",") if item.strip()]
@@ -166,3 +168,29 @@ def read_generic(
         columns=columns,
         feature_types="feature_type" in position,
     )
+
+
+class GenericFormat(NormFormat):
+    """A CSV/TSV table of concept, feature, pf (and optional columns), names as given."""
+
+    name = "generic"
+    description = "CSV/TSV with columns concept, feature, pf[, feature_type]"
+    takes_columns = True
+
+    def recognises(self, source: NormSource) -> bool:
+        if source.is_workbook:
+            return False
+        if source.columns:
+            return True
+        _, names = source.header
+        return bool({n.casefold() for n in names} & set(DEFAULT_COLUMNS.values()))
+
+    def read(self, source: NormSource) -> NormSet:
+        if source.is_workbook:
+            raise TacitError(
+                f"{source.path}: an .xlsx workbook; a generic table must be CSV or TSV text"
+            )
+        return read_generic(source.path, source.lines, source.columns)
+
+
+FORMAT = GenericFormat()

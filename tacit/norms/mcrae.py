@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, shorten
+from tacit.norms.formats import NormFormat, NormSource
 from tacit.norms.mcrae_phrasing import describe
 from tacit.norms.normset import NormSet, build_norm_set, pf_value, required_text
 from tacit.norms.tables import delimited_rows, locate_columns, split_header, xlsx_rows
@@ -73,3 +74,27 @@ def read_mcrae_text(path: Path, lines: Sequence[str]) -> NormSet:
     rows = delimited_rows(path, lines, delimiter, len(names))
     records = _records(rows, positions, lambda number: f"{path}:{number}")
     return build_norm_set(records, path, describe, format="mcrae")
+
+
+class McRaeFormat(NormFormat):
+    """McRae's published workbook, or a CSV/TSV export of its sheet."""
+
+    name = "mcrae"
+    description = (
+        f"McRae's .xlsx (sheet {SHEET}) or a CSV/TSV export of that sheet: columns "
+        f"{', '.join(COLUMNS.values())}"
+    )
+
+    def recognises(self, source: NormSource) -> bool:
+        if source.is_workbook:
+            return True
+        _, names = source.header
+        return bool({n.casefold() for n in names} & {n.casefold() for n in SIGNATURE})
+
+    def read(self, source: NormSource) -> NormSet:
+        if source.is_workbook:
+            return read_mcrae_xlsx(source.path)
+        return read_mcrae_text(source.path, source.lines)
+
+
+FORMAT = McRaeFormat()

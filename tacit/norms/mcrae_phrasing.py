@@ -193,8 +193,9 @@ def mcrae_words(feature: str) -> list[str]:
     """A McRae feature's words in CSLB's notation: notes in parentheses dropped, `/`-joined
     alternatives `_`-joined.
 
-    >>> mcrae_words("has_a_flat_head_(slot)"), mcrae_words("is_furry/fuzzy")
-    (['has', 'a', 'flat', 'head'], ['is', 'furry_fuzzy'])
+    Examples:
+        >>> mcrae_words("has_a_flat_head_(slot)"), mcrae_words("is_furry/fuzzy")
+        (['has', 'a', 'flat', 'head'], ['is', 'furry_fuzzy'])
     """
     text = re.sub(r"_?\([^)]*\)", "", feature.strip())
     return [word.replace("/", "_") for word in text.split("_") if word]
@@ -209,10 +210,13 @@ def rule_of(feature: str) -> Rule:
 def describe(feature: str) -> tuple[str, str, str]:
     """(phrase, relation, answer) of a McRae feature.
 
-    >>> describe("has_4_legs"), describe("beh_-_flies")
-    (('has 4 legs', 'has', '4 legs'), ('flies', 'does', ''))
-    >>> describe("a_musical_instrument"), describe("is_furry/fuzzy")
-    (('is a musical instrument', 'is a', 'musical instrument'), ('is furry', 'is', 'furry_fuzzy'))
+    Examples:
+        >>> describe("has_4_legs"), describe("beh_-_flies")
+        (('has 4 legs', 'has', '4 legs'), ('flies', 'does', ''))
+        >>> describe("a_musical_instrument")
+        ('is a musical instrument', 'is a', 'musical instrument')
+        >>> describe("is_furry/fuzzy")
+        ('is furry', 'is', 'furry_fuzzy')
     """
     rule = rule_of(feature)
     text = rule.write(feature, mcrae_words(feature) or [feature])

@@ -51,8 +51,9 @@ _VOWELS = "aeiou"
 def third_person(verb: str) -> str:
     """Third-person singular present of an English verb in its base form.
 
-    >>> [third_person(v) for v in ["make", "fly", "go", "moo", "have", "buzz", "wash", "play"]]
-    ['makes', 'flies', 'goes', 'moos', 'has', 'buzzes', 'washes', 'plays']
+    Examples:
+        >>> [third_person(v) for v in ["make", "fly", "go", "moo", "have", "buzz", "wash", "play"]]
+        ['makes', 'flies', 'goes', 'moos', 'has', 'buzzes', 'washes', 'plays']
     """
     if verb in _IRREGULAR_THIRD_PERSON:
         return _IRREGULAR_THIRD_PERSON[verb]
@@ -77,8 +78,9 @@ def answer_spans(answer: str) -> list[str]:
     """The candidate spans an answer gives, of any length: each alternative of a one-word
     answer, else the phrase with the first of each set of alternatives (rule 2).
 
-    >>> answer_spans("fur_hair"), answer_spans("sharp teeth"), answer_spans("four legs_feet")
-    (['fur', 'hair'], ['sharp teeth'], ['four legs'])
+    Examples:
+        >>> answer_spans("fur_hair"), answer_spans("sharp teeth"), answer_spans("four legs_feet")
+        (['fur', 'hair'], ['sharp teeth'], ['four legs'])
     """
     words = one_word_answers(answer)
     return words if words is not None else [first_alternatives(answer)]
@@ -87,10 +89,11 @@ def answer_spans(answer: str) -> list[str]:
 def first_alternatives(feature: str) -> str:
     """Keep the first of each set of `_`-joined alternatives (rule 2).
 
-    >>> first_alternatives("is sold_bought in supermarkets_shops")
-    'is sold in supermarkets'
-    >>> first_alternatives("does drive_is driven")
-    'does drive'
+    Examples:
+        >>> first_alternatives("is sold_bought in supermarkets_shops")
+        'is sold in supermarkets'
+        >>> first_alternatives("does drive_is driven")
+        'does drive'
     """
     kept: list[str] = []
     for word in feature.split(" "):
@@ -104,14 +107,15 @@ def first_alternatives(feature: str) -> str:
 def feature_to_phrase(feature: str) -> str:
     """The third-person verb phrase for a CSLB feature (see the module docstring for the rules).
 
-    >>> feature_to_phrase("does make music")
-    'makes music'
-    >>> feature_to_phrase("has fur_hair")
-    'has fur'
-    >>> feature_to_phrase("made of metal")
-    'is made of metal'
-    >>> feature_to_phrase("is a musical instrument")
-    'is a musical instrument'
+    Examples:
+        >>> feature_to_phrase("does make music")
+        'makes music'
+        >>> feature_to_phrase("has fur_hair")
+        'has fur'
+        >>> feature_to_phrase("made of metal")
+        'is made of metal'
+        >>> feature_to_phrase("is a musical instrument")
+        'is a musical instrument'
     """
     feature = " ".join(feature.split())
     if feature in _WHOLE_FEATURE_FIXES:
@@ -147,10 +151,11 @@ def relation_and_answer(feature: str) -> tuple[str, str]:
     answer is the rest of the feature, alternatives still `_`-joined), else `does` (a `does`
     feature) or `other`, with an empty answer.
 
-    >>> [relation_and_answer(f) for f in ["has fur_hair", "is an animal", "made of metal"]]
-    [('has', 'fur_hair'), ('is a', 'animal'), ('made of', 'metal')]
-    >>> relation_and_answer("does fly"), relation_and_answer("keeps people out")
-    (('does', ''), ('other', ''))
+    Examples:
+        >>> [relation_and_answer(f) for f in ["has fur_hair", "is an animal", "made of metal"]]
+        [('has', 'fur_hair'), ('is a', 'animal'), ('made of', 'metal')]
+        >>> relation_and_answer("does fly"), relation_and_answer("keeps people out")
+        (('does', ''), ('other', ''))
     """
     feature = " ".join(feature.split())
     for relation, prefixes in ANSWER_PREFIXES:
@@ -163,8 +168,10 @@ def relation_and_answer(feature: str) -> tuple[str, str]:
 def relation_of(feature: str) -> str:
     """The relation a feature states (see relation_and_answer).
 
-    >>> [relation_of(f) for f in ["is big_large", "has a tail", "made of wood", "keeps people out"]]
-    ['is', 'has a', 'made of', 'other']
+    Examples:
+        >>> features = ["is big_large", "has a tail", "made of wood", "keeps people out"]
+        >>> [relation_of(f) for f in features]
+        ['is', 'has a', 'made of', 'other']
     """
     return relation_and_answer(feature)[0]
 
@@ -175,10 +182,11 @@ def one_word_answers(rest: str) -> list[str] | None:
     `fur_hair` gives both alternatives; `water_is watery` gives `water` (the alternative after
     the underscore starts a phrase of its own, rule 2); `wood and metal` takes several words.
 
-    >>> one_word_answers("fur_hair"), one_word_answers("water_is watery")
-    (['fur', 'hair'], ['water'])
-    >>> one_word_answers("wood and metal") is None
-    True
+    Examples:
+        >>> one_word_answers("fur_hair"), one_word_answers("water_is watery")
+        (['fur', 'hair'], ['water'])
+        >>> one_word_answers("wood and metal") is None
+        True
     """
     words = rest.split(" ")
     alternatives, starts_phrase = _alternatives(words[0])

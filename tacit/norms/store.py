@@ -25,8 +25,8 @@ from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
-from tacit.core.interface import option as named
 from tacit.core.locks import file_lock
+from tacit.core.option_names import option as named
 from tacit.core.paths import config_dir
 from tacit.norms.reader import NormSet, read_norms
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 
 def data_files(path: str | Path, pattern: str, *, what: str) -> list[Path]:

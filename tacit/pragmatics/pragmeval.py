@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.pragmatics.files import read_lines, read_text
 
 SPLITS = ("train", "dev", "test")

@@ -3,13 +3,13 @@
 A probe is a package under tacit/probes/ with one Probe subclass, registered by name in
 tacit.probes.registry. It declares, once:
 
-- its name, a one-line description, and its options (tacit.core.params.Param: the API, the
-  command line, sweep files and their validation all read them), and which shared run options
-  it takes (`run_options`);
-- the model kinds it can use for the options given (`kinds`);
-- how it prepares its work before any model loads (`plan`: prompts, candidates, what a resumed
-  run must match) and what it makes of the scored rows (`finish`: summary, printed report,
-  notes, figures, the manifest's own keys);
+- its name, a one-line description, and its options as one typed dataclass
+  (tacit.core.params.Options: the API's signature and docstring, the command line, sweep files
+  and their validation all read it; the probe gets its options back as an instance of it), and
+  which shared run options it takes (`run_options`);
+- how it prepares its work before any model loads (`plan`: prompts, candidates, what it needs
+  of a model as capabilities, what a resumed run must match) and what it makes of the scored
+  rows (`finish`: summary, printed report, notes, figures, the manifest's own keys);
 - its primary metric and whether greater is better, the columns that identify a summary row,
   its conditions (`conditions`: the main one first, what a leaderboard shows), the primary
   metric per prompt of the main condition (`main_scores`, what model comparisons test), and
@@ -22,26 +22,28 @@ build prompts import neither torch nor transformers.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from tacit.core.params import Param, validate
+from tacit.core.options import RUN_OPTION_GROUPS
+from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.core.params import Context
+    from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
+    from tacit.probes.candidates import Candidates
+    from tacit.probes.report import Report
     from tacit.vocab.shared import Vocabulary
-
-# the shared run options a probe may do without (RunOptions fields by group)
-RUN_OPTION_GROUPS = ("vocab", "seed", "resume")
 
 
 @dataclass(frozen=True)
@@ -66,23 +68,37 @@ class Work:
     score: (scorer, a chunk's rows, progress bar) -> Scored (or just the result table); with
         `lazy`, it gets the model's handle instead, whose `scorer` loads the model on first use
         (so that a run whose features are all cached never loads it).
-    kinds: the model kinds this probe can use (tacit.models.FAMILIES).
+    needs: what every model must be able to answer (capabilities: tacit.models.base.Needs),
+        checked before any weights load.
     finish: optional (model handle, all of its result rows) -> (result rows, record fields):
         work that needs every row of a model, such as calibration.
     unit: what the progress bar counts.
-    load_options: kind -> keyword arguments for loading a model of that kind.
-    hints: kind -> what to do instead, said when a model of that kind is refused.
+    load_options: capability -> keyword arguments for loading a model that has it (an NLI
+        classifier's label names, for `classify`).
+    cost: rows -> the sentences each of their distinct keys costs a model (a Series indexed by
+        key: a candidate span in a distinct prompt text is one sentence); None: one each.
+        Checkpoint chunks are cut by it (a chunk holds about a minute of work), and `--dry-run`
+        counts and times it.
     """
 
     rows: pd.DataFrame
     key: str
     score: ScoreChunk
-    kinds: Sequence[str] = ("masked",)
+    needs: Needs
     finish: Finish | None = None
     unit: str = "prompt"
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False
-    hints: Mapping[str, str] = field(default_factory=dict)
+    cost: Callable[[pd.DataFrame], pd.Series] | None = None
+
+    def costs(self) -> pd.Series:
+        """Sentences each distinct key costs a model, in the order of first appearance."""
+        import pandas as pd
+
+        keys = self.rows[self.key].drop_duplicates().to_numpy()
+        if self.cost is None:
+            return pd.Series(1, index=keys)
+        return self.cost(self.rows).reindex(keys).astype(int)
 
 
 @dataclass
@@ -91,21 +107,31 @@ class Plan:
 
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
-    values: the run's options, checked (Probe.validate).
-    resume_key: what else a resumed run must match (vocabulary, candidates, ...).
+    values: the run's options, checked (Probe.validate): an instance of the probe's Options.
+    candidates: what the blank is ranked among (tacit.probes.candidates.Candidates: the shared
+        vocabulary or candidate spans); a resumed run must have ranked over the same (its key
+        joins `resume_key`), and the tokenizers loaded to build it are reused by the models.
+    resume_key: what else a resumed run must match.
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
-    tokenizers: tokenizers already loaded (for the shared vocabulary), reused by the models.
+    tokenizers: tokenizers already loaded (beyond the candidates'), reused by the models.
     given: (rows, model records) where no model scores anything.
     """
 
     work: Work | None
-    values: Mapping[str, Any] = field(default_factory=dict)
+    values: Any = None
+    candidates: Candidates | None = None
     resume_key: Mapping[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
     tokenizers: Mapping[str, Any] = field(default_factory=dict)
     given: tuple[pd.DataFrame, list[ModelRecord]] | None = None
+
+    def __post_init__(self) -> None:
+        """The candidates' resume key and tokenizers, wired in: a probe cannot forget them."""
+        if self.candidates is not None:
+            self.resume_key = {**self.candidates.resume_key(), **self.resume_key}
+            self.tokenizers = {**self.candidates.tokenizers, **self.tokenizers}
 
 
 @dataclass
@@ -125,9 +151,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Metric:
-    """A probe's primary metric: its summary column, how it is printed, which way is better,
-    the columns of its interval (if it has one), and the column counting the units (concepts,
-    prompts, items) it is a mean over."""
+    """A probe's metric: its summary column, how it is printed, which way is better, the
+    columns of its interval (if it has one), the column counting the units (concepts, prompts,
+    items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
+    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
+    column naming each row's metric (`named_by`: NLI's `metric`)."""
 
     column: str
     label: str
@@ -135,26 +163,37 @@ class Metric:
     low: str | None = None
     high: str | None = None
     count: str | None = None
+    row: str | None = None
+    named_by: str | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
 Condition = tuple[str, "pd.DataFrame"]
 
 
-class Probe(ABC):
+OptionsT = TypeVar("OptionsT", bound=Options)
+
+
+class Probe(ABC, Generic[OptionsT]):
     """A probe (see the module docstring). Subclasses are stateless: one instance serves
     every run."""
 
     name: ClassVar[str]
     description: ClassVar[str]  # one line
     help: ClassVar[str] = ""  # what `probe NAME --help` says after the description
-    params: ClassVar[tuple[Param, ...]]
+    options: type[OptionsT]  # its options, declared once (a frozen dataclass)
     primary: ClassVar[Metric]
     keys: ClassVar[tuple[str, ...]]  # summary columns that identify a row, model first
-    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)
+    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)  # the groups it takes
+    metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
     rows_file: ClassVar[str] = "prompts.csv"
+    # the rows file's columns holding a prompt's text and its expected answer (an export's
+    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
+    sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
     extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
     figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
+    # how its runs are shown (tables, figures, a report's brief): "module:Class", a Report
+    report_class: ClassVar[str] = "tacit.probes.report:Report"
     # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
     limit: ClassVar[str | None] = None
@@ -166,29 +205,29 @@ class Probe(ABC):
         "for several."
     )
 
+    @cached_property
+    def report(self) -> Report:
+        """How this probe's runs are shown (tacit.probes.report), imported on first use."""
+        module, _, name = self.report_class.partition(":")
+        report: Report = getattr(importlib.import_module(module), name)(self)
+        return report
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """The probe's options as declared, in order."""
+        return self.options.params()
+
     def validate(
-        self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
-    ) -> dict[str, Any]:
+        self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
+    ) -> OptionsT:
         """Every option's value, checked as declared (tacit.core.params.validate)."""
-        return validate(
-            self.params,
-            given,
-            context=context,
-            where=where,  # type: ignore[arg-type]
-            owner=self.name,
-        )
+        return self.options.validate(given, context=context, where=where, owner=self.name)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
     @abstractmethod
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        """The model kinds this probe can use with these options."""
-
-    @abstractmethod
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: OptionsT, run: RunOptions) -> Plan:
         """Everything that can be done before a model loads: read the inputs, build the
         prompts and candidates; bad input fails here, before the slow part."""
 
@@ -198,11 +237,6 @@ class Probe(ABC):
     ) -> Outcome:
         """The scored rows of every model -> summary, report, notes, figures and the
         manifest's own keys (`manifest` holds the shared keys and the plan's)."""
-
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        """The full breakdown a compact printed summary leaves to summary.csv (`--verbose`);
-        None where the printed summary is all of it."""
-        return None
 
     def conditions(
         self, summary: pd.DataFrame, manifest: Manifest, **options: Any
@@ -243,7 +277,7 @@ class Probe(ABC):
         figure, report, leaderboard or comparison), each as a short printable value."""
         return {}
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: OptionsT) -> int | None:
         """At most how many prompts a run with these options scores per model, from its inputs
         alone (no model); None where that cannot be told without the models."""
         return None
@@ -252,26 +286,3 @@ class Probe(ABC):
         """What a run would keep of these norms with this shared vocabulary, and why the rest
         is left out (`probe norms show --model`); None for a probe that reads no norms."""
         return None
-
-    def table(
-        self, summary: pd.DataFrame, manifest: Manifest | None = None, **options: Any
-    ) -> list[Table]:
-        """The tables of the summaries of like-for-like runs of this probe (`probe table`, and
-        a run's printed summary): `summary` holds their rows, models labelled so that two
-        runs' rows do not clash, in the order of --model; `manifest` is one of theirs (they
-        are like for like)."""
-        from tacit.core.errors import TacitError
-
-        raise TacitError(f"{self.name} runs have no table across runs: see their summary.csv")
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        """(caption, matplotlib Figure) for one or more runs of this probe side by side
-        ((run name, summary, manifest) each): what `probe report` and `probe plot` draw;
-        `kind` picks one of the probe's figures, `caption` is said under it."""
-        return []

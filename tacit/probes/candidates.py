@@ -27,10 +27,12 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.blank import MASK
+from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import check_text, sha256_bytes
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.lexicon import noun_phrase, sentence_start
+from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.norms.phrasing import answer_spans
 
 if TYPE_CHECKING:
@@ -39,9 +41,41 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer, SpanScores
     from tacit.norms.reader import NormSet
+    from tacit.templates import Template
     from tacit.vocab.shared import Vocabulary
 
 TOP = 5  # candidates listed per prompt in prompts.csv
+# what a probe with candidate spans asks of every model
+SPAN_NEEDS = Needs.of("spans", asks="candidate spans in the blank")
+
+
+def span_cost(
+    key: str, spans: Callable[[pd.DataFrame], Any]
+) -> Callable[[pd.DataFrame], pd.Series]:
+    """A span probe's Work.cost: each distinct prompt text of a key costs a sentence per
+    candidate in its blank (`spans`: rows -> how many candidates each row's blank takes)."""
+
+    def cost(rows: pd.DataFrame) -> pd.Series:
+        texts = rows.drop_duplicates([key, "prompt"])
+        return texts.assign(_n=spans(texts)).groupby(key, sort=False)["_n"].sum()
+
+    return cost
+
+
+def vocab_needs(templates: Sequence[Template], spans: str) -> Needs:
+    """What scoring the blank of these templates over the shared vocabulary asks of a model: a
+    family that reads only the next token (a causal LM) serves where every blank ends its
+    sentence; otherwise the blank must be read where it is (a masked LM). `spans`: the
+    candidate spans to suggest instead (`concepts`, `answers`)."""
+    at_end = all(template.blank_ends_sentence for template in templates)
+    return Needs.of(
+        "vocab" if at_end else VOCAB_ANYWHERE,
+        asks="the shared vocabulary at each template's blank",
+        instead={
+            "spans": f"rank candidate spans instead ({option('--candidates')} {spans}), or give "
+            f"{option('--templates')} whose blanks end their sentences"
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -86,7 +120,7 @@ class Candidates:
     @classmethod
     def shared_vocabulary(cls, models: Sequence[Any], run: RunOptions) -> Candidates:
         """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file)."""
-        from tacit.vocab.shared import vocabulary_for
+        from tacit.models.vocabulary import vocabulary_for
 
         vocab, tokenizers = vocabulary_for(
             models,
@@ -155,11 +189,14 @@ def unreadable_spans(
     does not read whole (an unknown token, a character dropped: tacit.vocab.shared
     span_problems), each with which tokenizer and why. Such a span would be scored as
     something else: a FILE's is refused, a span the norms gave is left out and counted."""
-    from tacit.vocab.shared import model_tokenizers, span_problems
+    from tacit.models.vocabulary import model_tokenizers
+    from tacit.vocab.shared import span_problems
 
     tokenizers = model_tokenizers(models, revision=run.revision, model_args=run.model_args)
     problems: dict[str, str] = {}
     for name, tokenizer in tokenizers.items():
+        if tokenizer is None:  # a family that plans without one: nothing to check here
+            continue
         for span, why in span_problems(tokenizer, spans).items():
             problems.setdefault(span, f"not read whole by {name}'s tokenizer ({why})")
     return tokenizers, problems
@@ -175,14 +212,17 @@ def refuse_unreadable(candidates: CandidateSet, problems: Mapping[str, str]) -> 
             )
 
 
-def read_candidates(path: str | Path) -> CandidateSet:
+def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet:
     """A FILE of candidates, one span a line (UTF-8); blank lines and repeats are errors that
-    name the line, so that the set scored is exactly the file."""
+    name the line, so that the set scored is exactly the file. A missing file nearly named
+    like one of the probe's `names` for its own sets (`concept`) says which was meant."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise TacitError(f"{option('--candidates')} {path}: no such file") from None
+        raise TacitError(
+            f"{option('--candidates')} {path}: no such file{meant(path, names)}"
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
         raise TacitError(
             f"{option('--candidates')} {path}: cannot read it as UTF-8 text ({err})"
@@ -263,7 +303,8 @@ class SpanRanker:
         they are log-probabilities of the spans themselves (`sum`, with a family that scores
         the span rather than its whole sentence)."""
         spans = self.candidates.spans
-        raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=False)
+        shown = bar if isinstance(bar, bool) else not bar.disable  # the run's bar: its own moves
+        raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=shown)
         self._count(raw)
         if not isinstance(bar, bool):
             bar.update(len(templates))  # the run's bar counts prompt texts

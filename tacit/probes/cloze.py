@@ -12,16 +12,21 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-import torch
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
-from tacit.models.base import Scorer
+from tacit.core.option_names import option
+from tacit.models.base import VOCAB_ANYWHERE, Needs, Scorer
 from tacit.vocab.shared import word_token_id
 
 FIELD = re.compile(r"{([^{}]*)}")
 PUNCTUATION = ".?!,;:"
+# what asking in cloze form needs of a model: the label words read at the blank wherever it is,
+# or each word scored in it as a span
+CLOZE_NEEDS = Needs(
+    (frozenset({VOCAB_ANYWHERE}), frozenset({"spans"})),
+    asks="label words in a cloze prompt's blank",
+)
 
 
 def check_template(
@@ -120,7 +125,7 @@ def label_probs(
     the blank as a span: the label probabilities are the softmax over the sentences'
     log-probabilities, the words' total their probability as the text right after the words
     before the blank (any number of tokens)."""
-    if scorer.blank_anywhere:
+    if scorer.can(VOCAB_ANYWHERE):
         from tacit.models.reduce import label_distribution
 
         ids = verbalizer_token_ids(scorer, words)
@@ -128,15 +133,16 @@ def label_probs(
         return label_distribution(batches, len(prompts), scorer.device)
     scores = scorer.score_spans(prompts, list(words.values()), progress=progress)
     assert scores.sentence is not None
-    sentence = torch.as_tensor(scores.sentence, dtype=torch.float64)
-    probs = torch.softmax(sentence, dim=-1).numpy()
+    from scipy.special import softmax
+
+    probs = softmax(np.asarray(scores.sentence, dtype=np.float64), axis=-1)
     return probs, np.exp(scores.span).sum(axis=1), 0
 
 
 def verbalizer_record(scorer: Scorer, words: Mapping[str, str]) -> dict[str, int | list[int]]:
     """Each label's word as the model reads it for the manifest: its token id (masked), or the
     ids of its tokens after a space (causal: any number)."""
-    if scorer.blank_anywhere:
+    if scorer.can(VOCAB_ANYWHERE):
         return dict(zip(words, map(int, verbalizer_token_ids(scorer, words))))
     encoded = scorer.tokenizer([" " + w for w in words.values()], add_special_tokens=False)
     return dict(zip(words, encoded["input_ids"]))

@@ -15,3 +15,10 @@ def figure_bytes(figure: Figure, file_format: str = "png") -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, dpi=150, format=file_format)
     return buffer.getvalue()
+
+
+def say_under(figure: Figure, caption: str) -> None:
+    """Write `caption` under the figure, in red: what a reader must know about what it shows
+    (runs not like for like, a first look at the first few concepts)."""
+    if caption:
+        figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)

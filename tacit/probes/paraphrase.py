@@ -1,4 +1,4 @@
-"""Paraphrases: one question asked through several templates (tacit.probes.templates), and what
+"""Paraphrases: one question asked through several templates (tacit.templates), and what
 a run says about them, shared by the probes that take template files.
 
 - Every prompt row names its `template`; the rows that ask one question (a concept, its
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from tacit.probes.templates import ENSEMBLE
+from tacit.templates import ENSEMBLE
 
 TEMPLATE, ITEM, TOP1 = "template", "item", "top1"
 
@@ -43,6 +43,13 @@ def with_items(prompts: pd.DataFrame, question: Sequence[str]) -> pd.DataFrame:
 def paraphrased(rows: pd.DataFrame) -> bool:
     """Whether the rows ask questions through several templates (then they have `item`)."""
     return ITEM in rows.columns
+
+
+def item_numbers(rows: pd.DataFrame) -> list[int] | None:
+    """Each row's item numbered from 0 in order of first appearance (the groups an ensemble
+    averages over: tacit.models.reduce.GroupMean, tacit.models.base.Needed), or None where
+    the rows ask each question once."""
+    return pd.factorize(rows[ITEM])[0].tolist() if paraphrased(rows) else None
 
 
 def ensemble_frame(rows: pd.DataFrame, offset: int) -> pd.DataFrame:
@@ -71,8 +78,9 @@ def group_mean(scores: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.nd
 def pair_agreement(answers: Sequence[object]) -> float:
     """The fraction of pairs of answers that agree (NaN with fewer than two).
 
-    >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
-    (0.3333333333333333, nan)
+    Examples:
+        >>> pair_agreement(["fur", "fur", "claws"]), pair_agreement(["fur"])
+        (0.3333333333333333, nan)
     """
     n = len(answers)
     if n < 2:

@@ -1,10 +1,11 @@
 """`probe compare` and tacit.compare: do two models differ on the same items? For every pair of
 models in like-for-like runs (one run of several models, or several runs that scored the same
-things: tacit.results.compare), the difference of the probe's primary metric at its main
-condition, a paired bootstrap interval and a paired permutation test, both over concepts (the
-unit the intervals of summary.csv resample), and Holm's correction over the comparisons of a
-table (tacit.core.stats). The per-prompt scores come from the runs' prompts.csv
-(Probe.main_scores), and are checked to give the value summary.csv holds.
+things: tacit.results.like_for_like), the difference of the probe's primary metric at its main
+condition, a paired permutation test over concepts (the unit the intervals of summary.csv
+resample) with the interval it implies, and Holm's correction over the comparisons of a table
+(tacit.core.stats). The per-prompt scores come from the runs' prompts.csv (Probe.main_scores),
+as saved (a result in memory is read as its file would be, so both give the same numbers), and
+are checked to give the value summary.csv holds.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import pandas as pd
 
 from tacit.core.display import Table
 from tacit.core.errors import TacitError
+from tacit.core.files import SAVED_DIGITS
 from tacit.core.labels import short_labels
 
 if TYPE_CHECKING:
-    from tacit.results.compare import RunInfo
+    from tacit.results.like_for_like import RunInfo
     from tacit.results.result import ProbeResult
 
 COLUMNS = [
@@ -45,17 +47,25 @@ COLUMNS = [
     "p_holm",
     "n_units",
     "units_left_out",
+    "test",
+    "patterns",
+    "seed",
 ]
+# totals of values saved to SAVED_DIGITS significant digits that differ by less than this share
+# of their size may be equal but for the rounding: the test counts them as ties
+ROUNDING = 10.0 ** (1 - SAVED_DIGITS)
 
 
 @dataclass
 class Scores:
-    """One model of one run: its per-unit sums and counts of the primary metric's prompts."""
+    """One model of one run: its per-unit sums, sums of sizes (|value|) and counts of the
+    primary metric's prompts."""
 
     run: RunInfo
     model: str
     label: str
     sums: pd.Series
+    sizes: pd.Series
     counts: pd.Series
 
     @property
@@ -76,7 +86,8 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
         if mine.empty:
             continue
         grouped = mine.groupby("unit", sort=True)["value"]
-        entry = Scores(run, model, model, grouped.sum(), grouped.count())
+        sizes = mine["value"].abs().groupby(mine["unit"], sort=True).sum()
+        entry = Scores(run, model, model, grouped.sum(), sizes, grouped.count())
         want = main.loc[main["model"] == model, column]
         if len(want) != 1 or not np.isclose(entry.value, float(want.iloc[0]), rtol=1e-5, atol=1e-6):
             raise TacitError(
@@ -88,8 +99,10 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
 
 
 def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) -> dict[str, Any]:
-    """The paired comparison of two models over the units both have, with equal counts."""
-    from tacit.core.stats import bootstrap_ratio_ci, paired_permutation_test
+    """The paired comparison of two models over the units both have, with equal counts. The
+    random sign patterns (past EXACT_LIMIT units) are seeded by `seed` and the two models,
+    not by the runs' names, which differ between a result in memory and its directory."""
+    from tacit.core.stats import paired_permutation
 
     units = a.sums.index.intersection(b.sums.index)
     units = units[(a.counts[units] == b.counts[units]).to_numpy()]
@@ -98,16 +111,14 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         raise TacitError(f"{a.label} and {b.label} share no concept scored the same way")
     differences = (a.sums[units] - b.sums[units]).to_numpy()
     counts = a.counts[units].to_numpy()
-    key = zlib.crc32(f"{a.run.name}/{a.model}|{b.run.name}/{b.model}".encode())
-    low, high = bootstrap_ratio_ci(
+    key = zlib.crc32(f"{a.model}|{b.model}".encode())
+    test = paired_permutation(
         differences,
         counts,
-        rng=np.random.default_rng([seed, key, 0]),
+        rng=np.random.default_rng([seed, key]),
         n_resamples=n_resamples,
         confidence=confidence,
-    )
-    p = paired_permutation_test(
-        differences, rng=np.random.default_rng([seed, key, 1]), n_resamples=n_resamples
+        tolerance=ROUNDING * float(a.sizes[units].sum() + b.sizes[units].sum()),
     )
     return {
         "model_a": a.label,
@@ -117,11 +128,14 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         "value_a": float(a.sums[units].sum() / counts.sum()),
         "value_b": float(b.sums[units].sum() / counts.sum()),
         "difference": float(differences.sum() / counts.sum()),
-        "ci_low": float(low[0]),
-        "ci_high": float(high[0]),
-        "p_value": p,
+        "ci_low": test.ci_low,
+        "ci_high": test.ci_high,
+        "p_value": test.p_value,
         "n_units": len(units),
         "units_left_out": left_out,
+        "test": "exact" if test.exact else "monte carlo",
+        "patterns": test.patterns,
+        "seed": seed,
     }
 
 
@@ -135,18 +149,22 @@ def compare(
 ) -> pd.DataFrame:
     """Every pair of models on the same items: COLUMNS. `difference` is value_a - value_b
     (the primary metric at the main condition, over the concepts both have: `n_units`;
-    `units_left_out` those one has and the other lacks), `ci_low`/`ci_high` its paired bootstrap
-    interval (`confidence`, `n_resamples` resamples of concepts), `p_value` the two-sided paired
-    permutation test (exact when 2**n_units <= n_resamples), `p_holm` it adjusted by Holm over
-    the comparisons of its group. Runs that are not like for like, or show another main
-    condition, are in groups of their own and never compared. `options` are the probe's own
-    (`n_props` for retrieval). Models are named as in `probe table`.
+    `units_left_out` those one has and the other lacks), `p_value` the two-sided paired
+    permutation test over concepts, `ci_low`/`ci_high` the differences that test does not
+    reject at 1 - `confidence` (so the interval leaves out 0 exactly when p_value <= 0.05 at
+    95%), `p_holm` the p-value adjusted by Holm over the comparisons of its group. `test` says
+    how p was counted: `exact` over every one of the 2**n_units sign patterns (up to
+    tacit.core.stats.EXACT_LIMIT concepts), else `monte carlo` over `n_resamples` random
+    patterns seeded by `seed` and the pair's models; `patterns` is how many were counted.
+    Runs that are not like for like, or show another main condition, are in groups of their
+    own and never compared. `options` are the probe's own (`n_props` for retrieval). Models
+    are named as in `probe table`.
 
-    Example:
+    Examples:
         >>> tacit.compare(["results/retrieve/run1"])  # doctest: +SKIP
     """
     from tacit.core.stats import holm
-    from tacit.results.compare import like_for_like, read_runs
+    from tacit.results.like_for_like import like_for_like, read_runs
 
     if n_resamples < 1:
         raise TacitError(f"--resamples {n_resamples}: must be at least 1")
@@ -227,10 +245,18 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             ]
         ].reset_index(drop=True)
         left_out = int(rows["units_left_out"].sum())
+        level = f"{int(confidence * 100)}%"
         note = (
-            f"paired over concepts: {int(confidence * 100)}% bootstrap interval, two-sided "
-            "permutation test (p), Holm-adjusted over this table (p Holm)"
+            f"paired over concepts: p of the two-sided permutation test ({_counted(rows)}), "
+            f"Holm-adjusted over this table (p Holm); {level} interval: the differences the "
+            f"test does not reject at {1 - confidence:.2g}, so it leaves out 0 exactly when "
+            f"p <= {1 - confidence:.2g}"
         )
+        if np.isinf(rows[["ci_low", "ci_high"]].to_numpy()).any():
+            note += (
+                "; an infinite interval: too few concepts for any difference to be told "
+                "from 0 at that level (n concepts give p >= 2/2^n)"
+            )
         if left_out:
             note += f"; {left_out} concept(s) one model of a pair lacks left out of that pair"
         shown.append(
@@ -253,3 +279,14 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             )
         )
     return shown
+
+
+def _counted(rows: pd.DataFrame) -> str:
+    """How the table's p-values were counted, in words."""
+    said = []
+    for (test, patterns, seed), _ in rows.groupby(["test", "patterns", "seed"], sort=False):
+        if test == "exact":
+            said.append(f"exact over all {int(patterns):,} sign patterns")
+        else:
+            said.append(f"monte carlo over {int(patterns):,} random sign patterns, seed {seed}")
+    return "; ".join(said)

@@ -4,7 +4,7 @@ The file needs no network to open: styles are inline and figures are PNG data UR
 each run's manifest in brief (what was scored over, how), its tables as the probe lays them out
 and its summary.csv (numbers printed to significant digits: tacit.core.numbers; the files hold
 every digit), its figures drawn by the same functions the run and `probe plot` use, and what
-was dropped and why; for several runs, which are like for like (tacit.results.compare), their
+was dropped and why; for several runs, which are like for like (tacit.results.like_for_like), their
 figures side by side per like-for-like group, and the paired comparisons of their models
 (tacit.results.comparisons).
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from tacit.core.display import Table, render
 from tacit.core.errors import TacitError, first_line
-from tacit.core.interface import option
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
-from tacit.results.compare import Group, RunInfo, like_for_like, read_runs
+from tacit.core.option_names import option
+from tacit.results.like_for_like import Group, RunInfo, first_looks, like_for_like, read_runs
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222;
@@ -32,7 +32,9 @@ h1 { margin-bottom: 0.2rem; font-size: 1.6rem; } h2 { border-bottom: 1px solid #
 table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.5rem; text-align: left; }
 th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td { overflow-wrap: anywhere; } table.manifest td:first-child { white-space: nowrap; }
+td { overflow-wrap: break-word; } td.num { white-space: nowrap; }
+table.manifest td { overflow-wrap: anywhere; }
+table.manifest td:first-child { white-space: nowrap; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption, .caption { font-size: 0.85rem; color: #555; }
 details { margin: 0.5rem 0 1rem; } .muted { color: #666; font-size: 0.85rem; }
@@ -128,18 +130,11 @@ def _brief(run: Run) -> list[list[str]]:
         for r in m.get("models", [])
     )
     rows = [["probe", run.probe], ["command", str(m.get("command", ""))], ["models", models]]
-    if "norms" in m:
-        n = m["norms"]
-        rows.append(
-            [
-                "norms",
-                f"{n.get('path')} ({n.get('format', 'cslb')}, "
-                f"sha256 {str(n.get('sha256', ''))[:12]})",
-            ]
-        )
+    own = run.info.probe.report.brief(m)
+    rows += [[what, value] for what, value in own]
     scored = run.info.probe.comparable(m)
-    rows += [[what, value] for what, value in scored.items() if value and what != "norms"]
-    for key in ("suite", "mode", "dtype", "device", "batch_size", "seed", "started", "finished"):
+    rows += [[what, value] for what, value in scored.items() if value and what not in dict(own)]
+    for key in ("dtype", "device", "batch_size", "seed", "started", "finished"):
         if m.get(key) not in (None, "") and key not in scored:
             rows.append([key, str(m[key])])
     software = m.get("software", {})
@@ -148,28 +143,28 @@ def _brief(run: Run) -> list[list[str]]:
 
 
 def _counts(run: Run) -> str:
-    """What the manifest counts as left out, as a list."""
-    counts = run.info.manifest.get("counts", {})
-    items = []
-    for key in ("concepts_dropped_by_reason", "prompts_by_relation"):
-        if counts.get(key):
-            detail = ", ".join(f"{k}: {v}" for k, v in counts[key].items())
-            items.append(f"<li>{html.escape(key.replace('_', ' '))}: {html.escape(detail)}</li>")
-    dropped = run.info.manifest.get("dropped", {})
-    if dropped.get("not_sampled"):
-        items.append(f"<li>items not sampled (--max-items): {dropped['not_sampled']}</li>")
+    """What the run left out, as its probe's report says it, as a list."""
+    items = [
+        f"<li>{html.escape(line)}</li>"
+        for line in run.info.probe.report.left_out(run.info.manifest)
+    ]
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
 def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes]]:
     """(caption, PNG) for the figures of like-for-like runs of one probe, drawn by the probe
-    as the run and `probe plot` draw them."""
+    as the run and `probe plot` draw them; a `--limit` run's figure says it is a first look,
+    in it and in its caption."""
     from tacit.probes.figures import figure_bytes
 
     probe = runs[0].info.probe
     shown = [(run.info.name, run.info.summary, run.info.manifest) for run in runs]
-    figures = probe.figures(shown, caption=caption)
-    return [(title, figure_bytes(figure, "png")) for title, figure in figures]
+    looks = first_looks(shown)
+    figures = probe.report.figures(shown, caption="; ".join(filter(None, [caption, looks])))
+    return [
+        (f"{title} ({looks})" if looks else title, figure_bytes(figure, "png"))
+        for title, figure in figures
+    ]
 
 
 def _figure_html(caption: str, png: bytes) -> str:
@@ -187,7 +182,7 @@ def _probe_tables(run: Run) -> str:
     probe = run.info.probe
     summary = labelled([run.info.summary], probe.keys)
     try:
-        tables = probe.table(summary, run.info.manifest)
+        tables = probe.report.table(summary, run.info.manifest)
     except TacitError:  # a probe without a table: its summary, models by their short names
         tables = [Table(summary.drop(columns="run"))]
     full = _file_table(run.summary_rows, "summary")
@@ -197,11 +192,18 @@ def _probe_tables(run: Run) -> str:
     )
 
 
+def _first_look(run: Run) -> list[str]:
+    """A `--limit` run's warning that it is a first look, said before its numbers."""
+    said = first_looks([(run.info.name, run.info.summary, run.info.manifest)])
+    return [f'<p class="warn">{html.escape(said)}.</p>'] if said else []
+
+
 def _run_section(run: Run, number: int) -> str:
     parts = [
         f'<section class="run" id="run{number}">',
         f"<h2>{html.escape(run.probe)}: {html.escape(run.info.name)}</h2>",
         f'<p class="muted">{html.escape(str(run.info.path))}</p>',
+        *_first_look(run),
         _file_table(_brief(run), "manifest"),
         _counts(run),
         "<h3>Summary</h3>",

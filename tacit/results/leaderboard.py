@@ -1,7 +1,7 @@
 """`probe leaderboard` and tacit.leaderboard: the runs under a folder (found at any depth: a
 sweep's cells, results/, any folder of runs), a row per model of each run, each with its
 probe's primary metric at the run's main condition (Probe.conditions) and its interval, exactly
-as summary.csv has them. Runs are grouped like for like (tacit.results.compare) and by the
+as summary.csv has them. Runs are grouped like for like (tacit.results.like_for_like) and by the
 condition shown: a group is ranked within itself, and runs of different groups are never
 averaged or put in one ranking.
 """
@@ -44,7 +44,7 @@ def _entries(
     """A run's rows: one per model, its main condition's primary metric (and the others')."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import Group, read_summary, scored_over
+    from tacit.results.like_for_like import Group, read_summary, scored_over
 
     manifest = read_manifest(run)
     probe = registry.of_run(manifest, run)
@@ -96,7 +96,7 @@ def leaderboard(
     (`rank`, 1 the best); groups are numbered in the order first met. A run that cannot be
     read is left out with a warning.
 
-    Example:
+    Examples:
         >>> tacit.leaderboard("results")  # doctest: +SKIP
     """
     folder = Path(folder)

@@ -68,7 +68,7 @@ def main_figure_png(result: ProbeResult) -> bytes | None:
     probe = _probe(result)
     if probe is None:
         return None
-    figures = probe.figures([("this run", result.summary, result.manifest)])
+    figures = probe.report.figures([("this run", result.summary, result.manifest)])
     if not figures:
         return None
     import matplotlib.pyplot as plt

@@ -1,9 +1,11 @@
 """`probe plot` and tacit.plot: one figure of one or more runs of a probe, drawn by the probe
-(Probe.figures), saved whole; runs that scored different things are drawn with a warning,
-printed and in the figure."""
+(Probe.figures), saved whole, into the run directory (or the folder holding the runs) under a
+name per probe and figure kind, and never over a file unless asked; runs that scored different
+things are drawn with a warning, printed and in the figure."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,8 +15,8 @@ import pandas as pd
 
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
-from tacit.core.interface import option
-from tacit.results.compare import read_summary
+from tacit.core.option_names import option
+from tacit.results.like_for_like import read_summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,10 +24,16 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".svg", ".pdf")
 
 
-def save_figure(figure: Figure, out: Path) -> Path:
-    """Save whole or not at all (tacit.core.files), with the permissions the umask gives."""
+def save_figure(figure: Figure, out: Path, *, overwrite: bool = True) -> Path:
+    """Save whole or not at all (tacit.core.files), with the permissions the umask gives; a
+    file already there is refused in one line unless `overwrite`."""
     from tacit.probes.figures import figure_bytes
 
+    if not overwrite and out.exists():
+        raise TacitError(
+            f"{out}: already exists: give {option('--overwrite')} to replace it, or "
+            f"{option('--out')} another file"
+        )
     data = figure_bytes(figure, out.suffix.lstrip(".").lower())
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -36,38 +44,65 @@ def save_figure(figure: Figure, out: Path) -> Path:
         ) from None
 
 
+def figure_path(
+    out: str | Path | None, runs: Sequence[str | Path | pd.DataFrame], name: str
+) -> Path:
+    """Where a figure goes: `out` (a file, or a folder to hold NAME), else the run directory,
+    or for several runs the folder that holds them all."""
+    if out is not None and Path(out).is_dir():
+        return Path(out) / name
+    if out is not None:
+        if Path(out).suffix.lower() not in FORMATS:
+            raise TacitError(
+                f"{option('--out')} {out}: not a folder, and the extension must be one of "
+                f"{', '.join(FORMATS)}"
+            )
+        return Path(out)
+    folders = [Path(run) for run in runs if not isinstance(run, pd.DataFrame)]
+    if len(folders) < len(runs):
+        raise TacitError(f"a summary in memory has no run directory: give {option('--out')}")
+    if len(folders) == 1:
+        return folders[0] / name
+    return Path(os.path.commonpath([folder.absolute() for folder in folders])) / name
+
+
 def plot(
     runs: Sequence[str | Path | pd.DataFrame],
-    out: str | Path,
+    out: str | Path | None = None,
     *,
     kind: str = "auto",
     mixed: bool = False,
+    overwrite: bool = False,
 ) -> Path:
     """Plot one or more runs of one probe (directories, or retrieval summaries as DataFrames)
     into one figure (`kind`: retrieval's figure, `auto` from what the runs contain; `steps`:
-    the primary metric by training step of the checkpoint runs under sweep folders). Runs that
-    are not like for like (tacit.results.compare) are refused, unless `mixed`: then they are
-    drawn together, the difference said in the figure and warned about.
+    the primary metric by training step of the checkpoint runs under sweep folders), and
+    return the file written. Runs that are not like for like (tacit.results.like_for_like) are
+    refused, unless `mixed`: then they are drawn together, the difference said in the figure
+    and warned about.
 
-    Example:
+    The figure goes to `out` (a .png, .svg or .pdf file, or a folder), by default into the run
+    directory (several runs: the folder that holds them), named PROBE-KIND.png
+    (`retrieve-models.png`, `elicit-figure.png`; `steps.png` in the sweep folder). A file
+    already there is refused unless `overwrite`.
+
+    Examples:
         >>> tacit.plot(["results/run1", "results/run2"], "fig.png")  # doctest: +SKIP
     """
     from tacit.core.manifest import Manifest, read_manifest
     from tacit.probes import registry
-    from tacit.results.compare import differences, run_paths
+    from tacit.results.like_for_like import differences, first_looks, run_paths
 
-    out = Path(out)
-    if out.suffix.lower() not in FORMATS:
-        raise TacitError(
-            f"{option('--out')} {out}: the extension must be one of {', '.join(FORMATS)}"
-        )
+    if out is not None and not Path(out).is_dir():
+        figure_path(out, runs, "")  # a wrong extension is said before anything is read
     if not runs:
         raise TacitError("no run directory given")
     if kind == "steps":  # the metric by training step of the checkpoints under folders
         from tacit.results.steps import by_step, steps_figure
 
         tables = [by_step(run) for run in runs if not isinstance(run, pd.DataFrame)]
-        return save_figure(steps_figure(pd.concat(tables, ignore_index=True)), out)
+        figure = steps_figure(pd.concat(tables, ignore_index=True))
+        return save_figure(figure, figure_path(out, runs, "steps.png"), overwrite=overwrite)
     runs = run_paths(runs)
     shown: list[tuple[str, pd.DataFrame, Manifest]] = []
     for index, run in enumerate(runs):
@@ -103,11 +138,16 @@ def plot(
         )
     for note in notes:
         warnings.warn(note, TacitWarning, stacklevel=2)
-    caption = "not like for like: " + "; ".join(notes) if notes else ""
-    figures = probe.figures(shown, kind=kind, caption=caption)
+    caption = "; ".join(
+        filter(
+            None, ["not like for like: " + "; ".join(notes) if notes else "", first_looks(shown)]
+        )
+    )
+    figures = probe.report.figures(shown, kind=kind, caption=caption)
     if not figures:
         raise TacitError(f"{probe.name} runs have no figure to plot")
     if len(figures) > 1:
         listed = "; ".join(title for title, _ in figures)
         raise TacitError(f"these runs draw different figures ({listed}): plot them apart")
-    return save_figure(figures[0][1], out)
+    target = figure_path(out, runs, f"{probe.name}-{probe.report.figure_kind(shown, kind)}.png")
+    return save_figure(figures[0][1], target, overwrite=overwrite)

@@ -97,6 +97,8 @@ class ProbeResult:
         `overwrite`, which replaces the whole directory, stale files included. The run's
         checkpoint (`.partial`) goes only once everything is written: a save that fails (a full
         disk) or is killed leaves the scores to resume from."""
+        from tacit.results.reading import RESULT_FILE, result_record
+
         check_overwrite(Path(out), overwrite=overwrite, checkpoint_ours=True)
         out = prepare_run_dir(out)
         remove_leftovers(out)
@@ -108,6 +110,7 @@ class ProbeResult:
         files["summary.csv"] = table_text(self.summary)
         files.update(self.files)
         files.update({name: draw() for name, draw in self.figures.items()})
+        files[RESULT_FILE] = json_text(result_record(self))  # how to read the tables back
         files["manifest.json"] = json_text(self.manifest)  # last: it marks the run complete
         try:
             write_files(out, files, point="save")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tacit.core.errors import TacitError
 from tacit.core.files import is_temporary
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 PARTIAL = ".partial"  # an interrupted run's checkpoint (tacit.engine.checkpoint)
 LOCK = ".lock"  # held by the one process that owns the run directory (tacit.core.locks)

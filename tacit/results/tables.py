@@ -1,6 +1,6 @@
 """`probe table`: the tables of runs of one probe, laid out by the probe (Probe.table:
 elicitation's Table 1, retrieval's metrics at chosen numbers of properties); runs that are not
-like for like (tacit.results.compare) in tables of their own, with the reason."""
+like for like (tacit.results.like_for_like) in tables of their own, with the reason."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def runs_tables(
     """The tables `probe table` prints (see its help), and the warnings to say beside them:
     runs that are not like for like get tables of their own, titled by their group and noting
     what it scored over. `options` are the probe's own (`n_props` for retrieval)."""
-    from tacit.results.compare import apart, like_for_like, one_probe, read_runs
+    from tacit.results.like_for_like import apart, like_for_like, one_probe, read_runs
 
     read = read_runs(runs)
     probe = one_probe(read, "table")
@@ -46,7 +46,7 @@ def runs_tables(
     tables = []
     for number, group in enumerate(groups, start=1):
         summary = labelled([run.summary for run in group.runs], probe.keys)
-        shown = probe.table(summary, group.runs[0].manifest, **options)
+        shown = probe.report.table(summary, group.runs[0].manifest, **options)
         if len(groups) > 1:
             for table in shown:
                 table.title = f"Group {number} ({group.names}): {table.title}"
@@ -66,7 +66,7 @@ def runs_table(
     """The tables of runs of one probe as text (`format`: text, markdown, latex, csv or html;
     see tacit.core.display), the warning about runs that are not like for like under them.
 
-    Example:
+    Examples:
         >>> print(tacit.table(["results/retrieve/a", "results/retrieve/b"]))  # doctest: +SKIP
     """
     from tacit.core.display import render

@@ -113,7 +113,7 @@ def run_sweep(
     (index, cell, state, ...) after the run; with `dry_run`, before, with each cell's
     estimated prompts, and nothing runs.
 
-    Example:
+    Examples:
         >>> table = tacit.run_sweep("grid.toml", "results/grid")  # doctest: +SKIP
         >>> table[table["state"] == "failed"]  # doctest: +SKIP
     """
@@ -134,8 +134,8 @@ def run_sweep(
             run_cells(sweep, out, pending, say)
         except KeyboardInterrupt as stop:  # say what the sweep kept, in the interruption's line
             states = sweep_cells(sweep, out, cells)["state"]
-            stop.detail = (
-                f"{int((states == 'complete').sum())} of {len(states)} cell(s) "  # type: ignore[attr-defined]
+            stop.detail = (  # type: ignore[attr-defined]
+                f"{int((states == 'complete').sum())} of {len(states)} cell(s) "
                 f"complete in {out}; the same command goes on (complete cells are "
                 "skipped, an interrupted one resumes)"
             )

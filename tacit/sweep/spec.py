@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from tacit.core.errors import TacitError
@@ -242,14 +243,26 @@ def _run_options(run: Any, path: Path, revisions: bool) -> dict[str, Any]:
     return run
 
 
+def toml_reader() -> ModuleType:
+    """The TOML reader: the standard library's tomllib (Python 3.11 on), or on 3.10 tomli, the
+    same module before it joined the standard library (a dependency of tacit there)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise TacitError(
+                "sweep files need a TOML reader: on Python 3.10, `pip install tomli`"
+            ) from None
+    return tomllib
+
+
 def read_sweep(path: str | Path) -> Sweep:
     """The cells of a sweep file, in a stable order (probes, options, norms, models, each in
     file order); every cell's options are checked before any cell runs, and one-line errors
     name the file and the key."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        raise TacitError("sweep files need Python 3.11 or newer (tomllib)") from None
+    tomllib = toml_reader()
     path = Path(path)
     try:
         spec = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
         build_vocabulary,
         read_vocab_file,
         single_token_words,
-        vocabulary_for,
     )
 
 __all__ = [
@@ -22,7 +21,6 @@ __all__ = [
     "build_vocabulary",
     "read_vocab_file",
     "single_token_words",
-    "vocabulary_for",
 ]
 
 

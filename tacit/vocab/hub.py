@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 HUB_CHECK_TIMEOUT = 5.0  # seconds; the hub's own HF_HUB_ETAG_TIMEOUT, when lower, wins
 _ANSWERS: dict[str, str | None] = {}  # endpoint -> None (it answered) or why it did not

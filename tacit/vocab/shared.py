@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ import pandas as pd
 from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.files import check_text, sha256_bytes
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.vocab.cache import cached_words
 
 if TYPE_CHECKING:
@@ -294,61 +294,4 @@ def build_vocabulary(
         found_by={name: how for name, (_, how) in found.items()},
         words_filter=words,
         filtered_out=filtered_out,
-    )
-
-
-def vocabulary_for(
-    models: Sequence[Any],
-    *,
-    vocab_models: Sequence[str] = (),
-    vocab_file: str | Path | None = None,
-    revision: str | None = None,
-    model_args: Mapping[str, Any] | None = None,
-    words: str = "all",
-) -> tuple[Vocabulary, dict[str, PreTrainedTokenizerBase]]:
-    """Load the tokenizers of the models (names or paths with their loading options, if any:
-    tacit.core.modelspec; a Scorer already in memory brings its own) and of --vocab-model, and
-    build their vocabulary (keeping `words`: WORD_FILTERS).
-
-    Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
-    again. `revision` and `model_args` apply to `models` where their own text gives none;
-    vocabulary-only models load as their own text says (by default, their default revision).
-    """
-    tokenizers = model_tokenizers(models, revision=revision, model_args=model_args)
-    extra = {
-        name: tokenizer_of(name, "--vocab-model", {})
-        for name in dict.fromkeys(vocab_models)
-        if name not in tokenizers
-    }
-    vocabulary = build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file, words=words)
-    return vocabulary, tokenizers
-
-
-def model_tokenizers(
-    models: Sequence[Any],
-    *,
-    revision: str | None = None,
-    model_args: Mapping[str, Any] | None = None,
-) -> dict[str, PreTrainedTokenizerBase]:
-    """Each model's tokenizer, by the model's text: a name or path with its loading options
-    (tacit.core.modelspec; `revision` and `model_args` where its own text gives none), or a
-    Scorer already in memory, which brings its own."""
-    defaults = {"revision": revision, **(model_args or {})}
-    return {
-        model if isinstance(model, str) else model.name: (
-            tokenizer_of(model, "--model", defaults) if isinstance(model, str) else model.tokenizer
-        )
-        for model in dict.fromkeys(models)
-    }
-
-
-def tokenizer_of(text: str, flag: str, defaults: Mapping[str, Any]) -> PreTrainedTokenizerBase:
-    """The tokenizer of a model's text (its revision and remote code as the text or `defaults`
-    say); `flag`: the option that named it, as errors say."""
-    from tacit.core.modelspec import ModelSpec
-    from tacit.vocab.tokenizers import load_tokenizer
-
-    spec = ModelSpec.parse(text, flag=flag).over(defaults)
-    return load_tokenizer(
-        spec.name, revision=spec.revision, flag=flag, trust_remote_code=bool(spec.trust_remote_code)
     )

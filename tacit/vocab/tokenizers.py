@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.vocab.hub import hub_access, not_cached
 
 if TYPE_CHECKING:
@@ -26,19 +26,28 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def check_model_source(
-    name_or_path: str, *, config: bool = True, tokenizer: bool = True, flag: str = "--model"
+    name_or_path: str,
+    *,
+    config: bool = True,
+    tokenizer: bool = True,
+    flag: str = "--model",
+    gguf_file: str | None = None,
 ) -> None:
     """Fail with a message a user can act on when `name_or_path` cannot be a model: a path that
     does not exist (and is not a hub id either), a directory without the config.json a model
-    needs, or without tokenizer files, a PEFT adapter given as a model. Hub ids pass:
-    from_pretrained reports on them. `flag`: the option that named it (--model,
-    --vocab-model), as errors say."""
+    needs, or without tokenizer files (a GGUF file, `gguf_file`, holds both), a PEFT adapter
+    given as a model. Hub ids pass: from_pretrained reports on them. `flag`: the option that
+    named it (--model, --vocab-model), as errors say."""
     label = option(flag)
     path = Path(name_or_path).expanduser()
     try:
         is_dir, exists = path.is_dir(), path.exists()
     except OSError as err:  # a name too long for the file system, a directory we may not read
         raise TacitError(f"{label} {name_or_path}: cannot read it ({err.strerror})") from None
+    if is_dir and gguf_file is not None:
+        if not (path / gguf_file).is_file():
+            raise TacitError(f"{label} {name_or_path}: no GGUF file {gguf_file} in it")
+        return
     if is_dir and (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
         raise TacitError(
             f"{label} {name_or_path}: a PEFT adapter, not a model: give its base model with the "
@@ -57,7 +66,10 @@ def check_model_source(
             )
         return
     if exists:
-        raise TacitError(f"{label} {name_or_path}: a file, not a model directory")
+        raise TacitError(
+            f"{label} {name_or_path}: a file, not a model directory (a GGUF file ends in .gguf; "
+            "a directory's GGUF file is given as DIR,gguf_file=NAME)"
+        )
     looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1
     if looks_local or not _HUB_ID.match(name_or_path):
         raise TacitError(
@@ -187,17 +199,24 @@ def load_tokenizer(
     revision: str | None = None,
     trust_remote_code: bool = False,
     flag: str = "--model",
+    gguf_file: str | None = None,
 ) -> PreTrainedTokenizerBase:
     """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
-    tokenizer saved on its own, without a model's config.json, will do); the hub is asked as
-    tacit.vocab.hub says (once, briefly). `flag`: the option that named it, as errors say."""
+    tokenizer saved on its own, without a model's config.json, will do), or the GGUF file
+    `gguf_file` in it; the hub is asked as tacit.vocab.hub says (once, briefly). `flag`: the
+    option that named it, as errors say."""
     from transformers import AutoTokenizer
 
-    check_model_source(name_or_path, config=False, flag=flag)
+    check_model_source(name_or_path, config=False, flag=flag, gguf_file=gguf_file)
+    extra = {"gguf_file": gguf_file} if gguf_file is not None else {}
     try:
         with quiet_transformers(), hub_access(name_or_path) as hub:
             return AutoTokenizer.from_pretrained(
-                name_or_path, revision=revision, trust_remote_code=trust_remote_code, **hub
+                name_or_path,
+                revision=revision,
+                trust_remote_code=trust_remote_code,
+                **extra,
+                **hub,
             )
     except Exception as err:
         explain_load_error(name_or_path, revision, err, flag)

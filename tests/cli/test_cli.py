@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from support import (
     REAL_NORMS,
+    RETRIEVAL_RUN_FILES,
     TOY_NORMS,
     fails_cleanly,
     needs_shared,
@@ -45,13 +46,7 @@ def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_pa
     )
     assert result.exit_code == 0, result.output
     assert "MRR [95% CI]" in result.stdout and "5 kept, 3 dropped" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == [
-        "dropped.csv",
-        "manifest.json",
-        "prompts.csv",
-        "summary.csv",
-        "vocab.txt",
-    ]
+    assert sorted(p.name for p in out.iterdir()) == RETRIEVAL_RUN_FILES
     prompts = pd.read_csv(out / "prompts.csv")
     assert list(prompts.columns) == RESULT_COLUMNS
     assert list(prompts.model.unique()) == [tiny_bert, tiny_roberta]
@@ -370,6 +365,48 @@ def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_pat
     assert bad.exit_code == 1 and "extension" in bad.stderr
 
 
+def test_plot_writes_beside_the_runs_and_never_over_a_file(
+    tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
+):
+    """`probe plot RUN` writes into the run directory, a file per probe and figure kind
+    (plotting an elicitation run wrote ./retrieval.png over a retrieval figure); a file that
+    is there is refused in one line naming it, unless --overwrite; several runs: the folder
+    that holds them; tacit.plot the same."""
+    import tacit
+
+    monkeypatch.chdir(tmp_path)
+    both = ["-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path]
+    retrieval = _run(["retrieve", *both, "--max-props", 2], tmp_path / "runs" / "retrieve")
+    elicitation = _run(["elicit", *both], tmp_path / "runs" / "elicit")
+    assert invoke("plot", retrieval).exit_code == 0
+    assert invoke("plot", elicitation).exit_code == 0
+    drawn = retrieval / "retrieve-models.png"
+    assert _is_png(drawn) and _is_png(elicitation / "elicit-figure.png")
+    assert not list(tmp_path.glob("*.png"))  # nothing in the working directory
+    before = drawn.read_bytes()
+    again = runner.invoke(app, ["plot", str(retrieval)])
+    assert again.exit_code == 1 and drawn.read_bytes() == before
+    assert again.stderr.strip().splitlines() == [
+        f"error: {drawn}: already exists: give --overwrite to replace it, or --out another file"
+    ]
+    assert invoke("plot", retrieval, "--overwrite").exit_code == 0
+    assert invoke("plot", retrieval, "--kind", "category").exit_code == 0
+    assert _is_png(retrieval / "retrieve-category.png")
+    named = tmp_path / "mine.svg"
+    named.write_text("a figure of mine")
+    refused = runner.invoke(app, ["plot", str(retrieval), "--out", str(named)])
+    assert refused.exit_code == 1 and "mine.svg: already exists" in refused.stderr
+    assert named.read_text() == "a figure of mine"
+    other = _run(["retrieve", *both, "--max-props", 2, "--seed", 3], tmp_path / "runs" / "other")
+    assert invoke("plot", retrieval, other).exit_code == 0
+    assert _is_png(tmp_path / "runs" / "retrieve-models.png")
+    assert invoke("plot", retrieval, "--out", tmp_path / "figures").exit_code == 1  # no such
+    (tmp_path / "figures").mkdir()
+    assert invoke("plot", retrieval, "--out", tmp_path / "figures").exit_code == 0
+    assert _is_png(tmp_path / "figures" / "retrieve-models.png")
+    assert tacit.plot([elicitation], overwrite=True) == elicitation / "elicit-figure.png"
+
+
 @pytest.mark.parametrize(
     ("given", "named"),
     [
@@ -387,3 +424,31 @@ def test_ablation_refuses_any_option_it_overrides(
     result = runner.invoke(app, [*base, "--ablation", "ordering", *given])
     assert result.exit_code == 1 and named in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_the_help_says_a_default_once():
+    """`--vocab-words` showed `[default: all]` twice."""
+    shown = runner.invoke(app, ["retrieve", "--help"], env={"COLUMNS": "200"}).stdout
+    start = shown.index("--vocab-words")
+    end = shown.index("--", start + len("--vocab-words"))
+    assert shown[start:end].count("[default: all]") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "given", "meant"),
+    [
+        ("retrieve", ["--candidates", "concept"], "concepts"),
+        ("retrieve", ["--templates", "paraphrase"], "paraphrases"),
+        ("elicit", ["--candidates", "answer"], "answers"),
+        ("elicit", ["--templates", "papers"], "paper"),
+    ],
+)
+def test_a_name_nearly_right_is_suggested(
+    command, given, meant, tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    """`--candidates concept` said "no such file": it names the choice meant."""
+    monkeypatch.chdir(tmp_path)
+    said = runner.invoke(app, [command, "-m", tiny_bert, "--norms", str(toy_norms_path), *given])
+    assert said.exit_code == 1
+    (line,) = said.stderr.strip().splitlines()
+    assert line.endswith(f"no such file; did you mean {meant}?"), line

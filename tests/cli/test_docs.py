@@ -9,7 +9,6 @@ A block that needs a real model or the internet says so with a marker on the lin
 from __future__ import annotations
 
 import glob
-import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -202,6 +201,26 @@ def test_documented_python_runs(block, world, tmp_path, monkeypatch):
     exec(compile(code, f"{block.page}:{block.line}", "exec"), {})  # noqa: S102
 
 
+@pytest.mark.slow
+def test_the_sweep_examples_make_cells_that_compare(world, tmp_path, monkeypatch):
+    """docs/scaling.md's sweeps gave each model its own vocabulary, so `probe leaderboard`
+    showed 4 groups of 1: the file shares one vocabulary among its models (`vocab_models`),
+    and the Python example's cells rank every model together in each group."""
+    import tomllib
+
+    import tacit
+
+    (toml,) = [b for b in doc_blocks("toml") if b.page == "docs/scaling.md" and "[run]" in b.text]
+    grid = tomllib.loads(toml.text)
+    assert grid["run"]["vocab_models"] == grid["models"]
+    (python,) = [b for b in PYTHON if b.page == "docs/scaling.md" and "run_sweep" in b.text]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(substituted(python.text, world), python.page, "exec"), {})  # noqa: S102
+    board = tacit.leaderboard("results/grid")
+    models = board["model"].nunique()
+    assert models == 2 and (board.groupby("group")["model"].nunique() == models).all()
+
+
 def test_the_cli_reference_is_current(tmp_path):
     from typer.cli import app as typer_app
 
@@ -230,53 +249,3 @@ def test_skip_markers_say_why():
     for block in CONSOLE + PYTHON:
         if block.skip is not None:
             assert len(block.skip) > 10, f"{block.page}:{block.line}: say why it is skipped"
-
-
-os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
-
-
-def test_every_docstring_renders_without_a_warning():
-    """mkdocstrings' parser (griffe) reads every docstring of the package, as `mkdocs build
-    --strict` does for the API reference: a warning here fails the strict build, so a new
-    release of the docs toolchain that reads our docstrings differently fails this test, not a
-    user's `mkdocs serve`."""
-    griffe = pytest.importorskip("griffe", reason="the docs extra is not installed")
-    import logging
-
-    import yaml
-
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text())
-    (plugin,) = [p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict)]
-    style = plugin["handlers"]["python"]["options"]["docstring_style"]
-
-    warnings: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.WARNING:
-                warnings.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("griffe").addHandler(handler)
-    try:
-        package = griffe.load("tacit", search_paths=[str(REPO)], docstring_parser=style)
-        seen: set[str] = set()
-
-        def parse(obj) -> None:
-            if obj.path in seen:
-                return
-            seen.add(obj.path)
-            if obj.docstring is not None:
-                obj.docstring.parsed  # noqa: B018 (parsing is what logs the warnings)
-            for member in obj.members.values():
-                if not member.is_alias:
-                    parse(member)
-
-        parse(package)
-        reference = (DOCS / "reference" / "api.md").read_text()
-        for path in re.findall(r"^::: ([\w.]+)", reference, re.M):
-            assert package.modules_collection.get_member(path) is not None, path
-    finally:
-        logging.getLogger("griffe").removeHandler(handler)
-    assert len(seen) > 100  # the walk reached the package's members
-    assert warnings == []

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support import save_tiny_gpt2, toy_gpt2_tokenizer
 from support_nli import save_nli_classifier, save_nli_masked_lm, write_nope
 from typer.testing import CliRunner
 
@@ -28,6 +29,15 @@ FIGURE = "a PNG figure: its presence is pinned, not its pixels (they follow matp
 UPDATE = os.environ.get("TACIT_UPDATE_GOLDEN") == "1"
 # manifest keys whose values do not depend on the machine, the time or temporary paths
 STABLE_MANIFEST_KEYS = ("probe", "counts", "options", "dtype", "batch_size", "seed", "suite")
+MODEL_KEYS = (
+    "name",
+    "model",
+    "mode",
+    "batch_size_used",
+    "start_token",
+    "vocab_suffixes",
+    "vocab_suffixes_naive",
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +63,7 @@ def _stable_manifest(path: Path, models: dict[str, str]) -> dict:
     stable = {key: manifest[key] for key in STABLE_MANIFEST_KEYS if key in manifest}
     if "vocabulary" in manifest:
         stable["vocabulary"] = {k: manifest["vocabulary"][k] for k in ("size", "sha256")}
-    stable["models"] = [
-        {k: m.get(k) for k in ("name", "model", "mode", "batch_size_used") if k in m}
-        for m in manifest["models"]
-    ]
+    stable["models"] = [{k: m.get(k) for k in MODEL_KEYS if k in m} for m in manifest["models"]]
     return stable
 
 
@@ -108,11 +115,17 @@ def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
     stable = {
         n: _labels(p.read_text(), models)
         for n, p in files.items()
-        if n != "manifest.json" and not n.endswith(".png")
+        if n not in ("manifest.json", "result.json") and not n.endswith(".png")
     }
     for figure in (n for n in files if n.endswith(".png")):  # drawn, not compared pixel by pixel
         assert files[figure].read_bytes().startswith(b"\x89PNG"), figure
         stable[figure] = FIGURE
+    # result.json: which files and columns it records (not their pandas dtypes, which follow the
+    # pandas version, nor the printed text)
+    record = json.loads(files["result.json"].read_text())
+    record["tables"] = {name: list(t["columns"]) for name, t in record["tables"].items()}
+    kept = {k: v for k, v in record.items() if k not in ("text", "notes")}
+    stable["result.json"] = json.dumps(kept, indent=2) + "\n"
     stable["manifest.json"] = (
         json.dumps(_stable_manifest(files["manifest.json"], models), indent=2, sort_keys=True)
         + "\n"
@@ -130,7 +143,7 @@ def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
             got_table = pd.read_csv(pd.io.common.StringIO(text))
             want_table = pd.read_csv(golden / file_name)
             _assert_same_table(got_table, want_table, f"{name}/{file_name}")
-        elif file_name == "manifest.json":
+        elif file_name in ("manifest.json", "result.json"):
             assert json.loads(text) == json.loads(want), f"{name}/{file_name}"
         else:
             assert text == want, f"{name}/{file_name}"
@@ -198,6 +211,16 @@ def test_golden_elicit(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
         "-q",
     )
     _check_run("elicit", out, models)
+
+
+@pytest.mark.slow
+def test_golden_elicit_causal(toy_norms_path, tmp_path):
+    """A causal model's elicitation (a tiny GPT-2 on the toy BPE, which needs no ../shared):
+    each word scored with the "." after the blank, from the start token its rule gives."""
+    model = str(save_tiny_gpt2(tmp_path / "gpt2", toy_gpt2_tokenizer(tmp_path / "gpt2")))
+    out = tmp_path / "elicit"
+    _run("elicit", "-m", model, "--norms", toy_norms_path, "--prefix-ablation", "--out", out, "-q")
+    _check_run("elicit-causal", out, {model: "TINY_GPT2"})
 
 
 @pytest.mark.slow

@@ -137,9 +137,9 @@ def test_bad_norms_options_are_one_line(tiny_bert, toy_norms_path, tmp_path):
 
 def test_norms_formats_are_declared_once():
     from tacit.core.choices import NORMS_FORMATS
-    from tacit.norms import FORMATS
+    from tacit.norms import NORM_FORMATS
 
-    assert tuple(FORMATS) == NORMS_FORMATS
+    assert NORM_FORMATS.builtin() == NORMS_FORMATS
 
 
 def test_remove_an_installed_norm_set_and_the_name_in_the_manifest(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import command_line
 from tacit.core.modelspec import ModelSpec, model_text, parse_model_args
+from tacit.core.option_names import command_line
 from tacit.core.options import RunOptions
 
 
@@ -40,7 +40,7 @@ def test_the_api_takes_a_spec_a_mapping_or_text():
     assert model_text(spec) == "gpt2,revision=main"
     assert model_text({"name": "gpt2", "revision": "main"}) == "gpt2,revision=main"
     assert model_text("gpt2,revision=main") == "gpt2,revision=main"
-    with pytest.raises(TacitError, match="expected `name` and any of"):
+    with pytest.raises(TacitError, match="expected `name` and its loading options"):
         model_text({"model": "gpt2"})
 
 
@@ -57,7 +57,8 @@ def test_the_runs_options_fill_what_a_model_leaves_out():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("m,revison=x", "'revison=x' is not a loading option"),
+        ("m,revision=x,oops", "'oops' is not a loading option"),
+        ("m,2x=y", "'2x=y' is not a loading option"),
         ("m,revision=", "revision needs a value"),
         ("m,revision=a,revision=b", "revision is given twice"),
         ("m,dtype=float8", "dtype 'float8': expected one of float32, float16, bfloat16, auto"),
@@ -79,10 +80,26 @@ def test_run_wide_model_args_are_checked_as_a_models_own():
         "trust_remote_code": True,
         "peft": "adapter",
     }
-    with pytest.raises(TacitError, match="model_args.*'foo=1' is not a loading option"):
-        RunOptions(model_args="foo=1")
+    with pytest.raises(TacitError, match="model_args.*'foo' is not a loading option"):
+        RunOptions(model_args="foo")
     with pytest.raises(TacitError, match="revision has its own option"):
         RunOptions(model_args={"revision": "main"})
     with pytest.raises(TacitError, match="batch_size 'big': expected a whole number or auto"):
         RunOptions(batch_size="big")  # type: ignore[arg-type]
     assert RunOptions(batch_size="auto").recorded()["batch_size"] == "auto"
+
+
+def test_any_other_option_is_read_typed_for_the_family_to_check():
+    """Options beyond tacit's own are kept (the in-process family passes them on to
+    from_pretrained, and refuses a typo when the model's config is read), their values typed:
+    booleans and numbers as such, tacit's own text options as text."""
+    spec = ModelSpec.parse("gpt2,subfolder=step1,low_cpu_mem_usage=true,top_k=5,revision=1000")
+    assert spec.given() == {
+        "revision": "1000",
+        "subfolder": "step1",
+        "low_cpu_mem_usage": True,
+        "top_k": 5,
+    }
+    assert spec.text == "gpt2,revision=1000,subfolder=step1,low_cpu_mem_usage=true,top_k=5"
+    assert ModelSpec.parse(spec.text) == spec
+    assert ModelSpec.of({"name": "gpt2", "variant": "fp16"}).get("variant") == "fp16"

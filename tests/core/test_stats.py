@@ -1,10 +1,11 @@
 """Statistics over concepts (tacit.core.stats), each checked against an independent
 computation: scipy.stats.permutation_test and scipy.stats.bootstrap, a plain loop over the same
-resamples, and Holm's procedure written out step by step; and the one number format
-(tacit.core.numbers)."""
+resamples or over every sign pattern, and Holm's procedure written out step by step; and the one
+number format (tacit.core.numbers)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from scipy import stats
 
 from tacit.core.numbers import format_number
-from tacit.core.stats import bootstrap_ratio_ci, holm, paired_permutation_test
+from tacit.core.stats import EXACT_LIMIT, bootstrap_ratio_ci, holm, paired_permutation
 
 
 def _scipy_paired_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int = 0) -> float:
@@ -34,8 +35,9 @@ def test_the_exact_permutation_test_equals_scipys(seed):
     rng = np.random.default_rng(seed)
     a = rng.choice([1, 1 / 2, 1 / 3, 1 / 4, 1 / 10], size=9)  # reciprocal ranks: ties abound
     b = rng.choice([1, 1 / 2, 1 / 3, 1 / 4, 1 / 10], size=9)
-    ours = paired_permutation_test(a - b, rng=np.random.default_rng(1), n_resamples=10000)
-    assert ours == pytest.approx(_scipy_paired_p(a, b, 10000), abs=1e-12)
+    ours = paired_permutation(a - b, rng=np.random.default_rng(1), n_resamples=10000)
+    assert ours.exact and ours.patterns == 2**9
+    assert ours.p_value == pytest.approx(_scipy_paired_p(a, b, 10000), abs=1e-12)
 
 
 def test_a_sampled_permutation_test_agrees_with_scipys():
@@ -43,16 +45,101 @@ def test_a_sampled_permutation_test_agrees_with_scipys():
     rng = np.random.default_rng(7)
     a = rng.random(60)
     b = a - 0.03 + rng.normal(0, 0.2, 60)
-    ours = paired_permutation_test(a - b, rng=np.random.default_rng(2), n_resamples=20000)
+    ours = paired_permutation(a - b, rng=np.random.default_rng(2), n_resamples=20000)
     theirs = _scipy_paired_p(a, b, 20000)
     assert 0.005 < theirs < 0.5  # a p-value that sampling can miss
-    assert ours == pytest.approx(theirs, abs=4 * math.sqrt(theirs * (1 - theirs) / 20000))
+    assert not ours.exact and ours.patterns == 20000
+    assert ours.p_value == pytest.approx(theirs, abs=4 * math.sqrt(theirs * (1 - theirs) / 20000))
 
 
 def test_equal_models_and_a_sure_difference():
-    assert paired_permutation_test(np.zeros(5), rng=np.random.default_rng(0)) == 1.0
-    p = paired_permutation_test(np.full(12, 0.3), rng=np.random.default_rng(0), n_resamples=5000)
-    assert p == pytest.approx((1 + 0) / 5001, abs=2 / 5001)  # only the observed pattern is as far
+    assert paired_permutation(np.zeros(5), rng=np.random.default_rng(0)).p_value == 1.0
+    sure = paired_permutation(np.full(12, 0.3), rng=np.random.default_rng(0), n_resamples=5000)
+    assert sure.p_value == 2 / 2**12  # only the observed pattern and its mirror image are as far
+    many = paired_permutation(np.full(30, 0.3), rng=np.random.default_rng(0), n_resamples=5000)
+    assert many.p_value == pytest.approx(1 / 5001)  # drawn: the observed one counted in
+
+
+def _plain_p(differences, counts, shift=0.0, tolerance=1e-9):
+    """The share of every sign pattern whose total of (difference - shift x count) is at least
+    as far from 0 as the observed one: a loop over the patterns, one at a time."""
+    shifted = [d - shift * c for d, c in zip(differences, counts)]
+    observed = abs(sum(shifted))
+    patterns = list(itertools.product([1, -1], repeat=len(shifted)))
+    far = sum(
+        abs(sum(s * x for s, x in zip(signs, shifted))) >= observed - tolerance
+        for signs in patterns
+    )
+    return far / len(patterns)
+
+
+@pytest.mark.parametrize("n", [14, EXACT_LIMIT])
+def test_every_sign_pattern_is_counted_up_to_the_limit(n):
+    """Up to EXACT_LIMIT concepts the p-value is exact however few resamples are asked for
+    (the issue's 14 concepts: an exact 9/16384 = 0.000549 sampled as 0.0006 and 0.0004), and
+    no random number is drawn."""
+    rng = np.random.default_rng(n)
+    rr = 1 / rng.integers(1, 6, size=(2, n))  # reciprocal ranks: ties abound
+    found = paired_permutation(rr[0] - rr[1], rng=np.random.default_rng(1), n_resamples=100)
+    again = paired_permutation(rr[0] - rr[1], rng=np.random.default_rng(2), n_resamples=100)
+    assert found.exact and found.patterns == 2**n and found == again
+    if n <= 14:
+        assert found.p_value == _plain_p(rr[0] - rr[1], [1] * n)
+    else:
+        assert found.p_value == pytest.approx(_scipy_paired_p(rr[0], rr[1], 2**n), abs=1e-12)
+    assert found.p_value * 2**n == pytest.approx(round(found.p_value * 2**n), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_interval_holds_the_differences_the_test_does_not_reject(seed):
+    """The interval is the test's own: a difference just inside it is not rejected at 5%, one
+    just outside is (each checked over every sign pattern, one at a time), so it leaves out 0
+    exactly when p <= 0.05, and never an interval that excludes 0 beside p = 0.088."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(7, 12))
+    counts = rng.integers(1, 4, size=n).astype(float)
+    effect = rng.choice([0.0, 0.05, 0.15])
+    differences = (rng.normal(effect, 0.2, n)) * counts
+    found = paired_permutation(differences, counts, rng=np.random.default_rng(0))
+    estimate = differences.sum() / counts.sum()
+    assert found.ci_low <= estimate <= found.ci_high
+    step = 1e-6
+    for end, outward in ((found.ci_low, -step), (found.ci_high, step)):
+        assert _plain_p(differences, counts, end - outward) > 0.05
+        assert _plain_p(differences, counts, end + outward) <= 0.05
+    assert found.p_value == _plain_p(differences, counts)
+    assert (found.ci_low > 0 or found.ci_high < 0) == (found.p_value <= 0.05)
+
+
+def test_too_few_concepts_to_reject_give_an_unbounded_interval():
+    """With 5 concepts the smallest two-sided p is 2/32 > 0.05: no difference is rejected."""
+    found = paired_permutation([0.3, 0.4, 0.5, 0.2, 0.6], rng=np.random.default_rng(0))
+    assert found.p_value == 2 / 32
+    assert (found.ci_low, found.ci_high) == (-math.inf, math.inf)
+
+
+def test_a_drawn_test_is_seeded_and_its_interval_is_the_draws_own():
+    """Past the limit, sign patterns are drawn 1,000 at a time; the interval is computed over
+    the same draws as the p-value, so the two still agree."""
+    rng = np.random.default_rng(8)
+    n = EXACT_LIMIT + 5
+    counts = rng.integers(1, 3, size=n).astype(float)
+    differences = rng.normal(0.08, 0.2, n) * counts
+    found = paired_permutation(differences, counts, rng=np.random.default_rng(3), n_resamples=2500)
+    assert found == paired_permutation(
+        differences, counts, rng=np.random.default_rng(3), n_resamples=2500
+    )
+    draws = np.random.default_rng(3)
+    signs = np.vstack([draws.integers(0, 2, size=(size, n)) * 2 - 1 for size in (1000, 1000, 500)])
+
+    def drawn_p(shift):
+        shifted = differences - shift * counts
+        far = np.abs(signs @ shifted) >= abs(shifted.sum()) - 1e-9
+        return (1 + far.sum()) / (1 + len(signs))
+
+    assert found.p_value == pytest.approx(drawn_p(0.0))
+    for end, outward in ((found.ci_low, -1e-6), (found.ci_high, 1e-6)):
+        assert drawn_p(end - outward) > 0.05 >= drawn_p(end + outward)
 
 
 def test_the_bootstrap_of_a_mean_over_prompts_is_a_plain_loop():

@@ -211,6 +211,26 @@ def test_the_lock_names_its_holder_and_is_released(tmp_path):
         pass
 
 
+def test_the_lock_holds_where_fcntl_is_missing(tmp_path, monkeypatch):
+    # before: without fcntl (Windows), file_lock locked nothing: two owners at once. Now the
+    # lock is the filelock package's, which locks on every system
+    import filelock
+
+    monkeypatch.setattr(locks, "fcntl", None, raising=False)
+    lock = tmp_path / "thing.lock"
+    with file_lock(lock, "the thing"):
+        with (
+            pytest.raises(TacitError, match=f"in use by process {os.getpid()} "),
+            file_lock(lock, "the thing", wait=0),
+        ):
+            pass
+        with pytest.raises(filelock.Timeout):  # another program's filelock is kept out too
+            filelock.FileLock(lock, timeout=0).acquire()
+        assert locks.holder(lock) == os.getpid()  # a waiter did not erase the owner's id
+    with filelock.FileLock(lock, timeout=0):  # and is let in once the lock is released
+        pass
+
+
 def test_a_lock_is_released_when_its_holder_dies(tmp_path):
     lock = tmp_path / "thing.lock"
     code = (

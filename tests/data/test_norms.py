@@ -177,6 +177,6 @@ def test_the_papers_counts_only_beside_the_papers_norms(tmp_path):
     )
     elicit = registry.get("elicit")
     toy = {"norms": {"sha256": read_norms(write_norms(tmp_path / "n.dat")).sha256}}
-    assert "paper_n_prompts" not in elicit.table(summary, toy)[0].frame
-    papers = elicit.table(summary, {"norms": {"sha256": PAPER_SHA256}})[0].frame
+    assert "paper_n_prompts" not in elicit.report.table(summary, toy)[0].frame
+    papers = elicit.report.table(summary, {"norms": {"sha256": PAPER_SHA256}})[0].frame
     assert papers["paper_n_prompts"].tolist() == [564, 583]

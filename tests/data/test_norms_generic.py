@@ -166,8 +166,8 @@ def test_feature_types_are_checked_and_any_case(tmp_path):
 )
 def test_bad_column_mappings(text, message):
     """Named as the caller wrote it: `norms_columns` in Python, `--norms-columns` on the
-    command line (tacit.core.interface)."""
-    from tacit.core.interface import command_line
+    command line (tacit.core.option_names)."""
+    from tacit.core.option_names import command_line
 
     with pytest.raises(TacitError) as err:
         parse_columns(text)

@@ -215,7 +215,9 @@ def test_format_can_be_said(toy_xlsx, tmp_path):
         read_norms(toy_xlsx, format="cslb")
     with pytest.raises(TacitError, match="apply to generic tables only"):
         read_norms(toy_xlsx, format="mcrae", columns={"concept": "Concept"})
-    with pytest.raises(TacitError, match="norms format 'xlsx': expected one of cslb, mcrae"):
+    with pytest.raises(
+        TacitError, match="no norms format named 'xlsx': expected one of cslb, mcrae"
+    ):
         read_norms(toy_xlsx, format="xlsx")
 
 

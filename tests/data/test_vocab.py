@@ -164,7 +164,7 @@ def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
     result = tacit.retrieve(
         [tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha", progress=False
     )
-    assert all(w.isalpha() for w in result.vocab.words)
+    assert result.vocab.words and all(w.isalpha() for w in result.vocab.words)
     assert result.manifest["vocabulary"]["words_filter"]["words"] == "alpha"
     assert result.manifest["vocab_words"] == "alpha"
 

@@ -87,7 +87,10 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(classifier)
-    fails_cleanly([*base, "-m", classifier], "is a classifier model; retrieve takes masked")
+    fails_cleanly(
+        [*base, "-m", classifier],
+        "is a classifier model: it cannot score a <mask> inside a sentence over a vocabulary, which retrieve asks",
+    )
     # a causal LM (even with a tokenizer that has a mask token): pointed to span candidates
     causal = tmp_path / "causal"
     torch.manual_seed(0)
@@ -96,7 +99,10 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
         GPT2Config(vocab_size=len(tokenizer) + 8, n_embd=16, n_layer=1, n_head=2)
     ).save_pretrained(causal)
     tokenizer.save_pretrained(causal)
-    fails_cleanly([*base, "-m", causal], "is a causal model; retrieve takes masked models with")
+    fails_cleanly(
+        [*base, "-m", causal],
+        "is a causal model: it cannot score a <mask> inside a sentence over a vocabulary, which retrieve asks of it (the shared vocabulary at each template's blank): rank candidate spans instead (--candidates concepts)",
+    )
     # a tokenizer without a mask token
     no_mask = tmp_path / "no-mask"
     no_mask.mkdir()
@@ -358,8 +364,57 @@ def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, mon
     with monkeypatch.context() as patch:
         interrupt_after_one_chunk(patch)
         assert runner.invoke(app, [str(a) for a in base]).exit_code == 130
-    fails_cleanly([*base, "--resume", "--max-props", 4], "was started with other models, options")
+    line = fails_cleanly([*base, "--resume", "--max-props", 4], "was started with other options (")
+    assert (
+        "the prompts (the probe's options, norms or concepts)" in line and "another --out" in line
+    )
     fails_cleanly([*base[:-3], "--resume"], "--resume needs --out")
     fails_cleanly([*base[:-3], "--out", tmp_path / "empty", "--resume"], "no unfinished run")
     assert runner.invoke(app, [str(a) for a in base] + ["--resume"]).exit_code == 0
     fails_cleanly([*base, "--resume"], "is complete, nothing to resume: --overwrite")
+
+
+def test_resume_on_another_probes_directory_says_what_it_holds(
+    tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    # before: "the run in DIR is complete, nothing to resume: --overwrite runs it again (0 scored
+    # chunk(s) kept in DIR/.partial; to go on where it stopped: the same command with --resume
+    # --out DIR)": no word of the other probe, --overwrite (which deletes it), a .partial that
+    # does not exist, and the command that just failed
+    import tacit.results.result
+
+    common = ["-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
+
+    def run(probe: str, out: Path, *extra: str) -> list[str]:
+        return [probe, *common, "--out", str(out), *extra]
+
+    finished = tmp_path / "elicited"
+    assert runner.invoke(app, run("elicit", finished)).exit_code == 0
+    before = {p.name: p.read_bytes() for p in finished.iterdir()}
+    line = fails_cleanly(
+        run("retrieve", finished, "--resume"), "holds a finished elicit run, not a"
+    )
+    assert "retrieve run" in line and "another --out" in line
+    for misleading in ("--overwrite", ".partial", "the same command"):
+        assert misleading not in line, line
+    assert {p.name: p.read_bytes() for p in finished.iterdir()} == before  # untouched
+
+    unfinished = tmp_path / "stopped"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tacit.results.result.ProbeResult, "save", stopped)
+        assert runner.invoke(app, run("elicit", unfinished)).exit_code == 130
+    line = fails_cleanly(run("retrieve", unfinished, "--resume"), "holds an unfinished elicit run")
+    assert "another --out" in line and "--overwrite" not in line and "the same command" not in line
+    assert (unfinished / ".partial" / "plan.json").is_file()
+
+    # the same probe, other options: named, with the finished run's values
+    seeded = tmp_path / "seeded"
+    assert runner.invoke(app, run("retrieve", seeded, "--seed", "1")).exit_code == 0
+    line = fails_cleanly(
+        run("retrieve", seeded, "--seed", "2", "--resume"), "holds a finished retrieve run of other"
+    )
+    assert "--seed 1 (here 2)" in line and "another --out" in line and "--overwrite" not in line

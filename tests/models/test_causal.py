@@ -1,5 +1,5 @@
 """The causal scorer (tacit.models.causal) against a plain computation: start token + the
-sentence, one forward pass, log_softmax, gather, sum (support.causal_reference), on tiny
+sentence, one forward pass, log_softmax, gather, sum (support.causal_span_reference), on tiny
 random GPT-2- and Llama-shaped models with GPT-2's real byte-level BPE."""
 
 from __future__ import annotations
@@ -10,16 +10,26 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from support import REAL_BERT_VOCAB, causal_reference, fails_cleanly, out_of_memory_above
+from support import (
+    REAL_BERT_VOCAB,
+    causal_reference,
+    causal_span_reference,
+    causal_vocab_reference,
+    fails_cleanly,
+    out_of_memory_above,
+    sentence_of,
+    start_of,
+)
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertModel
 from typer.testing import CliRunner
 
 from tacit.cli import app
 from tacit.core.errors import TacitError
-from tacit.models import model_kind
+from tacit.core.modelspec import ModelSpec
 from tacit.models.causal import CACHE_MIN_SPANS, CausalLMScorer
 from tacit.models.causal_cache import cache_layers, expanded_cache
+from tacit.models.huggingface import model_kind
 
 TEMPLATES = [
     "Everyone knows that a bear has <mask>.",
@@ -44,28 +54,6 @@ SPANS = [
 ]
 
 
-def sentence_of(template: str, span: str) -> tuple[str, int, int]:
-    """The sentence and the characters of the span with its leading space (the reference)."""
-    before, after = template.split("<mask>")
-    prefix = before.rstrip()
-    return prefix + before[len(prefix) :] + span + after, len(prefix), len(before) + len(span)
-
-
-def reference_scores(model_dir: str, templates, spans):
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    sentences = [sentence_of(t, s) for t in templates for s in spans]
-    logprobs = causal_reference(model_dir, [text for text, _, _ in sentences])
-    span, total, n = [], [], []
-    for (text, first, last), lp in zip(sentences, logprobs):
-        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        inside = [a < last and b > first for a, b in offsets["offset_mapping"]]
-        span.append(lp[inside].sum())
-        total.append(lp.sum())
-        n.append(sum(inside))
-    shape = (len(templates), len(spans))
-    return (np.reshape(span, shape), np.reshape(total, shape), np.reshape(n, shape))
-
-
 @pytest.fixture(params=["tiny_gpt2", "tiny_llama"])
 def causal_model(request) -> str:
     return request.getfixturevalue(request.param)
@@ -76,7 +64,7 @@ def causal_model(request) -> str:
 def test_spans_match_plain_forward(causal_model, batch_size, cache):
     scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
     scores = scorer.score_spans(TEMPLATES, SPANS, progress=False, cache=cache)
-    span, total, n = reference_scores(causal_model, TEMPLATES, SPANS)
+    span, total, n = causal_span_reference(causal_model, TEMPLATES, SPANS)
     np.testing.assert_array_equal(scores.n_tokens, n)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
@@ -150,7 +138,7 @@ def test_a_concept_in_many_templates_is_not_a_prefix_of_its_own(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=32)
     calls, _ = counting_calls(scorer)
     scores = scorer.score_spans(templates, spans, progress=False)
-    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     assert calls[0] == (1, 2) and [rows for rows, _ in calls[1:]].count(1) == 0
     assert len(calls) <= 1 + 72 // 32 + 2  # the prefix, then batches (cut where rows shorten)
@@ -166,7 +154,7 @@ def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
     calls, _ = counting_calls(scorer)
     scores = scorer.score_spans(templates, spans, progress=False)
-    span, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    span, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, rtol=0, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, rtol=0, atol=2e-4)
     # start + "A" (33 sentences), start alone ("An", "Scissors", "Mice": 12), each run once
@@ -182,7 +170,7 @@ def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
     scorer.model.forward = out_of_memory_above(scorer.model.forward, 5)
     scores = scorer.score_spans(TEMPLATES, SPANS, progress=False)
     assert scorer.batch_size == 4
-    _, total, _ = reference_scores(tiny_gpt2, TEMPLATES, SPANS)
+    _, total, _ = causal_span_reference(tiny_gpt2, TEMPLATES, SPANS)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
     half = CausalLMScorer(tiny_gpt2, device="cpu", dtype="bfloat16")
     assert half.model.dtype == torch.bfloat16
@@ -201,7 +189,7 @@ def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):
     merged = tokenizer("Everyone knows that a bears fur.", add_special_tokens=False)["input_ids"]
     assert merged[: len(prefix)] != prefix  # the case under test
     scores = scorer.score_spans(templates, spans, progress=False)
-    span, total, n = reference_scores(tiny_gpt2, templates, spans)
+    span, total, n = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
     np.testing.assert_allclose(scores.span, span, atol=2e-4)
     np.testing.assert_array_equal(scores.n_tokens, n)
@@ -212,35 +200,35 @@ def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
     templates = [TEMPLATES[1], TEMPLATES[0], TEMPLATES[1]]
     spans = SPANS[::-1] + ["fur"]
     scores = scorer.score_spans(templates, spans, progress=False)
-    _, total, _ = reference_scores(tiny_gpt2, templates, spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, templates, spans)
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
 
 
 @pytest.mark.parametrize("batch_size", [1, 64])
-def test_vocab_is_the_next_token_softmax(causal_model, batch_size):
+def test_vocab_counts_the_text_after_the_blank(causal_model, batch_size):
+    """Every word's score is log P(w | before) + log P(after | before, w), the plain way
+    (support.causal_vocab_reference); a blank with nothing after it is the next token's
+    log-probability. Special and punctuation tokens whose sentence tokenises otherwise keep
+    their token, with the text after it tokenised alone."""
     scorer = CausalLMScorer(causal_model, device="cpu", batch_size=batch_size)
     prompts = [
         "Everyone knows that a bear has <mask>.",
         "A cat has <mask>",
         "<mask>!",
         "Everyone knows that a bear has <mask>.",
+        "A knife is used for <mask> .",
     ]
-    vocab_ids = np.array([4649, 15503, 10, 50260, 7])
-    tokenizer = AutoTokenizer.from_pretrained(causal_model)
-    model = AutoModelForCausalLM.from_pretrained(causal_model).eval()
-    start = tokenizer.bos_token_id
+    vocab_ids = np.array([4649, 15503, 10, 50260, 7, 5198])
     found = {}
     for batch in scorer.score_vocab(prompts, vocab_ids, progress=False):
         for row, at in zip(batch.rows.tolist(), batch.batch_rows.tolist()):
             found[row] = (batch.shared[at] - batch.log_z[at]).numpy()
     assert sorted(found) == list(range(len(prompts)))
-    for row, prompt in enumerate(prompts):
-        before = prompt.split("<mask>")[0].rstrip()
-        ids = [start, *tokenizer(before, add_special_tokens=False)["input_ids"]]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
-        expected = torch.log_softmax(logits.double(), -1)[vocab_ids].numpy()
-        np.testing.assert_allclose(found[row], expected, atol=2e-5)
+    expected = causal_vocab_reference(causal_model, prompts, vocab_ids)
+    for row in range(len(prompts)):
+        np.testing.assert_allclose(found[row], expected[row], atol=5e-5)
+    alone = _next_token_logprobs(causal_model, "A cat has")[vocab_ids].numpy()
+    np.testing.assert_allclose(found[1], alone, atol=2e-5)
 
 
 def test_vocab_refuses_a_blank_inside_the_sentence(tiny_gpt2):
@@ -257,7 +245,7 @@ def test_encode_pools_the_last_hidden_layer(tiny_gpt2, pooling):
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2).eval()
     tokenizer = scorer.tokenizer
     for row, text in enumerate(texts):
-        ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+        ids = [start_of(tokenizer), *tokenizer(text, add_special_tokens=False)["input_ids"]]
         with torch.no_grad():
             hidden = model.base_model(input_ids=torch.tensor([ids])).last_hidden_state[0]
         expected = hidden[-1] if pooling == "last" else hidden[1:].mean(0)
@@ -268,8 +256,9 @@ def test_encode_pools_the_last_hidden_layer(tiny_gpt2, pooling):
 
 
 def test_kinds(tiny_gpt2, tiny_llama, tiny_bert, tmp_path):
-    assert model_kind(tiny_gpt2) == "causal" and model_kind(tiny_llama) == "causal"
-    assert model_kind(tiny_bert) == "masked"
+    kind = lambda path: model_kind(ModelSpec(str(path)))  # noqa: E731
+    assert kind(tiny_gpt2) == "causal" and kind(tiny_llama) == "causal"
+    assert kind(tiny_bert) == "masked"
     encoder = tmp_path / "encoder"
     BertModel(
         BertConfig(
@@ -281,7 +270,7 @@ def test_kinds(tiny_gpt2, tiny_llama, tiny_bert, tmp_path):
         )
     ).save_pretrained(encoder)
     with pytest.raises(TacitError, match="BertModel checkpoint is none of the model kinds"):
-        model_kind(str(encoder))
+        kind(encoder)
 
 
 def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_path, tmp_path):
@@ -307,7 +296,7 @@ def test_retrieve_with_a_causal_model_points_to_concepts(tiny_gpt2, toy_norms_pa
 def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    ids = [tokenizer.bos_token_id, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+    ids = [start_of(tokenizer), *tokenizer(text, add_special_tokens=False)["input_ids"]]
     with torch.no_grad():
         return torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0, -1].double(), -1)
 
@@ -345,11 +334,13 @@ def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_pat
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     ids = [tokenizer(" " + w, add_special_tokens=False)["input_ids"][0] for w in vocab]
     row = prompts[prompts.model == tiny_gpt2].iloc[0]
-    logprobs = _next_token_logprobs(tiny_gpt2, row.prompt.split("<mask>")[0].rstrip())
-    expected = logprobs[ids].exp()
+    expected = torch.as_tensor(np.exp(causal_vocab_reference(tiny_gpt2, [row.prompt], ids)[0]))
     top = [item.rpartition(":") for item in row.top5.split()]
     assert [w for w, _, _ in top] == [vocab[i] for i in expected.topk(5).indices]
     np.testing.assert_allclose([float(p) for _, _, p in top], expected.topk(5).values, rtol=1e-3)
+    record = manifest["models"][1]
+    assert record["vocab_suffixes_naive"] == len(vocab) * by_model.size()[tiny_gpt2]
+    assert 0 < record["vocab_suffixes"] <= record["vocab_suffixes_naive"]
 
 
 def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
@@ -367,7 +358,7 @@ def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
     assert calls[0] == (1, 2)  # start + "A", once for both prompts
     printed = capsys.readouterr().err
     assert "/18" in printed and "sentence" in printed  # 2 distinct prompts x 9 words
-    _, total, _ = reference_scores(tiny_gpt2, prompts[:2], words)
+    _, total, _ = causal_span_reference(tiny_gpt2, prompts[:2], words)
     for batch in batches:
         for row in batch.rows.tolist():
             expected = total[0 if prompts[row].endswith("car.") else 1]
@@ -460,7 +451,7 @@ def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
     assert manifest["models"][0]["kind"] == "causal"
     items = pd.read_csv(out / "items.csv")
     prompts = list(items["prompt"])
-    _, total, _ = reference_scores(tiny_gpt2, prompts, ["Yes", "Perhaps not", "No"])
+    _, total, _ = causal_span_reference(tiny_gpt2, prompts, ["Yes", "Perhaps not", "No"])
     expected = np.exp(total - np.logaddexp.reduce(total, axis=1, keepdims=True))
     got = items[["p_entailment", "p_neutral", "p_contradiction"]].to_numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4)
@@ -514,17 +505,24 @@ def test_sentencepiece_words_and_next_token(tmp_path):
     model_dir = str(save_tiny_llama(tmp_path / "llama2", tokenizer))
     scorer = CausalLMScorer(model_dir, device="cpu")
     prompt = "Everyone knows that a cat has <mask>."
-    (batch,) = scorer.score_vocab([prompt], np.array([bear, words["fur"]]), progress=False)
-    expected = _next_token_logprobs(model_dir, "Everyone knows that a cat has")
+    chosen = np.array([bear, words["fur"]])
+    (batch,) = scorer.score_vocab([prompt], chosen, progress=False)
     got = (batch.shared[0] - batch.log_z[0]).numpy()
-    np.testing.assert_allclose(got, expected[[bear, words["fur"]]].numpy(), atol=2e-5)
+    # "." alone is `▁.`; after a word, as the whole sentence tokenises it, `.`
+    assert tokenizer.tokenize(".") == ["▁."]
+    np.testing.assert_allclose(
+        got, causal_vocab_reference(model_dir, [prompt], chosen)[0], atol=5e-5
+    )
+    sentence = scorer.score_spans([prompt], ["bear", "fur"], progress=False).sentence[0]
+    prefix = causal_reference(model_dir, ["Everyone knows that a cat has"])[0].sum()
+    np.testing.assert_allclose(got, sentence - prefix, atol=5e-5)
 
 
 def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     tiny_gpt2, toy_norms_path, tmp_path
 ):
     """`probe retrieve --candidates concepts -m gpt2`: each concept's rank is its sentence's
-    among all concepts' sentences, computed the plain way (support.causal_reference)."""
+    among all concepts' sentences, computed the plain way (support.causal_span_reference)."""
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
@@ -546,7 +544,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates.txt").read_text().splitlines()
-    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, list(prompts["prompt"]), spans)
     targets = [spans.index(s) for s in prompts["target_span"]]
     target = total[np.arange(len(targets)), targets]
     expected = 1 + (total > target[:, None] + 1e-6).sum(axis=1)
@@ -584,7 +582,7 @@ def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
     prompts = pd.read_csv(out / "prompts.csv")
     spans = (out / "candidates-has.txt").read_text().splitlines()
     assert "four legs" in spans
-    _, total, _ = reference_scores(tiny_gpt2, list(prompts["prompt"]), spans)
+    _, total, _ = causal_span_reference(tiny_gpt2, list(prompts["prompt"]), spans)
     for row, gold, ap in zip(total, prompts["gold"], prompts["ap_vocab"]):
         relevant = np.isin(spans, [item.rpartition(":")[0] for item in gold.split(" | ")])
         assert ap == pytest.approx(average_precision(row, relevant), abs=1e-4)

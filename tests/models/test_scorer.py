@@ -7,7 +7,8 @@ from transformers import AutoTokenizer
 
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
-from tacit.vocab import build_vocabulary, vocabulary_for
+from tacit.models.vocabulary import vocabulary_for
+from tacit.vocab import build_vocabulary
 
 PROMPTS = [
     "A <mask> has fur.",
@@ -139,7 +140,7 @@ def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dt
     def logits(scorer):
         out = np.empty((len(prompts), len(vocab)), dtype=np.float32)
         for batch in scorer.score_vocab(prompts, ids, progress=False):
-            out[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
+            out[batch.rows] = batch.shared[batch.batch_rows].numpy()
         return out
 
     reference, approximate = logits(full), logits(half)

@@ -11,7 +11,7 @@ from transformers import AutoTokenizer
 
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.spans import span_tokens_in_context
+from tacit.models.masked_spans import span_tokens_in_context
 
 TEMPLATES = [
     "<mask> has fur, is big, and has claws.",

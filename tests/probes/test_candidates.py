@@ -4,6 +4,7 @@ ranks against the plain computation, every normalisation, the manifest, bad inpu
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -271,6 +272,8 @@ def test_masked_and_causal_models_rank_the_same_candidates(
     targets = [spans.index(s) for s in causal["target_span"]]
     np.testing.assert_array_equal(causal["rank"], ranks_of(plain, targets))
     assert causal["target_prob"].isna().all()  # a sentence's probability is not the span's
+    said = " ".join(result.stdout.split())  # the dash in the table says why
+    assert f"prob – for {Path(tiny_gpt2).name}: " in said and "decoder-only" in said
     manifest = json.loads((out / "manifest.json").read_text())
     assert [m["kind"] for m in manifest["models"]] == ["masked", "causal"]
     assert {"span_rows", "span_tokens"} <= set(manifest["span_work"])

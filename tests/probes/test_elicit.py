@@ -269,7 +269,7 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
     ids = [scorer.tokenizer.convert_tokens_to_ids(w) for w in words]
     scores = np.empty((len(prompts), len(words)), dtype=np.float32)
     for batch in scorer.score_vocab(list(prompts.prompt), np.array(ids), progress=False):
-        scores[batch.rows.numpy()] = batch.shared[batch.batch_rows].numpy()
+        scores[batch.rows] = batch.shared[batch.batch_rows].numpy()
     sensible = {
         relation: sorted({index[w] for g in rows.gold for w, _ in parse_gold(g)})
         for relation, rows in prompts.groupby("relation")
@@ -301,3 +301,31 @@ def test_every_relation_reads_as_the_paper_words_it(relation, with_prefix, witho
     "a bear made of <mask>" (issue 22, item 0)."""
     assert elicitation_prompt("bear", relation) == with_prefix
     assert elicitation_prompt("bear", relation, prefix=False) == without_prefix
+
+
+def test_the_header_names_the_templates_prefix(tiny_bert, toy_norms_path, tmp_path):
+    """The header said "Everyone knows that" for a template whose prefix is "We know that";
+    the figure's y-axis said "the vocabulary or the candidates" whichever the run used."""
+    import tacit
+    from tacit.probes import registry
+
+    mine = tmp_path / "we.jsonl"
+    mine.write_text('{"relation": "has", "template": "{We know that} [a X] has [Y]."}\n')
+    ours = tacit.elicit(
+        [tiny_bert], norms=toy_norms_path, relations=["has"], templates=mine, progress=False
+    )
+    assert "with the prefix 'We know that'" in ours.text
+    assert "Everyone knows" not in ours.text
+    paper = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has"], progress=False)
+    assert "with the prefix 'Everyone knows that'" in paper.text
+    spans = tacit.elicit(
+        [tiny_bert],
+        norms=toy_norms_path,
+        relations=["has"],
+        candidates="answers",
+        progress=False,
+    )
+    probe = registry.get("elicit")
+    for result, over in ((paper, "the shared vocabulary"), (spans, "the candidates")):
+        ((_, figure),) = probe.report.figures([("run", result.summary, result.manifest)])
+        assert " ".join(figure.axes[0].get_ylabel().split()) == f"mAP over {over}"

@@ -87,12 +87,19 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
     # the summary against a count of its own
     best = rows[rows["answer"]].groupby("id", sort=False)["rank"].min()
     group = rows.drop_duplicates("id").set_index("id")["group"]
+    choices = rows.groupby("id", sort=False).size()
     summary = result.summary.set_index("group")
     for name, ids in (("comps", group.index[group == "comps"]), ("all", group.index)):
         assert summary.loc[name, "n_items"] == len(ids)
         assert summary.loc[name, "accuracy"] == pytest.approx((best[ids] == 1).mean())
         assert summary.loc[name, "mrr"] == pytest.approx((1 / best[ids]).mean())
-        assert summary.loc[name, "p_at_2"] == pytest.approx((best[ids] <= 2).mean())
+        # P@2 only over items with more than 2 candidates: with 2, it is 1 whatever the scores
+        over = [i for i in ids if choices[i] > 2]
+        assert summary.loc[name, "n_items_over_k"] == len(over)
+        if over:
+            assert summary.loc[name, "p_at_2"] == pytest.approx((best[over] <= 2).mean())
+        else:
+            assert np.isnan(summary.loc[name, ["p_at_2", "p_at_2_ci_low", "p_at_2_ci_high"]]).all()
         assert summary.loc[name, "accuracy_ci_low"] <= summary.loc[name, "accuracy"]
     assert list(summary.index) == ["comps", "bear", "all"]
     assert result.manifest["counts"] == {
@@ -119,6 +126,10 @@ def test_from_the_command_line_and_as_csv(tiny_bert, tiny_roberta, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "accuracy (P@1)" in result.stdout and "2 items, 5 candidates" in result.stdout
+    said = " ".join(result.stdout.split())  # P@5 of items of 2 and 3 candidates: always 1
+    assert "P@5: over the items with more than 5 candidates (none here)" in said
+    shown = [line.split() for line in result.stdout.splitlines() if line.startswith("all")]
+    assert len(shown) == 2 and all(cells[-1] == "–" for cells in shown)
     prompts = pd.read_csv(out / "prompts.csv")
     assert list(prompts.columns) == [
         "model",

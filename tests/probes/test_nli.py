@@ -306,7 +306,7 @@ def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
         "neutral": "LABEL_1",
         "contradiction": "LABEL_0",
     }
-    with pytest.raises(TacitError, match="no trained classification head"):
+    with pytest.raises(TacitError, match="is a masked model: it cannot classify premise-hyp"):
         tacit.nli("nope", data["nope"], [nli_mlm], mode="classifier", progress=False)
     with pytest.raises(TacitError, match="2 labels"):
         label_order({0: "entailment", 1: "not_entailment"}, "m", None)
@@ -473,6 +473,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
         "items.csv",
         "manifest.json",
         "nli.png",
+        "result.json",
         "summary.csv",
         "summary_by_seed.csv",
     ]
@@ -481,6 +482,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     assert len(rows) == 2 * len(SUITES[suite].load(data[suite]))
     manifest = json.loads((out / "manifest.json").read_text())
     assert [m["mode"] for m in manifest["models"]] == ["cloze", "classifier"]
+    assert manifest["data"]["files"]
     assert all(len(f["sha256"]) == 64 for f in manifest["data"]["files"])
     summary = pd.read_csv(out / "summary.csv")
     assert {"section", "breakdown", "group", "metric", "value", "sd", "n", "n_seeds"} <= set(

@@ -282,6 +282,7 @@ def test_cli_runs_every_task_in_linear_mode(pragmeval_data, mlm, tmp_path):
         "manifest.json",
         "pragmeval.png",
         "predictions.csv",
+        "result.json",
         "summary.csv",
     ]
     summary = pd.read_csv(out / "summary.csv")

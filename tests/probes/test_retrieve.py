@@ -220,3 +220,13 @@ def test_intervals_depend_on_the_condition_not_on_the_models_path():
     assert here[columns].equals(there[columns])
     other_condition = summarize_retrieval(rows.assign(model="/tmp/a/model", order="increasing"))
     assert not here[columns].equals(other_condition[columns])
+
+
+def test_one_property_is_singular(tiny_bert, toy_norms_path):
+    """The leaderboard's and `probe compare`'s condition said "MRR, 1 properties"."""
+    import tacit
+    from tacit.probes import registry
+
+    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, progress=False)
+    (label, _), *_ = registry.get("retrieve").conditions(result.summary, result.manifest)
+    assert label == "1 property, top/decreasing/all"

@@ -15,8 +15,8 @@ from tacit.probes.elicit.prompts import elicitation_prompt
 from tacit.probes.prince.scoring import PERSON_PROPERTIES
 from tacit.probes.retrieve.fills import retrieval_fills
 from tacit.probes.retrieve.prompts import build_prompts
-from tacit.probes.templates import join_phrases, load_templates
-from tacit.probes.templates.reading import read_templates
+from tacit.templates import join_phrases, load_templates
+from tacit.templates.reading import read_templates
 
 # LAMA's relations.jsonl as published: extra keys, `[X]` the subject, `[Y]` the object
 LAMA = [
@@ -91,6 +91,32 @@ def test_a_lama_relation_file_loads_as_it_is(tmp_path):
         templates.chosen_relations(["has"])
     with pytest.raises(TacitError, match="no retrieval template"):
         templates.retrieval  # noqa: B018
+
+
+# ParaRel's pattern files as published: one file per relation, `pattern` for the template
+PARAREL = [
+    {
+        "pattern": "[X] is located in [Y] .",
+        "lemma": "locate",
+        "extended_lemma": "locate",
+        "tense": "present",
+    },
+    {"pattern": "[X], which is located in [Y] .", "lemma": "locate", "extended_lemma": "locate"},
+]
+
+
+def test_a_pararel_pattern_file_loads_as_its_relation(tmp_path):
+    templates = read_templates(write(tmp_path / "P131.jsonl", PARAREL))
+    assert templates.relations == ["P131"]
+    first, second = templates.for_relation("P131")
+    assert (first.id, second.id) == ("1", "2")
+    assert first.fill(concept="Baltimore") == "Baltimore is located in <mask> ."
+    assert second.fill(concept="Baltimore") == "Baltimore, which is located in <mask> ."
+    given = write(tmp_path / "patterns.jsonl", [{**PARAREL[0], "relation": "located in"}])
+    assert read_templates(given).relations == ["located in"]
+    both = write(tmp_path / "P17.jsonl", [{"pattern": "[X] is in [Y] .", "template": "[X] [Y]"}])
+    with pytest.raises(TacitError, match=r"P17.jsonl, line 1: both `template` and `pattern`"):
+        read_templates(both)
 
 
 def test_placeholders_fill_as_documented(tmp_path):

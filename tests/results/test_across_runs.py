@@ -138,7 +138,9 @@ def test_the_leaderboard_ranks_only_like_for_like(results):
     # the same vocabulary and condition: one ranking (the ablation at its main condition)
     assert groups["retrieve/two"] == groups["retrieve/ordering"]
     # other candidates, another span scoring, another vocabulary: ranked apart
-    assert len({groups["retrieve/two"], groups["retrieve/spans"], groups["retrieve/spans-mean"]})
+    assert (
+        len({groups["retrieve/two"], groups["retrieve/spans"], groups["retrieve/spans-mean"]}) == 3
+    )
     assert groups["retrieve/spans"] not in (groups["retrieve/two"], groups["retrieve/spans-mean"])
     assert groups["retrieve/spans-mean"] != groups["retrieve/two"]
     assert groups["elicit/both"] != groups["elicit/bert"]  # two models' vocabulary, one's
@@ -205,6 +207,54 @@ def test_comparisons_equal_an_independent_computation(results):
     assert row["difference"] == pytest.approx((a.sum() - b.sum()) / n)
 
 
+@pytest.mark.parametrize("exact_limit", [20, 2])
+def test_a_comparison_in_memory_equals_the_saved_one(
+    tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch, exact_limit
+):
+    """The same comparison from the result in memory and from its saved directory, bit for
+    bit: the values in memory are read as the saved prompts.csv holds them (8 significant
+    digits), and the random sign patterns (a limit of 2 concepts forces them) are seeded by
+    the models, not by where the run was read from."""
+    from tacit.core import stats
+
+    monkeypatch.setattr(stats, "EXACT_LIMIT", exact_limit)
+    result = tacit.retrieve(
+        [tiny_bert, tiny_roberta], norms=toy_norms_path, max_props=3, progress=False
+    )
+    saved = result.save(tmp_path / "two")
+    numbers = ["difference", "ci_low", "ci_high", "p_value", "p_holm", "patterns", "seed"]
+    in_memory = tacit.compare([result], n_resamples=999)
+    on_disk = tacit.compare([saved], n_resamples=999)
+    assert in_memory[numbers].equals(on_disk[numbers])
+    assert (in_memory["test"] == ("exact" if exact_limit == 20 else "monte carlo")).all()
+    assert in_memory["patterns"].iloc[0] == (
+        2 ** in_memory["n_units"].iloc[0] if exact_limit == 20 else 999
+    )
+
+
+def test_the_interval_and_the_p_value_agree(results):
+    """The interval is the permutation test's own, so it leaves out 0 exactly when p <= 0.05,
+    and the printed table says how p was counted."""
+    found = tacit.compare(
+        [
+            results / "retrieve" / "two",
+            results / "retrieve" / "ordering",
+            results / "elicit" / "both",
+        ]
+    )
+    excludes = (found["ci_low"] > 0) | (found["ci_high"] < 0)
+    assert (excludes == (found["p_value"] <= 0.05)).all()
+    shown = run("compare", results / "retrieve" / "two", "--seed", 7).stdout
+    n = int(found["n_units"].iloc[0])
+    assert f"exact over all {2**n:,} sign patterns" in " ".join(shown.split())
+    assert "the differences the test does not reject at 0.05" in " ".join(shown.split())
+    assert "too few concepts" in " ".join(shown.split())  # 4 concepts: p >= 2/16
+    written = pd.read_csv(
+        io.StringIO(run("compare", results / "retrieve" / "two", "--format", "csv").stdout)
+    )
+    assert written[["test", "patterns", "seed"]].values.tolist() == [["exact", 2**n, 0]]
+
+
 def test_holm_over_a_tables_comparisons(results):
     """Two like-for-like runs of two models: six comparisons in one table."""
     found = tacit.compare([results / "retrieve" / "two", results / "retrieve" / "ordering"])
@@ -223,6 +273,41 @@ def test_runs_not_like_for_like_are_never_compared(results):
     found = tacit.compare([results / "retrieve" / "two", results / "retrieve" / "spans"])
     assert found["group"].nunique() == 2 and len(found) == 2
     assert (found["run_a"] == found["run_b"]).all()
+
+
+def test_the_advice_names_the_options_that_differ(
+    results, tiny_bert, tiny_roberta, toy_norms_path, tmp_path
+):
+    """Runs that share a vocabulary and differ in --limit, or rank over the vocabulary against
+    candidates, were told to use --vocab-model: each difference names its own option, and
+    --vocab-model only where two runs' vocabularies differ."""
+    limited = tmp_path / "limit"
+    two = ["-m", tiny_bert, "-m", tiny_roberta, "--norms", toy_norms_path, "-q"]
+    run("retrieve", *two, "--max-props", 3, "--limit", 2, "--out", limited)
+    bert = tmp_path / "bert"
+    run("retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "-q", "--out", bert)
+
+    def warned(*runs):
+        said = run("table", *runs).stderr
+        assert said.count("warning: not like for like") == 1
+        return " ".join(said.split())
+
+    said = warned(results / "retrieve" / "two", limited)
+    assert "--vocab-model" not in said and "differ in limit" in said
+    assert "--limit" in said and "first look" in said
+    said = warned(results / "retrieve" / "two", results / "retrieve" / "spans")
+    assert "--vocab-model" not in said and "--candidates" in said
+    assert "the shared vocabulary" in said and "candidate spans" in said
+    assert "differ in span scoring" not in said  # spans have it, the vocabulary has none
+    said = warned(results / "retrieve" / "spans", results / "retrieve" / "spans-mean")
+    assert "differ in span scoring" in said and "--normalize" in said
+    assert "--vocab-model" not in said
+    said = warned(results / "retrieve" / "two", bert)
+    assert "differ in vocabulary" in said and "--vocab-model" in said
+    some = tmp_path / "some"
+    run("elicit", *two, "--relation", "has", "--relation", "is", "--out", some)
+    said = warned(results / "elicit" / "bert", some)  # `all` of other relations: apart
+    assert "differ in relations" in said and "--relation" in said
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from tacit.cli import app
 from tacit.core.labels import short_labels
 from tacit.probes.nli.report import COMPACT_ROWS, format_nli_summary
-from tacit.probes.notes import run_notes
+from tacit.probes.run_notes import run_notes
 
 runner = CliRunner()
 

@@ -29,6 +29,7 @@ def test_html_shows_the_summary_notes_and_figure(result):
     page = result._repr_html_()
     assert "<pre>" in page and "MRR [95% CI]" in page  # the printed summary
     assert '<img src="data:image/png;base64,' in page  # the probe's main figure
+    assert result.notes  # (all() of nothing is true)
     assert all(f"<li>{note}" in page.replace("&#x27;", "'") for note in result.notes[:1])
 
 

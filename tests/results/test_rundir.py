@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from support import fails_cleanly
+from support import RETRIEVAL_RUN_FILES, fails_cleanly
 from typer.testing import CliRunner
 
 from tacit.cli import app
@@ -25,7 +25,7 @@ def test_a_directory_holding_a_run_is_refused_then_replaced_whole(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # untouched
     assert runner.invoke(app, [*retrieve, "--overwrite"]).exit_code == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["dropped.csv", "manifest.json", "prompts.csv", "summary.csv", "vocab.txt"]
+    assert names == RETRIEVAL_RUN_FILES
     assert "excluded.csv" in before  # the elicit run's file is gone with it
 
 

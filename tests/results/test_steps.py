@@ -15,7 +15,6 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.results.steps import by_step, steps_figure
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 runner = CliRunner()
 STEPS = (10, 100, 2000)
 

@@ -22,7 +22,6 @@ from tacit.core.locks import file_lock
 from tacit.sweep import read_sweep
 from tacit.sweep.cells import lock_file, prepare_folder, run_cells
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 runner = CliRunner()
 
 

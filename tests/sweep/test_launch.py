@@ -18,9 +18,8 @@ from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.sweep.launch import parse_options
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 pytest.importorskip(
-    "submitit", reason="the launcher runs on submitit: pip install 'tacit[cluster]'"
+    "submitit", reason="the launcher runs on submitit: pip install 'tacit-probe[cluster]'"
 )
 runner = CliRunner()
 

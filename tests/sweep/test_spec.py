@@ -6,21 +6,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 
 import pytest
 
 from tacit.core.errors import TacitError
 from tacit.sweep import read_sweep
 from tacit.sweep.cells import select
-from tacit.sweep.spec import directory_step, step_of
-
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
+from tacit.sweep.spec import directory_step, step_of, toml_reader
 
 
 def sweep_of(tmp_path, text: str, name: str = "grid.toml"):
     path = tmp_path / name
     path.write_text(text)
     return read_sweep(path)
+
+
+def test_python_3_10_reads_sweep_files_with_tomli(tmp_path, monkeypatch):
+    # before: on Python 3.10 (no tomllib) every sweep file was refused, though tacit declares
+    # 3.10; there it is read with tomli (a dependency on 3.10 only, and of `dev`)
+    import tomli
+
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` fails, as on 3.10
+    assert toml_reader() is tomli
+    sweep = sweep_of(tmp_path, 'models = ["m1"]\n[retrieve]\nmax_props = [1, 2]\n')
+    assert [c.options for c in sweep.cells] == [{"max_props": 1}, {"max_props": 2}]
+    with pytest.raises(TacitError, match="not a readable TOML file"):  # tomli's errors too
+        sweep_of(tmp_path, "models = [", "bad.toml")
+    monkeypatch.setitem(sys.modules, "tomli", None)  # 3.10 without it: what to install
+    with pytest.raises(TacitError, match="on Python 3.10, `pip install tomli`"):
+        sweep_of(tmp_path, 'models = ["m1"]\n[retrieve]\n')
 
 
 def test_a_list_option_takes_the_list_as_its_value(tmp_path):

@@ -4,14 +4,12 @@ resumes after an interruption without redoing finished cells, and `probe leaderb
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 import tacit
 import tacit.api
 from tacit.cli import app
 
-pytest.importorskip("tomllib", reason="sweep files need Python 3.11 (tomllib)")
 runner = CliRunner()
 
 
@@ -64,7 +62,7 @@ def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     assert len(table) == 8 and set(table["model"]) == {"tiny-bert0", "tiny-roberta0"}
     assert set(table["probe"]) == {"retrieve", "elicit"}
     assert set(table["condition"]) >= {
-        "1 properties, top/decreasing/all",
+        "1 property, top/decreasing/all",
         "2 properties, top/decreasing/all",
     }
     markdown = runner.invoke(app, ["leaderboard", str(out), "--out", str(out / "board.md")])

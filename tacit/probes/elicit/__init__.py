@@ -10,22 +10,22 @@ contract (tacit.probes.base).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
-from tacit.probes.elicit.options import PARAMS
+from tacit.probes.elicit.options import ElicitOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
+    from tacit.core.params import Context
     from tacit.models.base import Scorer
     from tacit.probes.candidates import Candidates
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 
 @dataclass
@@ -41,41 +41,59 @@ class State:
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
 
-class ElicitProbe(Probe):
+class ElicitProbe(Probe[ElicitOptions]):
     name = "elicit"
+    report_class = "tacit.probes.elicit.report:ElicitReport"
     description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"
     help = """Each concept with at least one one-word answer for a relation (`has fur_hair`
     answers `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is
     scored against those answers: average precision over the shared vocabulary (ap_vocab) and
     over every answer of that relation (ap_sens), and Spearman's rho between the answers'
     production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
-    params = PARAMS
+    options = ElicitOptions
     extra_tables = {
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
     }
     primary = Metric(
-        "map_vocab", "mAP", True, "map_vocab_ci_low", "map_vocab_ci_high", "n_concepts"
+        "map_vocab",
+        "mAP",
+        True,
+        "map_vocab_ci_low",
+        "map_vocab_ci_high",
+        "n_concepts",
+        row="ap_vocab",
     )
+    metrics = (
+        Metric(
+            "map_sens",
+            "mAP (sensitive)",
+            True,
+            "map_sens_ci_low",
+            "map_sens_ci_high",
+            row="ap_sens",
+        ),
+        Metric(
+            "spearman_mean", "Spearman", True, "spearman_ci_low", "spearman_ci_high", row="spearman"
+        ),
+    )
+    sample_columns = ("prompt", "gold")
     keys = ("model", "relation", "prefix")
     limit = "concepts"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def validate(
-        self, given: Mapping[str, Any], *, context: str = "api", where: str = ""
-    ) -> dict[str, Any]:
+        self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
+    ) -> ElicitOptions:
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
         from tacit.probes.elicit.options import RELATIONS_PARAM
-        from tacit.probes.templates import load_templates
+        from tacit.templates import load_templates
 
         values = super().validate(given, context=context, where=where)
-        if values["relations"] is not None:
-            templates = load_templates(values["templates"])
-            label = where + RELATIONS_PARAM.label(context)  # type: ignore[arg-type]
-            for relation in values["relations"]:
+        if values.relations is not None:
+            templates = load_templates(values.templates)
+            label = where + RELATIONS_PARAM.label(context)
+            for relation in values.relations:
                 if relation not in templates.relations:
                     raise TacitError(
                         f"{label} {relation!r}: expected one of "
@@ -84,58 +102,50 @@ class ElicitProbe(Probe):
                     )
         return values
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
         from tacit.probes.elicit.prompts import check_prefixes
-        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.templates import load_templates
 
-        refuse_span_options(values, SPAN_PARAMS, "answers")
-        prefix = values["prefix"]
+        refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
+        prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
-        templates = load_templates(values["templates"])
-        values = {**values, "relations": templates.chosen_relations(values["relations"])}
-        check_prefixes(templates, values["relations"], prefixes)
+        templates = load_templates(values.templates)
+        relations = templates.chosen_relations(values.relations)
+        values = replace(values, relations=relations)
+        check_prefixes(templates, relations, prefixes)
         norms = load_norms(values)
-        if values["candidates"] == "vocab":
-            state, work = self._vocab_work(models, norms, values, prefixes, run, templates)
-        else:
-            state, work = self._span_work(models, norms, values, prefixes, run, templates)
-        return Plan(
-            work,
-            values,
-            state.candidates.resume_key(),
-            state=state,
-            tokenizers=state.candidates.tokenizers,
-        )
+        work_of = self._vocab_work if values.candidates == "vocab" else self._span_work
+        state, work = work_of(models, norms, values, relations, prefixes, run, templates)
+        return Plan(work, values, state.candidates, state=state)
 
     def _vocab_work(
         self,
         models: Sequence[str | Scorer],
         norms: Any,
-        values: Mapping[str, Any],
+        values: ElicitOptions,
+        relations: list[str],
         prefixes: list[bool],
         run: RunOptions,
         templates: TemplateSet,
     ) -> tuple[State, Work]:
         import numpy as np
 
-        from tacit.probes.candidates import Candidates
+        from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
         from tacit.probes.elicit.scoring import score_elicitation
-        from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.shared_options import limit_concepts
 
         candidates = Candidates.shared_vocabulary(models, run)
-        vocab, relations = candidates.vocab, values["relations"]
+        vocab = candidates.vocab
         golds = gold_answers(norms, vocab, relations)
         prompts = build_elicitation_prompts(
-            golds.answers, relations, prefixes, values["concepts"], templates=templates
+            golds.answers, relations, prefixes, values.concepts, templates=templates
         )
         if prompts.empty:
             raise TacitError("no concept has a gold answer in the shared vocabulary")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -148,7 +158,7 @@ class ElicitProbe(Probe):
             lambda scorer, rows, bar: score_elicitation(
                 rows, scorer, vocab, sensible, progress=bar, offset=len(prompts)
             ),
-            kinds=self.kinds(values),
+            needs=vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers"),
         )
         state = State(
             norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
@@ -159,7 +169,8 @@ class ElicitProbe(Probe):
         self,
         models: Sequence[str | Scorer],
         norms: Any,
-        values: Mapping[str, Any],
+        values: ElicitOptions,
+        relations: list[str],
         prefixes: list[bool],
         run: RunOptions,
         templates: TemplateSet,
@@ -169,21 +180,24 @@ class ElicitProbe(Probe):
         model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
         the norms' answers."""
         from tacit.probes.candidates import (
+            SPAN_NEEDS,
             Candidates,
             SpanRanker,
             read_candidates,
             refuse_unreadable,
             relation_answers,
+            span_cost,
             take_counts,
             unreadable_spans,
         )
+        from tacit.probes.elicit.options import CANDIDATE_SETS
         from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
         from tacit.probes.elicit.scoring import score_span_elicitation
-        from tacit.probes.inputs import first_concepts
         from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.probes.shared_options import limit_concepts
 
-        given, relations = values["candidates"], values["relations"]
-        chosen = None if given == "answers" else read_candidates(given)
+        given = values.candidates
+        chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
         spans = (
             chosen.spans
             if chosen is not None
@@ -193,16 +207,16 @@ class ElicitProbe(Probe):
         if chosen is not None:
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
-        prompts = build_span_prompts(gold, relations, prefixes, values["concepts"], templates)
+        prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
         if prompts.empty:
             raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = first_concepts(prompts, run.limit)[0]
+        prompts = limit_concepts(prompts, run)[0]
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(
             tokenizers=tokenizers,
             sets=dict(sets),
-            scoring=values["span_scoring"],
-            normalize=values["normalize"],
+            scoring=values.span_scoring,
+            normalize=values.normalize,
         )
         free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
         rankers = {
@@ -216,9 +230,10 @@ class ElicitProbe(Probe):
             )
             return Scored(table, take_counts(rankers.values()))
 
-        work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=self.kinds(values)
-        )
+        sizes = {r: len(sets[r].spans) for r in relations}
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
+        work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         state = State(
             norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
         )
@@ -235,8 +250,8 @@ class ElicitProbe(Probe):
             paper_norms,
         )
         from tacit.probes.elicit.summary import summarize_elicitation
-        from tacit.probes.inputs import norms_record
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
+        from tacit.probes.shared_options import norms_record
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
@@ -245,14 +260,14 @@ class ElicitProbe(Probe):
         questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
         counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
-        added["options"] = {"relations": relations, "prefix": values["prefix"]}
+        added["options"] = {"relations": relations, "prefix": values.prefix}
         if spans:
             added["options"].update(
-                candidates=str(values["candidates"]),
+                candidates=str(values.candidates),
                 span_scoring=candidates.scoring,
                 normalize=candidates.normalize,
             )
-        added["options"]["concepts"] = values["concepts"]
+        added["options"]["concepts"] = values.concepts
         added["norms"] = norms_record(state.norms)
         added["templates"] = state.templates.record()
         added["counts"] = {
@@ -291,11 +306,11 @@ class ElicitProbe(Probe):
         )
 
     @staticmethod
-    def _files(values: Mapping[str, Any], candidates: Candidates) -> dict[str, str]:
+    def _files(values: ElicitOptions, candidates: Candidates) -> dict[str, str]:
         """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
         if candidates.vocabulary is not None:
             return {}
-        return candidates.files(named=values["candidates"] == "answers")
+        return candidates.files(named=values.candidates == "answers")
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
@@ -331,24 +346,28 @@ class ElicitProbe(Probe):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.notes import scored_over
+        """What every norms-based run must share (vocabulary or candidates, norms, concepts,
+        templates), and the relations: `all` pools the relations a run asked for, so runs of
+        other relations pool other prompts under the same name."""
+        from tacit.probes.run_notes import scored_over
 
-        return scored_over(manifest)
+        relations = (manifest.get("options") or {}).get("relations") or []
+        return {**scored_over(manifest), "relations": ", ".join(relations)}
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: ElicitOptions) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
-        from tacit.probes.inputs import load_norms
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import load_norms
+        from tacit.templates import load_templates
 
-        templates = load_templates(values["templates"])
+        templates = load_templates(values.templates)
         table = load_norms(values).table
-        if values["concepts"] is not None:
-            table = table[table["concept"].isin(values["concepts"])]
-        relations = templates.chosen_relations(values["relations"])
+        if values.concepts is not None:
+            table = table[table["concept"].isin(values.concepts)]
+        relations = templates.chosen_relations(values.relations)
         pairs = table[table["relation"].isin(relations)]
         pairs = pairs.drop_duplicates(["concept", "relation"])
         per_pair = pairs["relation"].map({r: len(templates.for_relation(r)) for r in relations})
-        return int(per_pair.sum()) * (2 if values["prefix"] == "both" else 1)
+        return int(per_pair.sum()) * (2 if values.prefix == "both" else 1)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """Elicitation's prompts per relation, and the features left out and why."""
@@ -368,26 +387,3 @@ class ElicitProbe(Probe):
                 "shared vocabulary"
             )
         return "\n".join(lines)
-
-    def table(
-        self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
-    ) -> list[Table]:
-        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
-        the paper's counts beside ours where the norms are the paper's."""
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms
-        from tacit.probes.elicit.summary import elicitation_tables
-
-        paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
-        return elicitation_tables(summary, paper, spans=bool(manifest and "candidates" in manifest))
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.elicit.figures import elicitation_figure
-
-        return [("Elicitation: mean average precision by relation", elicitation_figure(runs))]

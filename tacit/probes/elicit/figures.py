@@ -15,10 +15,19 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]]) -> Figure:
+def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: str = "") -> Figure:
     """Bars of mAP by relation for (run name, summary, manifest) of one or more runs; the
-    legend, under the bars, names every bar."""
+    legend, under the bars, names every bar; the y-axis says what the runs ranked over (from
+    their manifests); `caption` is said under it all."""
     from matplotlib.figure import Figure
+
+    from tacit.probes.figures import say_under
+
+    spans = {"candidates" in (manifest or {}) for _, _, manifest in runs}
+    over = {
+        frozenset({True}): "the candidates",
+        frozenset({False}): "the shared vocabulary",
+    }.get(frozenset(spans), "the vocabulary (or, runs\nover spans, the candidates)")
 
     summary = pd.concat([table.assign(run=name) for name, table, _ in runs], ignore_index=True)
     summary["model"] = summary["model"].map(short_labels(summary["model"]))
@@ -54,7 +63,7 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]]) -> Figure:
         )
     axis.set_xticks(np.arange(len(relations)), relations)
     axis.set_xlabel("relation (all: every relation's prompts)")
-    axis.set_ylabel("mAP over the vocabulary\nor the candidates")
+    axis.set_ylabel(f"mAP over {over}")
     axis.grid(axis="y", alpha=0.3)
     axis.set_title(
         "Elicitation: mean average precision by relation (bars: 95% bootstrap "
@@ -62,4 +71,5 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]]) -> Figure:
         fontsize="medium",
     )
     figure.legend(loc="outside lower center", ncols=min(2, len(series)), fontsize="small")
+    say_under(figure, caption)
     return figure

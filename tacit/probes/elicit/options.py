@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-from tacit.core.params import Param, Switch
-from tacit.probes.inputs import NORMS_PARAMS, SPAN_PARAMS
-from tacit.probes.templates import TEMPLATES
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tacit.core.params import Options, Param, Switch
+from tacit.probes.shared_options import (
+    CONCEPTS,
+    NORMALIZE,
+    NORMS,
+    NORMS_COLUMNS,
+    NORMS_FORMAT,
+    SPAN_SCORING,
+)
+from tacit.templates import TEMPLATES
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Normalize, NormsFormat, SpanScoring
+    from tacit.norms import NormSet
+    from tacit.templates import TemplateSet
 
 RELATIONS_PARAM = Param(
     "relations",
@@ -29,6 +46,7 @@ PREFIX = Param(
         ),
     ),
 )
+CANDIDATE_SETS = ("vocab", "answers")  # what --candidates names besides a FILE
 CANDIDATES = Param(
     "candidates",
     "vocab",
@@ -37,4 +55,19 @@ CANDIDATES = Param(
     "shared vocabulary), `answers` (every answer people gave to the relation, of any length: "
     "'fur', 'four legs') or a FILE of spans, one a line.",
 )
-PARAMS = (RELATIONS_PARAM, PREFIX, *NORMS_PARAMS, CANDIDATES, *SPAN_PARAMS, TEMPLATES)
+
+
+@dataclass(frozen=True)
+class ElicitOptions(Options):
+    """The property-elicitation probe's options."""
+
+    relations: Sequence[str] | None = RELATIONS_PARAM.field()
+    prefix: bool | str = PREFIX.field()
+    norms: NormSet | str | Path | None = NORMS.field()
+    norms_format: NormsFormat | None = NORMS_FORMAT.field()
+    norms_columns: Mapping[str, str] | str | None = NORMS_COLUMNS.field()
+    concepts: Sequence[str] | None = CONCEPTS.field()
+    candidates: str | Path = CANDIDATES.field()
+    span_scoring: SpanScoring = SPAN_SCORING.field()
+    normalize: Normalize = NORMALIZE.field()
+    templates: str | Path | TemplateSet = TEMPLATES.field()

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.norms.phrasing import one_word_answers
 from tacit.probes.candidates import CandidateSet, relation_answers
 from tacit.probes.paraphrase import with_items
-from tacit.probes.templates import Template, TemplateSet, load_templates, sentence_start
+from tacit.templates import Template, TemplateSet, load_templates, sentence_start
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet

@@ -3,9 +3,13 @@ many features (or answers) answer it and what was left out and why."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tacit.probes.report import Report
+
 if TYPE_CHECKING:
+    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
 
 
@@ -15,7 +19,7 @@ from tacit.core.display import render
 from tacit.core.labels import short_labels
 from tacit.norms.cslb import PAPER_SHA256
 from tacit.probes.elicit.summary import elicitation_tables
-from tacit.probes.notes import ranked_among, run_notes
+from tacit.probes.run_notes import ranked_among, run_notes
 
 
 def paper_norms(manifest: Manifest) -> bool:
@@ -28,13 +32,36 @@ def paper_norms(manifest: Manifest) -> bool:
     ) == "paper"
 
 
+def prefixes(manifest: Manifest | None) -> list[str] | None:
+    """The optional prefixes of the run's templates for its relations, each once, as its
+    manifest records the templates (the paper's where a run predates template files); None
+    without a manifest."""
+    from tacit.templates import PREFIX, load_templates
+
+    if manifest is None:
+        return None
+    record: dict[str, Any] = dict(manifest).get("templates") or load_templates().record()  # type: ignore[assignment]
+    asked = (manifest.get("options") or {}).get("relations")
+    found = [
+        match.group(1).strip()
+        for template in record.get("templates", [])
+        if template.get("relation") and (asked is None or template["relation"] in asked)
+        for match in [PREFIX.match(str(template.get("template", "")))]
+        if match
+    ]
+    return list(dict.fromkeys(found))
+
+
 def elicitation_text(
     summary: pd.DataFrame, manifest: Manifest, paper_counts: dict[str, int]
 ) -> str:
     """The summary as printed: Table 1's layout, models by their short labels."""
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     counts = paper_counts if paper_norms(manifest) else None
-    return render(elicitation_tables(labelled, counts, spans="candidates" in manifest)).rstrip()
+    tables = elicitation_tables(
+        labelled, counts, spans="candidates" in manifest, prefixes=prefixes(manifest)
+    )
+    return render(tables).rstrip()
 
 
 def elicitation_report(
@@ -87,3 +114,42 @@ def elicitation_span_report(
             f"{span!r}{others} (manifest: counts)"
         )
     return "\n".join(lines), notes
+
+
+class ElicitReport(Report):
+    """How elicit runs are shown."""
+
+    def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
+        from tacit.probes.run_notes import norms_brief
+
+        return norms_brief(manifest)
+
+    def left_out(self, manifest: Manifest) -> list[str]:
+        from tacit.probes.run_notes import counted
+
+        return counted(manifest, "concepts_dropped_by_reason", "prompts_by_relation")
+
+    def table(
+        self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
+    ) -> list[Table]:
+        """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
+        the paper's counts beside ours where the norms are the paper's."""
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.report import paper_norms, prefixes
+        from tacit.probes.elicit.summary import elicitation_tables
+
+        paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
+        spans = bool(manifest and "candidates" in manifest)
+        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
+
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
+        from tacit.probes.elicit.figures import elicitation_figure
+
+        title = "Elicitation: mean average precision by relation"
+        return [(title, elicitation_figure(runs, caption))]

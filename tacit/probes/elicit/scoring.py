@@ -19,7 +19,14 @@ from tacit.core.metrics import average_precision
 from tacit.probes.base import Scored
 from tacit.probes.candidates import TOP, SpanRanker, best_positions, settle_spans, top_spans
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
-from tacit.probes.paraphrase import ITEM, TOP1, ensemble_frame, group_mean, paraphrased
+from tacit.probes.paraphrase import (
+    ITEM,
+    TOP1,
+    ensemble_frame,
+    group_mean,
+    item_numbers,
+    paraphrased,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["ap_vocab", "ap_sens", "spearman", "top5"]
+TOP_K = 5
 RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, *METRICS]
 SPAN_RESULT_COLUMNS = ["model", *PROMPT_COLUMNS, "n_candidates", *METRICS]
 
@@ -44,13 +52,14 @@ def score_elicitation(
 ) -> Scored:
     """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`), and the counts of near ties settled (tacit.models.ties).
+    `offset`), and the work counted while scoring, near ties settled (tacit.models.ties) too.
 
     Args:
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
-    from tacit.models.reduce import GroupMean, Referee
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, Referee, WorkCount
 
     device = scorer.device
     relation_ids = {r: i for i, r in enumerate(sensible)}
@@ -58,13 +67,16 @@ def score_elicitation(
     for relation, positions in sensible.items():
         among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
     ids = vocab.token_ids[scorer.name]
+    items = item_numbers(prompts)
     texts = list(prompts["prompt"])
+    needed = Needed(gold_positions(prompts, vocab), TOP_K, items)
     referee = Referee(scorer, texts, ids)
-    batches = scorer.score_vocab(texts, ids, progress=progress)
-    if not paraphrased(prompts):
+    work = WorkCount()
+    batches = work.passing(scorer.score_vocab(texts, ids, progress=progress, needed=needed))
+    if items is None:
         table = _vocab_table(prompts, scorer, vocab, batches, among, relation_ids, referee)
-        return Scored(table, referee.settled.counts())
-    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], device)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
+    ensemble = GroupMean(items, device)
     table = _vocab_table(
         prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids, referee
     )
@@ -72,7 +84,12 @@ def score_elicitation(
     combined = _vocab_table(
         frame, scorer, vocab, [ensemble.batch()], among, relation_ids, ensemble.referee(referee)
     )
-    return Scored(pd.concat([table, combined]), referee.settled.counts())
+    return Scored(pd.concat([table, combined]), {**work.counts, **referee.settled.counts()})
+
+
+def gold_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
+    """Each prompt's gold answers as positions in the shared vocabulary."""
+    return [[vocab.index(w) for w, _ in parse_gold(g)] for g in prompts["gold"]]
 
 
 def _vocab_table(
@@ -89,10 +106,10 @@ def _vocab_table(
     golds = [parse_gold(g) for g in prompts["gold"]]
     scores = GoldScores(
         batches,
-        [[vocab.index(w) for w, _ in gold] for gold in golds],
+        gold_positions(prompts, vocab),
         among=among,
         among_of_row=[relation_ids[r] for r in prompts["relation"]],
-        top_k=5,
+        top_k=TOP_K,
         device=scorer.device,
         referee=referee,
     )
@@ -119,8 +136,9 @@ def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
 
     NaN (undefined) with fewer than 2 answers or when either side has no variance.
 
-    >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
-    (1.0, nan)
+    Examples:
+        >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
+        (1.0, nan)
     """
     from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
 

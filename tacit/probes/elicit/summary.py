@@ -6,6 +6,7 @@ per model and relation, so that it fits a terminal)."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -113,15 +114,25 @@ def summarize_elicitation(
 
 
 def elicitation_tables(
-    summary: pd.DataFrame, paper_counts: dict[str, int] | None, spans: bool = False
+    summary: pd.DataFrame,
+    paper_counts: dict[str, int] | None,
+    spans: bool = False,
+    prefixes: Sequence[str] | None = None,
 ) -> list[Table]:
     """The paper's Table 1 a row per model and relation, one table per prefix: prompts (and
     the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
     the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
     models and relations that have both. `summary`'s models are already labelled. With
-    several templates: their ensemble's."""
+    several templates: their ensemble's. `prefixes`: the templates' prefixes, named in the
+    title (None: not known)."""
     summary = ensemble_rows(summary)
     over = "the candidates" if spans else "the shared vocabulary"
+    if not prefixes:
+        named = "with the prefix"
+    elif len(prefixes) == 1:
+        named = f"with the prefix '{prefixes[0]}'"
+    else:
+        named = "with the templates' prefixes (" + ", ".join(f"'{p}'" for p in prefixes) + ")"
     tables = []
     for prefix, rows in summary.groupby(summary["prefix"].astype(str) == "True", sort=False):
         shown = rows.reset_index(drop=True)
@@ -138,7 +149,7 @@ def elicitation_tables(
         if paper_counts:
             shown = shown.assign(paper_n_prompts=shown["relation"].map(paper_counts))
             columns.insert(3, "paper_n_prompts")
-        title = "with the prefix 'Everyone knows that'" if prefix else "without the prefix"
+        title = named if prefix else "without the prefix"
         tables.append(
             Table(
                 shown[columns],

@@ -9,14 +9,14 @@ contract (tacit.probes.base).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.items.options import PARAMS
+from tacit.probes.items.options import ItemsOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +32,7 @@ class State:
     sha256: str
 
 
-class ItemsProbe(Probe):
+class ItemsProbe(Probe[ItemsOptions]):
     name = "items"
     description = "Your own cloze items: `probe items ITEMS`, each candidate scored in the blank."
     help = """ITEMS, a file, holds one item a line, JSON lines or CSV: a `text` with one blank
@@ -42,36 +42,35 @@ class ItemsProbe(Probe):
     --normalize as for --candidates) and each item's answers are ranked among its candidates.
     Writes prompts.csv (every candidate's score and rank), summary.csv (accuracy, MRR and P@k per
     group and overall, with bootstrap intervals over items) and manifest.json."""
-    params = PARAMS
+    options = ItemsOptions
     primary = Metric("accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items")
+    metrics = (Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_items"),)
+    sample_columns = ("text", "answer")
     keys = ("model", "group")
     run_options = frozenset({"seed", "resume"})
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: ItemsOptions, run: RunOptions) -> Plan:
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import unreadable_spans
+        from tacit.probes.candidates import SPAN_NEEDS, unreadable_spans
         from tacit.probes.items.reading import read_items, refuse_unreadable
         from tacit.probes.items.scoring import score_items
 
-        if values["items"] is None:
+        if values.items is None:
             raise TacitError("no items file given (probe items FILE)")
-        items, sha256 = read_items(values["items"])
+        items, sha256 = read_items(values.items)
         tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
-        refuse_unreadable(values["items"], items, problems)
-        scoring, normalize = values["span_scoring"], values["normalize"]
+        refuse_unreadable(values.items, items, problems)
+        scoring, normalize = values.span_scoring, values.normalize
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
             table, counts = score_items(rows, scorer, scoring, normalize, bar)
             return Scored(table, counts)
 
-        work = Work(items, "id", score, kinds=self.kinds(values), unit="item")
+        work = Work(items, "id", score, SPAN_NEEDS, unit="item")
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
-        return Plan(work, values, resume, state=State(items, sha256), tokenizers=tokenizers)
+        return Plan(
+            work, values, resume_key=resume, state=State(items, sha256), tokenizers=tokenizers
+        )
 
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
@@ -79,22 +78,22 @@ class ItemsProbe(Probe):
         from tacit.models.ties import record as tie_record
         from tacit.probes.candidates import span_work
         from tacit.probes.items.scoring import items_report, summarize_items
-        from tacit.probes.notes import run_notes
+        from tacit.probes.run_notes import run_notes
 
         state: State = plan.state
         values = plan.values
-        k = values["k"]
+        k = values.k
         items = state.items.drop_duplicates("id")
         added: dict[str, Any] = {
             "items": {
-                "file": str(values["items"]),
-                "name": Path(values["items"]).name,
+                "file": str(values.items),
+                "name": Path(values.items).name,
                 "sha256": state.sha256,
             },
             "options": {
                 "k": k,
-                "span_scoring": values["span_scoring"],
-                "normalize": values["normalize"],
+                "span_scoring": values.span_scoring,
+                "normalize": values.normalize,
             },
             "counts": {
                 "items": len(items),
@@ -103,8 +102,8 @@ class ItemsProbe(Probe):
                     str(g): int(n) for g, n in items["group"].value_counts(sort=False).items()
                 },
             },
-            "span_scoring": values["span_scoring"],
-            "normalize": values["normalize"],
+            "span_scoring": values.span_scoring,
+            "normalize": values.normalize,
             "span_work": span_work(manifest["models"]),
             "ties": tie_record(),
         }
@@ -112,7 +111,7 @@ class ItemsProbe(Probe):
         text = items_report(summary, k)
         text += (
             f"\n{len(items)} items, {len(state.items)} candidates; scored "
-            f"{values['span_scoring']}, normalised {values['normalize']}"
+            f"{values.span_scoring}, normalised {values.normalize}"
         )
         return Outcome(rows, summary, text, run_notes(manifest), added)
 

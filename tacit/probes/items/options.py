@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from tacit.core.params import Param
-from tacit.probes.inputs import SPAN_PARAMS
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tacit.core.params import Options, Param
+from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Normalize, SpanScoring
 
 ITEMS = Param(
     "items",
     None,
     kind="path",
     positional=True,
+    leading=True,
     help="The items file: JSON lines or CSV, one cloze item a line (text with one [Y], its "
     "candidates, the answer or answers, optional group and id).",
 )
@@ -20,4 +28,13 @@ K = Param(
     minimum=1,
     help="Report P@k: the share of items with an answer among the k best candidates.",
 )
-PARAMS = (ITEMS, K, *SPAN_PARAMS)
+
+
+@dataclass(frozen=True)
+class ItemsOptions(Options):
+    """The items probe's options."""
+
+    items: str | Path | None = ITEMS.field()
+    k: int = K.field()
+    span_scoring: SpanScoring = SPAN_SCORING.field()
+    normalize: Normalize = NORMALIZE.field()

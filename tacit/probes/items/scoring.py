@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.labels import short_labels
-from tacit.core.stats import bootstrap_mean_ci
+from tacit.core.numbers import with_interval
+from tacit.core.stats import bootstrap_ratio_ci
 from tacit.probes.candidates import (
     CandidateSet,
     SpanRanker,
@@ -72,22 +73,26 @@ def score_items(
 
 def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     """One row per model and item: the best rank of its answers, and whether it is first, in
-    the top k, and its reciprocal."""
+    the top k (empty for an item of k or fewer candidates: there it is so whatever the scores),
+    and its reciprocal."""
     answers = rows[rows["answer"].astype(bool)]
     items = answers.groupby(["model", "id"], sort=False).agg(
         group=("group", "first"), rank=("rank", "min")
     )
     items = items.reset_index()
+    choices = rows.groupby(["model", "id"], sort=False).size()
+    many = choices.loc[list(zip(items["model"], items["id"]))].to_numpy() > k
     items["correct"] = (items["rank"] == 1).astype(float)
     items["reciprocal_rank"] = 1.0 / items["rank"]
-    items[f"p_at_{k}"] = (items["rank"] <= k).astype(float)
+    items[f"p_at_{k}"] = np.where(many, (items["rank"] <= k).astype(float), np.nan)
     return items
 
 
 def summarize_items(rows: pd.DataFrame, k: int, *, seed: int = 0) -> pd.DataFrame:
     """Accuracy (P@1), MRR and P@k by model and group, and over every item (`group` all),
     each with a 95% percentile bootstrap interval over items, seeded by `seed` and the group
-    (the same resamples for every model: paired)."""
+    (the same resamples for every model: paired). P@k is over the items with more than k
+    candidates (`n_items_over_k`; empty where there are none)."""
     items = item_results(rows, k)
     metrics = ["correct", "reciprocal_rank", f"p_at_{k}"]
     names = ["accuracy", "mrr", f"p_at_{k}"]
@@ -97,18 +102,27 @@ def summarize_items(rows: pd.DataFrame, k: int, *, seed: int = 0) -> pd.DataFram
         for group in [*groups, OVERALL]:
             chosen = mine if group == OVERALL else mine[mine["group"] == group]
             rng = np.random.default_rng([seed, zlib.crc32(group.encode())])
-            values = chosen[metrics].to_numpy()
-            low, high = bootstrap_mean_ci(values, rng=rng)
-            record: dict[str, Any] = {"model": model, "group": group, "n_items": len(chosen)}
+            values = chosen[metrics]
+            defined = values.notna()
+            low, high = bootstrap_ratio_ci(
+                values.fillna(0.0).to_numpy(), defined.to_numpy(), rng=rng
+            )
+            record: dict[str, Any] = {
+                "model": model,
+                "group": group,
+                "n_items": len(chosen),
+                "n_items_over_k": int(defined[f"p_at_{k}"].sum()),
+            }
             for n, name in enumerate(names):
-                record[name] = float(values[:, n].mean())
+                record[name] = float(values.iloc[:, n].mean())
                 record[f"{name}_ci_low"], record[f"{name}_ci_high"] = low[n], high[n]
             records.append(record)
     return pd.DataFrame(records)
 
 
 def items_report(summary: pd.DataFrame, k: int) -> str:
-    """Accuracy, MRR and P@k per group and overall, a block per model."""
+    """Accuracy, MRR and P@k per group and overall, a block per model (numbers as every table
+    prints them); where P@k leaves out items of k or fewer candidates, a line says so."""
     labels = short_labels(summary["model"])
     blocks = []
     for model, rows in summary.groupby("model", sort=False):
@@ -117,7 +131,7 @@ def items_report(summary: pd.DataFrame, k: int) -> str:
                 "items": rows["n_items"].to_numpy(),
                 **{
                     label: [
-                        f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                        with_interval(v, lo, hi)
                         for v, lo, hi in zip(
                             rows[name], rows[f"{name}_ci_low"], rows[f"{name}_ci_high"]
                         )
@@ -135,4 +149,13 @@ def items_report(summary: pd.DataFrame, k: int) -> str:
             f"{labels[model]}: per group and over all items (95% bootstrap intervals "
             "over items)\n" + table.to_string()
         )
-    return "\n\n".join(blocks)
+    overall = summary[summary["group"] == OVERALL].iloc[0]  # the same items for every model
+    over, every = int(overall["n_items_over_k"]), int(overall["n_items"])
+    text = "\n\n".join(blocks)
+    if over < every:
+        counted = f"{over} of {every}" if over else "none here"
+        text += (
+            f"\nP@{k}: over the items with more than {k} candidates ({counted}): with {k} or "
+            f"fewer, an answer is among the first {k} whatever the scores"
+        )
+    return text

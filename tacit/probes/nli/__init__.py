@@ -7,15 +7,16 @@ the Probe contract (tacit.probes.base).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
+from tacit.core.options import limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
-from tacit.probes.nli.options import PARAMS
+from tacit.probes.nli.options import NLIOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,8 +34,9 @@ class State:
     cloze: ClozeSetup
 
 
-class NLIProbe(Probe):
+class NLIProbe(Probe[NLIOptions]):
     name = "nli"
+    report_class = "tacit.probes.nli.report:NLIReport"
     description = (
         "Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`."
     )
@@ -44,9 +46,10 @@ class NLIProbe(Probe):
     (one row per item x model x seed), summary.csv (each paper's breakdowns, mean and sd over
     seeds), summary_by_seed.csv and manifest.json, and prints the summary (beside the paper's
     numbers for NOPE predictions)."""
-    params = PARAMS
+    options = NLIOptions
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
-    primary = Metric("value", "accuracy", count="n")
+    primary = Metric("value", "accuracy", count="n", named_by="metric")
+    sample_columns = ("prompt", "gold")
     keys = ("model", "section", "breakdown", "group", "metric")
     run_options = frozenset({"seed", "resume"})
     rows_file = "items.csv"
@@ -57,32 +60,26 @@ class NLIProbe(Probe):
         "mode): hub name or local directory. Repeat for several."
     )
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        from tacit.probes.nli.items import NLI_KINDS
-
-        return NLI_KINDS[values["mode"]]
-
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: NLIOptions, run: RunOptions) -> Plan:
         import numpy as np
 
         from tacit.pragmatics import SUITES
         from tacit.probes.nli.items import nli_work, released_predictions
 
-        if values["suite"] is None or values["data"] is None:
+        if values.suite is None or values.data is None:
             raise TacitError(f"{option('--suite')} and {option('--data')} are both needed")
-        predictions = values["predictions"]
+        predictions = values.predictions
         if bool(models) == (predictions is not None):
             raise TacitError(
                 f"give either {option('--model')} (one or more) or {option('--predictions')}, not "
                 "both or neither"
             )
         cloze = self._cloze(values)
-        loaded = SUITES[values["suite"]].load(Path(values["data"]))
-        if run.limit is not None:  # the first N items, in the suite's order
-            loaded = loaded.head(run.limit).reset_index(drop=True)
-        items, max_items = loaded, values["max_items"]
+        loaded = SUITES[values.suite].load(Path(values.data))
+        if run.limit is not None:  # N items, as --limit-by picks them (in the suite's order)
+            kept, _ = limited(list(loaded["uid"].astype(str)), run.limit, run.limit_by, run.seed)
+            loaded = loaded[loaded["uid"].astype(str).isin(kept)].reset_index(drop=True)
+        items, max_items = loaded, values.max_items
         if max_items is not None and max_items < len(loaded):
             keep = np.random.default_rng(run.seed).choice(
                 len(loaded), size=max_items, replace=False
@@ -90,26 +87,30 @@ class NLIProbe(Probe):
             items = items.iloc[np.sort(keep)].reset_index(drop=True)
         state = State(items, loaded, cloze)
         if predictions is not None:
-            given = released_predictions(predictions, values["suite"], items)
+            given = released_predictions(predictions, values.suite, items)
             return Plan(None, values, state=state, given=given)
-        if values["mode"] != "classifier":
+        if values.mode != "classifier":
             cloze.check()
-        work = nli_work(items, values["mode"], cloze, values["label_names"])
-        return Plan(work, values, {"suite": values["suite"], "cloze": cloze}, state=state)
+        work = nli_work(items, values.mode, cloze, values.label_names)
+        return Plan(work, values, resume_key={"suite": values.suite, "cloze": cloze}, state=state)
 
     @staticmethod
-    def _cloze(values: Mapping[str, Any]) -> ClozeSetup:
+    def _cloze(values: NLIOptions) -> ClozeSetup:
         """The cloze setup: the API's ClozeSetup, or the template, verbalizer and calibrate
         options (not both)."""
         from tacit.probes.nli.predict import ClozeSetup
 
-        parts = {key: values[key] for key in ("template", "verbalizer") if values[key] is not None}
-        if values["calibrate"]:
+        parts = {
+            key: getattr(values, key)
+            for key in ("template", "verbalizer")
+            if getattr(values, key) is not None
+        }
+        if values.calibrate:
             parts["calibrate"] = True
-        if values["cloze"] is not None:
+        if values.cloze is not None:
             if parts:
                 raise TacitError(f"cloze= and {', '.join(parts)}= say the same: give one")
-            return values["cloze"]
+            return values.cloze
         return ClozeSetup(**parts)
 
     def finish(
@@ -121,25 +122,25 @@ class NLIProbe(Probe):
         from tacit.probes.nli.report import nli_report
 
         state: State = plan.state
-        values, predicted = plan.values, plan.values["predictions"] is not None
+        values, predicted = plan.values, plan.values.predictions is not None
         if not predicted:
             rows["seed"] = ""
-        data = Path(values["data"])
+        data = Path(values.data)
         scored, dropped = items_with_predictions(state.items, rows)
         if scored.empty:
             raise TacitError(f"no item of {data} got a prediction: nothing to report")
-        summary, by_seed, paper = nli_summary(scored, values["suite"], predicted)
+        summary, by_seed, paper = nli_summary(scored, values.suite, predicted)
         cloze = state.cloze
         added: dict[str, Any] = {
-            "suite": values["suite"],
+            "suite": values.suite,
             **paper,
             "data": {
                 "path": str(data),
                 "files": data_files_record(data, state.loaded, scored),
                 "items_loaded": len(state.loaded),
-                "items_sampled": len(state.items) if values["max_items"] is not None else None,
+                "items_sampled": len(state.items) if values.max_items is not None else None,
             },
-            "mode": values["mode"] if not predicted else "predictions",
+            "mode": values.mode if not predicted else "predictions",
             "cloze": {
                 "template": cloze.template,
                 "verbalizer": cloze.verbalizer,
@@ -156,11 +157,6 @@ class NLIProbe(Probe):
         return Outcome(
             scored, summary, text, notes, added, {"summary_by_seed": by_seed}, figures=figures
         )
-
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        from tacit.probes.nli.report import format_nli_summary
-
-        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every breakdown group of the summary; first the accuracy over the most items (the
@@ -188,18 +184,3 @@ class NLIProbe(Probe):
             "data": files,
             "cloze": str(manifest.get("cloze") or ""),
         }
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.nli.figures import draw_nli, nli_panels
-
-        return [
-            (f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
-            for name, summary, manifest in runs
-            if nli_panels(summary)[0]
-        ]

@@ -11,17 +11,23 @@ import pandas as pd
 
 from tacit.core.files import file_sha256
 from tacit.core.manifest import ModelRecord
+from tacit.models.base import Needs
 from tacit.pragmatics import SUITES
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, PROB_COLUMNS
 from tacit.probes.base import Work
+from tacit.probes.cloze import CLOZE_NEEDS
 from tacit.probes.nli.predict import ClozeSetup
 
-NLI_KINDS = {
-    "auto": ("masked", "classifier", "causal"),
-    "cloze": ("masked", "causal"),
-    "classifier": ("classifier",),
+# what each --mode asks of a model: a classifier of premise-hypothesis pairs, or a language
+# model asked in cloze form (auto: either)
+NLI_NEEDS = {
+    "auto": Needs(
+        (frozenset({"classify"}), *CLOZE_NEEDS.any_of),
+        asks="NLI pairs, classified or in cloze form",
+    ),
+    "cloze": CLOZE_NEEDS,
+    "classifier": Needs.of("classify", asks="NLI pairs, classified"),
 }
-NLI_MODE_OF_KIND = {"masked": "cloze", "causal": "cloze", "classifier": "classifier"}
 
 
 def nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any) -> Work:
@@ -46,7 +52,8 @@ def nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any
 
     def finish(model: Any, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         scorer = model.scorer
-        record: dict[str, Any] = {"seed": "", "mode": NLI_MODE_OF_KIND[scorer.kind]}
+        mode = "classifier" if scorer.can("classify") else "cloze"
+        record: dict[str, Any] = {"seed": "", "mode": mode}
         if scorer.can("classify"):
             record.update(labels=scorer.labels_record(), max_tokens=scorer.max_tokens)
             return table, record
@@ -57,10 +64,10 @@ def nli_work(items: pd.DataFrame, mode: str, cloze: ClozeSetup, label_names: Any
         rows,
         "pair",
         score,
-        NLI_KINDS[mode],
+        NLI_NEEDS[mode],
         finish,
         unit="pair",
-        load_options={"classifier": {"label_names": label_names}},
+        load_options={"classify": {"label_names": label_names}},
     )
 
 

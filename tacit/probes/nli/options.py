@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.choices import SUITES
 from tacit.core.errors import TacitError
-from tacit.core.params import Param
+from tacit.core.params import Options, Param
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Suite
 
 NLIMode = Literal["auto", "cloze", "classifier"]
 NLI_MODES: tuple[NLIMode, ...] = get_args(NLIMode)
@@ -15,9 +21,42 @@ NLI_TEMPLATE = "{premise}? <mask>, {hypothesis}"
 NLI_VERBALIZER = "entailment=Yes,neutral=Maybe,contradiction=No"
 
 
-def _cloze(value: Any, label: str) -> Any:
-    from tacit.probes.nli.predict import ClozeSetup
+FIELDS = ("premise", "hypothesis")
 
+
+def check_template(template: str) -> str:
+    """A template has `{premise}`, `{hypothesis}` and `<mask>` once each, and no other field."""
+    from tacit.probes import cloze  # numpy and pandas: not while options are declared
+
+    return cloze.check_template(template, FIELDS)
+
+
+def parse_verbalizer(value: str) -> dict[str, str]:
+    """`entailment=Yes,neutral=Maybe,contradiction=No` (or E=, N=, C=), or `Yes,Maybe,No` in
+    that label order."""
+    from tacit.pragmatics.labels import LABELS, normalize_label
+    from tacit.probes import cloze
+
+    return cloze.parse_verbalizer(
+        value, LABELS, label_of=lambda key: normalize_label(key, "--verbalizer")
+    )
+
+
+@dataclass(frozen=True)
+class ClozeSetup:
+    """How a masked LM is asked: the template, the verbalizer and whether to calibrate."""
+
+    template: str = NLI_TEMPLATE
+    verbalizer: str = NLI_VERBALIZER
+    calibrate: bool = False
+
+    def check(self) -> None:
+        """Fail on a bad template or verbalizer before any model loads."""
+        check_template(self.template)
+        parse_verbalizer(self.verbalizer)
+
+
+def _cloze(value: Any, label: str) -> Any:
     if not isinstance(value, ClozeSetup):
         raise TacitError(f"{label} {value!r}: expected a ClozeSetup")
     return value
@@ -27,11 +66,12 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
-SUITE = Param("suite", None, choices=SUITES, help="Which suite.")
+SUITE = Param("suite", None, choices=SUITES, leading=True, help="Which suite.")
 DATA = Param(
     "data",
     None,
     kind="path",
+    leading=True,
     help="The suite's files as published: its folder, a part of it, or one file.",
 )
 PREDICTIONS = Param(
@@ -89,15 +129,19 @@ MAX_ITEMS = Param(
     minimum=1,
     help="Score a seeded random sample of this many items.",
 )
-PARAMS = (
-    SUITE,
-    DATA,
-    PREDICTIONS,
-    MODE,
-    TEMPLATE,
-    VERBALIZER,
-    CALIBRATE,
-    CLOZE,
-    LABEL_NAMES,
-    MAX_ITEMS,
-)
+
+
+@dataclass(frozen=True)
+class NLIOptions(Options):
+    """The NLI suites' options."""
+
+    suite: Suite | None = SUITE.field()
+    data: str | Path | None = DATA.field()
+    predictions: str | Path | None = PREDICTIONS.field()
+    mode: NLIMode = MODE.field()
+    template: str | None = TEMPLATE.field()
+    verbalizer: str | None = VERBALIZER.field()
+    calibrate: bool = CALIBRATE.field()
+    cloze: ClozeSetup | None = CLOZE.field()
+    label_names: Sequence[str] | None = LABEL_NAMES.field()
+    max_items: int | None = MAX_ITEMS.field()

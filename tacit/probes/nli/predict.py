@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +21,12 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
 from tacit.probes import cloze
 from tacit.probes.base import Scored
-from tacit.probes.nli.options import NLI_TEMPLATE, NLI_VERBALIZER
+from tacit.probes.nli.options import ClozeSetup, check_template, parse_verbalizer
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
@@ -40,39 +39,9 @@ PREDICTION_COLUMNS = ["item_id", "predicted", *PROB_COLUMNS]
 # --- cloze mode -------------------------------------------------------------------------------
 
 
-FIELDS = ("premise", "hypothesis")
-
-
-def check_template(template: str) -> str:
-    """A template has `{premise}`, `{hypothesis}` and `<mask>` once each, and no other field."""
-    return cloze.check_template(template, FIELDS)
-
-
-def parse_verbalizer(value: str) -> dict[str, str]:
-    """`entailment=Yes,neutral=Maybe,contradiction=No` (or E=, N=, C=), or `Yes,Maybe,No` in
-    that label order."""
-    return cloze.parse_verbalizer(
-        value, LABELS, label_of=lambda key: normalize_label(key, "--verbalizer")
-    )
-
-
 def fill_template(template: str, premise: str, hypothesis: str) -> str:
     """The template with premise and hypothesis in place (see cloze.fill_template)."""
     return cloze.fill_template(template, {"premise": premise, "hypothesis": hypothesis})
-
-
-@dataclass(frozen=True)
-class ClozeSetup:
-    """How a masked LM is asked: the template, the verbalizer and whether to calibrate."""
-
-    template: str = NLI_TEMPLATE
-    verbalizer: str = NLI_VERBALIZER
-    calibrate: bool = False
-
-    def check(self) -> None:
-        """Fail on a bad template or verbalizer before any model loads."""
-        check_template(self.template)
-        parse_verbalizer(self.verbalizer)
 
 
 def cloze_prompts(items: pd.DataFrame, setup: ClozeSetup) -> list[str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -101,7 +103,7 @@ def _percent(metric: str, value: float) -> str:
 def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
     predictions naming no item and items without a prediction."""
-    from tacit.probes.notes import run_notes
+    from tacit.probes.run_notes import run_notes
 
     data, dropped = manifest["data"], manifest["dropped"]
     lines = [format_nli_summary(summary, manifest["paper_column"]), ""]
@@ -133,3 +135,38 @@ def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str
             f"note: {row['model']}{seed}: {row['items']} item(s) without a prediction, left out"
         )
     return "\n".join(lines), notes
+
+
+class NLIReport(Report):
+    """How nli runs are shown."""
+
+    def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
+        return [(key, str(manifest[key])) for key in ("suite", "mode") if manifest.get(key)]
+
+    def left_out(self, manifest: Manifest) -> list[str]:
+        not_sampled = (manifest.get("dropped") or {}).get("not_sampled")
+        return [f"items not sampled (--max-items): {not_sampled}"] if not_sampled else []
+
+    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
+        from tacit.probes.nli.report import format_nli_summary
+
+        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
+        from tacit.probes.figures import say_under
+        from tacit.probes.nli.figures import draw_nli, nli_panels
+
+        drawn = [
+            (f"NLI ({manifest.get('suite')}): {name}", draw_nli(summary))
+            for name, summary, manifest in runs
+            if nli_panels(summary)[0]
+        ]
+        for _, figure in drawn:
+            say_under(figure, caption)
+        return drawn

@@ -6,13 +6,14 @@ model's pass), report; this module ties them to the Probe contract (tacit.probes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tacit.core.interface import option
+from tacit.core.option_names import option
+from tacit.core.options import limit_said, limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
-from tacit.probes.pragmeval.options import PARAMS
+from tacit.probes.pragmeval.options import PragmevalOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,8 +32,9 @@ class State:
     kept: Pass
 
 
-class PragmevalProbe(Probe):
+class PragmevalProbe(Probe[PragmevalOptions]):
     name = "pragmeval"
+    report_class = "tacit.probes.pragmeval.report:PragmevalReport"
     description = (
         "PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze."
     )
@@ -41,40 +43,38 @@ class PragmevalProbe(Probe):
     (macro-F1 for SwitchBoard and MRDA), configurations averaged into tasks as the paper does.
     This is a probe of a frozen model, not the paper's fine-tuning. Writes configs.csv,
     summary.csv, predictions.csv, manifest.json and pragmeval.png."""
-    params = PARAMS
-    primary = Metric("score", "score")
+    options = PragmevalOptions
+    primary = Metric("score", "score", named_by="metric")
+    sample_columns = (None, None)
     keys = ("model", "task")
     run_options = frozenset({"seed"})
     rows_file = "configs.csv"
     limit = "configurations"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
     def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+        self, models: Sequence[str | Scorer], values: PragmevalOptions, run: RunOptions
     ) -> Plan:
         from tacit.core.errors import TacitError
         from tacit.probes.pragmeval.report import read_reference
         from tacit.probes.pragmeval.run import configurations, pragmeval_work
 
-        if values["data"] is None:
+        if values.data is None:
             raise TacitError(f"{option('--data')} is needed: the PragmEval folder")
-        if values["verbalizer"] is not None and values["mode"] != "cloze":
+        if values.verbalizer is not None and values.mode != "cloze":
             raise TacitError(f"{option('--verbalizer')} is for {option('--mode')} cloze")
-        reference = read_reference(values["reference"]) if values["reference"] else None
+        reference = read_reference(values.reference) if values.reference else None
         configs, skipped = configurations(
-            values["data"],
-            values["tasks"],
-            values["mode"],
-            values["pooling"],
-            values["template"],
-            values["verbalizer"],
+            values.data,
+            values.tasks,
+            values.mode,
+            values.pooling,
+            values.template,
+            values.verbalizer,
         )
-        if run.limit is not None:  # the first N configurations, in the data's order
-            for name in list(configs)[run.limit :]:
-                skipped[name] = f"beyond the limit (first {run.limit})"
-                del configs[name]
+        _, left_out = limited(list(configs), run.limit, run.limit_by, run.seed)
+        for name in left_out:  # N configurations, as --limit-by picks them
+            skipped[name] = f"left out by the limit (kept {limit_said(run, 'configurations')})"
+            del configs[name]
         work, kept = pragmeval_work(configs, values, run.seed, run.progress)
         return Plan(work, values, state=State(configs, skipped, reference, kept))
 
@@ -94,7 +94,7 @@ class PragmevalProbe(Probe):
         )
 
         state: State = plan.state
-        values, linear = plan.values, plan.values["mode"] == "linear"
+        values, linear = plan.values, plan.values.mode == "linear"
         summary = summarize_pragmeval(rows, state.reference)
         files = [
             {
@@ -106,14 +106,14 @@ class PragmevalProbe(Probe):
             for split, path in c.files.items()
         ]
         added: dict[str, Any] = {
-            "data": {"path": str(values["data"]), "files": files},
-            "mode": values["mode"],
-            "pooling": values["pooling"] if linear else None,
-            "template": values["template"],
-            "max_train": values["max_train"],
+            "data": {"path": str(values.data), "files": files},
+            "mode": values.mode,
+            "pooling": values.pooling if linear else None,
+            "template": values.template,
+            "max_train": values.max_train,
             "c_grid": list(C_GRID) if linear else None,
             "skipped_configs": state.skipped,
-            "reference": str(values["reference"]) if values["reference"] is not None else None,
+            "reference": str(values.reference) if values.reference is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
         }
         text, notes = pragmeval_report(summary, with_keys(manifest, added))
@@ -137,14 +137,3 @@ class PragmevalProbe(Probe):
 
         tasks = sorted(dict.fromkeys(summary["task"]), key=lambda t: t != AVERAGE)
         return [(str(task), summary[summary["task"] == task]) for task in tasks]
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        from tacit.probes.pragmeval.report import draw_pragmeval
-
-        return [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]

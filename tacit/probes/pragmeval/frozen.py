@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
 from tacit.probes import cloze

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, get_args
 
 from tacit.core.choices import POOLINGS
-from tacit.core.params import Param
+from tacit.core.params import Options, Param
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Pooling
 
 PragmevalMode = Literal["linear", "cloze"]
 PRAGMEVAL_MODES: tuple[PragmevalMode, ...] = get_args(PragmevalMode)
 
-DATA = Param("data", None, kind="path", help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.")
+DATA = Param(
+    "data",
+    None,
+    kind="path",
+    leading=True,
+    help="The PragmEval folder: `<Task>/{train,dev,test}.tsv`.",
+)
 TASKS = Param(
     "tasks",
     None,
@@ -58,4 +70,18 @@ REFERENCE = Param(
     kind="path",
     help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
 )
-PARAMS = (DATA, TASKS, MODE, POOLING, TEMPLATE, VERBALIZER, MAX_TRAIN, CACHE_DIR, REFERENCE)
+
+
+@dataclass(frozen=True)
+class PragmevalOptions(Options):
+    """PragmEval's options."""
+
+    data: str | Path | None = DATA.field()
+    tasks: Sequence[str] | None = TASKS.field()
+    mode: PragmevalMode = MODE.field()
+    pooling: Pooling = POOLING.field()
+    template: str | None = TEMPLATE.field()
+    verbalizer: str | None = VERBALIZER.field()
+    max_train: int | None = MAX_TRAIN.field()
+    cache_dir: str | Path | None = CACHE_DIR.field()
+    reference: str | Path | None = REFERENCE.field()

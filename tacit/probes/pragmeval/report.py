@@ -3,19 +3,21 @@ numbers, as a table and a bar plot."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE, task_of
 
 AVERAGE = "average"
@@ -113,7 +115,7 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
 
 def pragmeval_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
     """The table, and notes on configurations skipped, texts cut and the feature cache."""
-    from tacit.probes.notes import run_notes
+    from tacit.probes.run_notes import run_notes
 
     lines = [format_pragmeval(summary, str(manifest["mode"]))]
     notes = run_notes(manifest)
@@ -179,3 +181,22 @@ def draw_pragmeval(summary: pd.DataFrame) -> Any:
     axis.set_ylabel("test score (%)")
     axis.legend(fontsize="small")
     return figure
+
+
+class PragmevalReport(Report):
+    """How pragmeval runs are shown."""
+
+    def figures(
+        self,
+        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
+        *,
+        kind: str = "auto",
+        caption: str = "",
+    ) -> list[tuple[str, Any]]:
+        from tacit.probes.figures import say_under
+        from tacit.probes.pragmeval.report import draw_pragmeval
+
+        drawn = [(f"PragmEval: {name}", draw_pragmeval(summary)) for name, summary, _ in runs]
+        for _, figure in drawn:
+            say_under(figure, caption)
+        return drawn

@@ -4,18 +4,23 @@ model only for features not yet cached, or zero-shot cloze)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from tacit.core import paths
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
+from tacit.models.base import Needs
 from tacit.probes.base import Scored, Work
+from tacit.probes.cloze import CLOZE_NEEDS
+
+if TYPE_CHECKING:
+    from tacit.probes.pragmeval.options import PragmevalOptions
 
 
 def configurations(
@@ -64,7 +69,7 @@ class Pass:
 
 
 def pragmeval_work(
-    configs: dict[str, Any], values: Mapping[str, Any], seed: int, progress: bool
+    configs: dict[str, Any], values: PragmevalOptions, seed: int, progress: bool
 ) -> tuple[Work, Pass]:
     """Every configuration of one model per pass: the engine hands `score` the model's handle
     (lazy: a model whose features are all cached never loads)."""
@@ -82,11 +87,12 @@ def pragmeval_work(
     def finish(model: Any, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         return table, kept.records.get(model.name, {})
 
+    needs = CLOZE_NEEDS if values.mode == "cloze" else Needs.of("encode", asks="features")
     work = Work(
         rows,
         "config",
         score,
-        kinds=("masked", "causal"),
+        needs,
         finish=finish,
         unit="configuration",
         lazy=True,
@@ -95,7 +101,7 @@ def pragmeval_work(
 
 
 def run_model(
-    model: Any, configs: dict[str, Any], values: Mapping[str, Any], seed: int, progress: bool
+    model: Any, configs: dict[str, Any], values: PragmevalOptions, seed: int, progress: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """One model (its handle) on every configuration: the results table, the test predictions
     and the model's record."""
@@ -114,8 +120,8 @@ def run_model(
         texts_to_encode,
     )
 
-    mode, pooling, template = values["mode"], values["pooling"], values["template"]
-    verbalizer, max_train = values["verbalizer"], values["max_train"]
+    mode, pooling, template = values.mode, values.pooling, values.template
+    verbalizer, max_train = values.verbalizer, values.max_train
     total = sum(texts_to_encode(c, max_train) for c in configs.values())
     bar = tqdm(
         total=total,
@@ -128,9 +134,7 @@ def run_model(
     fingerprint = model_fingerprint(spec.name, resolve_revision(spec.name, spec.revision))
     if load := {k: v for k, v in spec.given().items() if k not in ("revision", "dtype")}:
         fingerprint["load"] = load  # an adapter, remote code, ...: other features
-    cache = FeatureCache(
-        paths.cache_dir(values["cache_dir"]), fingerprint, str(spec.dtype), pooling
-    )
+    cache = FeatureCache(paths.cache_dir(values.cache_dir), fingerprint, str(spec.dtype), pooling)
     encoder = FrozenEncoder(model, cache, pooling, bar)
     outcomes, predictions = {}, []
     for name, config in configs.items():

@@ -5,11 +5,14 @@ vocabulary."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tacit.core.params import Options
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.templates import TEMPLATES
+from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -17,32 +20,39 @@ if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
+    from tacit.templates import TemplateSet
 
 
-class PrinceProbe(Probe):
+@dataclass(frozen=True)
+class PrinceOptions(Options):
+    """Prince's probe's options."""
+
+    templates: str | Path | TemplateSet = TEMPLATES.field()
+
+
+class PrinceProbe(Probe[PrinceOptions]):
     name = "prince"
     description = "Prince (1978)'s own examples, both directions (the paper's Figure 4)."
     help = """No norms needed. Concept direction: is `person` named by `A <mask> has parents,
     siblings, relatives, a home, a pet, a car, a spouse, and a job.`? Property direction: how
     well does `Everyone knows that a country has <mask>.` recover her list (leader, duke,
     borders, president, queen, citizens, land, language, history)?"""
-    params = (TEMPLATES,)
-    primary = Metric("ap_vocab", "AP")
+    options = PrinceOptions
+    primary = Metric("ap_vocab", "AP", row="ap_vocab")
+    metrics = (
+        Metric("rank", "rank", greater_is_better=False, row="rank"),
+        Metric("target_prob", "target probability", row="target_prob"),
+    )
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        return ("masked", "causal")
-
-    def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[str | Scorer], values: PrinceOptions, run: RunOptions) -> Plan:
         from tacit.probes.candidates import Candidates
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.prince.scoring import prince_prompts, score_prince
-        from tacit.probes.templates import load_templates
+        from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
+        from tacit.templates import load_templates
 
-        templates = load_templates(values["templates"])
+        templates = load_templates(values.templates)
         candidates = Candidates.shared_vocabulary(models, run)
         vocab = candidates.vocab
         prompts = prince_prompts(vocab, templates)
@@ -52,15 +62,9 @@ class PrinceProbe(Probe):
             lambda scorer, rows, bar: score_prince(
                 rows, scorer, vocab, progress=bar, offset=len(prompts)
             ),
-            kinds=self.kinds(values),
+            needs=WORD_NEEDS,
         )
-        return Plan(
-            work,
-            values,
-            candidates.resume_key(),
-            state=(candidates, templates),
-            tokenizers=candidates.tokenizers,
-        )
+        return Plan(work, values, candidates, state=(candidates, templates))
 
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
@@ -86,7 +90,7 @@ class PrinceProbe(Probe):
         return [(f"{d} direction", summary[summary["direction"] == d]) for d in directions]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.notes import scored_over
+        from tacit.probes.run_notes import scored_over
 
         over = scored_over(manifest)
         return {"vocabulary": over["vocabulary"], "templates": over["templates"]}

@@ -19,10 +19,19 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.probes.base import Scored
-from tacit.probes.notes import run_notes
-from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, paraphrased, with_items
-from tacit.probes.templates import ENSEMBLE, TemplateSet, load_templates
+from tacit.probes.paraphrase import (
+    ITEM,
+    TEMPLATE,
+    TOP1,
+    ensemble_frame,
+    item_numbers,
+    paraphrased,
+    with_items,
+)
+from tacit.probes.run_notes import run_notes
+from tacit.templates import ENSEMBLE, TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -50,6 +59,12 @@ COUNTRY_PROPERTIES = (
     "history",
 )
 TOP_K = 10
+# the shared vocabulary at either prompt's blank: read where it is, or (a causal model, for the
+# person prompt) by putting each word in it
+WORD_NEEDS = Needs(
+    (frozenset({VOCAB_ANYWHERE}), frozenset({"vocab", "words"})),
+    asks="the shared vocabulary at a blank anywhere in a sentence",
+)
 COLUMNS = [
     "model",
     "direction",
@@ -109,20 +124,32 @@ def score_prince(
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
     word in it: see the module docstring); with several templates, the ensemble of each
-    direction's too (indexed from `offset`); and the counts of near ties settled
-    (tacit.models.ties)."""
-    from tacit.models.reduce import GroupMean, Referee
+    direction's too (indexed from `offset`); and the work counted while scoring, near ties
+    settled (tacit.models.ties) too."""
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, Referee, WorkCount
 
+    items = item_numbers(prompts)
     texts, ids = list(prompts["prompt"]), vocab.token_ids[scorer.name]
+    needed = Needed(answer_positions(prompts, vocab), TOP_K, items)
     referee = Referee(scorer, texts, ids, vocab.words)
-    batches = scorer.score_words(texts, ids, vocab.words, progress=progress)
-    if not paraphrased(prompts):
-        return Scored(_table(prompts, scorer, vocab, batches, referee), referee.settled.counts())
-    ensemble = GroupMean(pd.factorize(prompts[ITEM])[0], scorer.device)
+    work = WorkCount()
+    batches = work.passing(
+        scorer.score_words(texts, ids, vocab.words, progress=progress, needed=needed)
+    )
+    if items is None:
+        table = _table(prompts, scorer, vocab, batches, referee)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
+    ensemble = GroupMean(items, scorer.device)
     table = _table(prompts, scorer, vocab, ensemble.passing(batches), referee)
     frame = ensemble_frame(prompts, offset)
     combined = _table(frame, scorer, vocab, [ensemble.batch()], ensemble.referee(referee))
-    return Scored(pd.concat([table, combined]), referee.settled.counts())
+    return Scored(pd.concat([table, combined]), {**work.counts, **referee.settled.counts()})
+
+
+def answer_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
+    """Each prompt's answers as positions in the shared vocabulary."""
+    return [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
 
 
 def _table(
@@ -133,7 +160,7 @@ def _table(
     answers = [target.split() for target in prompts["target"]]
     scores = GoldScores(
         batches,
-        [[vocab.index(w) for w in words] for words in answers],
+        answer_positions(prompts, vocab),
         among=None,
         among_of_row=None,
         top_k=TOP_K,

@@ -13,25 +13,20 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
+from tacit.core.numbers import counted
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.retrieve.options import PARAMS
+from tacit.probes.retrieve.options import RetrieveOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import Needs, Scorer
     from tacit.probes.candidates import Candidates
     from tacit.probes.retrieve.prompts import PromptSet
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
-CAUSAL_HINT = (
-    " with vocabulary candidates: a retrieval template's blank does not end the sentence, so a "
-    "causal model cannot score it over the vocabulary; score the concepts as spans with "
-    "--candidates concepts, or give --templates whose blanks end their sentences"
-)
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
 
 
@@ -48,7 +43,7 @@ def _main_condition(frame: pd.DataFrame, n_props: int | None) -> tuple[tuple[str
     if rows.empty:
         raise TacitError(
             f"no prompts of the main condition ({'/'.join(main)})"
-            + (f" with at most {n_props} properties" if n_props else "")
+            + (f" with at most {counted(n_props, 'property', 'properties')}" if n_props else "")
         )
     return main, int(rows["n_props"].max())
 
@@ -62,17 +57,19 @@ class State:
     templates: TemplateSet
 
 
-def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
-    """The prompts of the first `limit` target concepts; the others join the dropped concepts,
-    with the limit as their reason (the concept list and counts stay honest)."""
+def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
+    """The prompts of the target concepts `--limit` keeps; the others join the dropped
+    concepts, with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
 
-    from tacit.probes.inputs import first_concepts
+    from tacit.core.options import limit_said
+    from tacit.probes.shared_options import limit_concepts
 
-    prompts, left_out = first_concepts(prompt_set.prompts, limit)
+    prompts, left_out = limit_concepts(prompt_set.prompts, run)
     if not left_out:
         return prompt_set
-    reason = pd.DataFrame({"concept": left_out, "reason": f"beyond the limit (first {limit})"})
+    reason = f"left out by the limit (kept {limit_said(run, 'concepts')})"
+    reason = pd.DataFrame({"concept": left_out, "reason": reason})
     kept = set(prompts["concept"])
     short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
     short = {k: v for k, v in short.items() if v}
@@ -80,8 +77,10 @@ def limited(prompt_set: PromptSet, limit: int | None) -> PromptSet:
     return replace(prompt_set, prompts=prompts, dropped=dropped, short=short)
 
 
-class RetrieveProbe(Probe):
+class RetrieveProbe(Probe[RetrieveOptions]):
     name = "retrieve"
+    report_class = "tacit.probes.retrieve.report:RetrieveReport"
+    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
     help = """For every concept that is one whole-word token in every model, prompts grow from 1
     to --max-props of its properties (highest production frequency first); each model ranks the
@@ -89,29 +88,31 @@ class RetrieveProbe(Probe):
     length). Writes manifest.json, vocab.txt (or candidates.txt), prompts.csv, summary.csv and
     dropped.csv to the run directory and prints MRR and mean target probability by number of
     properties."""
-    params = PARAMS
+    options = RetrieveOptions
     extra_tables = {"dropped.csv": "Concepts left out, and why"}
-    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
-    primary = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts")
+    primary = Metric(
+        "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
+    )
+    metrics = (
+        Metric("p_at_1", "P@1", True, "p_at_1_ci_low", "p_at_1_ci_high", "n_concepts"),
+        Metric("hits_at_10", "hits@10", True, "hits_at_10_ci_low", "hits_at_10_ci_high"),
+        Metric(
+            "mean_target_prob",
+            "mean target probability",
+            True,
+            "target_prob_ci_low",
+            "target_prob_ci_high",
+            row="target_prob",
+        ),
+        Metric("mean_target_prob_shared", "over the shared vocabulary", row="target_prob_shared"),
+    )
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
 
-    def kinds(self, values: Mapping[str, Any]) -> tuple[str, ...]:
-        """Masked models; causal ones too with candidate spans, or where every template's blank
-        ends its sentence (the next-token question)."""
-        from tacit.probes.templates import load_templates
-
-        if values["candidates"] != "vocab":
-            return ("masked", "causal")
-        templates = load_templates(values["templates"]).retrieval
-        at_end = all(t.blank_ends_sentence for t in templates)
-        return ("masked", "causal") if at_end else ("masked",)
-
     def plan(
-        self, models: Sequence[str | Scorer], values: Mapping[str, Any], run: RunOptions
+        self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
     ) -> Plan:
-        from tacit.probes.candidates import Candidates
-        from tacit.probes.inputs import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.candidates import Candidates, vocab_needs
         from tacit.probes.retrieve.fills import a_before_blank, retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import (
@@ -119,44 +120,43 @@ class RetrieveProbe(Probe):
             check_categories,
             retrieval_conditions,
         )
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.templates import load_templates
 
-        refuse_span_options(values, (*SPAN_PARAMS, ARTICLES), "concepts")
-        templates = load_templates(values["templates"])
-        fills = retrieval_fills(templates, spans=values["candidates"] != "vocab")
+        refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
+        templates = load_templates(values.templates)
+        fills = retrieval_fills(templates, spans=values.candidates != "vocab")
         norms = load_norms(values)
         conditions = retrieval_conditions(
-            values["selection"], values["order"], values["category"], values["ablation"]
+            values.selection, values.order, values.category, values.ablation
         )
         check_categories(norms, conditions)
-        if values["candidates"] == "vocab":
+        if values.candidates == "vocab":
             candidates = Candidates.shared_vocabulary(models, run)
             prompt_set = build_prompts(
                 norms,
                 candidates.vocab,
                 conditions,
-                max_props=values["max_props"],
-                concepts=values["concepts"],
+                max_props=values.max_props,
+                concepts=values.concepts,
                 seed=run.seed,
                 fills=fills,
                 a_rule=a_before_blank(templates, spans=False),
             )
             if prompt_set.prompts.empty:
                 raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
-            prompt_set = limited(prompt_set, run.limit)
-            work = self._vocab_work(prompt_set, candidates, self.kinds(values))
+            prompt_set = limited(prompt_set, run)
+            work = self._vocab_work(
+                prompt_set, candidates, vocab_needs(templates.retrieval, "concepts")
+            )
         else:
             prompt_set, candidates, work = self._span_work(
                 models, norms, conditions, values, run, templates, fills
             )
         state = State(norms, conditions, prompt_set, candidates, templates)
-        return Plan(
-            work, values, candidates.resume_key(), state=state, tokenizers=candidates.tokenizers
-        )
+        return Plan(work, values, candidates, state=state)
 
-    def _vocab_work(
-        self, prompt_set: PromptSet, candidates: Candidates, kinds: tuple[str, ...]
-    ) -> Work:
+    def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates, needs: Needs) -> Work:
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
@@ -167,8 +167,7 @@ class RetrieveProbe(Probe):
             lambda scorer, rows, bar: score_prompts(
                 rows, scorer, vocab, progress=bar, offset=len(prompts)
             ),
-            kinds=kinds,
-            hints={"causal": CAUSAL_HINT},
+            needs=needs,
         )
 
     def _span_work(
@@ -176,7 +175,7 @@ class RetrieveProbe(Probe):
         models: Sequence[str | Scorer],
         norms: Any,
         conditions: list[Any],
-        values: Mapping[str, Any],
+        values: RetrieveOptions,
         run: RunOptions,
         templates: TemplateSet,
         fills: Mapping[str, Any],
@@ -186,7 +185,7 @@ class RetrieveProbe(Probe):
         tokenizer does not read whole is refused in a FILE, and left out (its concept dropped,
         with the reason) among the norms' concepts."""
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import take_counts
+        from tacit.probes.candidates import SPAN_NEEDS, span_cost, take_counts
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.prompts import build_prompts
         from tacit.probes.retrieve.scoring import score_span_prompts
@@ -196,15 +195,15 @@ class RetrieveProbe(Probe):
             norms,
             None,
             conditions,
-            max_props=values["max_props"],
-            concepts=values["concepts"],
+            max_props=values.max_props,
+            concepts=values.concepts,
             seed=run.seed,
             fills=fills,
         )
         prompts = prompt_set.prompts
         if prompts.empty:
             raise TacitError("no concept is left to probe")
-        prompt_set = limited(prompt_set, run.limit)
+        prompt_set = limited(prompt_set, run)
         prompts = prompt_set.prompts
         candidates, sets, unread = span_sets(
             models, norms, templates, values, list(prompts["concept"].unique()), run
@@ -217,20 +216,21 @@ class RetrieveProbe(Probe):
             table = score_span_prompts(rows, scorer, sets, bar, offset=len(prompts))
             return Scored(table, take_counts(sets.rankers.values()))
 
-        work = Work(
-            prompts, ITEM if paraphrased(prompts) else "prompt", score, kinds=("masked", "causal")
-        )
+        n_spans = len(next(iter(sets.rankers.values())).candidates.spans)  # every set's size
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = span_cost(key, lambda rows: n_spans)
+        work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         return prompt_set, candidates, work
 
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.core.manifest import with_keys
-        from tacit.probes.inputs import norms_record
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
+        from tacit.probes.shared_options import norms_record
 
         state: State = plan.state
         values = plan.values
@@ -238,18 +238,18 @@ class RetrieveProbe(Probe):
         spans = candidates.vocabulary is None
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {
-            "max_props": values["max_props"],
-            "selection": values["selection"] or "top",
-            "order": values["order"] or "decreasing",
-            "category": values["category"] or "all",
-            "ablation": values["ablation"],
+            "max_props": values.max_props,
+            "selection": values.selection or "top",
+            "order": values.order or "decreasing",
+            "category": values.category or "all",
+            "ablation": values.ablation,
             "conditions": [asdict(c) for c in state.conditions],
-            "concepts": values["concepts"],
+            "concepts": values.concepts,
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
             **(
                 {
-                    "candidates": str(values["candidates"]),
-                    "articles": str(values["articles"]) if values["articles"] else None,
+                    "candidates": str(values.candidates),
+                    "articles": str(values.articles) if values.articles else None,
                 }
                 if spans
                 else {}
@@ -277,16 +277,6 @@ class RetrieveProbe(Probe):
             vocab=candidates.vocabulary,
         )
 
-    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
-        """Every metric by condition; None for a run of one condition (its printed summary
-        is all of it)."""
-        from tacit.core.display import render
-        from tacit.probes.retrieve.summary import CONDITION, retrieval_tables
-
-        if summary[CONDITION].drop_duplicates().shape[0] < 2:
-            return None
-        return render(retrieval_tables(summary, verbose=True))
-
     def conditions(
         self, summary: pd.DataFrame, manifest: Manifest, *, n_props: int | None = None, **_: Any
     ) -> list[Condition]:
@@ -302,7 +292,10 @@ class RetrieveProbe(Probe):
         labels = condition_labels(at_n)
         first = "/".join(main)
         found = [
-            (f"{n} properties, {label}" if label == first else label, at_n[labels == label])
+            (
+                f"{counted(n, 'property', 'properties')}, {label}" if label == first else label,
+                at_n[labels == label],
+            )
             for label in dict.fromkeys(labels)
         ]
         return sorted(found, key=lambda c: not c[0].endswith(first))
@@ -324,101 +317,31 @@ class RetrieveProbe(Probe):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.notes import scored_over
+        from tacit.probes.run_notes import scored_over
 
         return scored_over(manifest)
 
-    def estimate(self, values: Mapping[str, Any]) -> int | None:
+    def estimate(self, values: RetrieveOptions) -> int | None:
         """At most how many prompts: every question once per retrieval template."""
-        from tacit.probes.inputs import load_norms
         from tacit.probes.retrieve.prompts import estimated_prompts, retrieval_conditions
-        from tacit.probes.templates import load_templates
+        from tacit.probes.shared_options import load_norms
+        from tacit.templates import load_templates
 
         conditions = retrieval_conditions(
-            values["selection"], values["order"], values["category"], values["ablation"]
+            values.selection, values.order, values.category, values.ablation
         )
         questions = estimated_prompts(
-            load_norms(values), conditions, values["max_props"], values["concepts"]
+            load_norms(values), conditions, values.max_props, values.concepts
         )
-        return questions * len(load_templates(values["templates"]).retrieval)
+        return questions * len(load_templates(values.templates).retrieval)
 
     def keeps(self, norms: Any, vocab: Any) -> str | None:
         """The concepts retrieval keeps as targets, and why the rest are dropped."""
-        from tacit.probes.notes import describe_drops, listed
         from tacit.probes.retrieve.prompts import eligible_concepts
+        from tacit.probes.run_notes import describe_drops, listed
 
         eligible, dropped = eligible_concepts(norms, vocab)
         lines = [f"retrieval: {describe_drops(dropped, len(eligible))}"]
         for reason, rows in dropped.groupby("reason", sort=False):
             lines.append(f"  {reason}: {listed(list(rows['concept']), 12)}")
         return "\n".join(lines)
-
-    def table(
-        self,
-        summary: pd.DataFrame,
-        manifest: Manifest | None = None,
-        *,
-        n_props: str | None = None,
-        **_: Any,
-    ) -> list[Table]:
-        """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
-        row per run, model, condition and number of properties."""
-        from tacit.probes.paraphrase import ensemble_rows
-        from tacit.probes.retrieve.summary import retrieval_table
-
-        summary = ensemble_rows(summary)  # with several templates, their ensemble's
-
-        try:
-            wanted = (
-                [int(n) for n in n_props.split(",")]
-                if n_props is not None
-                else sorted(set(summary["n_props"]))
-            )
-        except ValueError:
-            raise TacitError(f"--n-props {n_props!r}: numbers separated by commas") from None
-        table = summary[summary["n_props"].isin(wanted)]
-        if table.empty:
-            raise TacitError(f"--n-props {n_props}: no run has prompts with that many properties")
-        shown = retrieval_table(
-            table, "Concept retrieval (P@1: target ranked first; hits@10: among the first 10)"
-        )
-        absent = [str(n) for n in wanted if n not in set(table["n_props"])]
-        if absent:
-            shown.note = (
-                f"no prompts with {' or '.join(absent)} properties in these runs "
-                f"(the most: {int(summary['n_props'].max())})"
-            )
-        return [shown]
-
-    def figures(
-        self,
-        runs: Sequence[tuple[str, pd.DataFrame, Manifest]],
-        *,
-        kind: str = "auto",
-        caption: str = "",
-    ) -> list[tuple[str, Any]]:
-        """The paper's Figure 2 (a line per model), 3a (per category) or 3b (per selection x
-        order), from what the runs hold; runs that call for different ones get one each."""
-        import pandas as pd
-
-        from tacit.probes.paraphrase import ensemble_rows
-        from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
-
-        frames = [ensemble_rows(summary).assign(run=name) for name, summary, _ in runs]
-        kinds = [figure_kind(frame) for frame in frames]
-        distinct = list(dict.fromkeys(kinds))
-        if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:
-            groups = [[f for f, k in zip(frames, kinds) if k == each] for each in distinct]
-        else:
-            groups = [frames]
-        figures = []
-        for group in groups:
-            shown = pd.concat(group, ignore_index=True)
-            drawn = figure_kind(shown) if kind == "auto" else kind
-            names = ", ".join(dict.fromkeys(shown["run"]))
-            title = (
-                f"MRR and mean target probability by number of properties ({drawn}: "
-                f"{names}; bands: 95% bootstrap interval over concepts)"
-            )
-            figures.append((title, retrieval_figure(shown, kind=kind, caption=caption)))
-        return figures

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
 from tacit.core.labels import model_label
+from tacit.core.option_names import option
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -95,6 +95,8 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
         summary = summary.assign(run="")
     from matplotlib.figure import Figure
 
+    from tacit.probes.figures import say_under
+
     kind = figure_kind(summary) if kind == "auto" else kind
     lines = _lines(summary.sort_values("n_props"), kind)
     panels = list(dict.fromkeys(title for title, _, _ in lines))
@@ -137,8 +139,7 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     figure.suptitle(
         headings[kind] + " (bands: 95% bootstrap interval over concepts)", fontsize="large"
     )
-    if caption:
-        figure.supxlabel(caption, fontsize="small", color="firebrick", wrap=True)
+    say_under(figure, caption)
     return figure
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from tacit.core.errors import TacitError
-from tacit.probes.templates import Template, TemplateSet
+from tacit.templates import Template, TemplateSet
 
 Fill = Callable[[Sequence[str]], str]
 

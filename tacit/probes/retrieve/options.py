@@ -3,11 +3,26 @@ files read them from here, and so do the prompt builders for their choices."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, get_args
 
-from tacit.core.params import Param
-from tacit.probes.inputs import NORMS_PARAMS, SPAN_PARAMS
-from tacit.probes.templates import TEMPLATES
+from tacit.core.params import Options, Param
+from tacit.probes.shared_options import (
+    CONCEPTS,
+    NORMALIZE,
+    NORMS,
+    NORMS_COLUMNS,
+    NORMS_FORMAT,
+    SPAN_SCORING,
+)
+from tacit.templates import TEMPLATES
+
+if TYPE_CHECKING:
+    from tacit.core.choices import Normalize, NormsFormat, SpanScoring
+    from tacit.norms import NormSet
+    from tacit.templates import TemplateSet
 
 Selection = Literal["top", "bottom", "random"]
 Order = Literal["decreasing", "increasing", "random"]
@@ -46,6 +61,7 @@ ABLATION = Param(
     "baseline, 5 random orders of 5 random property sets per concept) or `category` (all, "
     "visual, functional, encyclopaedic).",
 )
+CANDIDATE_SETS = ("vocab", "concepts")  # what --candidates names besides a FILE
 CANDIDATES = Param(
     "candidates",
     "vocab",
@@ -62,15 +78,22 @@ ARTICLES = Param(
     "templates in another language: the article of each concept, any one word).",
 )
 
-PARAMS = (
-    MAX_PROPS,
-    SELECTION,
-    ORDER,
-    CATEGORY,
-    ABLATION,
-    *NORMS_PARAMS,
-    CANDIDATES,
-    *SPAN_PARAMS,
-    ARTICLES,
-    TEMPLATES,
-)
+
+@dataclass(frozen=True)
+class RetrieveOptions(Options):
+    """The concept-retrieval probe's options."""
+
+    max_props: int = MAX_PROPS.field()
+    selection: Selection | None = SELECTION.field()
+    order: Order | None = ORDER.field()
+    category: Category | None = CATEGORY.field()
+    ablation: Ablation | None = ABLATION.field()
+    norms: NormSet | str | Path | None = NORMS.field()
+    norms_format: NormsFormat | None = NORMS_FORMAT.field()
+    norms_columns: Mapping[str, str] | str | None = NORMS_COLUMNS.field()
+    concepts: Sequence[str] | None = CONCEPTS.field()
+    candidates: str | Path = CANDIDATES.field()
+    span_scoring: SpanScoring = SPAN_SCORING.field()
+    normalize: Normalize = NORMALIZE.field()
+    articles: str | Path | Mapping[str, str] | None = ARTICLES.field()
+    templates: str | Path | TemplateSet = TEMPLATES.field()

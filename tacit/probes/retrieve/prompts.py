@@ -20,11 +20,11 @@ import pandas as pd
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.paraphrase import with_items
 from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
-from tacit.probes.templates import join_phrases, load_templates
+from tacit.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
@@ -62,10 +62,11 @@ def reason_not_single_token(model: str) -> str:
 def english_list(phrases: Sequence[str]) -> str:
     """Join phrases as an English list with a serial comma (the paper's templates).
 
-    >>> english_list(["has fur"]), english_list(["has fur", "is big"])
-    ('has fur', 'has fur and is big')
-    >>> english_list(["has fur", "is big", "has claws"])
-    'has fur, is big, and has claws'
+    Examples:
+        >>> english_list(["has fur"]), english_list(["has fur", "is big"])
+        ('has fur', 'has fur and is big')
+        >>> english_list(["has fur", "is big", "has claws"])
+        'has fur, is big, and has claws'
     """
     return join_phrases(phrases)
 
@@ -73,8 +74,11 @@ def english_list(phrases: Sequence[str]) -> str:
 def names_target(prompt: str, target: str) -> bool:
     """Whether the prompt's properties contain the target word itself ("... and is a brush").
 
-    >>> names_target("A <mask> has a brush.", "brush"), names_target("A <mask> brushes.", "brush")
-    (True, False)
+    Examples:
+        >>> names_target("A <mask> has a brush.", "brush")
+        True
+        >>> names_target("A <mask> brushes.", "brush")
+        False
     """
     return (
         re.search(rf"\b{re.escape(target)}\b", prompt.replace(MASK, ""), re.IGNORECASE) is not None

@@ -28,7 +28,15 @@ from tacit.probes.candidates import (
     shares,
     top_spans,
 )
-from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, group_mean, paraphrased
+from tacit.probes.paraphrase import (
+    ITEM,
+    TEMPLATE,
+    TOP1,
+    ensemble_frame,
+    group_mean,
+    item_numbers,
+    paraphrased,
+)
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
 
 if TYPE_CHECKING:
@@ -38,6 +46,7 @@ if TYPE_CHECKING:
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["rank", "reciprocal_rank", "target_prob", "target_prob_shared", "top5"]
+TOP_K = 5
 SPAN_METRICS = [
     "target_span",
     "rank",
@@ -163,27 +172,33 @@ def score_prompts(
 ) -> Scored:
     """Score every prompt with one model: the RESULT_COLUMNS table for that model (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`), and the counts of near ties settled (tacit.models.ties)."""
-    from tacit.models.reduce import GroupMean, Referee, rank_targets
+    `offset`), and the work counted while scoring, near ties settled (tacit.models.ties) too.
+    `target_prob_shared` reads every word's score (a softmax over the shared vocabulary), so a
+    causal LM scores every word's text after the blank (tacit.models.causal_vocab)."""
+    from tacit.models.base import Needed
+    from tacit.models.reduce import GroupMean, Referee, WorkCount, rank_targets
 
     targets = [vocab.index(t) for t in prompts["target"]]
     ids = vocab.token_ids[scorer.name]
     texts = list(prompts["prompt"])
+    items = item_numbers(prompts)
+    needed = Needed([[t] for t in targets], TOP_K, items, every_word=True)
     referee = Referee(scorer, texts, ids)
-    batches = scorer.score_vocab(texts, ids, progress=progress)
-    if not paraphrased(prompts):
-        scores = rank_targets(batches, targets, top_k=5, device=scorer.device, referee=referee)
-        return Scored(_vocab_table(prompts, scorer.name, scores, vocab), referee.settled.counts())
-    local = pd.factorize(prompts[ITEM])[0]
-    ensemble = GroupMean(local, scorer.device)
+    work = WorkCount()
+    batches = work.passing(scorer.score_vocab(texts, ids, progress=progress, needed=needed))
+    if items is None:
+        scores = rank_targets(batches, targets, top_k=TOP_K, device=scorer.device, referee=referee)
+        table = _vocab_table(prompts, scorer.name, scores, vocab)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
+    ensemble = GroupMean(items, scorer.device)
     scores = rank_targets(
-        ensemble.passing(batches), targets, top_k=5, device=scorer.device, referee=referee
+        ensemble.passing(batches), targets, top_k=TOP_K, device=scorer.device, referee=referee
     )
     frame = ensemble_frame(prompts, offset).loc[offset + prompts[ITEM].drop_duplicates()]
     combined = rank_targets(
         [ensemble.batch()],
         [vocab.index(t) for t in frame["target"]],
-        top_k=5,
+        top_k=TOP_K,
         device=scorer.device,
         referee=ensemble.referee(referee),
     )
@@ -193,7 +208,7 @@ def score_prompts(
             _vocab_table(frame, scorer.name, combined, vocab),
         ]
     )
-    return Scored(table, referee.settled.counts())
+    return Scored(table, {**work.counts, **referee.settled.counts()})
 
 
 def _vocab_table(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
-from tacit.core.interface import option
+from tacit.core.option_names import option
 from tacit.probes.candidates import (
     Candidates,
     CandidateSet,
@@ -22,13 +22,15 @@ from tacit.probes.candidates import (
     span_alone,
     unreadable_spans,
 )
+from tacit.probes.retrieve.options import CANDIDATE_SETS
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
     from tacit.norms import NormSet
+    from tacit.probes.retrieve.options import RetrieveOptions
     from tacit.probes.retrieve.scoring import SpanSets
-    from tacit.probes.templates import TemplateSet
+    from tacit.templates import TemplateSet
 
 # a candidate set's name per form of the blank, where a run's templates take several forms
 SET_NAMES = {"A Y": "A_Y", "a Y": "a_Y", "Y": "Y"}
@@ -47,7 +49,7 @@ def span_sets(
     models: Sequence[str | Scorer],
     norms: NormSet,
     templates: TemplateSet,
-    values: Mapping[str, Any],
+    values: RetrieveOptions,
     targets: Sequence[str],
     run: RunOptions,
 ) -> tuple[Candidates, SpanSets, dict[str, str]]:
@@ -59,7 +61,7 @@ def span_sets(
     that an ensemble of templates is taken candidate by candidate."""
     from tacit.probes.retrieve.scoring import SpanSets
 
-    articles = articles_table(values["articles"], templates)
+    articles = articles_table(values.articles, templates)
     forms = {t.id: t.blank for t in templates.retrieval}
     distinct = list(dict.fromkeys(forms.values()))
     phrase = {
@@ -67,7 +69,7 @@ def span_sets(
         for form in distinct
     }
     groups = list(dict.fromkeys(tuple(phrase[f][c] for f in distinct) for c in norms.concepts))
-    given = values["candidates"]
+    given = values.candidates
     names = {form: "all" if len(distinct) == 1 else SET_NAMES[form] for form in distinct}
     if given == "concepts":
         sets = {
@@ -81,7 +83,7 @@ def span_sets(
             "spans holds one of them: use --candidates concepts, or templates of one form"
         )
     else:
-        sets = {"all": read_candidates(given)}
+        sets = {"all": read_candidates(given, CANDIDATE_SETS)}
     every = list(dict.fromkeys(span for chosen in sets.values() for span in chosen.spans))
     tokenizers, problems = unreadable_spans(every, models, run)
     unread: dict[str, str] = {}
@@ -110,8 +112,8 @@ def span_sets(
     candidates = Candidates(
         tokenizers=tokenizers,
         sets=sets,
-        scoring=values["span_scoring"],
-        normalize=values["normalize"],
+        scoring=values.span_scoring,
+        normalize=values.normalize,
     )
     rankers = {
         name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)

@@ -148,6 +148,23 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
         title,
         intervals={"mrr": ("mrr_ci_low", "mrr_ci_high")},
         headers=headers,
+        note=no_probability(table),
+    )
+
+
+def no_probability(summary: pd.DataFrame) -> str:
+    """Why `prob` is a dash for some models (their scores are no probability of the concept
+    alone), or nothing where every model has it."""
+    missing = summary.groupby("model", sort=False)["mean_target_prob"].apply(
+        lambda values: values.isna().all()
+    )
+    if not missing.any():
+        return ""
+    return (
+        f"prob – for {', '.join(map(str, missing[missing].index))}: no probability of the "
+        "concept alone, since a decoder-only model scores the whole sentence and "
+        "--normalize mean or pmi scores are no probabilities; mean_target_prob_shared in "
+        "summary.csv is the target's share of the candidates"
     )
 
 

@@ -16,29 +16,41 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from tacit.core.errors import TacitError, TacitWarning, first_line
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.labels import short_labels
+from tacit.core.option_names import option
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
     from tacit.probes.base import Probe
     from tacit.results.result import ProbeResult
 
-# what to do about a difference, said beside it
-HINTS = {"vocabulary": "score runs over one vocabulary with --vocab-model (or --vocab-file)"}
+# the options that set what runs scored over (Probe.comparable's keys), named beside a difference
+OPTIONS = {
+    "candidates": ("--candidates",),
+    "span scoring": ("--span-scoring", "--normalize"),
+    "norms": ("--norms",),
+    "concepts": ("--concepts",),
+    "templates": ("--templates",),
+    "relations": ("--relation",),
+    "items": ("--items",),
+    "suite": ("--suite",),
+    "data": ("--data",),
+    "cloze": ("--template", "--verbalizer", "--calibrate"),
+}
+RANKED = ("vocabulary", "candidates", "span scoring")  # what a run ranked among, and how
 
 
 def read_summary(
     run: str | Path, required: set[str] | frozenset[str] = frozenset()
 ) -> pd.DataFrame:
     """summary.csv of a run directory, with a `run` column naming the directory."""
+    from tacit.results.reading import run_table
+
     path = Path(run) / "summary.csv"
     if not path.is_file():
         raise TacitError(f"{run}: not a run directory (no summary.csv)")
-    try:
-        summary = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
+    summary = run_table(run, "summary.csv")  # typed as the run held it
     missing = set(required) - set(summary.columns)
     if missing:
         raise TacitError(f"{path}: not the summary this needs (no {', '.join(sorted(missing))})")
@@ -62,12 +74,10 @@ class RunInfo:
     def rows(self) -> pd.DataFrame:
         """The run's rows file (prompts.csv for retrieval and elicitation)."""
         if self._rows is None:
+            from tacit.results.reading import run_table
+
             assert self.path is not None
-            file = self.path / self.probe.rows_file
-            try:
-                self._rows = pd.read_csv(file)
-            except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-                raise TacitError(f"{file}: not a readable CSV table ({first_line(err)})") from None
+            self._rows = run_table(self.path, self.probe.rows_file)
         return self._rows
 
     def scored_over(self) -> dict[str, str]:
@@ -82,13 +92,47 @@ class RunInfo:
         )
 
 
+def as_saved(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as it reads back from its saved file (floats to SAVED_DIGITS significant
+    digits, read as RunInfo.rows reads them), so that a result in memory and its run directory
+    give the same numbers to the last bit."""
+    import io
+
+    from tacit.core.files import table_text
+
+    return pd.read_csv(io.StringIO(table_text(table)))
+
+
 def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
     """What must match for runs to stand side by side: the probe, what it declares, and a
     `--limit` (the first N concepts or items are not the whole set)."""
-    limit = manifest.get("limit")
-    shown = f"the first {limit['first']} {limit['of']}" if limit else ""
+    shown = limited_to(manifest)
     found = {"probe": probe.name, **probe.comparable(manifest)}
     return {**found, "limit": shown} if shown else found
+
+
+def limited_to(manifest: Manifest) -> str:
+    """`2 concepts drawn at random (seed 0)` or `the first 2 concepts` for a `--limit` run
+    (a run of an earlier version recorded only `first`), else nothing."""
+    limit = manifest.get("limit")
+    if not limit:
+        return ""
+    if "first" in limit or limit.get("by") == "first":
+        return f"the first {limit.get('n', limit.get('first'))} {limit['of']}"
+    return f"{limit['n']} {limit['of']} drawn at random (seed {limit.get('seed')})"
+
+
+def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:
+    """What a figure or report of (run name, summary, manifest) must say of `--limit` runs:
+    `a first look (--limit): the first 2 concepts only` (each run named, for several)."""
+    limited = [(name, limited_to(manifest)) for name, _, manifest in runs if limited_to(manifest)]
+    if not limited:
+        return ""
+    if len(runs) == 1:
+        shown = f"{limited[0][1]} only"
+    else:
+        shown = "; ".join(f"{name}: {what} only" for name, what in limited)
+    return f"a first look ({option('--limit')}): {shown}, not the whole set"
 
 
 def run_paths(runs: Sequence[Any]) -> list[Any]:
@@ -110,6 +154,7 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
     (run_paths); a one-line error for anything else."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
+    from tacit.results.reading import as_saved
 
     if not runs:
         raise TacitError("no run directory given")
@@ -129,8 +174,9 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
         else:
             probe = registry.of_run(run.manifest, f"result {index + 1}")
             name = f"result{index + 1}"
+            rows = as_saved(run.prompts)  # the numbers its directory would give
             read.append(
-                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=run.prompts)
+                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=rows)
             )
     return read
 
@@ -171,8 +217,34 @@ def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
     return groups, _differ(groups)
 
 
+def _hint(what: str) -> str:
+    """What to do about a difference in `what`: the option that sets it, said as the caller
+    names options."""
+    if what == "vocabulary":
+        return (
+            f"score them over one: {option('--vocab-model')} naming every run's models, or one "
+            f"{option('--vocab-file')}"
+        )
+    if what == "limit":
+        return (
+            f"{option('--limit')} scores only the first concepts, a first look: give the runs "
+            "the same limit, or none"
+        )
+    flags = OPTIONS.get(what)
+    return f"set by {' or '.join(map(option, flags))}" if flags else ""
+
+
+def _ranked(scored: dict[str, str]) -> str:
+    """What a run ranked among, in words."""
+    if scored.get("candidates"):
+        return f"candidate spans, {scored['candidates']}"
+    return f"the shared vocabulary, {scored.get('vocabulary') or 'none'}"
+
+
 def _differ(groups: Sequence[Group]) -> list[str]:
-    """How the groups differ: in probe, and within a probe in what each scored over."""
+    """How the groups differ: in probe, and within a probe in what each scored over, each
+    with the option that sets it. Runs ranked over the vocabulary beside runs ranked over
+    candidates are said so once (no vocabulary to share, no span scoring to match)."""
     by_probe: dict[str, list[Group]] = {}
     for group in groups:
         by_probe.setdefault(group.scored_over["probe"], []).append(group)
@@ -183,15 +255,26 @@ def _differ(groups: Sequence[Group]) -> list[str]:
         )
         notes.append(f"the runs are of different probes ({shown})")
     for found in by_probe.values():
+        spans = {bool(g.scored_over.get("candidates")) for g in found}
+        apart = len(spans) > 1 and any("vocabulary" in g.scored_over for g in found)
+        if apart:
+            shown = "; ".join(f"{g.names}: {_ranked(g.scored_over)}" for g in found)
+            notes.append(
+                f"the runs rank among different things ({shown}): the vocabulary and candidate "
+                f"spans ({option('--candidates')}) are never like for like"
+            )
         whats = list(dict.fromkeys(what for g in found for what in g.scored_over))
         for what in whats:
-            values = [g.scored_over.get(what, "") for g in found]
+            among = found
+            if apart and what in RANKED:  # among the runs that have one
+                among = [g for g in found if g.scored_over.get(what)]
+            values = [g.scored_over.get(what, "") for g in among]
             if len(set(values)) > 1:
                 shown = "; ".join(
-                    f"{g.names}: {value or 'none'}" for g, value in zip(found, values)
+                    f"{g.names}: {value or 'none'}" for g, value in zip(among, values)
                 )
-                hint = f"; {HINTS[what]}" if what in HINTS else ""
-                notes.append(f"the runs differ in {what} ({shown}){hint}")
+                hint = _hint(what)
+                notes.append(f"the runs differ in {what} ({shown})" + (f": {hint}" if hint else ""))
     return notes
 
 

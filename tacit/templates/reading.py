@@ -1,4 +1,4 @@
-"""Reading a template file (tacit.probes.templates): JSON lines, checked line by line; every
+"""Reading a template file (tacit.templates): JSON lines, checked line by line; every
 problem is one line naming the file and the line."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import check_value, read_utf8, sha256_bytes
-from tacit.probes.templates import (
+from tacit.templates import (
     BLANK_FORMS,
     CONCEPT_FORMS,
     ENSEMBLE,
@@ -44,7 +44,7 @@ def read_templates(path: str | Path, *, source: str | None = None) -> TemplateSe
                 raise TacitError(f"{where}: a second settings line (one at most)")
             settings = _settings(entry, where)
             continue
-        template = _template(entry, where, number, count)
+        template = _template(_pararel(entry, path, where), where, number, count)
         key = (template.relation, template.id)
         if key in seen:
             of = f"relation {template.relation!r}" if template.relation else "retrieval"
@@ -98,6 +98,22 @@ def _settings(entry: dict[str, Any], where: str) -> Settings:
         pronoun=given.get("pronoun", "it" if english else ""),
         articles={k: v.strip() for k, v in articles.items()},
     )
+
+
+def _pararel(entry: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
+    """A ParaRel pattern line (`{"pattern": "[X] is located in [Y] .", ...}`, in a file named by
+    its relation, P17.jsonl) read as a template of that relation: `pattern` is `template`, and
+    the relation, where the line gives none, is the file's name."""
+    if "pattern" not in entry:
+        return entry
+    if "template" in entry:
+        raise TacitError(
+            f"{where}: both `template` and `pattern` (ParaRel's name for it): give one"
+        )
+    read = {k: v for k, v in entry.items() if k != "pattern"}
+    read["template"] = entry["pattern"]
+    read.setdefault("relation", path.name.split(".")[0])
+    return read
 
 
 def _template(

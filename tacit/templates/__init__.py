@@ -29,7 +29,7 @@ A template file is JSON lines, one template a line (LAMA's relation files load a
   `pronoun` stands for the concept in elicitation's `--normalize pmi` baseline.
 
 The paper's templates are the file shipped as `paper` (paper.jsonl beside this module); reading
-a file is tacit.probes.templates.reading.
+a file is tacit.templates.reading.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.blank import MASK
+from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
+from tacit.core.option_names import option
 from tacit.core.params import Param
 
 SHIPPED = Path(__file__).parent  # the shipped sets: paper.jsonl, paraphrases.jsonl
@@ -62,10 +64,11 @@ def join_phrases(phrases: Sequence[str], and_word: str = "and", serial_comma: bo
     """Phrases as a list: commas, then `and_word` before the last (after a comma too with
     `serial_comma`, the paper's English).
 
-    >>> join_phrases(["has fur", "is big", "has claws"])
-    'has fur, is big, and has claws'
-    >>> join_phrases(["hat Fell", "ist groß", "hat Krallen"], "und", serial_comma=False)
-    'hat Fell, ist groß und hat Krallen'
+    Examples:
+        >>> join_phrases(["has fur", "is big", "has claws"])
+        'has fur, is big, and has claws'
+        >>> join_phrases(["hat Fell", "ist groß", "hat Krallen"], "und", serial_comma=False)
+        'hat Fell, ist groß und hat Krallen'
     """
     if len(phrases) < 3:
         return f" {and_word} ".join(phrases)
@@ -307,8 +310,11 @@ def load_templates(value: str | Path | TemplateSet | None = None) -> TemplateSet
         return value
     value = DEFAULT if value is None else value
     shipped = SHIPPED / f"{value}.jsonl"
-    from tacit.probes.templates.reading import read_templates
+    from tacit.templates.reading import read_templates
 
     if isinstance(value, str) and "/" not in value and shipped.is_file():
         return read_templates(shipped, source=value)
+    names = sorted(path.stem for path in SHIPPED.glob("*.jsonl"))
+    if not Path(value).exists() and meant(value, names):
+        raise TacitError(f"{option('--templates')} {value}: no such file{meant(value, names)}")
     return read_templates(Path(value))

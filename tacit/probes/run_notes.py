@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tacit.core.interface import option
+from tacit.core.option_names import option
 
 
 def listed(names: Sequence[str], limit: int = 8) -> str:
@@ -87,7 +87,7 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
     the norms, the concepts, the templates (a run from before template files used the paper's).
     Two runs stand side by side like for like when these match."""
-    from tacit.probes.templates import load_templates
+    from tacit.templates import load_templates
 
     vocabulary = manifest.get("vocabulary") or {}
     templates = manifest.get("templates") or load_templates().record()
@@ -110,3 +110,28 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
         "concepts": ",".join(options.get("concepts") or []) or "all",
         "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
     }
+
+
+def norms_brief(manifest: Manifest) -> list[tuple[str, str]]:
+    """A norms-based run's norms in brief: the file, its format and sha256."""
+    norms = manifest.get("norms")
+    if not norms:
+        return []
+    return [
+        (
+            "norms",
+            f"{norms.get('path')} ({norms.get('format', 'cslb')}, "
+            f"sha256 {str(norms.get('sha256', ''))[:12]})",
+        )
+    ]
+
+
+def counted(manifest: Manifest, *keys: str) -> list[str]:
+    """The manifest's counts under `keys` (concepts dropped by reason, prompts by relation), a
+    line each: `concepts dropped by reason: no answer: 3, ...`."""
+    counts = manifest.get("counts") or {}
+    return [
+        f"{key.replace('_', ' ')}: " + ", ".join(f"{k}: {v}" for k, v in counts[key].items())
+        for key in keys
+        if counts.get(key)
+    ]

@@ -7,19 +7,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
 from tacit.core.files import check_text
-from tacit.core.interface import option
-from tacit.core.params import Param
+from tacit.core.option_names import option
+from tacit.core.options import limited
+from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.core.choices import NormsFormat
     from tacit.core.manifest import NormsRecord
+    from tacit.core.options import RunOptions
     from tacit.norms import NormSet
+
+
+class NormsChoice(Protocol):
+    """The options of a probe that reads norms (retrieve, elicit): which, and how to read them."""
+
+    @property
+    def norms(self) -> NormSet | str | Path | None: ...
+    @property
+    def norms_format(self) -> NormsFormat | None: ...
+    @property
+    def norms_columns(self) -> Mapping[str, str] | str | None: ...
 
 
 def parse_concepts(value: str) -> list[str]:
@@ -69,11 +83,23 @@ NORMS = Param(
     "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
     "installed default (`probe norms install`).",
 )
+
+
+def _norms_format(value: Any, label: str) -> str:
+    """A format tacit knows: its own or one registered at run time (tacit.norms.formats)."""
+    from tacit.norms.formats import NORM_FORMATS
+
+    if value not in NORM_FORMATS:
+        raise TacitError(f"{label} {value!r}: expected one of {', '.join(NORM_FORMATS.names())}")
+    return str(value)
+
+
 NORMS_FORMAT = Param(
     "norms_format",
     None,
-    choices=NORMS_FORMATS,
-    help="Say the norms file's format when tacit cannot tell it from the file.",
+    check=_norms_format,
+    help=f"Say the norms file's format when tacit cannot tell it from the file: "
+    f"{', '.join(NORMS_FORMATS)}, or one registered by name.",
 )
 NORMS_COLUMNS = Param(
     "norms_columns",
@@ -110,15 +136,14 @@ NORMALIZE = Param(
 SPAN_PARAMS = (SPAN_SCORING, NORMALIZE)
 
 
-def load_norms(values: Mapping[str, Any]) -> NormSet:
+def load_norms(values: NormsChoice) -> NormSet:
     """The run's NormSet: as given, or read from a path or an installed name."""
     from tacit.norms import NormSet, load_norms
 
-    if isinstance(values["norms"], NormSet):
-        return values["norms"]
-    return load_norms(
-        values["norms"], format=values["norms_format"], columns=values["norms_columns"]
-    )
+    if isinstance(values.norms, NormSet):
+        return values.norms
+    columns = values.norms_columns  # a mapping once checked (_columns reads the text form)
+    return load_norms(values.norms, format=values.norms_format, columns=cast(Any, columns))
 
 
 def norms_record(norms: NormSet) -> NormsRecord:
@@ -136,24 +161,27 @@ def norms_record(norms: NormSet) -> NormsRecord:
     }
 
 
-def first_concepts(prompts: pd.DataFrame, limit: int | None) -> tuple[pd.DataFrame, list[str]]:
-    """The prompts of the first `limit` concepts (in the order they first appear: the norms'
-    for retrieval, alphabetical for elicitation, whose prompts go relation by relation), and the
-    concepts the limit leaves out (`--limit`, RunOptions.limit); all of them without a limit."""
-    if limit is None:
+def limit_concepts(prompts: pd.DataFrame, run: RunOptions) -> tuple[pd.DataFrame, list[str]]:
+    """The prompts of the concepts `--limit` keeps (RunOptions.limit and limit_by: a seeded
+    sample, or the first in the order they first appear: the norms' for retrieval,
+    alphabetical for elicitation, whose prompts go relation by relation), and the concepts it
+    leaves out; all of them without a limit."""
+    if run.limit is None:
         return prompts, []
     concepts = list(dict.fromkeys(prompts["concept"]))
     if "relation" in prompts:
         concepts.sort()
-    kept = prompts[prompts["concept"].isin(concepts[:limit])].reset_index(drop=True)
-    return kept, concepts[limit:]
+    kept, left_out = limited(concepts, run.limit, run.limit_by, run.seed)
+    return prompts[prompts["concept"].isin(kept)].reset_index(drop=True), left_out
 
 
-def refuse_span_options(values: Mapping[str, Any], params: Sequence[Param], spans: str) -> None:
+def refuse_span_options(
+    values: Options, candidates: object, params: Sequence[Param], spans: str
+) -> None:
     """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
     no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
-    given = [param.flag for param in params if values[param.name] != param.default]
-    if values["candidates"] == "vocab" and given:
+    given = [param.flag for param in params if getattr(values, param.name) != param.default]
+    if candidates == "vocab" and given:
         raise TacitError(
             f"{', '.join(given)}: for candidate spans only: add {option('--candidates')} {spans} "
             "(or a FILE)"

@@ -5,11 +5,12 @@ The command line sets it for the whole command (tacit.cli.common.user_errors); a
 is Python. A probe's own options say the same through their declaration (tacit.core.params);
 this is for the shared options and the arguments of the API's other functions.
 
->>> option('--batch-size'), option('--model')
-('batch_size', 'models')
->>> with command_line():
-...     option('--batch-size')
-'--batch-size'
+Examples:
+    >>> option('--batch-size'), option('--model')
+    ('batch_size', 'models')
+    >>> with command_line():
+    ...     option('--batch-size')
+    '--batch-size'
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""What a scorer answers (tacit.models.base.Scorer): typed values a caller can use without
+torch. Arrays are numpy arrays, or, from a family that runs its model in this process, torch
+tensors on its device (ScoredBatch: so that a reduction over a vocabulary stays there)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TargetScores:
+    """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
+
+    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
+        at an earlier position (the tie rule, tacit.models.ties).
+    target_prob: the target's probability under the softmax over the model's whole vocabulary.
+    target_prob_shared: the same renormalised over the shared vocabulary.
+    top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
+        probabilities under the whole-vocabulary softmax.
+    """
+
+    rank: np.ndarray
+    target_prob: np.ndarray
+    target_prob_shared: np.ndarray
+    top_index: np.ndarray
+    top_prob: np.ndarray
+
+
+@dataclass(frozen=True)
+class ScoredBatch:
+    """One batch of distinct prompt texts, scored (arrays: numpy, or torch on the device).
+
+    rows: positions (in the prompts given) of every prompt whose text is in this batch.
+    batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
+    shared: [texts x shared vocabulary] float32 scores at the blank (logits, or
+        log-probabilities with `log_z` zero); where score_vocab was given `Needed`, words no
+        reduction can read may hold an upper bound of their score (tacit.models.base.Needed).
+    log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
+        are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
+        in the blank: over the words given; a causal LM's vocabulary mode: log P(word, the text
+        after the blank | the text before it)).
+    cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
+    work: what the batch ran against the naive count, for the model's record (a causal LM's
+        suffixes scored: `vocab_suffixes`, `vocab_suffixes_naive`).
+    """
+
+    rows: Any
+    batch_rows: Any
+    shared: Any
+    log_z: Any
+    cut: int = 0
+    work: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SpanScores:
+    """Candidate spans scored in templates: [templates x spans] arrays, aligned with the
+    templates and spans given.
+
+    span: the sum over the span's tokens (as tokenised in that sentence) of their
+        log-probability: for a masked LM by the chain rule left to right (`l2r`: token i given
+        the tokens before it written and the rest masked) or all masked at once
+        (`independent`); for a causal LM, log P(token | every token before it).
+    n_tokens: how many tokens the span has in that sentence.
+    sentence: causal LMs only (else None): the log-probability of the whole sentence with the
+        span in place (its first token conditioned on the start token). The words around the
+        span are the same for every span, so ranking spans by it ranks them by
+        P(span | the rest).
+    work: what the scoring ran against the naive count, for the manifest: a masked LM's forward
+        rows (`span_rows`, `span_rows_naive`: one per span token per pair), a causal LM's
+        input tokens (`span_tokens`, `span_tokens_naive`: a whole-sentence loop's, the start
+        token and every token of the sentence but its last).
+    """
+
+    span: np.ndarray
+    n_tokens: np.ndarray
+    sentence: np.ndarray | None = None
+    work: Mapping[str, int] = field(default_factory=dict)
+
+    def expanded(self, template_of: np.ndarray, span_of: np.ndarray) -> SpanScores:
+        """Scores of distinct templates and spans put back in the order they were asked for."""
+        pick = np.ix_(template_of, span_of)
+        sentence = None if self.sentence is None else self.sentence[pick]
+        return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
+
+
+# (indices into the distinct texts, [texts x shared vocabulary] scores, [texts] log_z, cut)
+VocabScores = tuple[np.ndarray, Any, Any, int]

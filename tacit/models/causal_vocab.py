@@ -1,0 +1,274 @@
+"""A causal LM's vocabulary mode, with the text after the blank counted exactly.
+
+A word w in the blank of "Everyone knows that a bear has <mask>." is scored as span mode
+scores the sentence with w in place, less the words before the blank that every word shares:
+
+    score(w) = log P(w | before) + log P(after | before, w),   after = "." here
+
+(a blank with nothing after it: the first term alone). Its exponent is P(w, after | before),
+the probability that the sentence goes on with w and then ends as the template does. The
+second term costs a forward pass per word, so it is computed only for the words that can
+change what a reduction reads (tacit.models.base.Needed): the suffix term is <= 0, so a word
+whose first term is already below the score to beat (the lowest gold answer's score, the k-th
+best word's) cannot overtake it. Per prompt:
+
+1. run the text before the blank once: the next token's log-probabilities L(w) over the whole
+   vocabulary, and the key/value cache every suffix reuses;
+2. score the suffix of the gold answers and the top-k words by L;
+3. the score to beat, t = min(the golds' scores, the k-th best score found so far), is a lower
+   bound of the true one (more words scored can only raise the k-th best); score the suffix
+   of every other word with L(w) >= t - MARGIN.
+
+Every word not scored keeps L(w) >= its score: it lies more than MARGIN below the k-th best
+score and every gold's, so no rank, top-k word, average precision (over the vocabulary or
+any subset) or gold probability changes, whatever tie rule within MARGIN a reduction keeps.
+An ensemble of templates (GroupMean: the mean over an item's prompts) is bounded the same
+way, on the means: a word whose mean bound is below the group's score to beat is left out
+of every prompt of the group. `Needed.every_word` (a softmax over the whole shared
+vocabulary) scores every suffix: the brute force.
+
+A word's suffix is tokenised as in span mode: the sentence (before, the word, after) whole,
+the tokens after the word's. Where BPE merges the word with what follows (so that the
+sentence does not contain the word's token), the text after is tokenised alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from tacit.models.answers import ScoredBatch
+from tacit.models.base import Needed
+from tacit.models.batching import progress_bar
+
+if TYPE_CHECKING:
+    from tacit.models.causal import CausalLMScorer, PrefixRun
+
+# nats: how far below every score a reduction reads a word left unscored lies at least (far
+# more than float noise, so that no tie rule within it changes a rank)
+MARGIN = 0.01
+
+
+def vocab_scores(
+    scorer: CausalLMScorer,
+    texts: list[str],
+    rows_of: list[np.ndarray],
+    vocab_ids: np.ndarray,
+    needed: Needed | None,
+    progress: bool | tqdm,
+    cut_to_fit: bool,
+    at_blank: Callable[[list[int]], Iterator[ScoredBatch]],
+) -> Iterator[ScoredBatch]:
+    """ScoredBatch of the distinct `texts` (every blank ends its sentence), scored as the
+    module docstring says: log-probabilities, exact for every word `needed` can read, an
+    upper bound for the rest. Texts with nothing after the blank, outside any group with one
+    that has, are read at the blank in batches (every word exact: `at_blank`, given their
+    positions in `texts`)."""
+    split = [scorer.split_at_blank(t, at_end=True) for t in texts]
+    needs = TextNeeds(needed, rows_of)
+    components = needs.components(len(texts))
+    plain = [c[0] for c in components if len(c) == 1 and not split[c[0]][2]]
+    if plain:
+        yield from at_blank(plain)
+    rest = [c for c in components if len(c) > 1 or split[c[0]][2]]
+    total = sum(len(c) for c in rest)
+    if not total:
+        return
+    words = Words(scorer, vocab_ids)
+    with (
+        progress_bar(progress, total, f"scoring {scorer.name}", "text") as bar,
+        torch.inference_mode(),
+    ):
+        for members in rest:
+            part = [Suffixed(scorer, words, split[i], cut_to_fit) for i in members]
+            yield _bounded(part, [needs.golds[i] for i in members], needs, members, rows_of)
+            bar.update(len(members))
+
+
+class TextNeeds:
+    """Needed, per distinct text: the golds of its prompts, the groups of texts whose mean is
+    read, and whether every word is read."""
+
+    def __init__(self, needed: Needed | None, rows_of: list[np.ndarray]) -> None:
+        self.every_word = needed is None or needed.every_word
+        self.top_k = 0 if needed is None else needed.top_k
+        self.golds: list[np.ndarray] = []
+        self.groups: list[list[int]] = []
+        group_of_row = [] if needed is None or needed.groups is None else needed.groups
+        members: dict[int, set[int]] = {}
+        for text, rows in enumerate(rows_of):
+            golds = [] if needed is None else [g for r in rows for g in needed.golds[int(r)]]
+            self.golds.append(np.unique(np.asarray(golds, dtype=np.int64)))
+            for row in rows if len(group_of_row) else ():
+                members.setdefault(int(group_of_row[int(row)]), set()).add(text)
+        self.groups = [sorted(m) for m in members.values() if len(m) > 1]
+
+    def components(self, n: int) -> list[list[int]]:
+        """The texts in sets that are scored together: each group's texts (groups that share
+        a text joined), every other text alone."""
+        parent = list(range(n))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for group in self.groups:
+            for text in group[1:]:
+                parent[root(text)] = root(group[0])
+        found: dict[int, list[int]] = {}
+        for i in range(n):
+            found.setdefault(root(i), []).append(i)
+        return list(found.values())
+
+
+class Words:
+    """The shared vocabulary's words as text (each id decoded, its leading space dropped: the
+    blank's own space goes before it), decoded once per call."""
+
+    def __init__(self, scorer: CausalLMScorer, vocab_ids: np.ndarray) -> None:
+        self.ids = np.asarray(vocab_ids, dtype=np.int64)
+        decoded = scorer.tokenizer.batch_decode(
+            [[int(i)] for i in self.ids], clean_up_tokenization_spaces=False
+        )
+        self.texts = [str(t).lstrip() for t in decoded]
+        self.device_ids = torch.as_tensor(self.ids, device=scorer.device)
+
+
+class Suffixed:
+    """One text whose blank has text after it: its prefix run once, its words' first term
+    L(w) (`bound`), and the full score of the words asked for (`score`)."""
+
+    def __init__(
+        self,
+        scorer: CausalLMScorer,
+        words: Words,
+        split: tuple[str, str, str],
+        cut_to_fit: bool,
+    ) -> None:
+        self.scorer, self.words = scorer, words
+        self.prefix, self.gap, self.after = split
+        self.prefix_ids = scorer._encode_texts([self.prefix])[0]
+        self.after_ids = scorer._encode_texts([self.after])[0] if self.after else []
+        # the word and the text after it must fit after the start token and the prefix
+        room = 1 + len(self.after_ids) + (1 if self.after_ids else 0)
+        encoded, cut = scorer._with_start([self.prefix], cut_to_fit, room=room)
+        self.cut = int(cut.sum())
+        self.run: PrefixRun = scorer._run_prefix(encoded[0][1:])
+        self.bound = self.run.following[words.device_ids]
+        self.scored = 0
+
+    def score(self, positions: torch.Tensor) -> torch.Tensor:
+        """The full score of the words at `positions` (of the shared vocabulary)."""
+        if not self.after_ids:
+            return self.bound[positions]
+        chosen = positions.cpu().numpy()
+        rests = self._rests(chosen)
+        self.scored += len(rests)
+        out = np.zeros(len(rests))
+        with tqdm(disable=True) as quiet:
+            for indices, result in self.scorer._after_prefix(self.run, rests, quiet):
+                for at, i in enumerate(indices):
+                    out[i] = result[at, : len(rests[i])].sum()
+        return torch.as_tensor(out, dtype=torch.float32, device=self.bound.device)
+
+    def _rests(self, chosen: np.ndarray) -> list[list[int]]:
+        """Each chosen word's token and the text after it, tokenised as the whole sentence
+        tokenises them (the text after alone where BPE merges it with the word)."""
+        ids = self.words.ids[chosen]
+        sentences = [self.prefix + self.gap + self.words.texts[int(i)] + self.after for i in chosen]
+        encoded = self.scorer._encode_texts(sentences)
+        n = len(self.prefix_ids)
+        rests = []
+        for word, tokens in zip(ids, encoded):
+            whole = tokens[:n] == self.prefix_ids and len(tokens) > n and tokens[n] == word
+            rests.append([int(word), *(tokens[n + 1 :] if whole else self.after_ids)])
+        return rests
+
+
+def _kth_best(scores: torch.Tensor, known: torch.Tensor, k: int) -> torch.Tensor:
+    """Per row, the k-th best of the `known` scores (-inf where fewer are known, or k is 0)."""
+    if k == 0:
+        return torch.full(scores.shape[:-1], float("-inf"), device=scores.device)
+    masked = torch.where(known, scores, torch.tensor(float("-inf"), device=scores.device))
+    return masked.topk(min(k, scores.shape[-1]), dim=-1).values[..., -1]
+
+
+def _to_beat(scores: torch.Tensor, known: torch.Tensor, golds: np.ndarray, k: int) -> torch.Tensor:
+    """The score to beat of one row: the lowest gold's, or the k-th best known if lower."""
+    beat = _kth_best(scores, known, k)
+    if len(golds):
+        beat = torch.minimum(beat, scores[torch.as_tensor(golds, device=scores.device)].min())
+    return beat
+
+
+def _bounded(
+    part: Sequence[Suffixed],
+    golds: Sequence[np.ndarray],
+    needs: TextNeeds,
+    members: list[int],
+    rows_of: list[np.ndarray],
+) -> ScoredBatch:
+    """One component's texts scored: exact where Needed can read, bounded elsewhere."""
+    bound = torch.stack([p.bound for p in part])  # [texts x words]
+    device, (n, width) = bound.device, bound.shape
+    scores = bound.clone()
+    exact = torch.zeros((n, width), dtype=torch.bool, device=device)
+    for i, p in enumerate(part):
+        if not p.after_ids:
+            exact[i] = True  # nothing after the blank: the first term is the score
+
+    def score(ask: torch.Tensor) -> None:
+        ask &= ~exact
+        for i, p in enumerate(part):
+            positions = torch.nonzero(ask[i]).squeeze(1)
+            if len(positions):
+                scores[i, positions] = p.score(positions)
+                exact[i, positions] = True
+
+    k = min(needs.top_k, width)
+    if needs.every_word:
+        score(torch.ones_like(exact))
+    else:
+        local = {text: i for i, text in enumerate(members)}
+        groups = [[local[t] for t in g] for g in needs.groups if g[0] in local]
+        group_golds = [np.unique(np.concatenate([golds[i] for i in g])) for g in groups]
+        # round 1: the golds and the top k by the first term, per text and per group
+        ask = torch.zeros_like(exact)
+        for i in range(n):
+            ask[i, torch.as_tensor(golds[i], device=device)] = True
+            ask[i, bound[i].topk(k).indices] = True
+        for g, gg in zip(groups, group_golds):
+            chosen = torch.zeros(width, dtype=torch.bool, device=device)
+            chosen[torch.as_tensor(gg, device=device)] = True
+            chosen[bound[g].mean(0).topk(k).indices] = True
+            ask[g] |= chosen
+        score(ask)
+        # round 2: every word whose bound reaches the score to beat, less the margin
+        ask = torch.zeros_like(exact)
+        for i in range(n):
+            beat = _to_beat(scores[i], exact[i], golds[i], k)
+            ask[i] = scores[i] >= beat - MARGIN
+        for g, gg in zip(groups, group_golds):
+            mean, known = scores[g].mean(0), exact[g].all(0)
+            beat = _to_beat(mean, known, gg, k)
+            ask[g] |= (mean >= beat - MARGIN) & ~known
+        score(ask)
+    rows = [rows_of[t] for t in members]
+    suffixed = [p for p in part if p.after_ids]
+    return ScoredBatch(
+        rows=np.concatenate(rows),
+        batch_rows=np.concatenate([np.full(len(r), i) for i, r in enumerate(rows)]),
+        shared=scores,
+        log_z=torch.zeros(n, device=device),
+        cut=sum(p.cut for p in part),
+        work={
+            "vocab_suffixes": sum(p.scored for p in suffixed),
+            "vocab_suffixes_naive": width * len(suffixed),
+        },
+    )

@@ -1,0 +1,154 @@
+"""Model families: the ways tacit runs a model, each behind the plain contract of
+tacit.models.base, found by the model's text before anything is loaded.
+
+A family claims a model spec (tacit.core.modelspec) by what the text shows (a `base_url`, a
+file suffix, a scheme of its own), says which Scorer class the model would load as (so a
+probe's needs are checked before the slow part), brings the tokenizer the probes plan with and
+its own loading options, and loads the scorer. Families are asked in turn: those registered at
+run time first, then tacit's own in FAMILIES' order; the in-process Hugging Face family comes
+last and claims every model the others leave (a hub id, a local directory or a GGUF file).
+
+Adding a family is one module with a Family subclass and one `register` call
+(docs/extending.md has a worked example).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tacit.core.errors import TacitError
+from tacit.core.modelspec import ModelSpec
+from tacit.core.option_names import option
+from tacit.core.registry import Registry
+
+if TYPE_CHECKING:
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Needs, Scorer
+
+
+class Family(ABC):
+    """A way of running models (see the module docstring). Stateless: one instance serves
+    every model it claims."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]  # one line: what it runs, for docs and errors
+    # its own loading options (NAME,KEY=VALUE) beyond tacit's common ones, and what each does
+    options: ClassVar[Mapping[str, str]] = {}
+
+    @abstractmethod
+    def claims(self, spec: ModelSpec) -> bool:
+        """Is this model one of this family's (from its text alone: nothing is loaded)?"""
+
+    @abstractmethod
+    def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
+        """The Scorer class the model would load as (its capabilities), before any weights
+        load: a one-line error where the model is none this family can run. Where the model
+        could load as several (a checkpoint that does not say its kind), the one that meets
+        the probe's `needs`."""
+
+    @abstractmethod
+    def tokenizer(self, spec: ModelSpec) -> Any:
+        """The tokenizer the probes plan with (encode, decode, the vocabulary), as the scorer
+        will use it; None for a family that plans without one (its spans are not checked for
+        being read whole, and it cannot take part in a shared vocabulary)."""
+
+    @abstractmethod
+    def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
+        """The model loaded as `scorer` (what scorer_class said), as the run's options say
+        (`text`: as given, its name in tables); `extra`: the tokenizer already loaded, and the
+        probe's loading options for the scorer class (e.g. a classifier's label names)."""
+
+    def takes(self, key: str) -> bool:
+        """Does this family take the loading option `key` (the run's options for every model
+        fill in only those a family takes)?"""
+        return key in self.options
+
+    def check_options(self, spec: ModelSpec) -> None:
+        """Refuse, in one line, a loading option this family does not take (a typo, or an
+        option of another family)."""
+        for key in spec.given():
+            if not self.takes(key):
+                raise TacitError(
+                    f"{option('--model')} {spec.text}: {key!r} is not a loading option of "
+                    f"{self.description} (its options: {', '.join(self.options)})"
+                )
+
+
+FAMILIES: Registry[Family] = Registry(
+    "model family",
+    {"huggingface": "tacit.models.huggingface:FAMILY"},
+)
+
+
+def register_family(family: Family) -> Family:
+    """Add a family of your own (a Family instance) under its `name`: it is asked before
+    tacit's own, so it can claim models by a scheme or option of its own."""
+    return FAMILIES.register(family.name, family)
+
+
+def _in_order() -> list[Family]:
+    builtin = FAMILIES.builtin()
+    added = [name for name in FAMILIES.names() if name not in builtin]
+    return [FAMILIES.get(name) for name in (*added, *builtin)]
+
+
+def family_of(spec: ModelSpec) -> Family:
+    """The family that claims this model, its loading options checked."""
+    for family in _in_order():
+        if family.claims(spec):
+            family.check_options(spec)
+            return family
+    raise TacitError(f"{option('--model')} {spec.text}: no model family claims it")
+
+
+def resolve(
+    text: str, defaults: Mapping[str, Any], *, flag: str = "--model"
+) -> tuple[Family, ModelSpec]:
+    """A model's text read, the family that claims it, and its spec with the run's `defaults`
+    (RunOptions.model_defaults) where it gives none, of the options that family takes."""
+    given = ModelSpec.parse(text, flag=flag)
+    family = family_of(given)
+    spec = given.over({k: v for k, v in defaults.items() if family.takes(k)})
+    family.check_options(spec)
+    return family, spec
+
+
+def check_models(models: Sequence[str], options: RunOptions) -> None:
+    """Every model's text read and claimed, its options checked, before anything slow."""
+    for model in models:
+        resolve(model, options.model_defaults())
+
+
+def load_scorer(
+    text: str,
+    options: RunOptions,
+    *,
+    needs: Needs | None = None,
+    probe: str = "this probe",
+    tokenizer: Any = None,
+    load_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Scorer:
+    """Load a model (its text: a name or path with its own loading options, if any) as the
+    run's options say, by the family that claims it, if it can answer what the probe `needs`
+    (else a one-line error, before any weights load). `load_options` gives, by capability,
+    keyword arguments for the scorer classes that have it (a classifier's label names)."""
+    family, spec = resolve(text, options.model_defaults())
+    scorer = family.scorer_class(spec, needs)
+    if needs is not None:
+        needs.check(text, scorer, probe)
+    extra: dict[str, Any] = {}
+    for capability, keywords in (load_options or {}).items():
+        if capability in scorer.capabilities:
+            extra.update(keywords)
+    if tokenizer is not None:
+        extra["tokenizer"] = tokenizer
+    return family.load(text, options, scorer, **extra)
+
+
+def model_tokenizer(text: str, defaults: Mapping[str, Any], *, flag: str = "--model") -> Any:
+    """The tokenizer a model's text calls for (its options, `defaults` where it gives none),
+    from the family that claims it; `flag`: the option that named it, as errors say."""
+    family, spec = resolve(text, defaults, flag=flag)
+    return family.tokenizer(spec)

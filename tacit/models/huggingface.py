@@ -1,0 +1,184 @@
+"""The in-process Hugging Face family: a hub id, a local directory or a GGUF file, loaded with
+`from_pretrained` into this process (tacit.models.runtime), scored as the kind of model its
+config's architectures say: a masked LM (`*ForMaskedLM`), a causal LM (any class transformers
+loads as one) or an NLI classifier (`*ForSequenceClassification`).
+
+It claims every model no other family claims. Its loading options are tacit's own
+(tacit.core.modelspec.LOAD_OPTIONS) and any other keyword transformers' `from_pretrained`
+takes (`subfolder`, `variant`, `low_cpu_mem_usage`, ...) or the model's config has, passed on
+as given; a key that is none of these is refused in one line (a typo never goes unseen).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from tacit.core.errors import TacitError
+from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.models import gguf
+from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
+from tacit.models.families import Family
+from tacit.models.loading import check_passed_on
+from tacit.models.runtime import ModelRuntime
+
+if TYPE_CHECKING:
+    import torch
+    from tqdm.auto import tqdm
+
+    from tacit.core.options import RunOptions
+
+# kind -> the scorer class of that kind, "module:class"; imported only when one is loaded
+SCORERS = {
+    "masked": "tacit.models.masked:MaskedLMScorer",
+    "classifier": "tacit.models.classifier:NLIClassifier",
+    "causal": "tacit.models.causal:CausalLMScorer",
+}
+# how each kind's checkpoints name their architecture in config.json
+_ARCHITECTURE_SUFFIXES = {
+    "ForMaskedLM": "masked",
+    "ForSequenceClassification": "classifier",
+}
+TACIT_OPTIONS = tuple(k for k in LOAD_OPTIONS if k not in ("base_url", "tokenizer"))
+
+
+def scorer_class(kind: str) -> type[HFScorer]:
+    """The Scorer class of a kind."""
+    module, _, name = SCORERS[kind].partition(":")
+    scorer: type[HFScorer] = getattr(importlib.import_module(module), name)
+    return scorer
+
+
+def kind_of_architecture(architecture: str) -> str | None:
+    """`masked`, `classifier` or `causal` for an architecture class name; None for others (a
+    bare encoder, a seq2seq model). Causal LMs are named unevenly (`GPT2LMHeadModel`,
+    `LlamaForCausalLM`), so transformers' own causal-LM table decides; BERT-like encoders
+    with a causal head (`BertLMHeadModel`) count as causal too, as that table says."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    for suffix, kind in _ARCHITECTURE_SUFFIXES.items():
+        if architecture.endswith(suffix):
+            return kind
+    if architecture in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values() or architecture.endswith(
+        "ForCausalLM"
+    ):
+        return "causal"
+    return None
+
+
+def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
+    """The model's config (no weights are loaded; a GGUF file's is read by transformers from
+    the file)."""
+    from transformers import AutoConfig
+
+    from tacit.vocab.hub import hub_access
+    from tacit.vocab.tokenizers import check_model_source, not_found, quiet_transformers
+
+    check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
+    extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
+    try:
+        with quiet_transformers(), hub_access(spec.name) as hub:
+            return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
+    except (OSError, ValueError) as err:
+        raise not_found(spec.name, err, flag) from err
+
+
+def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
+    """The kind of a checkpoint, from its config's architectures; None for a config without
+    them (it loads as the kind a probe needs, and loading refuses it if that head is missing).
+    A GGUF file says its architecture in its header (every one transformers reads is a causal
+    LM but T5's)."""
+    from tacit.vocab.tokenizers import check_model_source
+
+    spec = gguf.resolved(spec)
+    if spec.gguf_file is not None:
+        check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
+        gguf.check_readable(spec)
+        if gguf.architecture(spec) in gguf.SEQ2SEQ:
+            raise TacitError(f"{spec.text}: a seq2seq GGUF: tacit cannot score it in-process")
+        return "causal"
+    config = read_config(spec, flag)
+    check_passed_on(spec, config)
+    architectures = getattr(config, "architectures", None) or []
+    for architecture in architectures:
+        if kind := kind_of_architecture(architecture):
+            return kind
+    if not architectures:
+        return None
+    raise TacitError(
+        f"{spec.name}: a {', '.join(architectures)} checkpoint is none of the model kinds "
+        f"tacit can score ({', '.join(SCORERS)}): give a checkpoint with a masked-LM head, a "
+        "causal-LM head (decoder-only) or an NLI classification head"
+    )
+
+
+class HFScorer(ModelRuntime, Scorer):
+    """A Scorer that runs a transformers model in this process: its families' vocabulary hook
+    gives logits over the model's whole vocabulary on the device, reduced there."""
+
+    hooks: ClassVar[Mapping[str, str]] = {**HOOKS, "vocab": "_vocab_logits"}
+
+    def _vocab_logits(
+        self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, int]]:
+        """(indices into `texts`, float32 logits over the whole vocabulary at each blank, how
+        many of them were cut to fit) for batches of the distinct `texts`."""
+        raise NotImplementedError
+
+    def _vocab_scores(
+        self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut_to_fit: bool
+    ) -> Iterator[VocabScores]:
+        import torch
+
+        vocab_t = torch.as_tensor(vocab_ids, device=self.device)
+        for indices, logits, cut in self._vocab_logits(texts, progress, cut_to_fit):
+            yield indices, logits[:, vocab_t], torch.logsumexp(logits, dim=-1), cut
+
+    def _logsumexp(self, scores: Any) -> Any:
+        import torch
+
+        return torch.logsumexp(scores, dim=-1)
+
+
+class HuggingFaceFamily(Family):
+    """Models run in this process by transformers (see the module docstring)."""
+
+    name = "huggingface"
+    description = "an in-process Hugging Face model"
+    options = {k: LOAD_OPTIONS[k] for k in TACIT_OPTIONS}
+
+    def claims(self, spec: ModelSpec) -> bool:
+        return spec.base_url is None  # every model no server scores
+
+    def takes(self, key: str) -> bool:
+        """tacit's options of other families are refused; any other key is checked against
+        from_pretrained and the config when the model loads (check_passed_on)."""
+        return key in self.options or key not in LOAD_OPTIONS
+
+    def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
+        kind = model_kind(spec)
+        if kind is None:  # a config that does not say: the kind the probe needs, else masked
+            fitting = [k for k in SCORERS if needs is not None and needs.met_by(scorer_class(k))]
+            kind = fitting[0] if fitting else "masked"
+        return scorer_class(kind)
+
+    def tokenizer(self, spec: ModelSpec) -> Any:
+        from tacit.vocab.tokenizers import load_tokenizer
+
+        spec = gguf.resolved(spec)
+        return load_tokenizer(
+            spec.name,
+            revision=spec.revision,
+            trust_remote_code=bool(spec.trust_remote_code),
+            gguf_file=spec.gguf_file,
+        )
+
+    def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
+        assert issubclass(scorer, HFScorer)
+        return scorer.from_options(text, options, **extra)  # type: ignore[return-value]
+
+
+FAMILY = HuggingFaceFamily()

@@ -1,0 +1,132 @@
+"""Scores kept across runs (`--cache DIR`): what a model answered for a text, so that a sweep's
+cells, ablations, paraphrase runs and reruns never score the same sentence twice.
+
+An entry is one text's answer: a template's scores over a list of candidate spans (per span:
+its log-probability, its token count and, for a causal model, its sentence's), or a prompt's
+scores over a shared vocabulary. It is named by a fingerprint of everything the answer depends
+on (tacit.core.cache): the model's identity (where its weights came from: the hub commit, the
+GGUF file's sha256, a local directory's files; its class, precision, loading options and start
+token; tacit's, torch's and transformers' versions), the question (span scoring, the vocabulary's
+token ids) and the text with its candidates. Any change is a new name, never a stale answer.
+Entries are written whole, by a rename, so processes on one machine or on a network file
+system can share a directory; a damaged entry is scored again. A model handed in from memory
+(one being trained) is never cached: its weights change under the same name.
+
+A run from the cache writes the same tables as the run that filled it; its manifest counts the
+entries found and scored (`cache`) and the work actually run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tacit.core.cache import DiskCache, fingerprint
+from tacit.core.option_names import option
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model")
+
+
+def _dump(arrays: dict[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def _load(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as found:
+        return {name: found[name] for name in found.files}
+
+
+def local_files(path: str | None) -> list[tuple[str, int, int]] | None:
+    """(name, size, modification time) of a local model directory's weight and config files:
+    a model saved again into the same directory is another model."""
+    if not path or not Path(path).is_dir():
+        return None
+    return sorted(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+        for p in Path(path).iterdir()
+        if p.is_file() and p.suffix in WEIGHT_SUFFIXES
+    )
+
+
+def identity(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What makes a model's answers what they are, from its manifest record: where the
+    weights came from and how they were loaded and run, with the software that ran them."""
+    from tacit.core.manifest import software
+
+    versions = software()
+    return {
+        "source": record.get("source") or record.get("name"),
+        "local_files": local_files(record.get("local_path")),
+        "kind": record.get("kind"),
+        "class": record.get("class"),
+        "revision": record.get("resolved_revision") or record.get("revision"),
+        "gguf": (record.get("gguf") or {}).get("sha256"),
+        "load": record.get("load"),
+        "start_token": record.get("start_token"),
+        "server": record.get("server"),
+        "software": {k: versions.get(k) for k in ("tacit", "torch", "transformers")},
+    }
+
+
+class ScoreCache:
+    """One model's entries in a cache directory (see the module docstring)."""
+
+    def __init__(self, directory: str | Path, record: Mapping[str, Any]) -> None:
+        self.directory = Path(directory)
+        self.model = fingerprint(identity(record))
+        self.store: DiskCache[dict[str, np.ndarray]] = DiskCache(
+            self.directory / "scores" / self.model[:16],
+            ".npz",
+            _dump,
+            _load,
+            what="scores",
+            advice=f"give {option('--cache')} a directory it can write",
+        )
+        self.found = self.scored = 0
+
+    def spans(
+        self, scoring: str, template: str, spans: list[str]
+    ) -> tuple[str, dict[str, np.ndarray] | None]:
+        """(the entry's key, its arrays: `span`, `n_tokens`, maybe `sentence`) of a template
+        scored over these spans; None where it is not kept."""
+        key = fingerprint(self.model, "spans", scoring, template, spans)
+        found = self.store.read(key, lambda v: len(v.get("span", ())) == len(spans))
+        self._count(found)
+        return key, found
+
+    def vocab(self, text: str, vocab_ids: np.ndarray) -> tuple[str, dict[str, np.ndarray] | None]:
+        """(the entry's key, its arrays: `shared` scores over the vocabulary, `log_z`) of a
+        prompt's blank; None where it is not kept."""
+        key = fingerprint(self.model, "vocab", text, np.asarray(vocab_ids).tobytes())
+        found = self.store.read(key, lambda v: len(v.get("shared", ())) == len(vocab_ids))
+        self._count(found)
+        return key, found
+
+    def keep(self, key: str, arrays: Mapping[str, Any]) -> None:
+        self.store.write(key, {name: np.asarray(value) for name, value in arrays.items()})
+
+    def _count(self, found: object) -> None:
+        if found is None:
+            self.scored += 1
+        else:
+            self.found += 1
+
+    def record(self) -> dict[str, Any]:
+        """For the manifest: where, under which model fingerprint, entries found and scored."""
+        return {
+            "directory": str(self.directory),
+            "model": self.model,
+            "found": self.found,
+            "scored": self.scored,
+            **({"unwritten": self.store.unwritten} if self.store.unwritten else {}),
+        }
+
+    def __repr__(self) -> str:
+        return json.dumps(self.record())

@@ -1,0 +1,66 @@
+"""How a probe's runs are shown: the presentation half of a probe, apart from its core
+(tacit.probes.base.Probe: plan, finish, metric, comparability). Each probe names its Report in
+`report_class` ("module:Class", imported when a run is shown); the defaults suit a probe with
+one summary row per model and no figures. The results layer (tables, plots, reports, notebooks)
+asks the report, and nothing else, how a run looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.display import Table
+    from tacit.core.manifest import Manifest
+    from tacit.probes.base import Probe
+
+# (run name, summary, manifest): a run as the figures and tables take it
+ShownRun = tuple[str, "pd.DataFrame", "Manifest"]
+
+
+class Report:
+    """A probe's presentation (see the module docstring)."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.probe = probe
+
+    def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
+        """The full breakdown a compact printed summary leaves to summary.csv (`--verbose`);
+        None where the printed summary is all of it."""
+        return None
+
+    def table(
+        self, summary: pd.DataFrame, manifest: Manifest | None = None, **options: Any
+    ) -> list[Table]:
+        """The tables of the summaries of like-for-like runs of this probe (`probe table`, and
+        a run's printed summary): `summary` holds their rows, models labelled so that two
+        runs' rows do not clash, in the order of --model; `manifest` is one of theirs (they
+        are like for like)."""
+        raise TacitError(f"{self.probe.name} runs have no table across runs: see their summary.csv")
+
+    def figures(
+        self, runs: Sequence[ShownRun], *, kind: str = "auto", caption: str = ""
+    ) -> list[tuple[str, Any]]:
+        """(caption, matplotlib Figure) for one or more runs of this probe side by side: what
+        `probe report` and `probe plot` draw; `kind` picks one of the probe's figures,
+        `caption` is said under it."""
+        return []
+
+    def figure_kind(self, runs: Sequence[ShownRun], kind: str) -> str:
+        """The figure `kind` draws of these runs, `auto` resolved where the probe picks it
+        from what they hold: `probe plot` names its file PROBE-KIND.png after it."""
+        return "figure" if kind == "auto" else kind
+
+    def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
+        """The run's inputs in brief, for a report's summary of its manifest: (what, value),
+        beside what the run shares with like-for-like runs (Probe.comparable)."""
+        return []
+
+    def left_out(self, manifest: Manifest) -> list[str]:
+        """What the run left out, one line each, from its manifest's counts."""
+        return []

@@ -1,0 +1,222 @@
+"""A run directory read back: `tacit.load(RUN)` gives the ProbeResult the run produced, and
+`read_table` each of its tables as the run held it, for every command that reads runs
+(`probe table`, `plot`, `report`, `leaderboard`, `compare`, `export`).
+
+A CSV file does not say what its columns were: a float column of whole numbers reads back as
+integers, an empty text cell as a missing value, a concept named `nan` as a number. So a run
+also writes result.json (RESULT_FILE): each table's column types, which empty cells were
+missing values (and whether None or NaN), the printed summary and its notes, and which files
+are figures. With it, a table reads back with the dtypes it had in memory and its values as
+written (floats at the files' float32 precision, tacit.core.files.FLOAT_FORMAT). Runs written
+before result.json read as pandas reads any CSV, and say so in a note.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from tacit.core.errors import TacitError, first_line
+
+if TYPE_CHECKING:
+    from tacit.results.result import ProbeResult
+    from tacit.vocab.shared import Vocabulary
+
+RESULT_FILE = "result.json"
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def column_types(table: pd.DataFrame) -> dict[str, Any]:
+    """A table's record in result.json: `columns` (name -> dtype, in order) and `missing`
+    (text columns with missing values -> `None` or `NaN`: how they are restored from the
+    empty fields they are written as)."""
+    missing = {}
+    for column in table.columns:
+        values = table[column]
+        if _is_text(str(values.dtype)) and values.isna().any():
+            first = values[values.isna()].iloc[0]
+            missing[str(column)] = "None" if first is None else "NaN"
+    return {"columns": {str(c): str(table[c].dtype) for c in table.columns}, "missing": missing}
+
+
+def result_record(result: ProbeResult) -> dict[str, Any]:
+    """What result.json holds for a result (see the module docstring)."""
+    tables = {result.rows_file: result.prompts, "summary.csv": result.summary}
+    tables.update({f"{name}.csv": table for name, table in result.extra.items()})
+    return {
+        "rows_file": result.rows_file,
+        "tables": {name: column_types(table) for name, table in tables.items()},
+        "figures": list(result.figures),
+        "files": list(result.files),
+        "text": result.text,
+        "notes": list(result.notes),
+    }
+
+
+def _is_text(dtype: str) -> bool:
+    """Object columns and pandas' string dtypes (`str` from pandas 3 on)."""
+    return dtype in ("object", "str", "string")
+
+
+def _typed(raw: pd.Series, dtype: str, missing: str | None) -> pd.Series:
+    """A column read as text, back in its dtype (the empty field is a missing value)."""
+    if dtype == "bool":
+        return raw.map({"True": True, "False": False}).astype(bool)
+    if _is_text(dtype):
+        if missing is not None:
+            raw = raw.astype(object).where(raw != "", None if missing == "None" else np.nan)
+        return raw.astype(dtype)
+    kind = pd.api.types.pandas_dtype(dtype)
+    if pd.api.types.is_numeric_dtype(kind):
+        return pd.to_numeric(raw.replace("", np.nan)).astype(kind)
+    return raw.replace("", np.nan).astype(kind)
+
+
+def read_table(run: str | Path, file: str, types: dict[str, Any] | None = None) -> pd.DataFrame:
+    """A table of a run directory, typed as `types` (its result.json record) says; without a
+    record, as pandas reads any CSV. An unreadable table is a one-line error naming it."""
+    path = Path(run) / file
+    try:
+        if types is None:
+            return pd.read_csv(path)
+        return _read_typed(path, types, path)
+    except FileNotFoundError:
+        raise TacitError(f"{path}: missing; the run directory is incomplete") from None
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
+
+
+def _read_typed(source: Any, types: dict[str, Any], where: object) -> pd.DataFrame:
+    """CSV text (a path or a buffer) read as text, each column back in its recorded type."""
+    if not types["columns"]:
+        return pd.DataFrame()
+    raw = pd.read_csv(source, dtype=str, keep_default_na=False)
+    missing = types.get("missing", {})
+    for column, dtype in types["columns"].items():
+        if column not in raw:
+            raise TacitError(f"{where}: no column {column!r}, which the run wrote")
+        try:
+            raw[column] = _typed(raw[column], dtype, missing.get(column))
+        except (ValueError, TypeError) as err:
+            raise TacitError(
+                f"{where}: column {column!r} is not the {dtype} the run wrote ({first_line(err)})"
+            ) from None
+    return raw
+
+
+def as_saved(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as it reads back from its saved file (floats to the files' significant digits,
+    typed as read_table types it), so that a result in memory and its run directory give the
+    same numbers to the last bit."""
+    import io
+
+    from tacit.core.files import table_text
+
+    return _read_typed(io.StringIO(table_text(table)), column_types(table), "a table")
+
+
+def read_record(run: str | Path) -> dict[str, Any] | None:
+    """A run's result.json; None for a run written before there was one."""
+    path = Path(run) / RESULT_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise TacitError(f"{path}: not readable JSON ({first_line(err)})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("tables"), dict):
+        raise TacitError(f"{path}: not a run's result record (no `tables`)")
+    return record
+
+
+def run_table(run: str | Path, file: str) -> pd.DataFrame:
+    """One table of a run directory, typed by its result.json where it has one."""
+    record = read_record(run)
+    types = record["tables"].get(file) if record is not None else None
+    return read_table(run, file, types)
+
+
+def finished_run(run: str | Path) -> Path:
+    """The run directory, or a one-line error naming it and what it holds instead."""
+    from tacit.results.rundir import held_run
+
+    path = Path(run)
+    if not path.exists():
+        raise TacitError(f"{path}: no such run directory")
+    if not path.is_dir():
+        raise TacitError(f"{path}: a file, not a run directory")
+    if (path / "manifest.json").is_file():
+        return path
+    held = held_run(path)
+    if held is None:
+        raise TacitError(f"{path}: not a finished run: the directory is empty")
+    if held == "an interrupted run":
+        raise TacitError(
+            f"{path}: not a finished run: it holds an interrupted run (no manifest.json); "
+            f"go on with it with --resume --out {path}"
+        )
+    raise TacitError(f"{path}: not a finished run (no manifest.json): it holds {held}")
+
+
+def _vocabulary(path: Path) -> Vocabulary:
+    """vocab.txt as a Vocabulary: its words (the models' token ids are not in the run)."""
+    from tacit.vocab.shared import Vocabulary, read_vocab_file
+
+    return Vocabulary(tuple(read_vocab_file(path)), token_ids={}, single_token={})
+
+
+def load(run: str | Path) -> ProbeResult:
+    """The ProbeResult a run directory holds: its tables (typed as the run held them), the
+    manifest, the vocabulary's words or the candidates' file, its figures, and its printed
+    summary and notes, so that `print(tacit.load(RUN))` prints what the run printed.
+
+    A directory that holds no finished run is a one-line error saying what it holds.
+
+    Example:
+        >>> result = tacit.load("results/retrieve/20250101-120000")  # doctest: +SKIP
+        >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
+    """
+    from tacit.core.manifest import read_manifest
+    from tacit.probes import registry
+    from tacit.results.result import ProbeResult
+
+    path = finished_run(run)
+    manifest = read_manifest(path)
+    probe = registry.of_run(manifest, path)
+    record = read_record(path)
+    notes: list[str] = []
+    if record is None:  # a run written before result.json
+        extra = [name for name in probe.extra_tables if (path / name).is_file()]
+        tables: dict[str, Any] = dict.fromkeys([probe.rows_file, "summary.csv", *extra])
+        files = [p.name for p in sorted(path.glob("*.txt")) if p.name != "vocab.txt"]
+        figures = [p.name for p in sorted(path.iterdir()) if p.suffix in FIGURE_SUFFIXES]
+        rows_file, text = probe.rows_file, ""
+        notes.append(
+            f"note: {path} was written before runs kept {RESULT_FILE}: its tables are typed "
+            "as pandas reads them, and its printed summary is not kept"
+        )
+    else:
+        tables, files, figures = record["tables"], record["files"], record["figures"]
+        rows_file, text = record["rows_file"], record["text"]
+        notes += record["notes"]
+    read = {name: read_table(path, name, types) for name, types in tables.items()}
+    for name in [*files, *figures]:
+        if not (path / name).is_file():
+            raise TacitError(f"{path / name}: missing; the run directory is incomplete")
+    vocab = _vocabulary(path / "vocab.txt") if (path / "vocab.txt").is_file() else None
+    return ProbeResult(
+        read.pop(rows_file),
+        read.pop("summary.csv"),
+        vocab,
+        manifest,
+        {Path(name).stem: table for name, table in read.items()},
+        rows_file=rows_file,
+        text=text,
+        notes=notes,
+        figures={name: (path / name).read_bytes for name in figures},
+        files={name: (path / name).read_text(encoding="utf-8") for name in files},
+    )
