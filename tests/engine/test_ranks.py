@@ -1,6 +1,6 @@
 """Ranks and top-k lists do not depend on the batch size (issue 42; the tie rule,
-tacit.models.ties). Before, `--batch-size 1` against 64 gave other ranks in 2 rows of 601 and
-other top fives in 7: float near ties, ordered by the batch's rounding.
+tacit.models.ties). Before, float near ties were ordered by the batch's rounding, so a rank
+or a top five could differ between `--batch-size 1` and 64.
 
 A near tie is built into a tiny model (two words read alike: one embedding row, so everything
 after either word is the same, and logits `DELTA` apart), and batch noise is put on it: at a
@@ -187,8 +187,7 @@ def test_the_total_order_and_what_is_near():
 )
 def test_real_batch_noise_on_many_words(request, model, probe):
     """No tie built in: 22,000-33,000 words whose tiny random logits lie within a nat, so near
-    ties abound (before: 4 top fives of 1,200 retrieval prompts differed between batch sizes
-    1 and 64 with real_bert's model)."""
+    ties abound."""
     family = CausalLMScorer if model == "tiny_gpt2" else MaskedLMScorer
     model_dir = request.getfixturevalue(model)
     run = getattr(tacit, probe)
