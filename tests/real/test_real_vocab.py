@@ -109,7 +109,8 @@ def test_pruned_vocabulary_mode_reads_as_the_plain_sentence_scores(
     theirs = GoldScores([reference], golds, among=None, among_of_row=None, top_k=5, device="cpu")
     np.testing.assert_array_equal(ours.top_index, theirs.top_index)
     np.testing.assert_allclose(ours.ap, theirs.ap, atol=1e-12)
-    np.testing.assert_array_equal(ours.rank, theirs.rank)
+    for row, gold in enumerate(golds):  # rows of fewer golds are padded
+        np.testing.assert_array_equal(ours.rank[row, : len(gold)], theirs.rank[row, : len(gold)])
     scored = log_probabilities(batches, len(PROMPTS))
     for row, gold in enumerate(golds):
         exact = [*gold, *np.argsort(-plain[row])[:5]]
