@@ -89,6 +89,7 @@ ModelRecord = TypedDict(
         "tie_rows": int,
         "tie_scores": int,
         "tie_noisy": int,
+        "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
         "vocab_suffixes_naive": int,
@@ -183,6 +184,9 @@ class Manifest(TypedDict, total=False):
     template: str | None
     templates: dict[str, Any]
     items: dict[str, Any]
+    texts: dict[str, Any]  # surprisal: the texts' file (or a list), sha256, counts
+    by: str  # surprisal: rows by token or word
+    pll: str  # surprisal: masked models' pseudo-log-likelihood
     max_train: int | None
     c_grid: list[float] | None
     skipped_configs: dict[str, str]

@@ -88,5 +88,24 @@ class SpanScores:
         return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
 
 
+@dataclass(frozen=True)
+class TokenScores:
+    """One text's tokens, each with its log-probability (Scorer.token_scores).
+
+    tokens: the tokens as the tokenizer writes them (`Ġbear`, `##s`), the text's only: no
+        start token, no [CLS] or [SEP].
+    offsets: [tokens x 2] int64 character offsets of each token in the text (start, end), as
+        the tokenizer gives them.
+    logprob: [tokens] float64 natural-log probabilities: a causal LM's log P(token | the start
+        token and the tokens before it); a masked LM's pseudo-log-likelihood of the token
+        (`original`: itself masked, every other token seen; `within_word_l2r`: itself and the
+        later tokens of its word masked).
+    """
+
+    tokens: tuple[str, ...]
+    offsets: np.ndarray
+    logprob: np.ndarray
+
+
 # (indices into the distinct texts, [texts x shared vocabulary] scores, [texts] log_z, cut)
 VocabScores = tuple[np.ndarray, Any, Any, int]

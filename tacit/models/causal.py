@@ -37,7 +37,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.answers import ScoredBatch
+from tacit.models.answers import ScoredBatch, TokenScores
 from tacit.models.base import Needed, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
@@ -73,7 +73,7 @@ class CausalLMScorer(HFScorer):
     """
 
     kind = "causal"
-    capabilities = frozenset({"vocab", "words", "spans", "encode"})
+    capabilities = frozenset({"vocab", "words", "spans", "encode", "tokens"})
     blank_anywhere = False  # the next token: only a blank that ends the sentence
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
@@ -280,6 +280,31 @@ class CausalLMScorer(HFScorer):
             sentence=sentence,
             work={"span_tokens": tokens, "span_tokens_naive": naive_tokens},
         )
+
+    # --- every token of a text -------------------------------------------------------------
+
+    def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
+        """Each token's log P(token | the start token and the tokens before it): the start
+        token (start_id) and the text's tokens run whole, as a sentence of span mode does
+        (_score_whole: batched longest first). `pll` is a masked LM's; a causal LM ignores it."""
+        encoded = self._text_tokens(texts, special=False, added=1)
+        sequences = [[self._start, *ids] for ids in encoded["input_ids"]]
+        logprobs: list[np.ndarray] = [NONE] * len(texts)
+        with (
+            progress_bar(progress, len(texts), f"token scores {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, result in self._score_whole(sequences, bar):
+                for at, i in enumerate(indices):
+                    logprobs[i] = result[at, : len(sequences[i]) - 1].astype(np.float64)
+        return [
+            TokenScores(
+                tuple(self.tokenizer.convert_ids_to_tokens(ids)),
+                np.asarray(offsets, dtype=np.int64).reshape(-1, 2),
+                lp,
+            )
+            for ids, offsets, lp in zip(encoded["input_ids"], encoded["offset_mapping"], logprobs)
+        ]
 
     # --- vocabulary mode --------------------------------------------------------------------
 

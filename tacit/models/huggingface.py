@@ -142,6 +142,28 @@ class HFScorer(ModelRuntime, Scorer):
 
         return torch.logsumexp(scores, dim=-1)
 
+    def _text_tokens(self, texts: list[str], *, special: bool, added: int = 0) -> Any:
+        """Each text tokenised with its tokens' character offsets (a BatchEncoding:
+        `input_ids`, `offset_mapping`, `word_ids(i)`), with the special tokens the tokenizer
+        puts around a text where `special` ([CLS] ... [SEP]); a text longer than the model
+        takes, with the `added` tokens the scorer puts before it (a causal LM's start token),
+        is a one-line error."""
+        from tacit.core.errors import shorten
+
+        if not getattr(self.tokenizer, "is_fast", False):
+            raise TacitError(
+                f"{self.name}: scoring each token needs a fast tokenizer (for the tokens' "
+                "character offsets); this one is not"
+            )
+        encoded = self.tokenizer(texts, add_special_tokens=special, return_offsets_mapping=True)
+        for text, ids in zip(texts, encoded["input_ids"]):
+            if len(ids) + added > self.max_tokens:
+                raise TacitError(
+                    f"{shorten(repr(text))} is {len(ids) + added} tokens: longer than "
+                    f"{self.name} takes ({self.max_tokens})"
+                )
+        return encoded
+
 
 class HuggingFaceFamily(Family):
     """Models run in this process by transformers (see the module docstring)."""

@@ -23,7 +23,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.models.base import SpanScores
+from tacit.models.base import SpanScores, TokenScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
@@ -39,7 +39,7 @@ class MaskedLMScorer(HFScorer):
     """
 
     kind = "masked"
-    capabilities = frozenset({"vocab", "spans", "encode"})
+    capabilities = frozenset({"vocab", "spans", "encode", "tokens"})
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
     _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
@@ -202,6 +202,11 @@ class MaskedLMScorer(HFScorer):
         from tacit.models.masked_spans import score_spans
 
         return score_spans(self, templates, spans, scoring=scoring, progress=progress)
+
+    def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
+        from tacit.models.masked_pll import token_scores
+
+        return token_scores(self, texts, pll, progress)
 
     def _encode(
         self, texts: list[str], pooling: str | None, progress: bool | tqdm

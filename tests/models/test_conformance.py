@@ -50,6 +50,8 @@ def ask(scorer: Scorer, capability: str) -> object:
         return scorer.score_spans(PROMPTS, SPANS, progress=False)
     if capability == "encode":
         return scorer.encode(["the cat <mask>", "a dog <mask> here"], progress=False)
+    if capability == "tokens":
+        return scorer.token_scores(["the cat sat.", "a dog", "the cat sat."], progress=False)
     return scorer.label_probabilities(["It rained."], ["The ground is wet."], progress=False)
 
 
@@ -87,6 +89,11 @@ def test_each_family_answers_or_refuses_each_question(families, family, capabili
     elif capability == "encode":
         features, cut = answer
         assert features.shape[0] == 2 and cut == 0
+    elif capability == "tokens":
+        assert len(answer) == 3 and answer[0].tokens == answer[2].tokens  # in the order asked
+        for scores in answer:
+            assert len(scores.tokens) == len(scores.logprob) == len(scores.offsets) > 0
+            assert (scores.logprob <= 0).all()
     else:
         probs, too_long = answer
         np.testing.assert_allclose(probs.sum(axis=1), 1, rtol=1e-6)
