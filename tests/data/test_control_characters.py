@@ -17,9 +17,9 @@ from tacit.core.files import check_text, check_value
 from tacit.lexicon import read_articles
 from tacit.norms import read_norms
 from tacit.probes.candidates import read_candidates
-from tacit.probes.inputs import parse_concepts
 from tacit.probes.items.reading import read_items
-from tacit.probes.templates.reading import read_templates
+from tacit.probes.shared_options import parse_concepts
+from tacit.templates.reading import read_templates
 from tacit.vocab.shared import read_vocab_file
 
 
