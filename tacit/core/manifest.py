@@ -88,6 +88,11 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        # near ties settled on the prompt scored alone (tacit.models.ties): rows, scores
+        # computed again, and those that had moved by more than a third of the tolerance
+        "tie_rows": int,
+        "tie_scores": int,
+        "tie_noisy": int,
         "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
@@ -172,6 +177,7 @@ class Manifest(TypedDict, total=False):
     span_scoring: str
     normalize: str
     span_work: dict[str, int]
+    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.models.ties.record)
     suite: str
     data: dict[str, Any]
     mode: str | None

@@ -15,7 +15,8 @@ import numpy as np
 class TargetScores:
     """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
 
-    rank: 1 + the number of shared-vocabulary words scored strictly higher than the target.
+    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
+        at an earlier position (the tie rule, tacit.models.ties).
     target_prob: the target's probability under the softmax over the model's whole vocabulary.
     target_prob_shared: the same renormalised over the shared vocabulary.
     top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their

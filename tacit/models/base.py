@@ -408,14 +408,15 @@ class Scorer(ABC):
             top_k: how many top shared-vocabulary words to return per prompt.
             progress: show a progress bar (or advance the caller's).
         """
-        from tacit.models.reduce import rank_targets
+        from tacit.models.reduce import Referee, rank_targets
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
         # the target's share of the shared vocabulary reads every word's score
         needed = Needed([[t] for t in targets], top_k, every_word=True)
         batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
-        return rank_targets(batches, targets, top_k=top_k, device=self.device)
+        referee = Referee(self, prompts, vocab_ids)  # ranks as at batch size 1: models.ties
+        return rank_targets(batches, targets, top_k=top_k, device=self.device, referee=referee)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 

@@ -12,6 +12,7 @@ results come back.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -42,6 +43,7 @@ class MaskedLMScorer(HFScorer):
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
     _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
+    _hooked = False  # is the mask-rows hook in place (_mask_rows_only)?
 
     def check_tokenizer(self) -> None:
         if self.tokenizer.mask_token is None:
@@ -82,6 +84,21 @@ class MaskedLMScorer(HFScorer):
             attention: torch.nn.Module = last.attention  # type: ignore[union-attr,assignment]
             return attention.register_forward_hook(self._keep_mask_rows_of_attention)
         return self.model.base_model.register_forward_hook(self._keep_mask_rows)
+
+    @contextmanager
+    def _mask_rows_only(self) -> Iterator[None]:
+        """The mask-rows hook while scoring (_mask_rows_hook), once: a scoring run inside
+        another (the tie rule's prompt alone, while the batches it settles are still being
+        read: tacit.models.ties) keeps the one the outer run put there."""
+        if self._hooked:
+            yield
+            return
+        hook, self._hooked = self._mask_rows_hook(), True
+        try:
+            yield
+        finally:
+            hook.remove()
+            self._hooked = False
 
     # --- tokenising -------------------------------------------------------------------------
 
@@ -157,11 +174,8 @@ class MaskedLMScorer(HFScorer):
             self._rows = (ids == mask_id).nonzero()
             return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
 
-        hook = self._mask_rows_hook()
-        try:
+        with self._mask_rows_only():
             yield from self._run_batches(encoded, forward, progress, "scoring")
-        finally:
-            hook.remove()
 
     def _vocab_logits(
         self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool

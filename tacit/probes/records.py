@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError
+from tacit.core.files import check_value
 
 
 def json_lines(path: Path, text: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each line that is not blank (`what`: one what a line, for
-    the error on a line that is no object)."""
+    the error on a line that is no object); a string holding a control character (`\\u0000`) is
+    refused, naming the line (tacit.core.files.check_value)."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -28,6 +30,7 @@ def json_lines(path: Path, text: str, what: str) -> Iterator[tuple[int, dict[str
             ) from None
         if not isinstance(entry, dict):
             raise TacitError(f"{path}, line {number}: expected a JSON object, one {what} a line")
+        check_value(entry, f"{path}, line {number}")  # a control character as a JSON escape
         yield number, entry
 
 

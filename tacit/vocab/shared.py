@@ -21,7 +21,7 @@ import pandas as pd
 
 from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.files import sha256_bytes
+from tacit.core.files import check_text, sha256_bytes
 from tacit.core.option_names import option
 from tacit.vocab.cache import cached_words
 
@@ -124,13 +124,15 @@ def read_vocab_file(path: str | Path) -> list[str]:
     """Words of a vocabulary file, one a line (blank lines skipped), in file order."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TacitError(f"{path}: no such vocabulary file") from None
     except UnicodeDecodeError as err:
         raise TacitError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except OSError as err:
         raise TacitError(f"{path}: cannot read the vocabulary file ({err.strerror})") from None
+    check_text(text, path)
+    lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if len(line.split()) > 1:
             raise TacitError(f"{path}:{number}: {line.strip()!r} is not one word")
