@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -55,6 +56,23 @@ def smaller_batch(model: Batched) -> int:
     if getattr(model, "auto_batch", False):
         return max(1, min(model.batch_size - 1, int(model.batch_size * 0.9)))
     return max(1, model.batch_size // 2)
+
+
+@contextmanager
+def one_at_a_time(model: Batched) -> Iterator[None]:
+    """Batches of one item, and no score cache (`--cache`: its answers were batched): the
+    canonical scores the tie rule settles near ties on (tacit.models.ties); then the batch
+    size and the cache as they were."""
+    before, cache = model.batch_size, getattr(model, "cache", None)
+    model.batch_size = 1
+    if cache is not None:
+        model.cache = None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        model.batch_size = before
+        if cache is not None:
+            model.cache = cache  # type: ignore[attr-defined]
 
 
 def longest_first_batches(
