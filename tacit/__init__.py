@@ -94,15 +94,14 @@ if TYPE_CHECKING:
     from tacit.templates import TemplateSet, load_templates
     from tacit.vocab import Vocabulary, build_vocabulary
 
-# the name on the package index (`pip install tacit-probe`); `tacit` there is another project
-DISTRIBUTION = "tacit-probe"
-
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
+
+        from tacit.core.manifest import DISTRIBUTION
 
         try:
             return version(DISTRIBUTION)

@@ -12,8 +12,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from tacit import DISTRIBUTION
 from tacit.core.errors import TacitError, first_line
+
+# tacit's name on the package index (`pip install tacit-probe`; `tacit` there is another
+# project): where its installed version is read
+DISTRIBUTION = "tacit-probe"
 
 
 def _version(package: str) -> str | None:
