@@ -18,6 +18,7 @@ _EXPORTS = {
     "nli": "tacit.api",
     "pragmeval": "tacit.api",
     "items": "tacit.api",
+    "surprisal": "tacit.api",
     "ProbeResult": "tacit.results.result",
     "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli.predict",
@@ -58,7 +59,16 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from tacit.api import elicit, items, nli, pragmeval, prince, retrieve, run_probe
+    from tacit.api import (
+        elicit,
+        items,
+        nli,
+        pragmeval,
+        prince,
+        retrieve,
+        run_probe,
+        surprisal,
+    )
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.modelspec import ModelSpec

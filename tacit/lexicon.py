@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tacit.core.errors import TacitError
+from tacit.core.files import check_text
 
 
 def _words(text: str) -> frozenset[str]:
@@ -306,7 +307,9 @@ def _read_utf8(path: Path) -> str:
     except OSError as err:
         raise TacitError(f"{path}: cannot read the articles file ({err.strerror})") from None
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise TacitError(f"{path}: line {line}: not UTF-8 text (byte {err.start})") from None
+    check_text(text, path)
+    return text

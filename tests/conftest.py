@@ -17,14 +17,17 @@ from support import (
     REAL_ROBERTA_DIR,
     SHARED_DATA,
     real_bert_tokenizer,
+    real_bpe_t5_tokenizer,
     real_gpt2_tokenizer,
     real_roberta_tokenizer,
     save_tiny_bert,
     save_tiny_gpt2,
     save_tiny_llama,
     save_tiny_roberta,
+    save_tiny_t5,
     tiny_bert_tokenizer,
     tiny_roberta_tokenizer,
+    tiny_t5_tokenizer,
     write_norms,
 )
 from support_nli import PRAGMEVAL_WORDS, save_nli_masked_lm, write_pragmeval
@@ -81,6 +84,20 @@ def tiny_llama(tmp_path_factory) -> str:
         pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("tiny-llama")
     return str(save_tiny_llama(directory, real_gpt2_tokenizer(bos="<s>")))
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> str:
+    """A tiny random T5 on transformers' T5 tokenizer with a made-up vocabulary (no ../shared)."""
+    return str(save_tiny_t5(tmp_path_factory.mktemp("tiny-t5"), tiny_t5_tokenizer()))
+
+
+@pytest.fixture(scope="session")
+def bpe_t5(tmp_path_factory) -> str:
+    """A tiny random T5 on GPT-2's real byte-level BPE with T5's sentinels added."""
+    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
+        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
+    return str(save_tiny_t5(tmp_path_factory.mktemp("bpe-t5"), real_bpe_t5_tokenizer()))
 
 
 @pytest.fixture(scope="module")

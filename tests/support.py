@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,9 @@ from transformers import (
     RobertaConfig,
     RobertaForMaskedLM,
     RobertaTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
+    T5Tokenizer,
 )
 from typer.testing import CliRunner
 
@@ -450,6 +454,96 @@ def save_tiny_llama(directory: Path, tokenizer, seed: int = 0) -> Path:
     return directory
 
 
+def tiny_t5_tokenizer() -> T5Tokenizer:
+    """transformers' own T5 tokenizer (a SentencePiece-style Unigram: `▁` before every word,
+    `</s>` after every text, 100 sentinels `<extra_id_N>` at the end of the vocabulary with
+    `<extra_id_0>` last, as T5's) on a made-up vocabulary: TOY_WORDS whole, punctuation and
+    single letters as pieces (needs no ../shared)."""
+    pieces = {"<pad>": 0.0, "</s>": 0.0, "<unk>": 0.0, "▁": -6.0}
+    pieces.update({f"▁{word}": -3.0 for word in TOY_WORDS})
+    pieces.update({piece: -4.0 for piece in [".", ",", "!", "s", "es"]})
+    for letter in sorted(set("".join(TOY_WORDS)) | set(string.ascii_letters)):
+        pieces.setdefault(letter, -8.0)
+    pieces.update({f"<extra_id_{i}>": 0.0 for i in range(99, -1, -1)})
+    tokenizer = T5Tokenizer(vocab=list(pieces.items()), extra_ids=100)
+    assert tokenizer.convert_tokens_to_ids("<extra_id_0>") == len(pieces) - 1
+    return tokenizer
+
+
+def real_bpe_t5_tokenizer() -> GPT2TokenizerFast:
+    """GPT-2's byte-level BPE (roberta-base's files) with `<pad>`, `</s>` and T5's first two
+    sentinels added as special tokens: a T5-shaped model on a real 50,000-word vocabulary whose
+    words are `Ġword` (no `</s>` is appended: the encoder reads what this tokenizer gives)."""
+    tokenizer = GPT2TokenizerFast(
+        vocab=str(REAL_ROBERTA_DIR / "vocab.json"),
+        merges=str(REAL_ROBERTA_DIR / "merges.txt"),
+        pad_token="<pad>",
+        eos_token="</s>",
+    )
+    taken = set(tokenizer.get_vocab().values())
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<extra_id_0>", "<extra_id_1>"]})
+    added = tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+    assert not taken & set(added), added  # ids of their own (vocab.json has gaps)
+    return tokenizer
+
+
+def save_tiny_t5(directory: Path, tokenizer, seed: int = 0) -> Path:
+    """A random-weight T5 (encoder-decoder, relative positions, tied embeddings scaled as T5
+    scales them) with this tokenizer, saved for from_pretrained."""
+    torch.manual_seed(seed)
+    config = T5Config(
+        vocab_size=max(tokenizer.get_vocab().values()) + 1,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    T5ForConditionalGeneration(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def seq2seq_reference(model_dir, templates, spans):
+    """Every span in every template's blank, scored the plain way, one pair at a time, as
+    lm-evaluation-harness's seq2seq loglikelihood(context, continuation) does: the encoder reads
+    the template with `<extra_id_0>` in its blank (the tokenizer's special tokens added; a
+    token of whitespace alone beside the sentinel left out, as tacit documents), the labels are `<extra_id_0>`, ` SPAN` tokenised without them, `<extra_id_1>`; one forward pass
+    with `labels`, log_softmax (float64), gather. Returns [templates x spans] arrays: the
+    target's log-probability, its span tokens' (between the sentinels), and their number."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    opening, closing = tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+    total, span, n = [], [], []
+    for template in templates:
+        context = tokenizer(template.replace("<mask>", "<extra_id_0>"))["input_ids"]
+        at = context.index(opening)
+        glued = not template.partition("<mask>")[2][:1].isspace()
+        beside = {at - 1} | ({at + 1} if glued else set())
+        context = [
+            t for i, t in enumerate(context) if i not in beside or tokenizer.decode(t).strip() != ""
+        ]
+        for text in spans:
+            inner = tokenizer(" " + text, add_special_tokens=False)["input_ids"]
+            labels = [opening, *inner, closing]
+            with torch.no_grad():
+                logits = model(input_ids=torch.tensor([context]), labels=torch.tensor([labels]))
+            logprobs = torch.log_softmax(logits.logits[0].double(), -1)
+            lp = logprobs.gather(1, torch.tensor(labels).unsqueeze(1)).squeeze(1).numpy()
+            total.append(lp.sum())
+            span.append(lp[1:-1].sum())
+            n.append(len(labels) - 2)
+    shape = (len(templates), len(spans))
+    return np.reshape(total, shape), np.reshape(span, shape), np.reshape(n, shape)
+
+
 def start_of(tokenizer) -> int:
     """The start token tacit puts before a causal model's sentences (its rule is tested on its
     own in tests/models/test_start_token.py)."""
@@ -479,6 +573,28 @@ def causal_logprobs(model, tokenizer, sentences, start=None):
         with torch.no_grad():
             logprobs = torch.log_softmax(model(input_ids=ids).logits[0].double(), -1)
         out.append(logprobs[:-1].gather(1, ids[0, 1:].unsqueeze(1)).squeeze(1).numpy())
+    return out
+
+
+def chat_logprobs(model_dir, sentences):
+    """The plain way for an instruct model's chat template: transformers renders the
+    conversation (the user's turn tacit.models.chat.REQUEST, the assistant's turn opened), its
+    tokens then the sentence's, one forward pass, log_softmax (float64); each of the
+    sentence's tokens' log-probability."""
+    from tacit.models.chat import REQUEST
+
+    model, tokenizer = plain_causal(model_dir)
+    prefix = tokenizer.apply_chat_template(
+        [{"role": "user", "content": REQUEST}], add_generation_prompt=True, tokenize=False
+    )
+    context = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    out = []
+    for sentence in sentences:
+        ids = tokenizer(sentence, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([context + ids])).logits[0].double()
+        logprobs = torch.log_softmax(logits, -1)[len(context) - 1 : -1]
+        out.append(logprobs.gather(1, torch.tensor(ids).unsqueeze(1)).squeeze(1).numpy())
     return out
 
 

@@ -119,6 +119,18 @@ SPANS = [
     "wood",
 ]
 
+# The texts the surprisal tests score token by token and word by word (and the ones
+# tests/real/minicons_tokens.json records minicons' scores of): garden paths, punctuation
+# inside and after words, a contraction, a possessive, numbers and a quotation.
+TEXTS = [
+    "The old man the boats.",
+    "The horse raced past the barn fell.",
+    "A bear has fur, is big, and has claws.",
+    "Everyone knows that a zebra's stripes aren't for hiding.",
+    "In 2024, the aardvark population grew by 12%.",
+    'She said: "Don\'t touch the hedgehog!"',
+]
+
 
 class RealModelUnavailable(Exception):
     """The model cannot be had here (registry unreachable, a package missing): skip, saying

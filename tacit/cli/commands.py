@@ -25,6 +25,7 @@ COMMANDS = (
     "nli",
     "pragmeval",
     "items",
+    "surprisal",
     "runs",
     "table",
     "plot",

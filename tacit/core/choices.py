@@ -22,6 +22,9 @@ Pooling = Literal["mask", "mean", "last"]
 SpanScoring = Literal["l2r", "independent"]
 Normalize = Literal["sum", "mean", "pmi"]
 VocabWords = Literal["all", "alpha", "lower"]
+# a masked LM's pseudo-log-likelihood of each token (minicons' names): `original` (Salazar et al.
+# 2020), `within_word_l2r` (Kauf & Ivanova 2023)
+PllMetric = Literal["original", "within_word_l2r"]
 
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 LoadDtype = Literal[Dtype, "auto"]  # `auto`: the checkpoint's own precision
@@ -35,6 +38,7 @@ POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)
 VOCAB_WORDS: tuple[VocabWords, ...] = get_args(VocabWords)
+PLL_METRICS: tuple[PllMetric, ...] = get_args(PllMetric)
 # how `--limit N` picks its N concepts or items: a seeded random sample, or the first N
 LimitBy = Literal["random", "first"]
 LIMIT_BY: tuple[LimitBy, ...] = get_args(LimitBy)

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 
 SAVED_DIGITS = 8  # significant digits of a float in a saved table: float32 scores hold about 7
 FLOAT_FORMAT = f"%.{SAVED_DIGITS}g"
+# Unicode's control characters (category Cc) that a text file may not hold: all but tab, and
+# the line ends (\n, \r) its text is split at; a value read from a line may hold no line end.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+CONTROL_IN_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def sha256_bytes(data: str | bytes) -> str:
@@ -57,10 +62,57 @@ def read_utf8(path: Path, label: str) -> tuple[str, bytes]:
     except OSError as err:
         raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
     try:
-        return data.decode("utf-8-sig"), data
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         at = data.count(b"\n", 0, err.start) + 1
         raise TacitError(f"{path}, line {at}: not UTF-8 text") from None
+    check_text(text, path)
+    return text, data
+
+
+def _control_character(char: str) -> str:
+    """How an error names a control character, with the likely cause of a NUL."""
+    if char == "\x00":
+        return "U+0000 (NUL: a file saved as UTF-16 has one beside every letter; save it as UTF-8)"
+    return f"U+{ord(char):04X}"
+
+
+def check_text(text: str, path: str | Path) -> None:
+    """Refuse a control character other than tab in the text of a user's file (norms, templates,
+    items, candidates, vocabulary, concepts, articles): one line naming the file, the line (its
+    ends \\n, \\r\\n or \\r, as an editor counts them), the column and the character. Such a
+    character is invisible in an editor and would reach the prompts as it is."""
+    from tacit.core.errors import TacitError
+
+    found = CONTROL.search(text)
+    if found is None:
+        return
+    ends = list(LINE_END.finditer(text, 0, found.start()))
+    column = found.start() - (ends[-1].end() if ends else 0) + 1
+    raise TacitError(
+        f"{path}, line {len(ends) + 1}: a control character, {_control_character(found.group())}, "
+        f"at column {column}; text input may hold no control character but tab: remove it"
+    )
+
+
+def check_value(value: object, where: str) -> None:
+    """check_text for what was read from one place of a file, `where`: a spreadsheet cell, a
+    JSON line's strings (keys and values, nested ones too, where escapes such as `\\u0000` are
+    decoded). A value may hold no line end either."""
+    from tacit.core.errors import TacitError, shorten
+
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_value(key, where)
+            check_value(item, where)
+    elif isinstance(value, list):
+        for item in value:
+            check_value(item, where)
+    elif isinstance(value, str) and (found := CONTROL_IN_VALUE.search(value)) is not None:
+        raise TacitError(
+            f"{where}: a control character, {_control_character(found.group())}, in "
+            f"{shorten(repr(value))}; text input may hold no control character but tab: remove it"
+        )
 
 
 def table_text(table: pd.DataFrame) -> str:

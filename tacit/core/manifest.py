@@ -53,7 +53,7 @@ ModelRecord = TypedDict(
     {
         "name": str,  # as given to --model: a name or path, with its loading options if any
         "source": str,  # the name or path alone, where the options make `name` longer
-        "kind": str,  # masked, causal, classifier
+        "kind": str,  # masked, causal, seq2seq, classifier
         # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
         # trust_remote_code, quantization (8bit, 4bit), peft (the adapter)
         "load": "dict[str, Any]",
@@ -62,6 +62,10 @@ ModelRecord = TypedDict(
         "revision": "str | None",
         "resolved_revision": "str | None",
         "mask_token": "str | None",
+        # seq2seq: the encoder's input, the decoder's target, the decoder's start token
+        "infilling": "dict[str, str]",
+        # an instruct model's chat template: source, sha256, the user turn, the prefix's text
+        "chat_template": "dict[str, Any]",
         # a causal model's: the token its sentences start from, its id, the rule that chose it
         "start_token": "dict[str, Any]",
         "device": "str | None",
@@ -84,6 +88,12 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
+        # near ties settled on the prompt scored alone (tacit.models.ties): rows, scores
+        # computed again, and those that had moved by more than a third of the tolerance
+        "tie_rows": int,
+        "tie_scores": int,
+        "tie_noisy": int,
+        "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
         "vocab_suffixes_naive": int,
@@ -169,6 +179,7 @@ class Manifest(TypedDict, total=False):
     span_scoring: str
     normalize: str
     span_work: dict[str, int]
+    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.models.ties.record)
     suite: str
     data: dict[str, Any]
     mode: str | None
@@ -179,6 +190,9 @@ class Manifest(TypedDict, total=False):
     template: str | None
     templates: dict[str, Any]
     items: dict[str, Any]
+    texts: dict[str, Any]  # surprisal: the texts' file (or a list), sha256, counts
+    by: str  # surprisal: rows by token or word
+    pll: str  # surprisal: masked models' pseudo-log-likelihood
     max_train: int | None
     c_grid: list[float] | None
     skipped_configs: dict[str, str]

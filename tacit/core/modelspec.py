@@ -6,6 +6,7 @@ name them, per model:
     bert-base-cased,peft=path/to/adapter
     org/model,trust_remote_code=true,attn_implementation=sdpa,load_in_4bit=true
     path/to/SmolLM2-135M-Instruct.Q4_1.gguf,start_token=<|endoftext|>
+    HuggingFaceTB/SmolLM2-135M-Instruct,chat_template=true
     meta-llama/Llama-3.1-70B,base_url=http://localhost:8000/v1
 
 The same text works on the command line (`--model`), in Python (`models=[...]`, or a
@@ -41,6 +42,7 @@ LOAD_OPTIONS = {
     "gguf_file": "a GGUF file in the model's directory or hub repository, dequantised to float",
     "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
     "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
+    "chat_template": "an instruct causal LM's sentences as its chat answer: true, or a Jinja file",
     "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
     "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
 }
@@ -175,6 +177,7 @@ class ModelSpec:
     load_in_4bit = property(lambda self: self.get("load_in_4bit"))
     gguf_file = property(lambda self: self.get("gguf_file"))
     start_token = property(lambda self: self.get("start_token"))
+    chat_template = property(lambda self: self.get("chat_template"))
     base_url = property(lambda self: self.get("base_url"))
 
     @property

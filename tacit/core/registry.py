@@ -5,7 +5,7 @@ Each registry holds tacit's own entries as `"module:attribute"` texts, imported 
 (`register`), which come after tacit's own and may not take their names. Looking up an unknown
 name is a one-line error that lists the names there are.
 
-Example:
+Examples:
     ```python
     >>> from tacit.core.registry import Registry
     >>> colours = Registry("colour", {"red": "colorsys:rgb_to_hsv"})

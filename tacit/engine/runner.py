@@ -231,7 +231,7 @@ def run_models(
                             recorded = True
                         checkpoint.keep_chunk(number, c, new)
                         pace.done(c)
-        table = pd.concat([s.table for s in scored if s is not None]).sort_index()
+        table = pd.concat([s.table for s in scored if s is not None]).sort_index(kind="stable")
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         extras: dict[str, Any] = {}
         if work.finish is not None:
@@ -324,7 +324,7 @@ def score_chunk(work: Work, scorer: Any, chunk: pd.DataFrame, bar: tqdm) -> Scor
     parts = [p for p in distributed.gather(part) if p is not None]
     bar.update(len(keys))
     return Scored(
-        pd.concat([p.table for p in parts]).sort_index(),
+        pd.concat([p.table for p in parts]).sort_index(kind="stable"),
         dict(sum((Counter(p.counts) for p in parts), Counter())),
     )
 

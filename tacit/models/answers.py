@@ -15,7 +15,8 @@ import numpy as np
 class TargetScores:
     """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
 
-    rank: 1 + the number of shared-vocabulary words scored strictly higher than the target.
+    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
+        at an earlier position (the tie rule, tacit.models.ties).
     target_prob: the target's probability under the softmax over the model's whole vocabulary.
     target_prob_shared: the same renormalised over the shared vocabulary.
     top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
@@ -63,16 +64,20 @@ class SpanScores:
     span: the sum over the span's tokens (as tokenised in that sentence) of their
         log-probability: for a masked LM by the chain rule left to right (`l2r`: token i given
         the tokens before it written and the rest masked) or all masked at once
-        (`independent`); for a causal LM, log P(token | every token before it).
+        (`independent`); for a causal LM, log P(token | every token before it); for a seq2seq
+        LM, log P(token | the input, `<extra_id_0>` and the span's tokens before it).
     n_tokens: how many tokens the span has in that sentence.
-    sentence: causal LMs only (else None): the log-probability of the whole sentence with the
-        span in place (its first token conditioned on the start token). The words around the
-        span are the same for every span, so ranking spans by it ranks them by
-        P(span | the rest).
+    sentence: causal and seq2seq LMs (else None), the whole sequence the model scores with the
+        span in place: a causal LM's sentence (its first token conditioned on the start
+        token), a seq2seq LM's target `<extra_id_0> SPAN <extra_id_1>` (both sentinels' terms
+        with the span's). The tokens it scores besides the span's are the same for every span
+        (the words around the blank; the two sentinels), so ranking spans by it ranks them as
+        P(span | the rest) does: the tokens after the span say that it ends there.
     work: what the scoring ran against the naive count, for the manifest: a masked LM's forward
         rows (`span_rows`, `span_rows_naive`: one per span token per pair), a causal LM's
         input tokens (`span_tokens`, `span_tokens_naive`: a whole-sentence loop's, the start
-        token and every token of the sentence but its last).
+        token and every token of the sentence but its last), a seq2seq LM's encoder and decoder
+        input tokens (`span_tokens`; `span_tokens_naive`: the encoder run again for every pair).
     """
 
     span: np.ndarray
@@ -85,6 +90,25 @@ class SpanScores:
         pick = np.ix_(template_of, span_of)
         sentence = None if self.sentence is None else self.sentence[pick]
         return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
+
+
+@dataclass(frozen=True)
+class TokenScores:
+    """One text's tokens, each with its log-probability (Scorer.token_scores).
+
+    tokens: the tokens as the tokenizer writes them (`Ġbear`, `##s`), the text's only: no
+        start token, no [CLS] or [SEP].
+    offsets: [tokens x 2] int64 character offsets of each token in the text (start, end), as
+        the tokenizer gives them.
+    logprob: [tokens] float64 natural-log probabilities: a causal LM's log P(token | the start
+        token and the tokens before it); a masked LM's pseudo-log-likelihood of the token
+        (`original`: itself masked, every other token seen; `within_word_l2r`: itself and the
+        later tokens of its word masked).
+    """
+
+    tokens: tuple[str, ...]
+    offsets: np.ndarray
+    logprob: np.ndarray
 
 
 # (indices into the distinct texts, [texts x shared vocabulary] scores, [texts] log_z, cut)

@@ -14,16 +14,18 @@ A Scorer is anything that answers the questions probes ask; what it can answer i
 - `spans`: `score_spans(templates, spans)`: every candidate span in every template's blank,
   any number of tokens, exactly (SpanScores; DESIGN.md, "Scoring the blank");
 - `encode`: `encode(texts, pooling=...)`: frozen features;
-- `classify`: `label_probabilities(premises, hypotheses)`: an NLI classifier's labels.
+- `classify`: `label_probabilities(premises, hypotheses)`: an NLI classifier's labels;
+- `tokens`: `token_scores(texts, pll=...)`: every token of each text with its log-probability
+  (TokenScores: a causal LM's given the tokens before it, a masked LM's pseudo-log-likelihood).
 
 Probes ask for capabilities (Needs), never for a family or a kind. The base does once what
 every family shares (a question the family cannot answer is a one-line error; repeated texts
 are scored once; results come back in the order asked, with their own counts of the work done);
 a family implements the hooks of its capabilities (`_vocab_scores`, `_words_in_place`,
-`_span_scores`, `_encode`, `_classify`), and a test runs every family against every method
-(tests/models/test_conformance.py). Arrays in answers are numpy arrays, or, from a family
-that runs a model in this process, torch tensors on its device, so that reductions over a
-vocabulary stay there (tacit.models.reduce takes either).
+`_span_scores`, `_encode`, `_classify`, `_token_scores`), and a test runs every family against
+every method (tests/models/test_conformance.py). Arrays in answers are numpy arrays, or, from
+a family that runs a model in this process, torch tensors on its device, so that reductions
+over a vocabulary stay there (tacit.models.reduce takes either).
 Families that run Hugging Face models in this process share tacit.models.huggingface; a new
 family is one module and its registration (tacit.models.families; docs/extending.md).
 """
@@ -37,10 +39,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from tacit.core.choices import SPAN_SCORINGS, check_choice
+from tacit.core.choices import PLL_METRICS, SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.models.answers import ScoredBatch, SpanScores, TargetScores, VocabScores
+from tacit.models.answers import (
+    ScoredBatch,
+    SpanScores,
+    TargetScores,
+    TokenScores,
+    VocabScores,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -55,6 +63,7 @@ HOOKS = {
     "spans": "_span_scores",
     "encode": "_encode",
     "classify": "_classify",
+    "tokens": "_token_scores",
 }
 # what a probe may ask for beyond HOOKS: the vocabulary at a blank anywhere in a sentence (a
 # family with `vocab` and `blank_anywhere`), not only at one that ends it
@@ -67,6 +76,7 @@ ASKS = {
     "spans": "score candidate spans",
     "encode": "encode texts into features",
     "classify": "classify premise-hypothesis pairs",
+    "tokens": "score every token of a text",
 }
 
 
@@ -366,6 +376,20 @@ class Scorer(ABC):
         self._require("classify")
         return self._classify(list(premises), list(hypotheses), progress)
 
+    def token_scores(
+        self, texts: Sequence[str], *, pll: str = "original", progress: bool | tqdm = True
+    ) -> list[TokenScores]:
+        """Every token of each text with its log-probability (TokenScores), in the order
+        given; a repeated text is scored once. `pll` (a masked LM's pseudo-log-likelihood, as
+        minicons names it): `original`, each token masked alone (Salazar et al. 2020), or
+        `within_word_l2r`, with the later tokens of its word masked too (Kauf & Ivanova 2023);
+        a causal LM reads left to right whatever it says."""
+        self._require("tokens")
+        check_choice(option("--pll"), pll, PLL_METRICS)
+        unique, inverse = distinct(texts)
+        scores = self._token_scores(unique, pll, progress)
+        return [scores[i] for i in inverse]
+
     def score_targets(
         self,
         prompts: Sequence[str],
@@ -384,14 +408,15 @@ class Scorer(ABC):
             top_k: how many top shared-vocabulary words to return per prompt.
             progress: show a progress bar (or advance the caller's).
         """
-        from tacit.models.reduce import rank_targets
+        from tacit.models.reduce import Referee, rank_targets
 
         if len(prompts) != len(targets):
             raise ValueError("one target per prompt")
         # the target's share of the shared vocabulary reads every word's score
         needed = Needed([[t] for t in targets], top_k, every_word=True)
         batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
-        return rank_targets(batches, targets, top_k=top_k, device=self.device)
+        referee = Referee(self, prompts, vocab_ids)  # ranks as at batch size 1: models.ties
+        return rank_targets(batches, targets, top_k=top_k, device=self.device, referee=referee)
 
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 
@@ -429,6 +454,10 @@ class Scorer(ABC):
     def _classify(
         self, premises: list[str], hypotheses: list[str], progress: bool | tqdm
     ) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
+        """TokenScores of each of the distinct `texts`."""
         raise NotImplementedError
 
     # --- shared by the families -------------------------------------------------------------

@@ -60,6 +60,23 @@ def smaller_batch(model: Batched) -> int:
 
 
 @contextmanager
+def one_at_a_time(model: Batched) -> Iterator[None]:
+    """Batches of one item, and no score cache (`--cache`: its answers were batched): the
+    canonical scores the tie rule settles near ties on (tacit.models.ties); then the batch
+    size and the cache as they were."""
+    before, cache = model.batch_size, getattr(model, "cache", None)
+    model.batch_size = 1
+    if cache is not None:
+        model.cache = None  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        model.batch_size = before
+        if cache is not None:
+            model.cache = cache  # type: ignore[attr-defined]
+
+
+@contextmanager
 def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
     """The caller's bar (one that spans several calls), or a new one closed at the end (and
     cleared: under a run's bar, it is the inner one that moves while a chunk is scored); with

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from inspect import signature
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -37,7 +37,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.answers import ScoredBatch
+from tacit.models.answers import ScoredBatch, TokenScores
 from tacit.models.base import Needed, SpanScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.causal_cache import (
@@ -48,6 +48,7 @@ from tacit.models.causal_cache import (
     shared_prefixes,
     tokenised_pairs,
 )
+from tacit.models.chat import chat_prefix
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
 from tacit.models.start import StartToken, start_token
@@ -73,7 +74,7 @@ class CausalLMScorer(HFScorer):
     """
 
     kind = "causal"
-    capabilities = frozenset({"vocab", "words", "spans", "encode"})
+    capabilities = frozenset({"vocab", "words", "spans", "encode", "tokens"})
     blank_anywhere = False  # the next token: only a blank that ends the sentence
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
@@ -85,10 +86,18 @@ class CausalLMScorer(HFScorer):
         parameters = signature(type(self.model).forward).parameters
         return "cache" if "cache" in parameters else "past_key_values"
 
+    takes_chat_template: ClassVar[bool] = True
+
     def check_tokenizer(self) -> None:
         """Find the start token (start_token: one a sentence's first token is conditioned on),
-        or refuse the tokenizer in one line."""
+        or refuse the tokenizer in one line; with chat_template, the chat prefix that takes
+        its place (tacit.models.chat), or refuse the template in one line."""
         self.start = start_token(self.tokenizer, self.spec.start_token, self.name)
+        self.chat: dict[str, Any] | None = None
+        self._start_ids = [self.start.id]
+        if self.spec.chat_template is not None:
+            prefix, self.chat = chat_prefix(self.tokenizer, self.spec.chat_template, self.name)
+            self._start_ids = self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
 
     @property
     def start_id(self) -> int:
@@ -96,8 +105,10 @@ class CausalLMScorer(HFScorer):
         return self.start.id
 
     @property
-    def _start(self) -> int:
-        return self.start.id
+    def _n_start(self) -> int:
+        """How many tokens every sentence follows: the start token, or an instruct model's
+        chat prefix (tacit.models.chat); they are conditioned on, never scored."""
+        return len(self._start_ids)
 
     def record(self) -> ModelRecord:
         """The runtime's record, with the start token and the rule that chose it."""
@@ -107,6 +118,9 @@ class CausalLMScorer(HFScorer):
             "id": self.start.id,
             "rule": self.start.rule,
         }
+        if self.chat is not None:
+            record["start_token"]["replaced_by"] = "chat_template"
+            record["chat_template"] = {**self.chat, "prefix_tokens": self._n_start}
         return record
 
     @property
@@ -187,23 +201,25 @@ class CausalLMScorer(HFScorer):
 
         def run(indices: np.ndarray) -> np.ndarray:
             ids, _ = padded(sequences, indices, self.pad_id, self.device)
-            if ids.shape[1] == 1:  # the start token alone: an empty sentence
+            if ids.shape[1] == self._n_start:  # the start tokens alone: an empty sentence
                 return np.zeros((len(indices), 0))
-            return self._target_logprobs(ids[:, :-1], ids[:, 1:]).cpu().numpy()
+            logprobs = self._target_logprobs(ids[:, :-1], ids[:, 1:]).cpu().numpy()
+            return logprobs[:, self._n_start - 1 :]  # the sentence's tokens' only
 
         for indices, result in self._banded_batches([len(s) for s in sequences], run):
             yield indices, result
             bar.update(len(indices))
 
     def _run_prefix(self, prefix: Sequence[int]) -> PrefixRun:
-        """Start token + prefix, run once (see PrefixRun)."""
-        sequence = torch.tensor([[self._start, *prefix]], device=self.device)
+        """Start token (or chat prefix) + prefix, run once (see PrefixRun)."""
+        sequence = torch.tensor([[*self._start_ids, *prefix]], device=self.device)
         with compile_errors_explained(self.compiled, self.name, self.device):
             out = self.model(input_ids=sequence, use_cache=True)
         logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
         prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).squeeze(1)
         cache = out.get("cache")  # transformers 5; 4 calls it past_key_values
         kv = cache_layers(cache if cache is not None else out.past_key_values)
+        prefix_lp = prefix_lp[self._n_start - 1 :]  # the prefix's tokens' only
         return PrefixRun(prefix_lp.double().cpu().numpy(), logprobs[-1], kv)
 
     def _after_prefix(
@@ -256,9 +272,9 @@ class CausalLMScorer(HFScorer):
         groups = shared_prefixes(prefixes, pairs, CACHE_MIN_SPANS)
         in_cache = {member for members in groups.values() for member in members}
         whole = [(t, s) for t in range(n_t) for s in range(n_s) if (t, s) not in in_cache]
-        sequences = [[self._start, *pairs[t][s].ids] for t, s in whole]
+        sequences = [[*self._start_ids, *pairs[t][s].ids] for t, s in whole]
         # tokens run as input: a sentence scored whole runs start + every token but its last
-        naive_tokens = sum(len(p.ids) for row in pairs for p in row)
+        naive_tokens = sum(self._n_start - 1 + len(p.ids) for row in pairs for p in row)
         tokens = sum(len(q) - 1 for q in sequences)
         with (
             progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
@@ -266,7 +282,7 @@ class CausalLMScorer(HFScorer):
         ):
             for prefix, members in groups.items():
                 rests = [pairs[t][s].ids[len(prefix) :] for t, s in members]
-                tokens += 1 + len(prefix) + sum(len(r) - 1 for r in rests)
+                tokens += self._n_start + len(prefix) + sum(len(r) - 1 for r in rests)
                 run = self._run_prefix(prefix)
                 for indices, result in self._after_prefix(run, rests, bar):
                     for at, i in enumerate(indices):
@@ -280,6 +296,33 @@ class CausalLMScorer(HFScorer):
             sentence=sentence,
             work={"span_tokens": tokens, "span_tokens_naive": naive_tokens},
         )
+
+    # --- every token of a text -------------------------------------------------------------
+
+    def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
+        """Each token's log P(token | the start token and the tokens before it): the start
+        token (start_id, or an instruct model's chat prefix) and the text's tokens run whole, as
+        a sentence of span mode does (_score_whole: batched longest first). `pll` is a masked
+        LM's; a causal LM ignores it."""
+        encoded = self._text_tokens(texts, special=False, added=self._n_start)
+        sequences = [[*self._start_ids, *ids] for ids in encoded["input_ids"]]
+        logprobs: list[np.ndarray] = [NONE] * len(texts)
+        with (
+            progress_bar(progress, len(texts), f"token scores {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, result in self._score_whole(sequences, bar):
+                for at, i in enumerate(indices):
+                    logprobs[i] = result[at, : len(sequences[i]) - self._n_start]
+                    logprobs[i] = logprobs[i].astype(np.float64)
+        return [
+            TokenScores(
+                tuple(self.tokenizer.convert_ids_to_tokens(ids)),
+                np.asarray(offsets, dtype=np.int64).reshape(-1, 2),
+                lp,
+            )
+            for ids, offsets, lp in zip(encoded["input_ids"], encoded["offset_mapping"], logprobs)
+        ]
 
     # --- vocabulary mode --------------------------------------------------------------------
 
@@ -312,7 +355,7 @@ class CausalLMScorer(HFScorer):
         them; too long ones keep their end (with cut_to_fit) or are an error. Returns the
         token lists and which were cut (a bool per text)."""
         limit = self.max_tokens - room
-        encoded = [[self._start, *ids] for ids in self._encode_texts(texts)]
+        encoded = [[*self._start_ids, *ids] for ids in self._encode_texts(texts)]
         cut = np.zeros(len(encoded), dtype=bool)
         for n, ids in enumerate(encoded):
             if len(ids) > limit:
@@ -322,7 +365,13 @@ class CausalLMScorer(HFScorer):
                         f"{shorten(repr(texts[n]))} is {len(ids)} tokens{following}: longer "
                         f"than {self.name} takes ({self.max_tokens})"
                     )
-                encoded[n], cut[n] = [ids[0], *ids[len(ids) - limit + 1 :]], True
+                keep = limit - self._n_start
+                if keep < 1:
+                    raise TacitError(
+                        f"{self.name}: its start tokens (chat prefix) are {self._n_start} "
+                        f"tokens, leaving none of the {self.max_tokens} it takes for the text"
+                    )
+                encoded[n], cut[n] = [*self._start_ids, *ids[len(ids) - keep :]], True
         return encoded, cut
 
     def _text_batches(
@@ -404,21 +453,10 @@ class CausalLMScorer(HFScorer):
                 last = lengths[torch.as_tensor(indices, device=self.device)] - 1
                 return states[torch.arange(len(indices), device=self.device), last]
             weights = attention.unsqueeze(-1).float()
-            weights[:, 0] = 0  # the start token
+            weights[:, : self._n_start] = 0  # the start token (or chat prefix)
             return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
 
-        out = torch.empty(
-            (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
-        )
-        run: Callable[[np.ndarray], torch.Tensor] = forward
-        with (
-            progress_bar(progress, len(encoded), f"encoding {self.name}", "text") as bar,
-            torch.inference_mode(),
-        ):
-            for indices, states in longest_first_batches([len(e) for e in encoded], self, run):
-                out[torch.as_tensor(indices, device=self.device)] = states
-                bar.update(len(indices))
-        return out.cpu().numpy(), cut
+        return self._pooled(encoded, forward, progress), cut
 
 
 @dataclass(frozen=True)

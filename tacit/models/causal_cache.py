@@ -82,10 +82,11 @@ def tokenised_pairs(
         for s, span in enumerate(spans):
             n = t * len(spans) + s
             ids = encoded["input_ids"][n]
-            if len(ids) + 1 > scorer.max_tokens:
+            if len(ids) + scorer._n_start > scorer.max_tokens:
                 raise TacitError(
-                    f"{shorten(repr(texts[n]))} is {len(ids) + 1} tokens with the start "
-                    f"token: longer than {scorer.name} takes ({scorer.max_tokens})"
+                    f"{shorten(repr(texts[n]))} is {len(ids) + scorer._n_start} tokens with "
+                    f"the start token (or chat prefix): longer than {scorer.name} takes "
+                    f"({scorer.max_tokens})"
                 )
             first, last = len(prefix), len(prefix) + len(gap) + len(span)
             offsets = np.asarray(encoded["offset_mapping"][n], dtype=np.int64).reshape(-1, 2)

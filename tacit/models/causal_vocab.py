@@ -155,11 +155,12 @@ class Suffixed:
         self.prefix, self.gap, self.after = split
         self.prefix_ids = scorer._encode_texts([self.prefix])[0]
         self.after_ids = scorer._encode_texts([self.after])[0] if self.after else []
-        # the word and the text after it must fit after the start token and the prefix
+        # the word and the text after it must fit after the start token (or chat prefix) and
+        # the prefix
         room = 1 + len(self.after_ids) + (1 if self.after_ids else 0)
         encoded, cut = scorer._with_start([self.prefix], cut_to_fit, room=room)
         self.cut = int(cut.sum())
-        self.run: PrefixRun = scorer._run_prefix(encoded[0][1:])
+        self.run: PrefixRun = scorer._run_prefix(encoded[0][scorer._n_start :])
         self.bound = self.run.following[words.device_ids]
         self.scored = 0
 

@@ -1,7 +1,8 @@
 """The in-process Hugging Face family: a hub id, a local directory or a GGUF file, loaded with
 `from_pretrained` into this process (tacit.models.runtime), scored as the kind of model its
 config's architectures say: a masked LM (`*ForMaskedLM`), a causal LM (any class transformers
-loads as one) or an NLI classifier (`*ForSequenceClassification`).
+loads as one), a seq2seq LM (an encoder-decoder transformers loads as one: T5, mT5, Flan-T5,
+scored by sentinel infilling) or an NLI classifier (`*ForSequenceClassification`).
 
 It claims every model no other family claims. Its loading options are tacit's own
 (tacit.core.modelspec.LOAD_OPTIONS) and any other keyword transformers' `from_pretrained`
@@ -12,7 +13,7 @@ as given; a key that is none of these is refused in one line (a typo never goes 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -36,6 +37,7 @@ SCORERS = {
     "masked": "tacit.models.masked:MaskedLMScorer",
     "classifier": "tacit.models.classifier:NLIClassifier",
     "causal": "tacit.models.causal:CausalLMScorer",
+    "seq2seq": "tacit.models.seq2seq:Seq2SeqScorer",
 }
 # how each kind's checkpoints name their architecture in config.json
 _ARCHITECTURE_SUFFIXES = {
@@ -53,11 +55,17 @@ def scorer_class(kind: str) -> type[HFScorer]:
 
 
 def kind_of_architecture(architecture: str) -> str | None:
-    """`masked`, `classifier` or `causal` for an architecture class name; None for others (a
-    bare encoder, a seq2seq model). Causal LMs are named unevenly (`GPT2LMHeadModel`,
+    """`masked`, `classifier`, `causal` or `seq2seq` for an architecture class name; None for
+    others (a bare encoder). Causal LMs are named unevenly (`GPT2LMHeadModel`,
     `LlamaForCausalLM`), so transformers' own causal-LM table decides; BERT-like encoders
-    with a causal head (`BertLMHeadModel`) count as causal too, as that table says."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    with a causal head (`BertLMHeadModel`) count as causal too, as that table says. Many
+    `*ForConditionalGeneration` classes are not encoder-decoders (Gemma 3, LLaVA), so
+    transformers' seq2seq table decides those (T5, mT5, BART, ...: the scorer then refuses a
+    tokenizer without T5's sentinels)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
 
     for suffix, kind in _ARCHITECTURE_SUFFIXES.items():
         if architecture.endswith(suffix):
@@ -66,6 +74,8 @@ def kind_of_architecture(architecture: str) -> str | None:
         "ForCausalLM"
     ):
         return "causal"
+    if architecture in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES.values():
+        return "seq2seq"
     return None
 
 
@@ -90,7 +100,7 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
     """The kind of a checkpoint, from its config's architectures; None for a config without
     them (it loads as the kind a probe needs, and loading refuses it if that head is missing).
     A GGUF file says its architecture in its header (every one transformers reads is a causal
-    LM but T5's)."""
+    LM but T5's, which tacit does not load from GGUF)."""
     from tacit.vocab.tokenizers import check_model_source
 
     spec = gguf.resolved(spec)
@@ -98,7 +108,10 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
         check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
         gguf.check_readable(spec)
         if gguf.architecture(spec) in gguf.SEQ2SEQ:
-            raise TacitError(f"{spec.text}: a seq2seq GGUF: tacit cannot score it in-process")
+            raise TacitError(
+                f"{spec.text}: a seq2seq GGUF file: tacit loads seq2seq models from their "
+                "transformers checkpoint (config.json and weights), not from GGUF"
+            )
         return "causal"
     config = read_config(spec, flag)
     check_passed_on(spec, config)
@@ -111,7 +124,8 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
     raise TacitError(
         f"{spec.name}: a {', '.join(architectures)} checkpoint is none of the model kinds "
         f"tacit can score ({', '.join(SCORERS)}): give a checkpoint with a masked-LM head, a "
-        "causal-LM head (decoder-only) or an NLI classification head"
+        "causal-LM head (decoder-only), a seq2seq-LM head (T5-style) or an NLI classification "
+        "head"
     )
 
 
@@ -141,6 +155,60 @@ class HFScorer(ModelRuntime, Scorer):
         import torch
 
         return torch.logsumexp(scores, dim=-1)
+
+    def _pooled(
+        self,
+        encoded: list[list[int]],
+        forward: Callable[[np.ndarray], torch.Tensor],
+        progress: bool | tqdm,
+    ) -> np.ndarray:
+        """[texts x hidden] float32: `forward(indices)` (one pooled row per text of a batch)
+        run over the token lists in batches, longest first, each row put back in its place."""
+        import torch
+
+        from tacit.models.batching import longest_first_batches, progress_bar
+
+        out = torch.empty(
+            (len(encoded), self.model.config.hidden_size), dtype=torch.float32, device=self.device
+        )
+        with (
+            progress_bar(progress, len(encoded), f"encoding {self.name}", "text") as bar,
+            torch.inference_mode(),
+        ):
+            for indices, states in longest_first_batches([len(e) for e in encoded], self, forward):
+                out[torch.as_tensor(indices, device=self.device)] = states
+                bar.update(len(indices))
+        return out.cpu().numpy()
+
+    def _is_lone_space(self, token_id: int) -> bool:
+        """Is this a token of whitespace alone (SentencePiece's `▁` beside a placeholder for
+        the blank, which belongs to the word in the blank, not to the text around it)?"""
+        if token_id in self.tokenizer.all_special_ids:
+            return False
+        token = str(self.tokenizer.convert_ids_to_tokens(token_id))
+        return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
+
+    def _text_tokens(self, texts: list[str], *, special: bool, added: int = 0) -> Any:
+        """Each text tokenised with its tokens' character offsets (a BatchEncoding:
+        `input_ids`, `offset_mapping`, `word_ids(i)`), with the special tokens the tokenizer
+        puts around a text where `special` ([CLS] ... [SEP]); a text longer than the model
+        takes, with the `added` tokens the scorer puts before it (a causal LM's start token),
+        is a one-line error."""
+        from tacit.core.errors import shorten
+
+        if not getattr(self.tokenizer, "is_fast", False):
+            raise TacitError(
+                f"{self.name}: scoring each token needs a fast tokenizer (for the tokens' "
+                "character offsets); this one is not"
+            )
+        encoded = self.tokenizer(texts, add_special_tokens=special, return_offsets_mapping=True)
+        for text, ids in zip(texts, encoded["input_ids"]):
+            if len(ids) + added > self.max_tokens:
+                raise TacitError(
+                    f"{shorten(repr(text))} is {len(ids) + added} tokens: longer than "
+                    f"{self.name} takes ({self.max_tokens})"
+                )
+        return encoded
 
 
 class HuggingFaceFamily(Family):

@@ -188,7 +188,8 @@ def load_spread(
         import accelerate  # noqa: F401  (transformers needs it for a device map)
     except ImportError:
         raise TacitError(
-            f"{option('--device-map')} needs accelerate: pip install 'tacit-probe[dist]' (or accelerate)"
+            f"{option('--device-map')} needs accelerate: pip install 'tacit-probe[dist]' "
+            "(or accelerate)"
         ) from None
     model = load_weights(
         runtime.auto_class,

@@ -12,6 +12,7 @@ results come back.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -22,7 +23,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.models.base import SpanScores
+from tacit.models.base import SpanScores, TokenScores
 from tacit.models.batching import longest_first_batches, padded, progress_bar
 from tacit.models.huggingface import HFScorer
 from tacit.models.runtime import compile_errors_explained
@@ -38,10 +39,11 @@ class MaskedLMScorer(HFScorer):
     """
 
     kind = "masked"
-    capabilities = frozenset({"vocab", "spans", "encode"})
+    capabilities = frozenset({"vocab", "spans", "encode", "tokens"})
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
     _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
+    _hooked = False  # is the mask-rows hook in place (_mask_rows_only)?
 
     def check_tokenizer(self) -> None:
         if self.tokenizer.mask_token is None:
@@ -83,6 +85,21 @@ class MaskedLMScorer(HFScorer):
             return attention.register_forward_hook(self._keep_mask_rows_of_attention)
         return self.model.base_model.register_forward_hook(self._keep_mask_rows)
 
+    @contextmanager
+    def _mask_rows_only(self) -> Iterator[None]:
+        """The mask-rows hook while scoring (_mask_rows_hook), once: a scoring run inside
+        another (the tie rule's prompt alone, while the batches it settles are still being
+        read: tacit.models.ties) keeps the one the outer run put there."""
+        if self._hooked:
+            yield
+            return
+        hook, self._hooked = self._mask_rows_hook(), True
+        try:
+            yield
+        finally:
+            hook.remove()
+            self._hooked = False
+
     # --- tokenising -------------------------------------------------------------------------
 
     def encode_prompts(self, prompts: Sequence[str]) -> list[list[int]]:
@@ -105,12 +122,6 @@ class MaskedLMScorer(HFScorer):
             if at > 0 and self._is_lone_space(ids[at - 1]):
                 del ids[at - 1]
         return encoded
-
-    def _is_lone_space(self, token_id: int) -> bool:
-        if token_id in self.tokenizer.all_special_ids:
-            return False
-        token = str(self.tokenizer.convert_ids_to_tokens(token_id))
-        return self.tokenizer.convert_tokens_to_string([token]).strip() == ""
 
     def _cut_to_fit(self, encoded: list[list[int]], *, around_mask: bool) -> np.ndarray:
         """Cut each token list longer than the model allows to a window of max_tokens around
@@ -163,11 +174,8 @@ class MaskedLMScorer(HFScorer):
             self._rows = (ids == mask_id).nonzero()
             return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
 
-        hook = self._mask_rows_hook()
-        try:
+        with self._mask_rows_only():
             yield from self._run_batches(encoded, forward, progress, "scoring")
-        finally:
-            hook.remove()
 
     def _vocab_logits(
         self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
@@ -188,6 +196,11 @@ class MaskedLMScorer(HFScorer):
         from tacit.models.masked_spans import score_spans
 
         return score_spans(self, templates, spans, scoring=scoring, progress=progress)
+
+    def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
+        from tacit.models.masked_pll import token_scores
+
+        return token_scores(self, texts, pll, progress)
 
     def _encode(
         self, texts: list[str], pooling: str | None, progress: bool | tqdm

@@ -133,13 +133,17 @@ def score_spans(
     see the module), with the rows run against one per span token per pair."""
     plan = plan_spans(scorer, templates, spans, scoring)
     naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
-    sums = _run_plan(scorer, plan, progress).reshape(len(templates), len(spans))
+    sums = run_plan(scorer, plan, progress, "spans").reshape(len(templates), len(spans))
     n_tokens = np.asarray(plan.n_tokens).reshape(len(templates), len(spans))
     return SpanScores(sums, n_tokens, work={"span_rows": len(plan.rows), "span_rows_naive": naive})
 
 
-def _run_plan(scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm) -> np.ndarray:
-    """Run the plan's rows in batches; the pairs' summed log-probabilities, float64."""
+def run_plan(
+    scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm, desc: str
+) -> np.ndarray:
+    """Run the plan's rows in batches, longest first, the LM head only at the positions read;
+    the pairs' summed log-probabilities, float64 (a pair of one entry: that token's). The
+    forward loop of every masked-LM score read at masks (spans, a text's every token)."""
     device = scorer.device
     order = np.argsort(plan.row, kind="stable")  # each row's entries together
     entry_row = np.asarray(plan.row)[order]
@@ -167,7 +171,7 @@ def _run_plan(scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm) -> 
     hook = scorer._mask_rows_hook()
     try:
         with (
-            progress_bar(progress, len(plan.rows), f"spans {scorer.name}", "row") as bar,
+            progress_bar(progress, len(plan.rows), f"{desc} {scorer.name}", "row") as bar,
             torch.inference_mode(),
         ):
             for indices, _ in longest_first_batches([len(r) for r in plan.rows], scorer, run):

@@ -1,16 +1,105 @@
 """What the probes take from batches of scored blanks (ScoredBatch), reduced on the device:
 a target's rank, the average precision of a set of gold answers, a distribution over a few
 label words. Probes call these and never read a batch's fields; only small per-prompt results
-come back to the CPU."""
+come back to the CPU. Ranks and top-k lists follow the tie rule (tacit.models.ties): the
+comparisons batch noise could flip are settled on the prompts scored alone (a Referee)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from tacit.models.answers import ScoredBatch, TargetScores
+from tacit.models.batching import one_at_a_time
+from tacit.models.ties import (
+    Settled,
+    padded_positions,
+    ranks,
+    relative_tolerance,
+    settle_near,
+    tolerance,
+    top,
+)
+
+if TYPE_CHECKING:
+    from tacit.models.base import Scorer
+
+
+class Settles:
+    """Settles the near ties of a reduction's rows (tacit.models.ties) on `canonical` scores."""
+
+    relative: float
+    settled: Settled
+
+    def canonical(self, row: int, positions: list[int]) -> torch.Tensor:
+        """Row `row`'s canonical scores at these shared-vocabulary positions."""
+        raise NotImplementedError
+
+    def settle(
+        self,
+        scores: torch.Tensor,
+        rows: torch.Tensor,
+        anchors: torch.Tensor,
+        anchor_mask: torch.Tensor,
+        top_k: int,
+    ) -> None:
+        """Settle the near ties of `scores` ([rows x shared vocabulary], the rows numbered
+        `rows`) around their anchors and top_k, in place."""
+        numbers = rows.tolist()
+        settle_near(
+            scores,
+            anchors,
+            anchor_mask,
+            top_k,
+            tolerance(scores, self.relative),
+            lambda row, positions: self.canonical(numbers[row], positions),
+            self.settled,
+        )
+
+
+class Referee(Settles):
+    """The canonical scores the tie rule settles near ties on: each prompt scored alone, in a
+    batch of one (score_vocab; with `words`, score_words, where a word put in the blank is its
+    own sentence, scored alone too). Values are kept per (prompt text, position), so a text is
+    run once per set of positions asked."""
+
+    def __init__(
+        self,
+        scorer: Scorer,
+        prompts: Sequence[str],
+        vocab_ids: np.ndarray,
+        words: Sequence[str] | None = None,
+    ) -> None:
+        self.scorer, self.prompts, self.vocab_ids, self.words = scorer, prompts, vocab_ids, words
+        self.relative = relative_tolerance(scorer)
+        self.settled = Settled()
+        self._known: dict[tuple[str, int], float] = {}
+
+    def canonical(self, row: int, positions: list[int]) -> torch.Tensor:
+        """The scores of prompt `row` at these shared-vocabulary positions, scored alone."""
+        prompt = self.prompts[row]
+        missing = [p for p in positions if (prompt, p) not in self._known]
+        if missing:
+            # a word put in the blank is a sentence of its own: each alone; else one pass
+            one_each = self.words is not None and not self.scorer.reads_blank(prompt)
+            for group in [[p] for p in missing] if one_each else [missing]:
+                for value, position in zip(self._score(prompt, group).tolist(), group):
+                    self._known[(prompt, position)] = value
+        return torch.tensor([self._known[(prompt, p)] for p in positions])
+
+    def _score(self, prompt: str, positions: list[int]) -> torch.Tensor:
+        ids = self.vocab_ids[positions]
+        with one_at_a_time(self.scorer):
+            if self.words is None:
+                batches = self.scorer.score_vocab([prompt], ids, progress=False)
+            else:
+                words = [self.words[p] for p in positions]
+                batches = self.scorer.score_words([prompt], ids, words, progress=False)
+            (batch,) = list(batches)
+        return torch.as_tensor(batch.shared[0]).float().cpu()  # a family may give numpy
 
 
 def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[ScoredBatch]:
@@ -27,10 +116,16 @@ def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[
 
 
 def rank_targets(
-    batches: Iterable[ScoredBatch], targets: Sequence[int], *, top_k: int, device: torch.device
+    batches: Iterable[ScoredBatch],
+    targets: Sequence[int],
+    *,
+    top_k: int,
+    device: torch.device,
+    referee: Settles | None = None,
 ) -> TargetScores:
     """Each prompt's target (its position in the shared vocabulary) ranked at the blank: rank,
-    probability over the whole vocabulary and over the shared one, and the top-k words."""
+    probability over the whole vocabulary and over the shared one, and the top-k words (near
+    ties settled by the `referee`, tacit.models.ties)."""
     targets_t = torch.as_tensor(np.asarray(targets, dtype=np.int64), device=device)
     n = len(targets_t)
     rank = torch.empty(n, dtype=torch.long, device=device)
@@ -39,16 +134,17 @@ def rank_targets(
     top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
     top_prob = torch.empty((n, top_k), dtype=torch.float32, device=device)
     for batch in on_device(batches, device):
-        rows, at = batch.rows, batch.batch_rows
-        log_z_shared = torch.logsumexp(batch.shared, dim=-1)
-        top_values, top_positions = batch.shared.topk(top_k, dim=-1)
-        shared = batch.shared[at]
-        target_logit = shared.gather(1, targets_t[rows].unsqueeze(1))
-        rank[rows] = 1 + (shared > target_logit).sum(dim=1)
-        prob[rows] = (target_logit.squeeze(1) - batch.log_z[at]).exp()
-        prob_shared[rows] = (target_logit.squeeze(1) - log_z_shared[at]).exp()
-        top_index[rows] = top_positions[at]
-        top_prob[rows] = (top_values - batch.log_z.unsqueeze(1)).exp()[at]
+        rows = batch.rows
+        shared, log_z = batch.shared[batch.batch_rows], batch.log_z[batch.batch_rows]
+        target = targets_t[rows].unsqueeze(1)
+        if referee is not None:
+            referee.settle(shared, rows, target, torch.ones_like(target, dtype=torch.bool), top_k)
+        target_logit = shared.gather(1, target).squeeze(1)
+        rank[rows] = ranks(shared, target).squeeze(1)
+        prob[rows] = (target_logit - log_z).exp().float()
+        prob_shared[rows] = (target_logit - torch.logsumexp(shared, dim=-1)).exp().float()
+        top_values, top_index[rows] = top(shared, top_k)
+        top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
     return TargetScores(
         rank=rank.cpu().numpy(),
         target_prob=prob.cpu().numpy(),
@@ -87,7 +183,8 @@ def average_precision_rows(
 
 class GoldScores:
     """Per prompt: average precision of its gold answers over the shared vocabulary and over a
-    subset of it (`among`), each gold's probability and rank, and the top-k words."""
+    subset of it (`among`), each gold's probability and rank, and the top-k words (near ties
+    settled by the `referee`, tacit.models.ties)."""
 
     def __init__(
         self,
@@ -98,14 +195,10 @@ class GoldScores:
         among_of_row: Sequence[int] | None,
         top_k: int,
         device: torch.device,
+        referee: Settles | None = None,
     ) -> None:
-        width = max(len(g) for g in golds)
-        gold_index = torch.zeros((len(golds), width), dtype=torch.long)
-        gold_mask = torch.zeros((len(golds), width), dtype=torch.bool)
-        for row, gold in enumerate(golds):
-            gold_index[row, : len(gold)] = torch.as_tensor(list(gold), dtype=torch.long)
-            gold_mask[row, : len(gold)] = True
-        gold_index, gold_mask = gold_index.to(device), gold_mask.to(device)
+        gold_index, gold_mask = padded_positions(golds, device)
+        width = gold_index.shape[1]
         subset = None if among_of_row is None else torch.as_tensor(among_of_row, device=device)
         n = len(golds)
         ap = torch.empty(n, device=device)
@@ -118,15 +211,17 @@ class GoldScores:
             rows, at = batch.rows, batch.batch_rows
             shared, log_z = batch.shared[at], batch.log_z[at]
             g, m = gold_index[rows], gold_mask[rows]
-            ap[rows] = average_precision_rows(shared, g, m)
+            if referee is not None:
+                referee.settle(shared, rows, g, m, top_k)
+            ap[rows] = average_precision_rows(shared, g, m).float()
             if among is not None and subset is not None:
-                ap_among[rows] = average_precision_rows(shared, g, m, among=among[subset[rows]])
-            gold_logits = shared.gather(1, g)
-            prob[rows] = (gold_logits - log_z.unsqueeze(1)).exp()
-            rank[rows] = 1 + (shared.unsqueeze(1) > gold_logits.unsqueeze(2)).sum(dim=2)
-            top_values, top_positions = shared.topk(top_k, dim=1)
-            top_index[rows] = top_positions
-            top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp()
+                ap_among[rows] = average_precision_rows(
+                    shared, g, m, among=among[subset[rows]]
+                ).float()
+            prob[rows] = (shared.gather(1, g) - log_z.unsqueeze(1)).exp().float()
+            rank[rows] = ranks(shared, g)
+            top_values, top_index[rows] = top(shared, top_k)
+            top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
         self.ap = ap.cpu().numpy().astype(float)
         self.ap_among = ap_among.cpu().numpy().astype(float)
         self.prob = prob.cpu().numpy()
@@ -160,33 +255,61 @@ class GroupMean:
     """The ensemble of paraphrases, gathered while batches pass on to another reduction: per
     group of prompts (the templates of one question), the mean over its prompts of each
     shared-vocabulary word's log-probability (under each prompt's own softmax, `shared -
-    log_z`). `batch()` gives it as one ScoredBatch (log-probabilities, `log_z` zero), which
-    rank_targets and GoldScores read like any other."""
+    log_z`), in float64. `batch()` gives it as one ScoredBatch (log-probabilities, `log_z`
+    zero), which rank_targets and GoldScores read like any other; `referee()` settles its near
+    ties on the means of the prompts' scores alone."""
 
     def __init__(self, groups: Sequence[int], device: torch.device) -> None:
         self.groups = torch.as_tensor(np.asarray(groups, dtype=np.int64), device=device)
         self.n = int(self.groups.max()) + 1 if len(self.groups) else 0
         self.counts = torch.bincount(self.groups, minlength=self.n).double()
         self.sums: torch.Tensor | None = None
+        self.log_z = torch.zeros(len(self.groups), dtype=torch.float64, device=device)
         self.device = device
 
     def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
         """The batches, unchanged, each added to its groups' sums on the way."""
         for batch in on_device(batches, self.device):
-            log_probs = (batch.shared - batch.log_z.unsqueeze(1)).double()[batch.batch_rows]
+            log_z = batch.log_z.double()[batch.batch_rows]
+            log_probs = batch.shared.double()[batch.batch_rows] - log_z.unsqueeze(1)
             if self.sums is None:
                 self.sums = torch.zeros(
                     (self.n, log_probs.shape[1]), dtype=torch.float64, device=self.device
                 )
             self.sums.index_add_(0, self.groups[batch.rows], log_probs)
+            self.log_z[batch.rows] = log_z
             yield batch
 
     def batch(self) -> ScoredBatch:
         """Every group's mean log-probabilities, as one batch whose rows are the groups."""
         assert self.sums is not None, "no batch passed"
         rows = torch.arange(self.n, device=self.device)
-        mean = (self.sums / self.counts.unsqueeze(1)).float()
+        mean = self.sums / self.counts.unsqueeze(1)
         return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device))
+
+    def referee(self, members: Referee) -> GroupReferee:
+        """The referee of batch(): its prompts' referee, averaged as the groups are."""
+        return GroupReferee(self, members)
+
+
+class GroupReferee(Settles):
+    """A group's canonical scores: the mean over its prompts of their scores alone less the
+    prompts' log_z (the log_z cancels from every comparison within a row: ranks are those of
+    the prompts' scores alone)."""
+
+    def __init__(self, ensemble: GroupMean, members: Referee) -> None:
+        self.ensemble, self.members = ensemble, members
+        self.relative, self.settled = members.relative, members.settled
+        self.of_group = [
+            (ensemble.groups == g).nonzero().flatten().tolist() for g in range(ensemble.n)
+        ]
+
+    def canonical(self, group: int, positions: list[int]) -> torch.Tensor:
+        total = torch.zeros(len(positions), dtype=torch.float64)
+        for row in self.of_group[group]:
+            z = self.ensemble.log_z[row].cpu()
+            total += self.members.canonical(row, positions).double() - z
+        return total / len(self.of_group[group])
 
 
 class WorkCount:

@@ -112,6 +112,31 @@ def max_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> in
     return min(limit, tokenizer.model_max_length or limit)
 
 
+def check_tokenizer_fits(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, where: str
+) -> None:
+    """Refuse a tokenizer with ids the model's input embedding has no row for: another model's
+    tokenizer files beside these weights (a BERT with RoBERTa's) would end the first batch in
+    an `index out of range` deep in the embedding, or, under the limit, score other words. An
+    embedding larger than the tokenizer is common and fine (rows padded to a multiple of 64 or
+    128, or kept for tokens the tokenizer does not add)."""
+    try:
+        embedding = model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):  # a model that does not say: nothing to check
+        return
+    rows = getattr(embedding, "num_embeddings", None)
+    if not isinstance(rows, int):
+        return
+    ids = tokenizer.get_vocab().values()
+    largest = max(ids, default=-1)
+    if largest >= rows:
+        raise TacitError(
+            f"{where}: its tokenizer's ids go up to {largest:,} ({len(tokenizer):,} tokens) but "
+            f"the model's input embedding has {rows:,} rows: the tokenizer is another model's "
+            "(its files beside the weights?); give the model its own tokenizer"
+        )
+
+
 RuntimeT = TypeVar("RuntimeT", bound="ModelRuntime")
 
 
@@ -125,6 +150,7 @@ class ModelRuntime:
     kind: ClassVar[str] = ""
     auto_class: ClassVar[Any] = None
     head: ClassVar[str] = ""
+    takes_chat_template: ClassVar[bool] = False  # the loading option chat_template (causal LMs)
 
     def __init__(
         self,
@@ -163,6 +189,11 @@ class ModelRuntime:
             self.spec = gguf.resolved(
                 ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype, **load})
             )
+            if self.spec.chat_template is not None and not self.takes_chat_template:
+                raise TacitError(
+                    f"{option('--model')} {self.spec.text}: chat_template applies to causal "
+                    f"(decoder-only) instruct models; this is a {self.kind} model"
+                )
             self.device = resolve_device(device)
             self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
             self.tokenizer = tokenizer or load_tokenizer(
@@ -178,6 +209,7 @@ class ModelRuntime:
                 )
             else:
                 self.model = load_spread(self, self.spec, device_map, max_memory, offload_folder)
+        check_tokenizer_fits(self.model, self.tokenizer, self.spec.name)
         self.revision = self.spec.revision
         self.dtype = next(
             (p.dtype for p in self.model.parameters() if p.is_floating_point()), torch.float32

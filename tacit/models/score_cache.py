@@ -70,6 +70,7 @@ def identity(record: Mapping[str, Any]) -> dict[str, Any]:
         "gguf": (record.get("gguf") or {}).get("sha256"),
         "load": record.get("load"),
         "start_token": record.get("start_token"),
+        "chat_template": record.get("chat_template"),
         "server": record.get("server"),
         "software": {k: versions.get(k) for k in ("tacit", "torch", "transformers")},
     }

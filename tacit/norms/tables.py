@@ -12,19 +12,18 @@ swallows the lines after it.
 from __future__ import annotations
 
 import csv
-import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, first_line, shorten
+from tacit.core.files import LINE_END, check_text, check_value
 from tacit.norms.normset import blank
 
 XLSX_MAGIC = b"PK\x03\x04"  # an .xlsx workbook is a zip archive
 XLS_MAGIC = b"\xd0\xcf\x11\xe0"  # Excel 97-2003 (.xls): an OLE2 compound file
 KNOWN_FORMATS_HINT = "a norms file (CSLB norms.dat, McRae's .xlsx, or a CSV/TSV table)"
 _DELIMITER_NAMES = {"\t": "tab", ",": "comma", ";": "semicolon"}
-_LINE_END = re.compile(r"\r\n|\r|\n")  # only these end a line (str.splitlines knows 8 more)
 
 
 def unreadable(path: Path, err: OSError) -> TacitError:
@@ -56,7 +55,8 @@ def file_start(path: Path, size: int = 8) -> bytes:
 
 def read_lines(path: Path) -> list[str]:
     """A text file's lines (UTF-8, with or without a byte-order mark), split at `\n`, `\r\n` or
-    `\r` only, so that line numbers are an editor's."""
+    `\r` only (str.splitlines knows 8 more), so that line numbers are an editor's; a control
+    character but tab is refused (tacit.core.files.check_text)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
@@ -65,7 +65,8 @@ def read_lines(path: Path) -> list[str]:
         ) from None
     except OSError as err:
         raise unreadable(path, err) from None
-    lines = _LINE_END.split(text)
+    check_text(text, path)
+    lines = LINE_END.split(text)
     if lines and not lines[-1]:
         lines.pop()  # the end of the last line
     if not lines or not lines[0].strip():
@@ -200,4 +201,8 @@ def xlsx_rows(path: Path, sheet: str) -> tuple[list[str], list[tuple[int, tuple]
         raise TacitError(f"{path}: sheet {sheet!r} is empty; expected a header row")
     names = ["" if c is None else str(c).strip() for c in rows[0]]
     body = [(n, cells) for n, cells in enumerate(rows[1:], start=2) if not all(map(blank, cells))]
+    for number, cells in [(1, rows[0]), *body]:
+        for cell in cells:
+            if isinstance(cell, str):
+                check_value(cell, f"{path}: sheet {sheet!r}, row {number}")
     return names, body

@@ -48,8 +48,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Scored:
-    """A chunk's result rows (same index as the rows given) and counts to add up over chunks
-    (e.g. prompts cut to fit) for the model's record."""
+    """A chunk's result rows (under the index of the rows given: several result rows of one
+    row given share its index, in order) and counts to add up over chunks (e.g. prompts cut to
+    fit) for the model's record."""
 
     table: pd.DataFrame
     counts: Mapping[str, int] = field(default_factory=dict)

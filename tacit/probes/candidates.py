@@ -9,7 +9,8 @@ a line). The scorer gives each span's log-probability (Scorer.score_spans); this
 it into the score spans are ranked by (`--normalize`):
 
 - `sum`: the span's log-probability (a causal model: the whole sentence's, which ranks spans
-  as P(span | the rest of the sentence));
+  as P(span | the rest of the sentence); a seq2seq model: its infilling target's,
+  `<extra_id_0> SPAN <extra_id_1>`, which counts where the span ends);
 - `mean`: the span's log-probability per token;
 - `pmi`: `sum` minus the same span's `sum` in the prompt's property-free form (retrieval:
   "<span>."; elicitation: the prompt with "it" for the concept), so that spans likely
@@ -29,7 +30,7 @@ import pandas as pd
 from tacit.core.blank import MASK
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import sha256_bytes
+from tacit.core.files import check_text, sha256_bytes
 from tacit.core.option_names import option
 from tacit.lexicon import noun_phrase, sentence_start
 from tacit.models.base import VOCAB_ANYWHERE, Needs
@@ -157,14 +158,18 @@ class Candidates:
     def record(self, models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The manifest's account: the vocabulary, or the candidate sets, the span scoring, the
         normalisation and the work the models' span scoring ran against the naive count (a
-        masked LM's forward rows, a causal LM's tokens: SpanScores.work)."""
+        masked LM's forward rows, a causal LM's tokens: SpanScores.work); and the tie rule the
+        ranks follow (tacit.models.ties)."""
+        from tacit.models.ties import record
+
         if self.vocabulary is not None:
-            return {"vocabulary": self.vocabulary.record(self.vocab_file)}
+            return {"vocabulary": self.vocabulary.record(self.vocab_file), "ties": record()}
         return {
             "candidates": {name: s.record() for name, s in self.sets.items()},
             "span_scoring": self.scoring,
             "normalize": self.normalize,
             "span_work": span_work(models),
+            "ties": record(),
         }
 
 
@@ -223,6 +228,7 @@ def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet
         raise TacitError(
             f"{option('--candidates')} {path}: cannot read it as UTF-8 text ({err})"
         ) from None
+    check_text(text, path)
     spans: list[str] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -273,7 +279,8 @@ def span_alone(template: str) -> str:
 
 class SpanRanker:
     """One model's scores of the candidates in a probe's templates, normalised as asked, with
-    the property-free baseline of `pmi` computed once per model."""
+    the property-free baseline of `pmi` computed once per model; and the same scores of one
+    template and span alone, which the tie rule settles near ties on (settle_spans)."""
 
     def __init__(
         self,
@@ -285,6 +292,9 @@ class SpanRanker:
         self.candidates, self.scoring, self.normalize = candidates, scoring, normalize
         self.baseline_of = baseline_of  # template -> its property-free form
         self._baselines: dict[tuple[str, str], np.ndarray] = {}
+        self._alone: dict[tuple[str, str, int], float] = {}
+        # (model, template) -> the largest |log-probability| its scores were made of
+        self.scale: dict[tuple[str, str], float] = {}
         self.work: dict[str, int] = {}
 
     def scores(
@@ -299,29 +309,96 @@ class SpanRanker:
         self._count(raw)
         if not isinstance(bar, bool):
             bar.update(len(templates))  # the run's bar counts prompt texts
-        base = raw.sentence if raw.sentence is not None else raw.span
+        baselines = None
+        if self.normalize == "pmi":
+            free = [self.baseline_of(t) for t in templates]
+            missing = sorted({f for f in free if (scorer.name, f) not in self._baselines})
+            if missing:
+                got = scorer.score_spans(missing, spans, scoring=self.scoring, progress=False)
+                self._count(got)
+                for n, text in enumerate(missing):
+                    self._baselines[(scorer.name, text)] = whole(got)[n]
+            baselines = np.stack([self._baselines[(scorer.name, f)] for f in free])
+        magnitude = np.abs(whole(raw)) + (0 if baselines is None else np.abs(baselines))
+        largest = magnitude.max(axis=1).tolist()
+        self.scale.update({(scorer.name, t): m for t, m in zip(templates, largest)})
+        return self._normalised(raw, baselines), self.normalize == "sum" and raw.sentence is None
+
+    def _normalised(self, raw: SpanScores, baselines: np.ndarray | None) -> np.ndarray:
+        """The scores spans are ranked by (`--normalize`), from their log-probabilities and
+        those in the property-free baseline (`pmi`)."""
         if self.normalize == "mean":
-            return raw.span / raw.n_tokens, False
-        if self.normalize == "sum":
-            return base, raw.sentence is None
-        free = [self.baseline_of(t) for t in templates]
-        missing = sorted({f for f in free if (scorer.name, f) not in self._baselines})
-        if missing:
-            got = scorer.score_spans(missing, spans, scoring=self.scoring, progress=False)
-            self._count(got)
-            got_base = got.sentence if got.sentence is not None else got.span
-            for n, text in enumerate(missing):
-                self._baselines[(scorer.name, text)] = got_base[n]
-        return base - np.stack([self._baselines[(scorer.name, f)] for f in free]), False
+            return raw.span / raw.n_tokens
+        if baselines is None:
+            return whole(raw)
+        return whole(raw) - baselines
+
+    def alone(self, scorer: Scorer, template: str, positions: Sequence[int]) -> np.ndarray:
+        """The scores of these candidates in the template, each span's sentence scored alone
+        (a batch of one, the whole sentence: the canonical scores of tacit.models.ties), its
+        baseline too (`pmi`); kept per model, template and span."""
+        from tacit.models.batching import one_at_a_time
+
+        spans = self.candidates.spans
+        for position in positions:
+            key = (scorer.name, template, position)
+            if key in self._alone:
+                continue
+            texts = [template] + ([self.baseline_of(template)] if self.normalize == "pmi" else [])
+            with one_at_a_time(scorer):
+                got = [
+                    scorer.score_spans(
+                        [text], [spans[position]], scoring=self.scoring, progress=False, cache=False
+                    )
+                    for text in texts
+                ]
+            baseline = whole(got[1]) if len(got) > 1 else None
+            self._alone[key] = float(self._normalised(got[0], baseline)[0, 0])
+        return np.array([self._alone[(scorer.name, template, p)] for p in positions])
 
     def _count(self, scores: SpanScores) -> None:
         for key, value in scores.work.items():
             self.work[key] = self.work.get(key, 0) + value
 
     def take_counts(self) -> dict[str, int]:
-        """The work run since the last call (SpanScores.work), for the model's record."""
+        """The work run since the last call (SpanScores.work, and near ties settled), for the
+        model's record."""
         counts, self.work = self.work, {}
         return counts
+
+
+def whole(scores: SpanScores) -> np.ndarray:
+    """What `sum` ranks spans by: the whole sentence's log-probability (a causal model), else
+    the span's."""
+    return scores.sentence if scores.sentence is not None else scores.span
+
+
+def settle_spans(
+    scorer: Scorer,
+    members: Sequence[Sequence[tuple[SpanRanker, str]]],
+    scores: np.ndarray,
+    anchors: Sequence[Sequence[int]],
+    top_k: int,
+    counted: SpanRanker,
+) -> np.ndarray:
+    """`scores` ([rows x candidates]) with their near ties settled (tacit.models.ties) around
+    each row's anchors (targets, gold answers) and top_k: each row is the mean of its members'
+    (ranker, template) scores (one member: a prompt; several: an ensemble of templates), and a
+    near score is put in place by the mean of theirs alone. The counts go to `counted`."""
+    from tacit.models.ties import Settled, relative_tolerance, settle_array
+
+    settled = Settled()
+    relative = relative_tolerance(scorer)
+    scale = np.array([max(r.scale[(scorer.name, t)] for r, t in row) for row in members])
+    out = np.array(scores, dtype=np.float64)
+
+    def canonical(row: int, positions: list[int]) -> np.ndarray:
+        return np.mean([r.alone(scorer, t, positions) for r, t in members[row]], axis=0)
+
+    settle_array(out, anchors, top_k, relative * np.maximum(scale, 1.0), canonical, settled)
+    for key, value in settled.counts().items():
+        counted.work[key] = counted.work.get(key, 0) + value
+    return out
 
 
 def take_counts(rankers: Iterable[SpanRanker]) -> dict[str, int]:
@@ -335,9 +412,22 @@ def take_counts(rankers: Iterable[SpanRanker]) -> dict[str, int]:
 
 def rank_targets(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rank, target score) of each row's target among the candidates: rank is 1 + the number
-    of candidates scored strictly higher."""
-    target_score = scores[np.arange(len(targets)), targets]
-    return 1 + (scores > target_score[:, None]).sum(axis=1), target_score
+    of candidates scored higher, or as high at an earlier position (tacit.models.ties)."""
+    positions = np.asarray(targets, dtype=np.int64)[:, None]
+    return rank_candidates(scores, positions)[:, 0], scores[np.arange(len(targets)), targets]
+
+
+def rank_candidates(scores: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+    """[rows x m] the rank of each of `positions` (default: every candidate) in its row, in
+    the tie rule's order (tacit.models.ties.ranks)."""
+    import torch
+
+    from tacit.models.ties import ranks
+
+    if positions is None:
+        positions = np.tile(np.arange(scores.shape[1]), (len(scores), 1))
+    table = torch.from_numpy(np.asarray(scores, dtype=np.float64))
+    return ranks(table, torch.as_tensor(positions, dtype=torch.long)).numpy()
 
 
 def shares(scores: np.ndarray) -> np.ndarray:
@@ -347,11 +437,20 @@ def shares(scores: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=1, keepdims=True)
 
 
+def best_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    """[rows x k] each row's k best candidates in the tie rule's order (tacit.models.ties)."""
+    import torch
+
+    from tacit.models.ties import top
+
+    return top(torch.from_numpy(np.asarray(scores, dtype=np.float64)), k)[1].numpy()
+
+
 def top_spans(scores: np.ndarray, spans: Sequence[str], k: int = TOP) -> list[str]:
     """'A bear:-3.21 | A dog:-4.5 | ...': each row's k best candidates with their scores
     (spans hold spaces, so ` | ` separates them)."""
     names = np.asarray(spans, dtype=object)
-    best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     return [
-        " | ".join(f"{names[i]}:{row[i]:.4g}" for i in order) for row, order in zip(scores, best)
+        " | ".join(f"{names[i]}:{row[i]:.4g}" for i in order)
+        for row, order in zip(scores, best_positions(scores, k))
     ]

@@ -27,6 +27,7 @@ PROBES: Registry[type[Probe]] = Registry(
         "nli": "tacit.probes.nli:NLIProbe",
         "pragmeval": "tacit.probes.pragmeval:PragmevalProbe",
         "items": "tacit.probes.items:ItemsProbe",
+        "surprisal": "tacit.probes.surprisal:SurprisalProbe",
     },
 )
 

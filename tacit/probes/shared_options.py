@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
 from tacit.core.errors import TacitError
+from tacit.core.files import check_text
 from tacit.core.option_names import option
 from tacit.core.options import limited
 from tacit.core.params import Options, Param
@@ -40,9 +41,11 @@ def parse_concepts(value: str) -> list[str]:
     if value.startswith("@"):
         path = Path(value[1:])
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            text = path.read_text(encoding="utf-8")
         except OSError as err:
             raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None
+        check_text(text, path)
+        lines = text.splitlines()
         names = [line.strip() for line in lines if line.strip()]
     else:
         names = [name.strip() for name in value.split(",") if name.strip()]

@@ -26,7 +26,7 @@ def export(
     wrote; `to="wandb"` or `"mlflow"` logs it to that tracker, the run directory's files as an
     artifact, and returns where it went.
 
-    Example:
+    Examples:
         >>> tacit.export("results/retrieve/first", to="lm-eval")  # doctest: +SKIP
     """
     from tacit.core.choices import check_choice

@@ -176,7 +176,7 @@ def load(run: str | Path) -> ProbeResult:
 
     A directory that holds no finished run is a one-line error saying what it holds.
 
-    Example:
+    Examples:
         >>> result = tacit.load("results/retrieve/20250101-120000")  # doctest: +SKIP
         >>> result.summary[["n_props", "mrr"]]  # doctest: +SKIP
     """

@@ -76,8 +76,8 @@ def _submitit() -> Any:
         import submitit
     except ImportError:
         raise TacitError(
-            "--launcher needs submitit: pip install 'tacit-probe[cluster]' (or run cells as separate "
-            "jobs with --cell)"
+            "--launcher needs submitit: pip install 'tacit-probe[cluster]' (or run cells as "
+            "separate jobs with --cell)"
         ) from None
     return submitit
 

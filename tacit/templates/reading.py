@@ -9,7 +9,7 @@ from typing import Any
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import read_utf8, sha256_bytes
+from tacit.core.files import check_value, read_utf8, sha256_bytes
 from tacit.templates import (
     BLANK_FORMS,
     CONCEPT_FORMS,
@@ -69,6 +69,7 @@ def _json_object(line: str, where: str) -> dict[str, Any]:
         raise TacitError(f"{where}: not JSON ({err.msg}, column {err.colno})") from None
     if not isinstance(entry, dict):
         raise TacitError(f"{where}: expected a JSON object, one template a line")
+    check_value(entry, where)
     return entry
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.files import sha256_bytes
+from tacit.core.files import check_text, sha256_bytes
 from tacit.core.option_names import option
 from tacit.vocab.cache import cached_words
 
@@ -40,7 +40,7 @@ def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
             if (word := decoded.strip()) and not any(ch.isspace() for ch in word)
         }
     )
-    encoded = _in_sentence(candidates, tokenizer)
+    encoded = in_sentence(candidates, tokenizer)
     single = [
         (word, e[0]) for word, e in zip(candidates, encoded) if len(e) == 1 and e[0] not in special
     ]
@@ -51,7 +51,7 @@ def single_token_words(tokenizer: PreTrainedTokenizerBase) -> dict[str, int]:
 def word_token_id(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
     """The token id of `word` as a whole word after a space (RoBERTa's `Ġword`), or None when
     the tokenizer does not encode it as one such token."""
-    encoded = _in_sentence([word], tokenizer)[0]
+    encoded = in_sentence([word], tokenizer)[0]
     if len(encoded) != 1 or encoded[0] in tokenizer.all_special_ids:
         return None
     return encoded[0] if _decode_each(encoded, tokenizer)[0].strip() == word else None
@@ -63,7 +63,7 @@ def span_problems(tokenizer: PreTrainedTokenizerBase, spans: Sequence[str]) -> d
     that read back as other text (a control character dropped). Folding case or accents, as an
     uncased model always does, is reading it whole."""
     normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
-    encoded = _in_sentence(list(spans), tokenizer)
+    encoded = in_sentence(list(spans), tokenizer)
     problems = {}
     for span, ids in zip(spans, encoded):
         if tokenizer.unk_token_id is not None and tokenizer.unk_token_id in ids:
@@ -79,11 +79,13 @@ def span_problems(tokenizer: PreTrainedTokenizerBase, spans: Sequence[str]) -> d
 CONTEXT = "a"  # the word put before each word, so that it is encoded as inside a sentence
 
 
-def _in_sentence(words: list[str], tokenizer: PreTrainedTokenizerBase) -> list[list[int]]:
+def in_sentence(words: list[str], tokenizer: PreTrainedTokenizerBase) -> list[list[int]]:
     """Each word's tokens as it appears inside a sentence, after a space: `a word` encoded and
     the tokens of `a` dropped. Encoding ` word` alone is not the same for every tokenizer:
     SentencePiece tokenizers that put `▁` before a text (Llama 2, Mistral) give it a lone `▁`
-    then. A word whose encoding does not begin with the context's keeps it (never one token)."""
+    then. A word whose encoding does not begin with the context's keeps it (never one token).
+    The shared vocabulary reads words this way, and a seq2seq model's spans are these tokens
+    (tacit.models.seq2seq)."""
     context = _encode_words([CONTEXT], tokenizer)[0]
     encoded = _encode_words([f"{CONTEXT} {word}" for word in words], tokenizer)
     return [e[len(context) :] if e[: len(context)] == context else e for e in encoded]
@@ -122,13 +124,15 @@ def read_vocab_file(path: str | Path) -> list[str]:
     """Words of a vocabulary file, one a line (blank lines skipped), in file order."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TacitError(f"{path}: no such vocabulary file") from None
     except UnicodeDecodeError as err:
         raise TacitError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except OSError as err:
         raise TacitError(f"{path}: cannot read the vocabulary file ({err.strerror})") from None
+    check_text(text, path)
+    lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if len(line.split()) > 1:
             raise TacitError(f"{path}:{number}: {line.strip()!r} is not one word")

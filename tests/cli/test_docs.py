@@ -103,6 +103,8 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "text,candidates,answer\nA knife is made of [Y].,metal | fur,metal\n"
         "A dog has [Y].,fur | a blade | a tail,fur | a tail\n"
     )
+    garden = root / "garden-paths.txt"  # docs/probes/surprisal.md's examples
+    garden.write_text("The old man the boats.\nThe horse raced past the barn fell.\n")
     lab = root / "lab-norms.csv"
     lab.write_text("concept,feature,pf\nbear,has fur,3\nbear,is big,2\ncat,has a tail,4\n")
     data = {
@@ -119,6 +121,7 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "comps.jsonl": str(comps),
         "bear.csv": str(bear),
         "path/to/mlama1.1": str(write_mlama(root / "mlama1.1")),
+        "garden-paths.txt": str(garden),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
     models = {

@@ -94,7 +94,9 @@ def test_model_args_apply_to_every_model_and_a_models_own_win(tiny_bert, toy_nor
 def test_an_adapter_on_the_command_line_scores_as_the_merged_model(
     tiny_bert, toy_norms_path, tmp_path
 ):
-    peft = pytest.importorskip("peft", reason="peft is not installed (pip install 'tacit-probe[peft]')")
+    peft = pytest.importorskip(
+        "peft", reason="peft is not installed (pip install 'tacit-probe[peft]')"
+    )
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 

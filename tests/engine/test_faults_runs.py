@@ -165,7 +165,7 @@ def test_a_second_process_on_a_run_directory_is_refused(tiny_bert, toy_norms_pat
         def slow(self, *args, **kwargs):
             print("scoring", flush=True)
             time.sleep(60)
-        tacit.models.masked.MaskedLMScorer.score_targets = slow
+        tacit.models.masked.MaskedLMScorer.score_vocab = slow
         from tacit.console import run
         import sys
         sys.argv = ["probe", *{run_args([tiny_bert], toy_norms_path, out)!r}]

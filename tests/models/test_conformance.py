@@ -18,13 +18,14 @@ from tacit.models.causal import CausalLMScorer
 from tacit.models.classifier import NLIClassifier
 from tacit.models.fake import FakeScorer
 from tacit.models.masked import MaskedLMScorer
+from tacit.models.seq2seq import Seq2SeqScorer
 
 PROMPTS = ["A <mask> has fur.", "Everyone knows that a cat has <mask>.", "A <mask> has fur."]
 SPANS = ["A bear", "fur", "a dog"]
 
 
 @pytest.fixture(scope="module")
-def families(tiny_bert, tiny_gpt2, tmp_path_factory) -> dict[str, Scorer]:
+def families(tiny_bert, tiny_gpt2, tiny_t5, tmp_path_factory) -> dict[str, Scorer]:
     classifier = save_nli_classifier(
         tmp_path_factory.mktemp("conformance-clf"),
         {0: "entailment", 1: "neutral", 2: "contradiction"},
@@ -32,6 +33,7 @@ def families(tiny_bert, tiny_gpt2, tmp_path_factory) -> dict[str, Scorer]:
     return {
         "masked": MaskedLMScorer(tiny_bert, device="cpu"),
         "causal": CausalLMScorer(tiny_gpt2, device="cpu"),
+        "seq2seq": Seq2SeqScorer(tiny_t5, device="cpu"),
         "classifier": NLIClassifier(classifier, device="cpu"),
         "fake": FakeScorer(AutoTokenizer.from_pretrained(tiny_bert)),
     }
@@ -50,6 +52,8 @@ def ask(scorer: Scorer, capability: str) -> object:
         return scorer.score_spans(PROMPTS, SPANS, progress=False)
     if capability == "encode":
         return scorer.encode(["the cat <mask>", "a dog <mask> here"], progress=False)
+    if capability == "tokens":
+        return scorer.token_scores(["the cat sat.", "a dog", "the cat sat."], progress=False)
     return scorer.label_probabilities(["It rained."], ["The ground is wet."], progress=False)
 
 
@@ -62,7 +66,7 @@ def answers(scorer: Scorer, capability: str) -> bool:
 
 
 @pytest.mark.parametrize("capability", list(HOOKS))
-@pytest.mark.parametrize("family", ["masked", "causal", "classifier", "fake"])
+@pytest.mark.parametrize("family", ["masked", "causal", "seq2seq", "classifier", "fake"])
 def test_each_family_answers_or_refuses_each_question(families, family, capability):
     scorer = families[family]
     if not answers(scorer, capability):
@@ -87,6 +91,11 @@ def test_each_family_answers_or_refuses_each_question(families, family, capabili
     elif capability == "encode":
         features, cut = answer
         assert features.shape[0] == 2 and cut == 0
+    elif capability == "tokens":
+        assert len(answer) == 3 and answer[0].tokens == answer[2].tokens  # in the order asked
+        for scores in answer:
+            assert len(scores.tokens) == len(scores.logprob) == len(scores.offsets) > 0
+            assert (scores.logprob <= 0).all()
     else:
         probs, too_long = answer
         np.testing.assert_allclose(probs.sum(axis=1), 1, rtol=1e-6)

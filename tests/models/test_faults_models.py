@@ -11,13 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
-from support import fails_cleanly
-from transformers import AutoModelForMaskedLM
+from support import fails_cleanly, real_roberta_tokenizer, tiny_roberta_tokenizer
+from transformers import AutoModelForMaskedLM, AutoTokenizer
 from typer.testing import CliRunner
 
 from tacit.cli import app
+from tacit.core.errors import TacitError
+from tacit.models.masked import MaskedLMScorer
 
 LONG = "x" * 300  # a name longer than the 255 bytes Linux file systems allow
 
@@ -55,6 +58,49 @@ def test_a_damaged_model_file_is_one_line(tiny_bert, toy_norms_path, tmp_path, c
     out = tmp_path / "run"
     line = fails_cleanly(retrieve(model, toy_norms_path, out), f"{model / name} is damaged")
     assert f"copy, download or save the model into {model} again" in line
+
+
+def with_tokenizer(model: str, where: Path, tokenizer) -> Path:
+    """A copy of the model with another tokenizer's files in place of its own."""
+    copy = Path(shutil.copytree(model, where))
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (copy / name).unlink(missing_ok=True)
+    tokenizer.save_pretrained(copy)
+    return copy
+
+
+def test_a_tokenizer_that_does_not_fit_its_model_is_one_line(tiny_bert, toy_norms_path, tmp_path):
+    # before: a 144-line traceback ending in `IndexError: index out of range in self` (the
+    # embedding, at the first batch)
+    model = with_tokenizer(tiny_bert, tmp_path / "model", tiny_roberta_tokenizer(tmp_path))
+    largest = max(AutoTokenizer.from_pretrained(model).get_vocab().values())
+    rows = AutoModelForMaskedLM.from_pretrained(tiny_bert).get_input_embeddings().num_embeddings
+    assert largest >= rows
+    out = tmp_path / "run"
+    line = fails_cleanly(retrieve(model, toy_norms_path, out), f"{model}: its tokenizer's ids")
+    assert f"go up to {largest:,}" in line and f"input embedding has {rows:,} rows" in line
+
+
+def test_bert_with_robertas_tokenizer_files(real_bert, tmp_path):
+    """The issue's case, on the real tokenizer files: 50,264 ids against BERT's 28,996 rows."""
+    model = with_tokenizer(real_bert, tmp_path / "model", real_roberta_tokenizer())
+    with pytest.raises(TacitError, match=r"up to 50,264 .* input embedding has 28,996 rows"):
+        MaskedLMScorer(str(model), device="cpu")
+
+
+def test_an_embedding_larger_than_the_tokenizer_is_fine(tiny_bert, tmp_path):
+    """Real models often pad their embedding to a multiple of 64 or 128 rows."""
+    padded = AutoModelForMaskedLM.from_pretrained(tiny_bert)
+    padded.resize_token_embeddings(padded.get_input_embeddings().num_embeddings + 64)
+    padded.save_pretrained(tmp_path / "padded")
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(tmp_path / "padded")
+    prompts = ["A <mask> has fur.", "A knife is <mask>."]
+    ids = np.arange(8, 20)
+    plain = MaskedLMScorer(tiny_bert, device="cpu").score_targets(prompts, [0, 1], ids)
+    wider = MaskedLMScorer(str(tmp_path / "padded"), device="cpu").score_targets(
+        prompts, [0, 1], ids
+    )
+    np.testing.assert_array_equal(plain.rank, wider.rank)
 
 
 def test_a_torch_checkpoint_cut_short_is_one_line(tiny_bert, toy_norms_path, tmp_path):

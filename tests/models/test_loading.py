@@ -31,7 +31,9 @@ TARGETS = ["bear", "bear", "dog", "fur"]
 
 def _lora(model_dir, out, target_modules, seed=1):
     """A LoRA adapter with random (not zero) weights, so that it changes the scores."""
-    peft = pytest.importorskip("peft", reason="peft is not installed (pip install 'tacit-probe[peft]')")
+    peft = pytest.importorskip(
+        "peft", reason="peft is not installed (pip install 'tacit-probe[peft]')"
+    )
     torch.manual_seed(seed)
     auto = AutoModelForCausalLM if "gpt2" in str(model_dir) else AutoModelForMaskedLM
     config = peft.LoraConfig(

@@ -19,42 +19,17 @@ from tacit.probes.items.reading import read_items
 
 def test_each_triple_an_item_ranked_among_its_relations_objects(tmp_path):
     conversion = mlama.mlama_items(write_mlama(tmp_path), "de")
+    p1, p2 = ["fur", "claws"], ["metal", "fur"]
+    expected = [
+        ("P1/1", "bear hat [Y] .", p1, "fur"),
+        ("P1/2", "cat hat [Y] .", p1, "claws"),
+        ("P1/3", "zebra hat [Y] .", p1, "fur"),
+        ("P2/1", "knife ist aus [Y] .", p2, "metal"),
+        ("P2/2", "apple ist aus [Y] .", p2, "fur"),
+    ]
     assert conversion.items == [
-        {
-            "id": "P1/1",
-            "group": "P1",
-            "text": "bear hat [Y] .",
-            "candidates": ["fur", "claws"],
-            "answer": "fur",
-        },
-        {
-            "id": "P1/2",
-            "group": "P1",
-            "text": "cat hat [Y] .",
-            "candidates": ["fur", "claws"],
-            "answer": "claws",
-        },
-        {
-            "id": "P1/3",
-            "group": "P1",
-            "text": "zebra hat [Y] .",
-            "candidates": ["fur", "claws"],
-            "answer": "fur",
-        },
-        {
-            "id": "P2/1",
-            "group": "P2",
-            "text": "knife ist aus [Y] .",
-            "candidates": ["metal", "fur"],
-            "answer": "metal",
-        },
-        {
-            "id": "P2/2",
-            "group": "P2",
-            "text": "apple ist aus [Y] .",
-            "candidates": ["metal", "fur"],
-            "answer": "fur",
-        },
+        {"id": i, "group": i.split("/")[0], "text": t, "candidates": c, "answer": a}
+        for i, t, c, a in expected
     ]
     assert conversion.read == 13 and conversion.relations == {"P1": 3, "P2": 2}
     assert conversion.dropped == {
@@ -79,7 +54,7 @@ def test_relations_can_be_chosen(tmp_path):
     "change, message",
     [
         (lambda f: None, "no folder fr/ of mLAMA's release (languages there: de)"),
-        (lambda f: (f / "P1.jsonl").write_text("{oops\n"), "P1.jsonl:1: not a JSON object"),
+        (lambda f: (f / "P1.jsonl").write_text("{oops\n"), "P1.jsonl, line 1: not JSON"),
         (lambda f: (f / "P1.jsonl").write_text('{"sub_label": "a"}\n'), "expected the keys"),
     ],
 )

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from tacit.core.metrics import average_precision
 from tacit.probes.base import Scored
-from tacit.probes.candidates import SpanRanker, top_spans
+from tacit.probes.candidates import TOP, SpanRanker, best_positions, settle_spans, top_spans
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
 from tacit.probes.paraphrase import (
     ITEM,
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
     from tacit.models.base import Scorer
+    from tacit.models.reduce import Settles
     from tacit.vocab.shared import Vocabulary
 
 METRICS = ["ap_vocab", "ap_sens", "spearman", "top5"]
@@ -51,14 +52,14 @@ def score_elicitation(
 ) -> Scored:
     """AP over the shared and the sensible vocabulary, Spearman's rho, top 5, per prompt (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`), and the work counted while scoring.
+    `offset`), and the work counted while scoring, near ties settled (tacit.models.ties) too.
 
     Args:
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
     from tacit.models.base import Needed
-    from tacit.models.reduce import GroupMean, WorkCount
+    from tacit.models.reduce import GroupMean, Referee, WorkCount
 
     device = scorer.device
     relation_ids = {r: i for i, r in enumerate(sensible)}
@@ -67,19 +68,23 @@ def score_elicitation(
         among[relation_ids[relation], torch.as_tensor(positions, device=device)] = True
     ids = vocab.token_ids[scorer.name]
     items = item_numbers(prompts)
+    texts = list(prompts["prompt"])
     needed = Needed(gold_positions(prompts, vocab), TOP_K, items)
+    referee = Referee(scorer, texts, ids)
     work = WorkCount()
-    batches = work.passing(
-        scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress, needed=needed)
-    )
+    batches = work.passing(scorer.score_vocab(texts, ids, progress=progress, needed=needed))
     if items is None:
-        table = _vocab_table(prompts, scorer, vocab, batches, among, relation_ids)
-        return Scored(table, work.counts)
+        table = _vocab_table(prompts, scorer, vocab, batches, among, relation_ids, referee)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
     ensemble = GroupMean(items, device)
-    table = _vocab_table(prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids)
+    table = _vocab_table(
+        prompts, scorer, vocab, ensemble.passing(batches), among, relation_ids, referee
+    )
     frame = ensemble_frame(prompts, offset)
-    combined = _vocab_table(frame, scorer, vocab, [ensemble.batch()], among, relation_ids)
-    return Scored(pd.concat([table, combined]), work.counts)
+    combined = _vocab_table(
+        frame, scorer, vocab, [ensemble.batch()], among, relation_ids, ensemble.referee(referee)
+    )
+    return Scored(pd.concat([table, combined]), {**work.counts, **referee.settled.counts()})
 
 
 def gold_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
@@ -94,6 +99,7 @@ def _vocab_table(
     batches: Any,
     among: torch.Tensor,
     relation_ids: dict[str, int],
+    referee: Settles,
 ) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
@@ -105,6 +111,7 @@ def _vocab_table(
         among_of_row=[relation_ids[r] for r in prompts["relation"]],
         top_k=TOP_K,
         device=scorer.device,
+        referee=referee,
     )
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
@@ -151,7 +158,7 @@ def score_span_elicitation(
 ) -> pd.DataFrame:
     """AP over the candidates and over those answering the relation, rho, top 5, per prompt
     (with several templates, `top1` too, and the ensemble of each item's templates, indexed
-    from `offset`)."""
+    from `offset`); near ties are settled on the spans scored alone (tacit.models.ties)."""
     parts = []
     for relation, group in rows.groupby("relation", sort=False):
         ranker = rankers[relation]
@@ -159,10 +166,19 @@ def score_span_elicitation(
         scores, _ = ranker.scores(scorer, templates, progress)
         row_of = {t: n for n, t in enumerate(templates)}
         per_row = scores[[row_of[p] for p in group["prompt"]]]
+        index = ranker.candidates.index()
+        golds = [[index[s] for s, _ in parse_span_gold(g)] for g in group["gold"]]
+        members = [[(ranker, p)] for p in group["prompt"]]
+        per_row = settle_spans(scorer, members, per_row, golds, TOP, ranker)
         parts.append(_span_table(group, per_row, ranker.candidates.spans, answering[relation]))
         if paraphrased(rows):
             items, mean = group_mean(per_row, group[ITEM].to_numpy())
             frame = ensemble_frame(group, offset).loc[offset + items]
+            grouped: dict[object, list[tuple[SpanRanker, str]]] = {}
+            for prompt, item in zip(group["prompt"], group[ITEM]):
+                grouped.setdefault(item, []).append((ranker, prompt))
+            at = [[index[s] for s, _ in parse_span_gold(g)] for g in frame["gold"]]
+            mean = settle_spans(scorer, [grouped[i] for i in items], mean, at, TOP, ranker)
             parts.append(_span_table(frame, mean, ranker.candidates.spans, answering[relation]))
     table = pd.concat(parts)
     table = table.loc[[*rows.index, *table.index.difference(rows.index)]]
@@ -189,6 +205,6 @@ def _span_table(
     table["top5"] = top_spans(per_row, spans)
     extra = []
     if paraphrased(group):
-        table[TOP1] = np.asarray(spans, dtype=object)[per_row.argmax(axis=1)]
+        table[TOP1] = np.asarray(spans, dtype=object)[best_positions(per_row, 1)[:, 0]]
         extra = [TOP1]
     return table[[*group.columns, "n_candidates", *METRICS, *extra]]

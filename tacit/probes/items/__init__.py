@@ -82,6 +82,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
+        from tacit.models.ties import record as tie_record
         from tacit.probes.candidates import span_work
         from tacit.probes.items.scoring import items_report, summarize_items
         from tacit.probes.run_notes import run_notes
@@ -112,6 +113,7 @@ class ItemsProbe(Probe[ItemsOptions]):
             "span_scoring": values.span_scoring,
             "normalize": values.normalize,
             "span_work": span_work(manifest["models"]),
+            "ties": tie_record(),
         }
         summary = summarize_items(rows, k, seed=run.seed)
         text = items_report(summary, k)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError
-from tacit.core.files import write_atomic
-from tacit.pragmatics.files import read_jsonl
+from tacit.core.files import read_utf8, write_atomic
+from tacit.probes.records import json_lines
 
 TEMPLATES = "templates.jsonl"
 SUBJECT, OBJECT = "[X]", "[Y]"
@@ -156,12 +156,11 @@ _KEYS = ("sub_label", "obj_label")
 def _lines(path: Path, keys: tuple[str, ...]) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects of one of mLAMA's files (none for an empty file), each with the keys it
     must hold; a line that is not one is an error naming the file and line."""
-    if not path.read_bytes().strip():
-        return []
-    records = read_jsonl(path)
+    text, _ = read_utf8(path, str(path))
+    records = list(json_lines(path, text, "record"))
     for number, entry in records:
         if any(key not in entry for key in keys):
-            raise TacitError(f"{path}:{number}: expected the keys " + ", ".join(keys))
+            raise TacitError(f"{path}, line {number}: expected the keys " + ", ".join(keys))
     return records
 
 

@@ -14,9 +14,6 @@ answers are separated by `|`:
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,7 @@ import pandas as pd
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import read_utf8, sha256_bytes
+from tacit.probes.records import csv_records, json_lines
 
 BLANK = "[Y]"
 OVERALL = "all"  # the summary's row over every item
@@ -42,7 +40,8 @@ def read_items(path: str | Path, *, name: str | None = None) -> tuple[pd.DataFra
     name = name or str(path)
     text, data = read_utf8(path, f"ITEMS {name}")
     first = next((line for line in text.splitlines() if line.strip()), "")
-    entries = _json_lines(name, text) if first.lstrip().startswith("{") else _csv(name, text)
+    as_json = first.lstrip().startswith("{")
+    entries = json_lines(name, text, "item") if as_json else _csv(name, text)
     rows: list[tuple[Any, ...]] = []
     seen: dict[str, int] = {}
     for number, entry in entries:
@@ -67,47 +66,17 @@ def refuse_unreadable(path: str | Path, items: pd.DataFrame, problems: dict[str,
         )
 
 
-def _json_lines(path: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise TacitError(
-                f"{path}, line {number}: not JSON ({err.msg}, column {err.colno})"
-            ) from None
-        if not isinstance(entry, dict):
-            raise TacitError(f"{path}, line {number}: expected a JSON object, one item a line")
-        yield number, entry
-
-
 def _csv(path: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    lines = text.splitlines()
-    delimiter = "\t" if "\t" in lines[0] else ","
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter, strict=True)
-    try:
-        header = [name.strip().lower() for name in next(reader)]
-        missing = [name for name in ("text", "candidates", "answer") if name not in header]
-        if missing:
-            raise TacitError(
-                f"{path}, line 1: no {', '.join(missing)} column; items are JSON lines, or CSV "
-                "with a header naming text, candidates, answer (group and id optional)"
-            )
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            number = reader.line_num
-            if len(row) != len(header):
-                raise TacitError(
-                    f"{path}, line {number}: {len(row)} fields, the header has {len(header)}"
-                )
-            entry: dict[str, Any] = dict(zip(header, row))
-            for key in ("candidates", "answer"):
-                entry[key] = [part.strip() for part in entry[key].split(SEPARATOR)]
-            yield number, entry
-    except csv.Error as err:
-        raise TacitError(f"{path}, line {reader.line_num}: not CSV ({err})") from None
+    """CSV entries, candidates and answers split at SEPARATOR."""
+    hint = (
+        "items are JSON lines, or CSV with a header naming text, candidates, answer (group and "
+        "id optional)"
+    )
+    for number, row in csv_records(path, text, ("text", "candidates", "answer"), hint):
+        entry: dict[str, Any] = dict(row)
+        for key in ("candidates", "answer"):
+            entry[key] = [part.strip() for part in entry[key].split(SEPARATOR)]
+        yield number, entry
 
 
 def _item(entry: dict[str, Any], where: str) -> tuple[str, str, str, list[str], set[str]]:

@@ -14,7 +14,14 @@ import pandas as pd
 from tacit.core.labels import short_labels
 from tacit.core.numbers import with_interval
 from tacit.core.stats import bootstrap_ratio_ci
-from tacit.probes.candidates import CandidateSet, SpanRanker, span_alone, take_counts
+from tacit.probes.candidates import (
+    CandidateSet,
+    SpanRanker,
+    rank_candidates,
+    settle_spans,
+    span_alone,
+    take_counts,
+)
 from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
 
 if TYPE_CHECKING:
@@ -29,27 +36,38 @@ def score_items(
     rows: pd.DataFrame, scorer: Scorer, scoring: str, normalize: str, bar: tqdm | bool
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Each candidate's score in its item's blank (what candidates are ranked by, see
-    `--normalize`) and its rank among the item's candidates (1 + those scored higher); items
-    with the same candidates are scored together. Also the work the scoring ran."""
+    `--normalize`) and its rank among the item's candidates (1 + those scored higher, or as
+    high and listed earlier; near ties settled on the spans scored alone: tacit.models.ties);
+    items with the same candidates are scored together. Also the work the scoring ran."""
     first = rows.drop_duplicates("id")
     candidates = rows.groupby("id", sort=False)["candidate"].agg(tuple)
     by_set: dict[tuple[str, ...], list[str]] = {}
     for item, spans in candidates.items():
         by_set.setdefault(spans, []).append(str(item))
     text_of = dict(zip(first["id"], first["text"]))
-    score_of: dict[tuple[str, str], float] = {}
+    score_of: dict[tuple[str, str], tuple[float, int]] = {}
     rankers = []
     for spans, items in by_set.items():
         ranker = SpanRanker(CandidateSet("items", list(spans)), scoring, normalize, span_alone)
         rankers.append(ranker)
-        scores, _ = ranker.scores(scorer, [text_of[i] for i in items], bar)
+        texts = [text_of[i] for i in items]
+        scores, _ = ranker.scores(scorer, texts, bar)
+        every = [list(range(len(spans)))] * len(items)  # each candidate's rank is printed
+        members = [[(ranker, text)] for text in texts]
+        scores = settle_spans(scorer, members, scores, every, 0, ranker)
+        rank = rank_candidates(scores)
         for n, item in enumerate(items):
-            score_of.update({(item, span): float(scores[n, s]) for s, span in enumerate(spans)})
+            score_of.update(
+                {
+                    (item, span): (float(scores[n, s]), int(rank[n, s]))
+                    for s, span in enumerate(spans)
+                }
+            )
     table = rows.copy()
     table.insert(0, "model", scorer.name)
-    table["score"] = [score_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
-    ranks = table.groupby("id", sort=False)["score"].rank(method="min", ascending=False)
-    table["rank"] = ranks.astype(int)
+    scored = [score_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
+    table["score"] = [score for score, _ in scored]
+    table["rank"] = [rank for _, rank in scored]
     return table[ROW_COLUMNS], take_counts(rankers)
 
 

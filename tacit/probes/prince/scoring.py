@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.models.base import Scorer
+    from tacit.models.reduce import Settles
     from tacit.vocab.shared import Vocabulary
 
 # What Prince lists of a person, as one property of retrieval's templates ("A <mask> has
@@ -123,28 +124,27 @@ def score_prince(
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
     word in it: see the module docstring); with several templates, the ensemble of each
-    direction's too (indexed from `offset`); and the work counted while scoring."""
+    direction's too (indexed from `offset`); and the work counted while scoring, near ties
+    settled (tacit.models.ties) too."""
     from tacit.models.base import Needed
-    from tacit.models.reduce import GroupMean, WorkCount
+    from tacit.models.reduce import GroupMean, Referee, WorkCount
 
     items = item_numbers(prompts)
+    texts, ids = list(prompts["prompt"]), vocab.token_ids[scorer.name]
     needed = Needed(answer_positions(prompts, vocab), TOP_K, items)
+    referee = Referee(scorer, texts, ids, vocab.words)
     work = WorkCount()
     batches = work.passing(
-        scorer.score_words(
-            list(prompts["prompt"]),
-            vocab.token_ids[scorer.name],
-            vocab.words,
-            progress=progress,
-            needed=needed,
-        )
+        scorer.score_words(texts, ids, vocab.words, progress=progress, needed=needed)
     )
     if items is None:
-        return Scored(_table(prompts, scorer, vocab, batches), work.counts)
+        table = _table(prompts, scorer, vocab, batches, referee)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
     ensemble = GroupMean(items, scorer.device)
-    table = _table(prompts, scorer, vocab, ensemble.passing(batches))
-    combined = _table(ensemble_frame(prompts, offset), scorer, vocab, [ensemble.batch()])
-    return Scored(pd.concat([table, combined]), work.counts)
+    table = _table(prompts, scorer, vocab, ensemble.passing(batches), referee)
+    frame = ensemble_frame(prompts, offset)
+    combined = _table(frame, scorer, vocab, [ensemble.batch()], ensemble.referee(referee))
+    return Scored(pd.concat([table, combined]), {**work.counts, **referee.settled.counts()})
 
 
 def answer_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
@@ -152,7 +152,9 @@ def answer_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]
     return [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
 
 
-def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any) -> pd.DataFrame:
+def _table(
+    prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any, referee: Settles
+) -> pd.DataFrame:
     from tacit.models.reduce import GoldScores
 
     answers = [target.split() for target in prompts["target"]]
@@ -163,6 +165,7 @@ def _table(prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: An
         among_of_row=None,
         top_k=TOP_K,
         device=scorer.device,
+        referee=referee,
     )
     words = np.asarray(vocab.words, dtype=object)
     table = prompts.copy()

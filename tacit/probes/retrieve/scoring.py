@@ -19,7 +19,15 @@ import pandas as pd
 
 from tacit.core.metrics import reciprocal_rank
 from tacit.probes.base import Scored
-from tacit.probes.candidates import SpanRanker, rank_targets, shares, top_spans
+from tacit.probes.candidates import (
+    TOP,
+    SpanRanker,
+    best_positions,
+    rank_targets,
+    settle_spans,
+    shares,
+    top_spans,
+)
 from tacit.probes.paraphrase import (
     ITEM,
     TEMPLATE,
@@ -75,13 +83,15 @@ def score_span_prompts(
     rows: pd.DataFrame, scorer: Scorer, sets: SpanSets, progress: tqdm | bool, offset: int = 0
 ) -> pd.DataFrame:
     """Rank each prompt's target span among the candidates, with one model (and, with several
-    templates, the ensemble of each item's templates: rows indexed from `offset`).
+    templates, the ensemble of each item's templates: rows indexed from `offset`); near ties
+    are settled on the spans scored alone (tacit.models.ties).
 
     target_prob: the span's probability (exp of its log-probability) where the score is one
     (`--normalize sum` with a masked LM), else empty; target_prob_shared: the target's share of
     the candidate set (softmax of the scores over the candidates).
     """
-    per_row = np.zeros((len(rows), len(next(iter(sets.rankers.values())).candidates.spans)))
+    first = next(iter(sets.rankers))
+    per_row = np.zeros((len(rows), len(sets.rankers[first].candidates.spans)))
     is_probability = True
     set_of_row = sets.of(rows).to_numpy()
     for name, ranker in sets.rankers.items():
@@ -92,15 +102,34 @@ def score_span_prompts(
         scores, is_probability = ranker.scores(scorer, templates, progress)
         row_of = {t: n for n, t in enumerate(templates)}
         per_row[mine] = scores[[row_of[p] for p in rows.loc[mine, "prompt"]]]
-    first = next(iter(sets.rankers))
-    tables = [_span_table(rows, per_row, sets, set_of_row, is_probability)]
+    members = [[(sets.rankers[n], p)] for n, p in zip(set_of_row, rows["prompt"])]
+    targets = _targets(rows, sets)
+    counted = sets.rankers[first]
+    per_row = settle_spans(scorer, members, per_row, targets[:, None].tolist(), TOP, counted)
+    tables = [_span_table(rows, per_row, sets, set_of_row, targets, is_probability)]
     if paraphrased(rows):
         items, mean = group_mean(per_row, rows[ITEM].to_numpy())
         ensemble = ensemble_frame(rows, offset).loc[offset + items]
-        tables.append(_span_table(ensemble, mean, sets, np.full(len(items), first), is_probability))
+        grouped: dict[object, list[tuple[SpanRanker, str]]] = {}
+        for member, item in zip(members, rows[ITEM]):
+            grouped.setdefault(item, []).extend(member)
+        at = _targets(ensemble, sets)
+        mean = settle_spans(
+            scorer, [grouped[i] for i in items], mean, at[:, None].tolist(), TOP, counted
+        )
+        names = np.full(len(items), first)
+        tables.append(_span_table(ensemble, mean, sets, names, at, is_probability))
     table = pd.concat(tables)
     table.insert(0, "model", scorer.name)
     return table
+
+
+def _targets(rows: pd.DataFrame, sets: SpanSets) -> np.ndarray:
+    """Each row's target: its concept's position among the candidates (the sets list the same
+    concepts in the same order)."""
+    first = next(iter(sets.rankers))
+    index = sets.rankers[first].candidates.index()
+    return np.array([index[sets.span_of[first][c]] for c in rows["target"]], dtype=np.int64)
 
 
 def _span_table(
@@ -108,13 +137,12 @@ def _span_table(
     per_row: np.ndarray,
     sets: SpanSets,
     set_of_row: np.ndarray,
+    targets: np.ndarray,
     is_probability: bool,
 ) -> pd.DataFrame:
     """The rows with their targets' ranks, scores and shares, and the top five spans."""
     first = next(iter(sets.rankers))
     spans = [sets.span_of[name][c] for name, c in zip(set_of_row, rows["target"])]
-    index = sets.rankers[first].candidates.index()
-    targets = np.array([index[sets.span_of[first][c]] for c in rows["target"]])
     rank, target_score = rank_targets(per_row, targets)
     table = rows.copy()
     table["target_span"] = spans
@@ -123,14 +151,14 @@ def _span_table(
     table["target_score"] = target_score.astype(float)
     table["target_prob"] = np.exp(target_score) if is_probability else np.nan
     table["target_prob_shared"] = shares(per_row)[np.arange(len(targets)), targets]
-    table["n_candidates"] = len(index)
+    table["n_candidates"] = per_row.shape[1]
     table["top5"] = [
         top_spans(per_row[[n]], sets.rankers[name].candidates.spans)[0]
         for n, name in enumerate(set_of_row)
     ]
     if paraphrased(rows):
         names = np.asarray(sets.rankers[first].candidates.spans, dtype=object)
-        table[TOP1] = names[per_row.argmax(axis=1)]
+        table[TOP1] = names[best_positions(per_row, 1)[:, 0]]
     return table[[*rows.columns, *SPAN_METRICS, *([TOP1] if paraphrased(rows) else [])]]
 
 
@@ -144,31 +172,35 @@ def score_prompts(
 ) -> Scored:
     """Score every prompt with one model: the RESULT_COLUMNS table for that model (with
     several templates, `top1` too, and the ensemble of each item's templates, indexed from
-    `offset`), and the work counted while scoring. `target_prob_shared` reads every word's
-    score (a softmax over the shared vocabulary), so a causal LM scores every word's text
-    after the blank (tacit.models.causal_vocab)."""
+    `offset`), and the work counted while scoring, near ties settled (tacit.models.ties) too.
+    `target_prob_shared` reads every word's score (a softmax over the shared vocabulary), so a
+    causal LM scores every word's text after the blank (tacit.models.causal_vocab)."""
     from tacit.models.base import Needed
-    from tacit.models.reduce import GroupMean, WorkCount, rank_targets
+    from tacit.models.reduce import GroupMean, Referee, WorkCount, rank_targets
 
     targets = [vocab.index(t) for t in prompts["target"]]
     ids = vocab.token_ids[scorer.name]
+    texts = list(prompts["prompt"])
     items = item_numbers(prompts)
     needed = Needed([[t] for t in targets], TOP_K, items, every_word=True)
+    referee = Referee(scorer, texts, ids)
     work = WorkCount()
-    batches = work.passing(
-        scorer.score_vocab(list(prompts["prompt"]), ids, progress=progress, needed=needed)
-    )
+    batches = work.passing(scorer.score_vocab(texts, ids, progress=progress, needed=needed))
     if items is None:
-        scores = rank_targets(batches, targets, top_k=TOP_K, device=scorer.device)
-        return Scored(_vocab_table(prompts, scorer.name, scores, vocab), work.counts)
+        scores = rank_targets(batches, targets, top_k=TOP_K, device=scorer.device, referee=referee)
+        table = _vocab_table(prompts, scorer.name, scores, vocab)
+        return Scored(table, {**work.counts, **referee.settled.counts()})
     ensemble = GroupMean(items, scorer.device)
-    scores = rank_targets(ensemble.passing(batches), targets, top_k=TOP_K, device=scorer.device)
+    scores = rank_targets(
+        ensemble.passing(batches), targets, top_k=TOP_K, device=scorer.device, referee=referee
+    )
     frame = ensemble_frame(prompts, offset).loc[offset + prompts[ITEM].drop_duplicates()]
     combined = rank_targets(
         [ensemble.batch()],
         [vocab.index(t) for t in frame["target"]],
         top_k=TOP_K,
         device=scorer.device,
+        referee=ensemble.referee(referee),
     )
     table = pd.concat(
         [
@@ -176,7 +208,7 @@ def score_prompts(
             _vocab_table(frame, scorer.name, combined, vocab),
         ]
     )
-    return Scored(table, work.counts)
+    return Scored(table, {**work.counts, **referee.settled.counts()})
 
 
 def _vocab_table(

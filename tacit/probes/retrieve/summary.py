@@ -162,7 +162,8 @@ def no_probability(summary: pd.DataFrame) -> str:
         return ""
     return (
         f"prob – for {', '.join(map(str, missing[missing].index))}: no probability of the "
-        "concept alone, since a decoder-only model scores the whole sentence and "
+        "concept alone, since a decoder-only model scores the whole sentence (a seq2seq "
+        "model its span's target, with both sentinels) and "
         "--normalize mean or pmi scores are no probabilities; mean_target_prob_shared in "
         "summary.csv is the target's share of the candidates"
     )

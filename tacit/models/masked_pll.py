@@ -1,0 +1,75 @@
+"""A masked LM's pseudo-log-likelihood of every token of a text (Scorer.token_scores), as
+minicons' `MaskedLMScorer.token_score` computes it:
+
+- the text is tokenised with the special tokens its tokenizer puts around it ([CLS] ... [SEP],
+  <s> ... </s>): they are context, never scored; every other token is (an unknown word's
+  [UNK] too);
+- `original` (Salazar et al. 2020): log P(token i | every other token as written, token i
+  masked);
+- `within_word_l2r` (Kauf & Ivanova 2023): token i masked together with the later tokens of
+  its word (the tokenizer's words, `word_ids`: a pre-tokenizer's, which split punctuation
+  off), the earlier tokens of the word written.
+
+One forward row per token; the rows of every text are batched longest first and the LM head
+runs only at the token read (masked_spans.run_plan: the one forward loop of masked scores).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tacit.models.answers import TokenScores
+from tacit.models.masked_spans import SpanPlan, run_plan
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from tacit.models.masked import MaskedLMScorer
+
+
+def plan_tokens(scorer: MaskedLMScorer, encoded: Any, pll: str) -> tuple[SpanPlan, list[list[int]]]:
+    """The rows that score every token of every text (each token a pair of one entry, in text
+    order), and the positions scored in each text's ids."""
+    tokenizer = scorer.tokenizer
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
+    plan = SpanPlan()
+    scored = []
+    for n, ids in enumerate(encoded["input_ids"]):
+        word_of = encoded.word_ids(n)
+        positions = [i for i, token in enumerate(ids) if token not in special]
+        for i in positions:
+            hidden = [i]
+            if pll == "within_word_l2r" and word_of[i] is not None:
+                hidden += [j for j in positions if j > i and word_of[j] == word_of[i]]
+            masked = [tokenizer.mask_token_id if j in hidden else t for j, t in enumerate(ids)]
+            plan.row.append(plan.add_row(masked, [i]))
+            plan.read.append(0)
+            plan.token.append(ids[i])
+            plan.pair.append(len(plan.n_tokens))
+            plan.n_tokens.append(1)
+        scored.append(positions)
+    return plan, scored
+
+
+def token_scores(
+    scorer: MaskedLMScorer, texts: list[str], pll: str, progress: bool | tqdm
+) -> list[TokenScores]:
+    """TokenScores of each text (see the module docstring)."""
+    encoded = scorer._text_tokens(texts, special=True)
+    plan, scored = plan_tokens(scorer, encoded, pll)
+    values = run_plan(scorer, plan, progress, "token scores")
+    bounds = np.cumsum([0] + [len(p) for p in scored])
+    out = []
+    for n, positions in enumerate(scored):
+        ids = [encoded["input_ids"][n][i] for i in positions]
+        offsets = [encoded["offset_mapping"][n][i] for i in positions]
+        out.append(
+            TokenScores(
+                tuple(scorer.tokenizer.convert_ids_to_tokens(ids)),
+                np.asarray(offsets, dtype=np.int64).reshape(-1, 2),
+                values[bounds[n] : bounds[n + 1]],
+            )
+        )
+    return out
