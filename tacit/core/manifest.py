@@ -121,6 +121,8 @@ class NormsRecord(TypedDict, total=False):
     columns: dict[str, str] | None
     feature_types: bool
     sha256: str
+    source: str  # a file read from a Hub dataset: its hf:// URL (tacit.core.hub_files)
+    commit: str | None  # ... and the dataset's commit it was read at
     rows: int
     concepts: int
     merged_duplicates: list[dict[str, Any]]
