@@ -54,6 +54,8 @@ _EXPORTS = {
     "table": "tacit.results.tables",
     "ModelSpec": "tacit.core.modelspec",
     "ProbeCallback": "tacit.integrations.trainer",
+    "convert_mlama": "tacit.probes.items.mlama",
+    "mlama_items": "tacit.probes.items.mlama",
 }
 
 if TYPE_CHECKING:
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
     from tacit.models.masked import MaskedLMScorer
     from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
+    from tacit.probes.items.mlama import convert_mlama, mlama_items
     from tacit.probes.nli.predict import ClozeSetup
     from tacit.results.comparisons import compare
     from tacit.results.export import export
@@ -94,15 +97,14 @@ if TYPE_CHECKING:
     from tacit.templates import TemplateSet, load_templates
     from tacit.vocab import Vocabulary, build_vocabulary
 
-# the name on the package index (`pip install tacit-probe`); `tacit` there is another project
-DISTRIBUTION = "tacit-probe"
-
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import PackageNotFoundError, version
+
+        from tacit.core.manifest import DISTRIBUTION
 
         try:
             return version(DISTRIBUTION)

@@ -4,6 +4,7 @@ assertion helpers. Nothing here is downloaded."""
 
 from __future__ import annotations
 
+import json
 import os
 import string
 from pathlib import Path
@@ -786,3 +787,42 @@ def run_as_two_ranks(args: list[str], env: dict[str, str]) -> tuple[list, list[t
         for p in processes:
             p.kill()
     return processes, outputs
+
+
+MLAMA_TEMPLATES = [
+    {"relation": "P1", "template": "[X] hat [Y] ."},
+    {"relation": "P2", "template": "[X] ist aus [Y] ."},
+    {"relation": "P3", "template": "[X] ohne Lücke ."},  # no [Y]: dropped
+    {"relation": "P5", "template": "[X] mag [Y] ."},
+]
+MLAMA_TRIPLES = {
+    "P1": [
+        ("bear", "fur"),
+        ("cat", "claws"),
+        ("zebra", "fur"),
+        ("cat", "claws"),  # repeated
+        ("", "fur"),  # empty subject
+        ("dog", "[Y]"),  # bracketed
+    ],
+    "P2": [("knife", "metal"), ("apple", "fur")],
+    "P3": [("bear", "cat")],
+    "P4": [("bear", "dog"), ("cat", "dog")],  # no template
+    "P5": [("bear", "apple"), ("cat", "apple")],  # one object only
+}
+
+
+def write_mlama(root: Path, language: str = "de") -> Path:
+    """A small release in mLAMA's layout (invented rows, not mLAMA's data): one language's
+    templates.jsonl and a file of triples per relation, with a triple of each kind the
+    converter drops."""
+    folder = root / language
+    folder.mkdir(parents=True)
+    lines = [json.dumps(t, ensure_ascii=False) for t in MLAMA_TEMPLATES]
+    (folder / "templates.jsonl").write_text("\n".join(lines) + "\n")
+    for relation, triples in MLAMA_TRIPLES.items():
+        rows = [
+            {"sub_label": s, "obj_label": o, "lineid": n, "uuid": f"{relation}-{n}"}
+            for n, (s, o) in enumerate(triples)
+        ]
+        (folder / f"{relation}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root

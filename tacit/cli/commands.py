@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from tacit.cli import norms
+from tacit.cli import convert, norms
 from tacit.cli.common import DEBUG
 from tacit.cli.exits import ProbeGroup
 
@@ -47,6 +47,7 @@ app = typer.Typer(
 for name in COMMANDS:
     app.command(name)(importlib.import_module(f"tacit.cli.{name}").command)
 app.add_typer(norms.app, name="norms")
+app.add_typer(convert.app, name="convert")
 
 
 @app.callback()

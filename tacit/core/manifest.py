@@ -12,8 +12,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from tacit import DISTRIBUTION
 from tacit.core.errors import TacitError, first_line
+
+# tacit's name on the package index (`pip install tacit-probe`; `tacit` there is another
+# project): where its installed version is read
+DISTRIBUTION = "tacit-probe"
 
 
 def _version(package: str) -> str | None:
@@ -122,6 +125,8 @@ class NormsRecord(TypedDict, total=False):
     columns: dict[str, str] | None
     feature_types: bool
     sha256: str
+    source: str  # a file read from a Hub dataset: its hf:// URL (tacit.core.hub_files)
+    commit: str | None  # ... and the dataset's commit it was read at
     rows: int
     concepts: int
     merged_duplicates: list[dict[str, Any]]

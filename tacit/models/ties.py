@@ -43,13 +43,13 @@ RULE = (
 
 def relative_tolerance(scorer: Any) -> float:
     """The tie tolerance relative to a row's scale for this scorer: by its weights' precision
-    (`dtype`; quantized weights compute in half precision, counted as bfloat16; a scorer that
-    cannot say, a served model, counted as bfloat16, the widest)."""
+    (`dtype`; quantized weights compute in half precision, counted as bfloat16). A family
+    that runs no torch model here (a lookup table, numpy) says no dtype: float32's."""
     spec = getattr(scorer, "spec", None)
-    dtype = getattr(scorer, "dtype", None)
-    if spec is not None and spec.quantization:
+    if spec is not None and getattr(spec, "quantization", None):
         return RELATIVE_TOLERANCE["bfloat16"]
-    if dtype in (torch.float32, torch.float64):
+    dtype = getattr(scorer, "dtype", None)
+    if dtype is None or dtype in (torch.float32, torch.float64):
         return RELATIVE_TOLERANCE["float32"]
     return RELATIVE_TOLERANCE["float16" if dtype == torch.float16 else "bfloat16"]
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,6 +65,8 @@ class NormSet:
             every row has generic.DEFAULT_FEATURE_TYPE).
         name: the name the norm set is installed under (`probe norms install`), when it was
             read by that name; None for a file given by path.
+        hub: for a file read from a Hub dataset, its `source` URL and `commit`
+            (tacit.core.hub_files); empty otherwise.
     """
 
     table: pd.DataFrame
@@ -74,6 +77,7 @@ class NormSet:
     columns: Mapping[str, str] | None = None
     feature_types: bool = True
     name: str | None = None
+    hub: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def concepts(self) -> list[str]:

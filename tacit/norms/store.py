@@ -25,6 +25,7 @@ from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
+from tacit.core.hub_files import Fetched, is_hub_url, local_file
 from tacit.core.locks import file_lock
 from tacit.core.option_names import option as named
 from tacit.core.paths import config_dir
@@ -262,6 +263,7 @@ class NormsSource:
     format: str | None = None
     columns: Mapping[str, str] | None = None
     name: str | None = None
+    hub: Fetched | None = None  # a Hub dataset's file: its URL and commit
 
 
 def resolve_norms(option: str | Path | None) -> NormsSource:
@@ -284,6 +286,9 @@ def resolve_norms(option: str | Path | None) -> NormsSource:
 
 
 def _source(given: str | Path, registry: dict[str, Any]) -> NormsSource:
+    if is_hub_url(given):
+        path, fetched = local_file(given, named("--norms"))
+        return NormsSource(path, hub=fetched)
     path = Path(given)
     try:
         exists = path.exists()
@@ -318,7 +323,8 @@ def load_norms(
     read a file given by path; an installed norm set is read as it was installed."""
     source = resolve_norms(option)
     if source.name is None:
-        return read_norms(source.path, format=format, columns=columns)
+        norms = read_norms(source.path, format=format, columns=columns)
+        return replace(norms, hub=source.hub.record()) if source.hub else norms
     asked = (format or source.format, dict(columns or source.columns or {}))
     if asked != (source.format, dict(source.columns or {})):
         raise TacitError(

@@ -15,7 +15,7 @@ from tacit.core.errors import TacitError
 from tacit.core.files import check_value
 
 
-def json_lines(path: Path, text: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_lines(path: str | Path, text: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each line that is not blank (`what`: one what a line, for
     the error on a line that is no object); a string holding a control character (`\\u0000`) is
     refused, naming the line (tacit.core.files.check_value)."""
@@ -35,7 +35,7 @@ def json_lines(path: Path, text: str, what: str) -> Iterator[tuple[int, dict[str
 
 
 def csv_records(
-    path: Path, text: str, required: Sequence[str], hint: str
+    path: str | Path, text: str, required: Sequence[str], hint: str
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, {column: cell}) of each row that is not blank, columns named by the
     header (lower case; tab-separated where the header has a tab). A `required` column the

@@ -80,7 +80,8 @@ NORMS = Param(
     kind="any",
     check=_norms,
     help="Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV "
-    "table) or the name of installed norms. Default: $TACIT_NORMS (a file or a name), else the "
+    "table), a Hub dataset's file (hf://datasets/OWNER/NAME[@REVISION]/PATH) or the name of "
+    "installed norms. Default: $TACIT_NORMS (a file or a name), else the "
     "installed default (`probe norms install`).",
 )
 
@@ -155,6 +156,7 @@ def norms_record(norms: NormSet) -> NormsRecord:
         "columns": dict(norms.columns) if norms.columns else None,
         "feature_types": norms.feature_types,
         "sha256": norms.sha256,
+        **norms.hub,  # type: ignore[typeddict-item]
         "rows": len(norms.table),
         "concepts": len(norms.concepts),
         "merged_duplicates": norms.merged.to_dict("records"),

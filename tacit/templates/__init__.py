@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -173,6 +173,7 @@ class TemplateSet:
     sha256: str
     settings: Settings
     templates: tuple[Template, ...]
+    commit: str | None = None  # the Hub dataset's commit, for a file read from the Hub
 
     @property
     def name(self) -> str:
@@ -279,6 +280,7 @@ class TemplateSet:
             "source": self.source,
             "file": self.name,
             "sha256": self.sha256,
+            **({"commit": self.commit} if self.commit else {}),
             "settings": self.settings.record(),
             "templates": [t.record() for t in self.templates],
         }
@@ -300,17 +302,25 @@ TEMPLATES = Param(
     check=_templates,
     help="The prompts' templates: a JSON lines file (one template a line, several per relation "
     "for paraphrases; LAMA's relation files load as they are) or a shipped set: `paper` (the "
-    "paper's prompts) or `paraphrases`. See docs/probes/templates.md.",
+    "paper's prompts) or `paraphrases`; a Hub dataset's file is "
+    "hf://datasets/OWNER/NAME[@REVISION]/PATH. See docs/probes/templates.md.",
 )
 
 
 def load_templates(value: str | Path | TemplateSet | None = None) -> TemplateSet:
-    """A TemplateSet as given, or read from a shipped name (`paper`) or a file."""
+    """A TemplateSet as given, or read from a shipped name (`paper`), a file or a Hub dataset's
+    file (`hf://datasets/OWNER/NAME[@REVISION]/PATH`, tacit.core.hub_files)."""
     if isinstance(value, TemplateSet):
         return value
     value = DEFAULT if value is None else value
     shipped = SHIPPED / f"{value}.jsonl"
+    from tacit.core.hub_files import is_hub_url, local_file
     from tacit.templates.reading import read_templates
+
+    if is_hub_url(value):
+        path, fetched = local_file(value, option("--templates"))
+        commit = fetched.commit if fetched else None
+        return replace(read_templates(path, source=str(value)), commit=commit)
 
     if isinstance(value, str) and "/" not in value and shipped.is_file():
         return read_templates(shipped, source=value)

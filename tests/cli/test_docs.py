@@ -20,6 +20,7 @@ from support import (
     save_tiny_gpt2,
     toy_gpt2_tokenizer,
     write_mcrae,
+    write_mlama,
     write_norms,
 )
 from support_nli import (
@@ -119,6 +120,7 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "paper_table.csv": str(reference),
         "comps.jsonl": str(comps),
         "bear.csv": str(bear),
+        "path/to/mlama1.1": str(write_mlama(root / "mlama1.1")),
         "garden-paths.txt": str(garden),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
@@ -126,6 +128,7 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "roberta-large": tiny_roberta,
         "roberta-base": tiny_roberta,
         "bert-base-cased": tiny_bert,
+        "bert-base-multilingual-cased": tiny_bert,
         "gpt2": gpt2,
     }
     pragmatics = {

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 class State:
     items: pd.DataFrame
     sha256: str
+    hub: dict[str, Any]  # a Hub file's source URL and commit (tacit.core.hub_files); {} for a path
 
 
 class ItemsProbe(Probe[ItemsOptions]):
@@ -50,6 +51,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     run_options = frozenset({"seed", "resume"})
 
     def plan(self, models: Sequence[str | Scorer], values: ItemsOptions, run: RunOptions) -> Plan:
+        from tacit.core.hub_files import local_file
         from tacit.probes.base import Scored
         from tacit.probes.candidates import SPAN_NEEDS, unreadable_spans
         from tacit.probes.items.reading import read_items, refuse_unreadable
@@ -57,7 +59,8 @@ class ItemsProbe(Probe[ItemsOptions]):
 
         if values.items is None:
             raise TacitError("no items file given (probe items FILE)")
-        items, sha256 = read_items(values.items)
+        path, fetched = local_file(values.items, "ITEMS")
+        items, sha256 = read_items(path, name=str(values.items))
         tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
         refuse_unreadable(values.items, items, problems)
         scoring, normalize = values.span_scoring, values.normalize
@@ -69,7 +72,11 @@ class ItemsProbe(Probe[ItemsOptions]):
         work = Work(items, "id", score, SPAN_NEEDS, unit="item")
         resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
         return Plan(
-            work, values, resume_key=resume, state=State(items, sha256), tokenizers=tokenizers
+            work,
+            values,
+            resume_key=resume,
+            state=State(items, sha256, fetched.record() if fetched else {}),
+            tokenizers=tokenizers,
         )
 
     def finish(
@@ -89,6 +96,7 @@ class ItemsProbe(Probe[ItemsOptions]):
                 "file": str(values.items),
                 "name": Path(values.items).name,
                 "sha256": state.sha256,
+                **state.hub,
             },
             "options": {
                 "k": k,

@@ -19,7 +19,8 @@ ITEMS = Param(
     positional=True,
     leading=True,
     help="The items file: JSON lines or CSV, one cloze item a line (text with one [Y], its "
-    "candidates, the answer or answers, optional group and id).",
+    "candidates, the answer or answers, optional group and id); a Hub dataset's file is "
+    "hf://datasets/OWNER/NAME[@REVISION]/PATH.",
 )
 K = Param(
     "k",

@@ -32,26 +32,27 @@ LINE = "line"  # the item's line in its file, for errors found later (not writte
 SEPARATOR = "|"
 
 
-def read_items(path: str | Path) -> tuple[pd.DataFrame, str]:
+def read_items(path: str | Path, *, name: str | None = None) -> tuple[pd.DataFrame, str]:
     """One row per item and candidate (ITEM_COLUMNS; `text` with tacit's blank, `<mask>`, in
     place of `[Y]`; `answer` True for the right ones; and the item's `line`), and the file's
-    sha256."""
+    sha256. Errors name the file `name` (a Hub URL read from its local copy), else `path`."""
     path = Path(path)
-    text, data = read_utf8(path, f"ITEMS {path}")
+    name = name or str(path)
+    text, data = read_utf8(path, f"ITEMS {name}")
     first = next((line for line in text.splitlines() if line.strip()), "")
     as_json = first.lstrip().startswith("{")
-    entries = json_lines(path, text, "item") if as_json else _csv(path, text)
+    entries = json_lines(name, text, "item") if as_json else _csv(name, text)
     rows: list[tuple[Any, ...]] = []
     seen: dict[str, int] = {}
     for number, entry in entries:
-        item_id, group, sentence, candidates, answers = _item(entry, f"{path}, line {number}")
+        item_id, group, sentence, candidates, answers = _item(entry, f"{name}, line {number}")
         item_id = item_id or f"line {number}"
         if item_id in seen:
-            raise TacitError(f"{path}, line {number}: id {item_id!r} repeats line {seen[item_id]}")
+            raise TacitError(f"{name}, line {number}: id {item_id!r} repeats line {seen[item_id]}")
         seen[item_id] = number
         rows.extend((item_id, group, sentence, c, c in answers, number) for c in candidates)
     if not rows:
-        raise TacitError(f"ITEMS {path}: no item in the file")
+        raise TacitError(f"ITEMS {name}: no item in the file")
     return pd.DataFrame(rows, columns=[*ITEM_COLUMNS, LINE]), sha256_bytes(data)
 
 
@@ -65,7 +66,7 @@ def refuse_unreadable(path: str | Path, items: pd.DataFrame, problems: dict[str,
         )
 
 
-def _csv(path: Path, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _csv(path: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """CSV entries, candidates and answers split at SEPARATOR."""
     hint = (
         "items are JSON lines, or CSV with a header naming text, candidates, answer (group and "
