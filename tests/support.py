@@ -752,7 +752,7 @@ def interrupt_after_one_chunk(patch) -> None:
     import tacit.engine.runner
     from tacit.models.masked import MaskedLMScorer
 
-    score = MaskedLMScorer.score_targets
+    score = MaskedLMScorer.score_vocab
     calls = []
 
     def interrupted_second_time(*args, **kwargs):
@@ -762,7 +762,7 @@ def interrupt_after_one_chunk(patch) -> None:
         return score(*args, **kwargs)
 
     patch.setattr(tacit.engine.runner, "CHUNK_TEXTS", 4)
-    patch.setattr(MaskedLMScorer, "score_targets", interrupted_second_time)
+    patch.setattr(MaskedLMScorer, "score_vocab", interrupted_second_time)
 
 
 def run_as_two_ranks(args: list[str], env: dict[str, str]) -> tuple[list, list[tuple[str, str]]]:

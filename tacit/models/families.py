@@ -49,10 +49,11 @@ class Family(ABC):
         the probe's `needs`."""
 
     @abstractmethod
-    def tokenizer(self, spec: ModelSpec) -> Any:
+    def tokenizer(self, spec: ModelSpec, flag: str = "--model") -> Any:
         """The tokenizer the probes plan with (encode, decode, the vocabulary), as the scorer
         will use it; None for a family that plans without one (its spans are not checked for
-        being read whole, and it cannot take part in a shared vocabulary)."""
+        being read whole, and it cannot take part in a shared vocabulary). `flag`: the option
+        that named the model (`--model`, `--vocab-model`), as its errors say."""
 
     @abstractmethod
     def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
@@ -168,4 +169,4 @@ def model_tokenizer(text: str, defaults: Mapping[str, Any], *, flag: str = "--mo
     """The tokenizer a model's text calls for (its options, `defaults` where it gives none),
     from the family that claims it; `flag`: the option that named it, as errors say."""
     family, spec = resolve(text, defaults, flag=flag)
-    return family.tokenizer(spec)
+    return family.tokenizer(spec, flag)

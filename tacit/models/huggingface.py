@@ -235,7 +235,7 @@ class HuggingFaceFamily(Family):
             kind = fitting[0] if fitting else "masked"
         return scorer_class(kind)
 
-    def tokenizer(self, spec: ModelSpec) -> Any:
+    def tokenizer(self, spec: ModelSpec, flag: str = "--model") -> Any:
         from tacit.vocab.tokenizers import load_tokenizer
 
         spec = gguf.resolved(spec)
@@ -243,6 +243,7 @@ class HuggingFaceFamily(Family):
             spec.name,
             revision=spec.revision,
             trust_remote_code=bool(spec.trust_remote_code),
+            flag=flag,
             gguf_file=spec.gguf_file,
         )
 

@@ -47,10 +47,15 @@ def test_options_per_model_and_for_the_run_are_recorded(tiny_bert, toy_norms_pat
     assert eager["load"]["attn_implementation"] == "eager" and eager["load"]["dtype"] == "float32"
     assert half["load"]["dtype"] == "bfloat16" and half["source"] == tiny_bert
     assert all(m["batch_size_auto"] and m["batch_size_used"] >= 1 for m in manifest["models"])
-    assert manifest["batch_size"] == "auto" and manifest["limit"] == {"first": 2, "of": "concepts"}
+    assert manifest["batch_size"] == "auto" and manifest["limit"] == {
+        "n": 2,
+        "of": "concepts",
+        "by": "random",
+        "seed": 0,
+    }
     assert manifest["vocabulary"]["words_filter"]["words"] == "alpha"
     assert manifest["vocabulary"]["words_filter"]["left_out"] > 0
-    assert done.stdout.startswith("limited to the first 2 concepts (--limit 2)")
+    assert done.stdout.startswith("limited to 2 concepts drawn at random (seed 0) (--limit 2)")
     assert "--batch-size auto:" in done.output  # a note
     labels = list(dict.fromkeys(summary["model"]))
     assert len(labels) == 2 and labels[0].endswith(",attn_implementation=eager")
@@ -128,7 +133,10 @@ def test_an_adapter_on_the_command_line_scores_as_the_merged_model(
     [
         (["-m", "{m},load_in_4bit=true", "--device", "cpu"], "load_in_4bit needs a CUDA GPU"),
         (["-m", "{m},load_in_8bit=true", "--device", "cpu"], "load_in_8bit needs a CUDA GPU"),
-        (["-m", "{m},foo=1"], "'foo=1' is not a loading option"),
+        (
+            ["-m", "{m},foo=1"],
+            "'foo' is not a loading option: neither tacit's nor a keyword of from_pretrained",
+        ),
         (["-m", "{m},dtype=float8"], "dtype 'float8': expected one of"),
         (["-m", "{m}", "--batch-size", "big"], "--batch-size 'big': expected a whole number"),
         (["-m", "{m}", "--vocab-words", "letters"], "--vocab-words 'letters': expected one of"),

@@ -82,7 +82,7 @@ def test_models_that_cannot_be_used(tiny_bert, tiny_roberta, toy_norms_path, tmp
     # a directory that is not a model (a folder of models, say) says what is missing
     folder = tmp_path / "models"
     (folder / "one").mkdir(parents=True)
-    fails_cleanly([*base, "-m", folder], "not a model directory: no tokenizer files")
+    fails_cleanly([*base, "-m", folder], "not a model directory: no config.json in it")
     # a sequence classifier: not a model retrieval can use (its config says so)
     classifier = tmp_path / "classifier"
     BertForSequenceClassification.from_pretrained(tiny_bert).save_pretrained(classifier)
@@ -140,7 +140,7 @@ def test_ctrl_c_leaves_no_result_files(tiny_bert, toy_norms_path, tmp_path, monk
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(MaskedLMScorer, "score_targets", interrupted)
+    monkeypatch.setattr(MaskedLMScorer, "score_vocab", interrupted)
     out = tmp_path / "run"
     result = runner.invoke(
         app, ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "--out", str(out), "-q"]
@@ -206,7 +206,7 @@ def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
         def slow(self, *args, **kwargs):
             print("scoring", flush=True)
             time.sleep(60)
-        tacit.models.masked.MaskedLMScorer.score_targets = slow
+        tacit.models.masked.MaskedLMScorer.score_vocab = slow
         from tacit.cli import app
         app(["retrieve", "-m", {tiny_bert!r}, "--norms", {str(toy_norms_path)!r},
              "--out", {str(out)!r}, "-q"], prog_name="probe")

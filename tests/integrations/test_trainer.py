@@ -82,7 +82,7 @@ def test_a_masked_lm_in_training_is_probed_at_each_evaluation(tiny_bert, toy_nor
     assert logged[-1][1] == pytest.approx(again.summary["mrr"].iloc[-1], abs=1e-12)
     manifest = json.loads((out / "step-4" / "manifest.json").read_text())
     assert manifest["training"]["global_step"] == 4
-    assert manifest["limit"] == {"first": 3, "of": "concepts"}
+    assert manifest["limit"] == {"n": 3, "of": "concepts", "by": "random", "seed": 0}
     assert (out / "step-2" / "summary.csv").is_file()
 
 

@@ -58,7 +58,7 @@ class TableFamily(Family):
     def scorer_class(self, spec: ModelSpec, needs=None) -> type[Scorer]:
         return TableScorer
 
-    def tokenizer(self, spec: ModelSpec):
+    def tokenizer(self, spec: ModelSpec, flag: str = "--model"):
         return None
 
     def load(self, text, options, scorer, **extra):

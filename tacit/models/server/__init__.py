@@ -104,7 +104,7 @@ class ServerFamily(Family):
             concurrency=setting(spec, "concurrency"),
         )
 
-    def tokenizer(self, spec: ModelSpec) -> Any:
+    def tokenizer(self, spec: ModelSpec, flag: str = "--model") -> Any:
         """`tokenizer=` loaded as the in-process family loads one; else the server's tokenize
         endpoint (tacit.models.server.tokenizer); else None."""
         from tacit.models.server.connect import served_model
@@ -113,7 +113,7 @@ class ServerFamily(Family):
         if spec.get("tokenizer") is not None:
             from tacit.vocab.tokenizers import load_tokenizer
 
-            return load_tokenizer(str(spec.get("tokenizer")), flag="--model ...,tokenizer")
+            return load_tokenizer(str(spec.get("tokenizer")), flag=f"{flag} ...,tokenizer")
         client = self.client(spec)
         served_model(client, spec.name)  # a server that is down: one line, before planning
         return server_tokenizer(client, spec.name)
