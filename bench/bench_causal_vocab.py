@@ -91,7 +91,12 @@ def main() -> int:
         "--start-tokens", default="", help="comma-separated start_token values to compare AP"
     )
     parser.add_argument("--json", type=Path, default=BENCH / "results" / "causal_vocab.json")
+    parser.add_argument(
+        "--quick", action="store_true", help="8 prompts, 1 with every suffix: a smoke run"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.prompts, args.brute = min(args.prompts, 8), 1
     torch.set_num_threads(args.threads)
     label = args.label or Path(args.model).name
     scorer = CausalLMScorer(args.model, device="cpu", batch_size=args.batch_size)
