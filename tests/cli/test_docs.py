@@ -201,6 +201,15 @@ def test_documented_commands_run(page, world, tmp_path, monkeypatch):
     "block", [b for b in PYTHON if not b.skip], ids=lambda b: f"{b.page}:{b.line}"
 )
 def test_documented_python_runs(block, world, tmp_path, monkeypatch):
+    """Each block as a reader runs it; what a block registers (docs/extending.md's probe,
+    family and norms format) is gone after it, as it would be in the reader's next session:
+    a format registered here made later tests' unknown formats known."""
+    from tacit.models.families import FAMILIES
+    from tacit.norms.formats import NORM_FORMATS
+    from tacit.probes.registry import PROBES
+
+    for registry in (FAMILIES, NORM_FORMATS, PROBES):
+        monkeypatch.setattr(registry, "_added", dict(registry._added))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TACIT_NORMS", world["data"]["norms.dat"])
     code = substituted(block.text, world)
