@@ -185,13 +185,25 @@ def test_the_total_order_and_what_is_near():
     ("model", "probe"),
     [("real_bert", "retrieve"), ("real_roberta", "elicit"), ("tiny_gpt2", "elicit")],
 )
-def test_real_batch_noise_on_many_words(request, model, probe):
+def test_real_batch_noise_on_many_words(request, model, probe, tmp_path):
     """No tie built in: 22,000-33,000 words whose tiny random logits lie within a nat, so near
-    ties abound."""
+    ties abound. The causal model's templates end at the blank: with text after it, each word's
+    suffix is a forward pass of its own, 30,000 a prompt one at a time at batch size 1 (half an
+    hour here), and a flat random model prunes none of them (tests/models/test_causal_vocab.py
+    covers the suffixes)."""
     family = CausalLMScorer if model == "tiny_gpt2" else MaskedLMScorer
     model_dir = request.getfixturevalue(model)
     run = getattr(tacit, probe)
-    extra = {"max_props": 10} if probe == "retrieve" else {"relations": ["has", "is"]}
+    extra: dict[str, object] = (
+        {"max_props": 10} if probe == "retrieve" else {"relations": ["has", "is"]}
+    )
+    if family is CausalLMScorer:
+        templates = tmp_path / "blank-last.jsonl"
+        templates.write_text(
+            '{"relation": "has", "template": "{Everyone knows that} [a X] has [Y]"}\n'
+            '{"relation": "is", "template": "{Everyone knows that} [a X] is [Y]"}\n'
+        )
+        extra["templates"] = str(templates)
     results = {
         size: run(
             [family(model_dir, device="cpu", batch_size=size)],
