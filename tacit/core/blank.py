@@ -14,8 +14,9 @@ def split_blank(template: str) -> tuple[str, str, str]:
     """(text before the blank, the whitespace before it, text after it): the whitespace belongs
     to what fills the blank (a word in its leading-space form).
 
-    >>> split_blank("A bear has <mask>.")
-    ('A bear has', ' ', '.')
+    Examples:
+        >>> split_blank("A bear has <mask>.")
+        ('A bear has', ' ', '.')
     """
     if template.count(MASK) != 1:
         raise TacitError(f"prompt {template!r} must contain {MASK} exactly once")
@@ -29,8 +30,9 @@ def filled(template: str, span: str) -> tuple[str, int, int]:
     the span and the whitespace before it take in it (the tokens that overlap them are the
     span's).
 
-    >>> filled("Everyone knows that <mask> has fur.", "a bear")
-    ('Everyone knows that a bear has fur.', 19, 26)
+    Examples:
+        >>> filled("Everyone knows that <mask> has fur.", "a bear")
+        ('Everyone knows that a bear has fur.', 19, 26)
     """
     prefix, gap, after = split_blank(template)
     return prefix + gap + span + after, len(prefix), len(prefix) + len(gap) + len(span)

@@ -63,7 +63,7 @@ SENTINELS = ("<extra_id_0>", "<extra_id_1>")
 class Seq2SeqScorer(HFScorer):
     """A T5-style encoder-decoder LM with its tokenizer on a device (see the module docstring).
 
-    Example:
+    Examples:
         >>> scorer = Seq2SeqScorer("google/flan-t5-small")  # doctest: +SKIP
         >>> spans = ["A bear", "A knife"]
         >>> scores = scorer.score_spans(["<mask> has fur."], spans)  # doctest: +SKIP

@@ -52,8 +52,9 @@ def public_url(url: str) -> str:
     """The URL without a user name, password, query or fragment: what errors and the manifest
     may show.
 
-    >>> public_url("http://me:secret@host:8000/v1?key=1")
-    'http://host:8000/v1'
+    Examples:
+        >>> public_url("http://me:secret@host:8000/v1?key=1")
+        'http://host:8000/v1'
     """
     parts = urlsplit(url)
     host = parts.hostname or ""
