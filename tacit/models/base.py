@@ -332,48 +332,13 @@ class Scorer(ABC):
         if self.cache is None:
             scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
         else:
-            scores = self._cached_span_scores(unique_t, unique_s, scoring, progress, cache)
-        return scores.expanded(template_of, span_of)
-
-    def _cached_span_scores(
-        self,
-        templates: list[str],
-        spans: list[str],
-        scoring: str,
-        progress: bool | tqdm,
-        cache: bool,
-    ) -> SpanScores:
-        """SpanScores of distinct templates and spans, each template's row read from the score
-        cache where it is kept; the rest scored in one call (their prefixes still shared) and
-        kept."""
-        assert self.cache is not None
-        found = [self.cache.spans(scoring, template, spans) for template in templates]
-        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
-        rows: dict[int, dict[str, np.ndarray]] = {
-            n: arrays for n, (_, arrays) in enumerate(found) if arrays is not None
-        }
-        work: Mapping[str, int] = {}
-        if missing:
-            fresh = self._span_scores(
-                [templates[n] for n in missing], spans, scoring, progress, cache
+            scores = self.cache.span_scores(
+                unique_t,
+                unique_s,
+                scoring,
+                lambda missing: self._span_scores(missing, unique_s, scoring, progress, cache),
             )
-            work = fresh.work
-            for at, n in enumerate(missing):
-                arrays = {"span": fresh.span[at], "n_tokens": fresh.n_tokens[at]}
-                if fresh.sentence is not None:
-                    arrays["sentence"] = fresh.sentence[at]
-                self.cache.keep(found[n][0], arrays)
-                rows[n] = arrays
-        ordered = [rows[n] for n in range(len(templates))]
-        sentence = (
-            np.stack([row["sentence"] for row in ordered]) if "sentence" in ordered[0] else None
-        )
-        return SpanScores(
-            np.stack([row["span"] for row in ordered]),
-            np.stack([row["n_tokens"] for row in ordered]),
-            sentence,
-            work,
-        )
+        return scores.expanded(template_of, span_of)
 
     def encode(
         self, texts: Sequence[str], *, pooling: str | None = None, progress: bool | tqdm = True
@@ -524,33 +489,16 @@ class Scorer(ABC):
     def _cached_vocab_scores(
         self, texts: list[str], vocab_ids: np.ndarray, progress: bool | tqdm, cut: bool
     ) -> Iterator[VocabScores]:
-        """_vocab_scores of distinct texts, each read from the score cache where it is kept (a
-        batch of them, as numpy arrays) and the rest scored and kept. A text cut to fit is
-        never kept: what was cut depends on the run."""
+        """_vocab_scores of distinct texts, through the score cache where one is attached."""
         if self.cache is None:
             yield from self._vocab_scores(texts, vocab_ids, progress, cut)
             return
-        found = [self.cache.vocab(text, vocab_ids) for text in texts]
-        kept = [(n, arrays) for n, (_, arrays) in enumerate(found) if arrays is not None]
-        size = max(1, self.batch_size)
-        for start in range(0, len(kept), size):
-            batch = kept[start : start + size]
-            yield (
-                np.array([n for n, _ in batch]),
-                np.stack([arrays["shared"] for _, arrays in batch]),
-                np.array([arrays["log_z"] for _, arrays in batch]),
-                0,
-            )
-        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
-        if not missing:
-            return
-        fresh = self._vocab_scores([texts[n] for n in missing], vocab_ids, progress, cut)
-        for indices, shared, log_z, n_cut in fresh:
-            if not n_cut:
-                for at, i in enumerate(indices):
-                    arrays = {"shared": _numpy(shared[at]), "log_z": _numpy(log_z[at])}
-                    self.cache.keep(found[missing[i]][0], arrays)
-            yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
+        yield from self.cache.vocab_scores(
+            texts,
+            vocab_ids,
+            max(1, self.batch_size),
+            lambda missing: self._vocab_scores(missing, vocab_ids, progress, cut),
+        )
 
     def _in_place(
         self, prompts: list[str], words: Sequence[str], progress: bool | tqdm
@@ -582,8 +530,3 @@ class Scorer(ABC):
                     )
                 if outer is not None:
                     outer.update(len(indices))
-
-
-def _numpy(array: Any) -> np.ndarray:
-    """A family's array (numpy, or a torch tensor on any device) as a numpy array."""
-    return array.detach().cpu().numpy() if hasattr(array, "detach") else np.asarray(array)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.option_names import option
+from tacit.models.answers import SpanScores, VocabScores
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model")
 
@@ -136,6 +137,72 @@ class ScoreCache:
         else:
             self.found += 1
 
+    def span_scores(
+        self,
+        templates: list[str],
+        spans: list[str],
+        scoring: str,
+        score: Callable[[list[str]], SpanScores],
+    ) -> SpanScores:
+        """SpanScores of distinct templates and spans, each template's row read here where it
+        is kept; the rest scored in one call of `score` (their prefixes still shared) and
+        kept."""
+        found = [self.spans(scoring, template, spans) for template in templates]
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        rows: dict[int, dict[str, np.ndarray]] = {
+            n: arrays for n, (_, arrays) in enumerate(found) if arrays is not None
+        }
+        work: Mapping[str, int] = {}
+        if missing:
+            fresh = score([templates[n] for n in missing])
+            work = fresh.work
+            for at, n in enumerate(missing):
+                arrays = {"span": fresh.span[at], "n_tokens": fresh.n_tokens[at]}
+                if fresh.sentence is not None:
+                    arrays["sentence"] = fresh.sentence[at]
+                self.keep(found[n][0], arrays)
+                rows[n] = arrays
+        ordered = [rows[n] for n in range(len(templates))]
+        sentence = (
+            np.stack([row["sentence"] for row in ordered]) if "sentence" in ordered[0] else None
+        )
+        return SpanScores(
+            np.stack([row["span"] for row in ordered]),
+            np.stack([row["n_tokens"] for row in ordered]),
+            sentence,
+            work,
+        )
+
+    def vocab_scores(
+        self,
+        texts: list[str],
+        vocab_ids: np.ndarray,
+        batch_size: int,
+        score: Callable[[list[str]], Iterable[VocabScores]],
+    ) -> Iterator[VocabScores]:
+        """VocabScores of distinct texts, each read here where it is kept (`batch_size` of them
+        a batch, as numpy arrays) and the rest scored by `score` and kept. A text cut to fit
+        is never kept: what was cut depends on the run."""
+        found = [self.vocab(text, vocab_ids) for text in texts]
+        kept = [(n, arrays) for n, (_, arrays) in enumerate(found) if arrays is not None]
+        for start in range(0, len(kept), batch_size):
+            batch = kept[start : start + batch_size]
+            yield (
+                np.array([n for n, _ in batch]),
+                np.stack([arrays["shared"] for _, arrays in batch]),
+                np.array([arrays["log_z"] for _, arrays in batch]),
+                0,
+            )
+        missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
+        if not missing:
+            return
+        for indices, shared, log_z, n_cut in score([texts[n] for n in missing]):
+            if not n_cut:
+                for at, i in enumerate(indices):
+                    arrays = {"shared": _numpy(shared[at]), "log_z": _numpy(log_z[at])}
+                    self.keep(found[missing[i]][0], arrays)
+            yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
+
     def record(self) -> dict[str, Any]:
         """For the manifest: where, under which model fingerprint, entries found and scored."""
         return {
@@ -148,3 +215,8 @@ class ScoreCache:
 
     def __repr__(self) -> str:
         return json.dumps(self.record())
+
+
+def _numpy(array: Any) -> np.ndarray:
+    """A family's array (numpy, or a torch tensor on any device) as a numpy array."""
+    return array.detach().cpu().numpy() if hasattr(array, "detach") else np.asarray(array)
