@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tacit.models.base import Needed, Scorer
+from tacit.models.answers import Needed
+from tacit.models.base import Scorer
 from tacit.models.causal import CausalLMScorer
 from tacit.models.reduce import GoldScores, WorkCount
 from tacit.norms import read_norms

@@ -4,8 +4,8 @@ tensors on its device (ScoredBatch: so that a reduction over a vocabulary stays 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,7 @@ class ScoredBatch:
     batch_rows: for each of `rows`, the row of its text in `shared` and `log_z`.
     shared: [texts x shared vocabulary] float32 scores at the blank (logits, or
         log-probabilities with `log_z` zero); where score_vocab was given `Needed`, words no
-        reduction can read may hold an upper bound of their score (tacit.models.base.Needed).
+        reduction can read may hold an upper bound of their score (tacit.models.answers.Needed).
     log_z: [texts] logsumexp of the logits over the model's whole vocabulary: `shared - log_z`
         are log-probabilities under the whole-vocabulary softmax (`score_words` with a word put
         in the blank: over the words given; a causal LM's vocabulary mode: log P(word, the text
@@ -113,3 +113,42 @@ class TokenScores:
 
 # (indices into the distinct texts, [texts x shared vocabulary] scores, [texts] log_z, cut)
 VocabScores = tuple[np.ndarray, Any, Any, int]
+
+
+@dataclass(frozen=True)
+class Needed:
+    """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
+    family whose exact score costs work per word (a causal LM's text after the blank:
+    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
+    word an upper bound of its score lying below every score read. Ranks, top-k words, average
+    precision (over the vocabulary or a subset) and probabilities of the words read are then
+    exactly those of every word scored. None where score_vocab is asked: every word exact.
+
+    golds: per prompt, the positions (in the shared vocabulary) whose scores and ranks are
+        read (retrieval's target, elicitation's and Prince's gold answers).
+    top_k: how many of each prompt's best words are read.
+    groups: per prompt, its group (an item's templates) where their mean is read too
+        (tacit.models.reduce.GroupMean), else None.
+    every_word: every word's score is read (a softmax over the shared vocabulary, as
+        retrieval's `target_prob_shared`): no bound will do.
+    """
+
+    golds: Sequence[Sequence[int]]
+    top_k: int
+    groups: Sequence[int] | None = None
+    every_word: bool = False
+
+    def subset(self, positions: np.ndarray) -> Needed:
+        """The needs of the prompts at `positions` alone; a group some of whose prompts are
+        left out (scored another way) cannot be bounded from these: every word is read."""
+        if self.groups is None:
+            return replace(self, golds=[self.golds[int(i)] for i in positions])
+        groups = np.asarray(self.groups)
+        kept = groups[positions]
+        split = bool(np.isin(groups, kept).sum() != len(positions))
+        return Needed(
+            [self.golds[int(i)] for i in positions],
+            self.top_k,
+            kept.tolist(),
+            self.every_word or split,
+        )

@@ -44,6 +44,7 @@ from tacit.core.choices import PLL_METRICS, SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.models.answers import (
+    Needed,
     ScoredBatch,
     SpanScores,
     TargetScores,
@@ -119,45 +120,6 @@ def abilities(scorer: Scorer | type[Scorer]) -> frozenset[str]:
     capabilities, and `vocab_anywhere` where it reads a blank anywhere in a sentence."""
     extra = {VOCAB_ANYWHERE} if "vocab" in scorer.capabilities and scorer.blank_anywhere else set()
     return frozenset(scorer.capabilities) | extra
-
-
-@dataclass(frozen=True)
-class Needed:
-    """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
-    family whose exact score costs work per word (a causal LM's text after the blank:
-    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
-    word an upper bound of its score lying below every score read. Ranks, top-k words, average
-    precision (over the vocabulary or a subset) and probabilities of the words read are then
-    exactly those of every word scored. None where score_vocab is asked: every word exact.
-
-    golds: per prompt, the positions (in the shared vocabulary) whose scores and ranks are
-        read (retrieval's target, elicitation's and Prince's gold answers).
-    top_k: how many of each prompt's best words are read.
-    groups: per prompt, its group (an item's templates) where their mean is read too
-        (tacit.models.reduce.GroupMean), else None.
-    every_word: every word's score is read (a softmax over the shared vocabulary, as
-        retrieval's `target_prob_shared`): no bound will do.
-    """
-
-    golds: Sequence[Sequence[int]]
-    top_k: int
-    groups: Sequence[int] | None = None
-    every_word: bool = False
-
-    def subset(self, positions: np.ndarray) -> Needed:
-        """The needs of the prompts at `positions` alone; a group some of whose prompts are
-        left out (scored another way) cannot be bounded from these: every word is read."""
-        if self.groups is None:
-            return replace(self, golds=[self.golds[int(i)] for i in positions])
-        groups = np.asarray(self.groups)
-        kept = groups[positions]
-        split = bool(np.isin(groups, kept).sum() != len(positions))
-        return Needed(
-            [self.golds[int(i)] for i in positions],
-            self.top_k,
-            kept.tolist(),
-            self.every_word or split,
-        )
 
 
 @dataclass(frozen=True)

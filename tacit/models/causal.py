@@ -37,8 +37,8 @@ from tacit.core.blank import MASK, split_blank
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.answers import ScoredBatch, TokenScores
-from tacit.models.base import Needed, SpanScores, progress_bar
+from tacit.models.answers import Needed, ScoredBatch, TokenScores
+from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal_cache import (
     Pair,

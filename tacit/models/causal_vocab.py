@@ -8,7 +8,7 @@ scores the sentence with w in place, less the words before the blank that every 
 (a blank with nothing after it: the first term alone). Its exponent is P(w, after | before),
 the probability that the sentence goes on with w and then ends as the template does. The
 second term costs a forward pass per word, so it is computed only for the words that can
-change what a reduction reads (tacit.models.base.Needed): the suffix term is <= 0, so a word
+change what a reduction reads (tacit.models.answers.Needed): the suffix term is <= 0, so a word
 whose first term is already below the score to beat (the lowest gold answer's score, the k-th
 best word's) cannot overtake it. Per prompt:
 
@@ -41,8 +41,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from tacit.models.answers import ScoredBatch
-from tacit.models.base import Needed, progress_bar
+from tacit.models.answers import Needed, ScoredBatch
+from tacit.models.base import progress_bar
 
 if TYPE_CHECKING:
     from tacit.models.causal import CausalLMScorer, PrefixRun

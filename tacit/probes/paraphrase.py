@@ -47,7 +47,7 @@ def paraphrased(rows: pd.DataFrame) -> bool:
 
 def item_numbers(rows: pd.DataFrame) -> list[int] | None:
     """Each row's item numbered from 0 in order of first appearance (the groups an ensemble
-    averages over: tacit.models.reduce.GroupMean, tacit.models.base.Needed), or None where
+    averages over: tacit.models.reduce.GroupMean, tacit.models.answers.Needed), or None where
     the rows ask each question once."""
     return pd.factorize(rows[ITEM])[0].tolist() if paraphrased(rows) else None
 

@@ -19,7 +19,7 @@ from support import (
     save_peaked_gpt2,
 )
 
-from tacit.models.base import Needed, ScoredBatch
+from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.causal import CausalLMScorer
 from tacit.models.reduce import GoldScores, GroupMean, WorkCount, rank_targets
 from tacit.vocab.shared import single_token_words

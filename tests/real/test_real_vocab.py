@@ -15,8 +15,7 @@ import pytest
 import torch
 from support import causal_logprobs, causal_vocab_reference
 
-from tacit.models.answers import ScoredBatch
-from tacit.models.base import Needed
+from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.reduce import GoldScores, WorkCount
 from tacit.vocab.shared import single_token_words
 

@@ -58,7 +58,7 @@ def score_elicitation(
         sensible: relation -> positions (in the shared vocabulary) of every gold answer of that
             relation across concepts.
     """
-    from tacit.models.base import Needed
+    from tacit.models.answers import Needed
     from tacit.models.reduce import GroupMean, Referee, WorkCount
 
     device = scorer.device

@@ -126,7 +126,7 @@ def score_prince(
     word in it: see the module docstring); with several templates, the ensemble of each
     direction's too (indexed from `offset`); and the work counted while scoring, near ties
     settled (tacit.models.ties) too."""
-    from tacit.models.base import Needed
+    from tacit.models.answers import Needed
     from tacit.models.reduce import GroupMean, Referee, WorkCount
 
     items = item_numbers(prompts)

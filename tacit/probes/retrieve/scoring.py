@@ -175,7 +175,7 @@ def score_prompts(
     `offset`), and the work counted while scoring, near ties settled (tacit.models.ties) too.
     `target_prob_shared` reads every word's score (a softmax over the shared vocabulary), so a
     causal LM scores every word's text after the blank (tacit.models.causal_vocab)."""
-    from tacit.models.base import Needed
+    from tacit.models.answers import Needed
     from tacit.models.reduce import GroupMean, Referee, WorkCount, rank_targets
 
     targets = [vocab.index(t) for t in prompts["target"]]
