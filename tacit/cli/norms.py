@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -70,8 +69,9 @@ def install(
     names_and_path: Annotated[
         list[str],
         typer.Argument(
-            help="[NAME] PATH: the norms file, and the name to install it under (default "
-            "`cslb`, `mcrae`, or a generic table's file name).",
+            help="[NAME] PATH: the norms file (or a Hub dataset's file, "
+            "hf://datasets/OWNER/NAME[@REVISION]/PATH), and the name to install it under "
+            "(default `cslb`, `mcrae`, or a generic table's file name).",
             metavar="[NAME] PATH",
         ),
     ],
@@ -92,7 +92,7 @@ def install(
     if len(names_and_path) not in (1, 2):
         raise TacitError("probe norms install [NAME] PATH: give a file, optionally after a name")
     name = names_and_path[0] if len(names_and_path) == 2 else None
-    path = Path(names_and_path[-1])
+    path = names_and_path[-1]  # a path, or a Hub dataset's file (hf://, not a Path)
     done = register_norms(
         path,
         name,
@@ -160,7 +160,8 @@ def show(
 
     for entry in installed_norms():
         mark = "*" if entry.default else " "
-        typer.echo(f"{mark} {entry.name}: {entry.format}, {entry.concepts} concepts, {entry.path}")
+        where = f"{entry.source} (cached at {entry.path})" if entry.source else entry.path
+        typer.echo(f"{mark} {entry.name}: {entry.format}, {entry.concepts} concepts, {where}")
     norm_set = load_norms(
         norms,
         format=NORMS_FORMAT.validate(norms_format, "cli"),

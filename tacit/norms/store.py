@@ -56,6 +56,7 @@ class InstalledNorms:
     concepts: int | None
     rows: int | None
     default: bool
+    source: str | None = None  # installed from a Hub dataset: its hf:// URL (path: the cache)
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,11 @@ def register_norms(
     """install_norms, saying what it did: the entry written, and the entry of another file it
     replaced under the same name. Reading the file comes first, outside the registry's lock;
     the registry is then read, changed and written under it, so that installs at once all land
-    (one of two under the same name wins, the other is reported as replaced)."""
-    norms = read_norms(path, format=format, columns=columns)
+    (one of two under the same name wins, the other is reported as replaced). A Hub dataset's
+    file (`hf://datasets/...`, tacit.core.hub_files) is fetched into the Hugging Face cache and
+    installed from there, remembered with its URL and commit, which runs then record."""
+    local, fetched = local_file(path, "probe norms install")
+    norms = read_norms(local, format=format, columns=columns)
     name = default_name(norms) if name is None else name
     if not _NAME.fullmatch(name):
         raise TacitError(
@@ -173,12 +177,13 @@ def register_norms(
             "starting with a letter or digit)"
         )
     record = {
-        "path": str(Path(path).expanduser().absolute()),  # a link stays the name given
+        "path": str(local.expanduser().absolute()),  # a link stays the name given
         "sha256": norms.sha256,
         "format": norms.format,
         "columns": dict(norms.columns) if norms.columns else None,
         "concepts": len(norms.concepts),
         "rows": len(norms.table),
+        **(fetched.record() if fetched else {}),  # source (the hf:// URL) and commit
     }
     with _registry_changed() as registry:
         old = registry["norms"].get(name)
@@ -227,6 +232,7 @@ def _entry(name: str, record: dict[str, Any], registry: dict[str, Any]) -> Insta
         concepts=record.get("concepts"),
         rows=record.get("rows"),
         default=name == registry.get("default"),
+        source=record.get("source"),
     )
 
 
@@ -238,7 +244,7 @@ def _known(registry: dict[str, Any]) -> str:
 def _checked(name: str, record: dict[str, Any]) -> Path:
     """An installed norm set's file, checked to be there and unchanged since installation."""
     path = Path(record["path"])
-    again = f"run `probe norms install {name} PATH` again"
+    again = f"run `probe norms install {name} {record.get('source') or 'PATH'}` again"
     if not path.is_file():
         raise TacitError(f"the installed norms file {path} ({name}) is gone; {again}")
     try:
@@ -305,7 +311,9 @@ def _source(given: str | Path, registry: dict[str, Any]) -> NormsSource:
 
 def _installed(name: str, registry: dict[str, Any]) -> NormsSource:
     record = registry["norms"][name]
-    return NormsSource(_checked(name, record), record["format"], record.get("columns"), name)
+    path = _checked(name, record)
+    hub = Fetched(record["source"], path, record.get("commit")) if record.get("source") else None
+    return NormsSource(path, record["format"], record.get("columns"), name, hub)
 
 
 def resolve_norms_path(option: str | Path | None) -> Path:
@@ -334,4 +342,4 @@ def load_norms(
             "file given by path"
         )
     norms = read_norms(source.path, format=source.format, columns=source.columns)
-    return replace(norms, name=source.name)
+    return replace(norms, name=source.name, hub=source.hub.record() if source.hub else {})

@@ -162,3 +162,18 @@ def test_norms_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert,
             [tiny_bert], norms=toy_norms_path, max_props=1, progress=False
         ).manifest["norms"]
     )
+
+
+def test_norms_installed_from_the_hub_are_recorded_with_the_commit(hub, tiny_bert, monkeypatch):
+    monkeypatch.setenv("TACIT_CONFIG_DIR", str(hub.parent / "config"))
+    url = f"hf://datasets/someone/facts@{COMMITS['v1']}/norms.dat"
+    done = CliRunner().invoke(app, ["norms", "install", "toy", url])
+    assert done.exit_code == 0, done.output
+    assert "installed as 'toy'" in done.output
+    shown = CliRunner().invoke(app, ["norms", "show", "--norms", "toy"])
+    assert f"* toy: cslb, 8 concepts, {url} (cached at " in shown.output
+    result = tacit.retrieve([tiny_bert], norms="toy", max_props=1, progress=False)
+    record = result.manifest["norms"]
+    assert (record["name"], record["source"], record["commit"]) == ("toy", url, COMMITS["v1"])
+    missing = "hf://datasets/someone/facts/none.dat"
+    fails_cleanly(["norms", "install", missing], f"probe norms install {missing}: not in the")
