@@ -288,25 +288,22 @@ class Scorer(ABC):
         (template, span) is scored once; the result does not depend on the batch size.
         `cache=False`: a causal LM scores each sentence whole instead of reusing the text
         before the blank (the plain way, for comparison: the scores are the same); a masked LM
-        always shares its prefix tree's rows. `tokens`: keep each pair's span tokens with
-        their terms (SpanScores.tokens), read in the same pass as the sums (the default pass
-        keeps none: it costs nothing)."""
+        always shares its prefix tree's rows. `tokens`: SpanScores.tokens too, from the same
+        pass (a family whose hook takes no `tokens` keyword refuses them in one line)."""
         self._require("spans")
         check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
+        if tokens and "tokens" not in signature(self._span_scores).parameters:
+            raise self.unsupported("keep the per-token scores of candidate spans")
+        asked = {"tokens": True} if tokens else {}  # the default call is a family's as ever
 
         def score(chosen: list[str]) -> SpanScores:
-            if not tokens:
-                return self._span_scores(chosen, unique_s, scoring, progress, cache)
-            if "tokens" not in signature(self._span_scores).parameters:
-                raise self.unsupported("keep the per-token scores of candidate spans")
-            return self._span_scores(chosen, unique_s, scoring, progress, cache, tokens=True)
+            return self._span_scores(chosen, unique_s, scoring, progress, cache, **asked)
 
         if self.cache is None:
-            scores = score(unique_t)
-        else:
-            scores = self.cache.span_scores(unique_t, unique_s, scoring, score, tokens=tokens)
+            return score(unique_t).expanded(template_of, span_of)
+        scores = self.cache.span_scores(unique_t, unique_s, scoring, score, tokens=tokens)
         return scores.expanded(template_of, span_of)
 
     def encode(
@@ -393,8 +390,7 @@ class Scorer(ABC):
         cache: bool,
         tokens: bool = False,
     ) -> SpanScores:
-        """SpanScores of distinct templates and spans; with `tokens`, their SpanTokens too (a
-        family whose hook takes no `tokens` keyword cannot be asked for them: one line)."""
+        """SpanScores of distinct templates and spans (with `tokens`, SpanScores.tokens)."""
         raise NotImplementedError
 
     def _encode(
