@@ -78,18 +78,48 @@ class SpanScores:
         input tokens (`span_tokens`, `span_tokens_naive`: a whole-sentence loop's, the start
         token and every token of the sentence but its last), a seq2seq LM's encoder and decoder
         input tokens (`span_tokens`; `span_tokens_naive`: the encoder run again for every pair).
+    tokens: where score_spans was asked for them (`tokens=True`), else None: a [templates x
+        spans] object array of SpanTokens, each pair's span tokens with the terms `span` sums
+        (read in the same pass: their sum is `span`, their count `n_tokens`).
     """
 
     span: np.ndarray
     n_tokens: np.ndarray
     sentence: np.ndarray | None = None
     work: Mapping[str, int] = field(default_factory=dict)
+    tokens: np.ndarray | None = None
 
     def expanded(self, template_of: np.ndarray, span_of: np.ndarray) -> SpanScores:
         """Scores of distinct templates and spans put back in the order they were asked for."""
         pick = np.ix_(template_of, span_of)
         sentence = None if self.sentence is None else self.sentence[pick]
-        return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work)
+        tokens = None if self.tokens is None else self.tokens[pick]
+        return SpanScores(self.span[pick], self.n_tokens[pick], sentence, self.work, tokens)
+
+
+@dataclass(frozen=True)
+class SpanTokens:
+    """One span's tokens in one template, each with its term of the span's score
+    (SpanScores.span: their sum).
+
+    tokens: the tokens as the tokenizer writes them (`Ġbear`, `##s`, `▁bear`; a server's: as
+        its echo writes them, ` bear`), as Scorer.token_scores writes a text's.
+    logprob: [tokens] float64 natural-log probabilities, each as the family scores the span
+        (SpanScores.span: a masked LM's by `l2r` or `independent`, a causal LM's given every
+        token before it, a seq2seq LM's given the input and the target before it).
+    """
+
+    tokens: tuple[str, ...]
+    logprob: np.ndarray
+
+
+def span_token_grid(rows: Sequence[Sequence[SpanTokens]]) -> np.ndarray:
+    """SpanTokens of [templates x spans] as SpanScores.tokens holds them (an object array)."""
+    grid = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
+    for t, row in enumerate(rows):
+        for s, found in enumerate(row):
+            grid[t, s] = found
+    return grid
 
 
 @dataclass(frozen=True)

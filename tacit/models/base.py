@@ -36,6 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from inspect import signature
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -280,26 +281,29 @@ class Scorer(ABC):
         scoring: str = "l2r",
         progress: bool | tqdm = True,
         cache: bool = True,
+        tokens: bool = False,
     ) -> SpanScores:
         """Score every span in place of the `<mask>` of every template (`<mask>` once per
         template; the span replaces it, with the text around it unchanged). Each distinct
         (template, span) is scored once; the result does not depend on the batch size.
         `cache=False`: a causal LM scores each sentence whole instead of reusing the text
         before the blank (the plain way, for comparison: the scores are the same); a masked LM
-        always shares its prefix tree's rows."""
+        always shares its prefix tree's rows. `tokens`: SpanScores.tokens too, from the same
+        pass (a family whose hook takes no `tokens` keyword refuses them in one line)."""
         self._require("spans")
         check_choice(option("--span-scoring"), scoring, SPAN_SCORINGS)
         unique_t, template_of = distinct(templates)
         unique_s, span_of = distinct(spans)
+        if tokens and "tokens" not in signature(self._span_scores).parameters:
+            raise self.unsupported("keep the per-token scores of candidate spans")
+        asked = {"tokens": True} if tokens else {}  # the default call is a family's as ever
+
+        def score(chosen: list[str]) -> SpanScores:
+            return self._span_scores(chosen, unique_s, scoring, progress, cache, **asked)
+
         if self.cache is None:
-            scores = self._span_scores(unique_t, unique_s, scoring, progress, cache)
-        else:
-            scores = self.cache.span_scores(
-                unique_t,
-                unique_s,
-                scoring,
-                lambda missing: self._span_scores(missing, unique_s, scoring, progress, cache),
-            )
+            return score(unique_t).expanded(template_of, span_of)
+        scores = self.cache.span_scores(unique_t, unique_s, scoring, score, tokens=tokens)
         return scores.expanded(template_of, span_of)
 
     def encode(
@@ -384,8 +388,9 @@ class Scorer(ABC):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
-        """SpanScores of distinct templates and spans."""
+        """SpanScores of distinct templates and spans (with `tokens`, SpanScores.tokens)."""
         raise NotImplementedError
 
     def _encode(

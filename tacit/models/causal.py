@@ -37,7 +37,7 @@ from tacit.core.blank import MASK, split_blank
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.answers import Needed, ScoredBatch, TokenScores
+from tacit.models.answers import Needed, ScoredBatch, SpanTokens, TokenScores
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal_cache import (
@@ -246,16 +246,19 @@ class CausalLMScorer(HFScorer):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
         """Every (distinct) span in place of every (distinct) template's `<mask>`, scored as the
-        module docstring says (`span`, `n_tokens`, `sentence`). A causal LM reads left to right
-        whatever the `scoring` (both choices give the same scores). `cache=False` scores every
-        sentence whole (the plain way, for comparison); the scores are the same."""
+        module docstring says (`span`, `n_tokens`, `sentence`; with `tokens`, the span's tokens
+        and their terms). A causal LM reads left to right whatever the `scoring` (both choices
+        give the same scores). `cache=False` scores every sentence whole (the plain way, for
+        comparison); the scores are the same."""
         prefixes, pairs = self._pairs(templates, spans, cache)
         n_t, n_s = len(templates), len(spans)
         span = np.zeros((n_t, n_s))
         sentence = np.zeros((n_t, n_s))
         n_tokens = np.array([[p.in_span.sum() for p in row] for row in pairs], dtype=np.int64)
+        grid = np.empty((n_t, n_s), dtype=object) if tokens else None
 
         def add(key: tuple[int, int], logprobs: np.ndarray, before: np.ndarray = NONE) -> None:
             """A sentence's scores from its tokens' log-probabilities (the cached prefix's,
@@ -265,6 +268,10 @@ class CausalLMScorer(HFScorer):
             lp = np.concatenate([before, logprobs[: len(pair.ids) - pair.start]])
             sentence[t, s] = lp.sum()
             span[t, s] = lp[pair.in_span].sum()
+            if grid is not None:
+                ids = np.asarray(pair.ids)[pair.in_span].tolist()
+                names = tuple(self.tokenizer.convert_ids_to_tokens(ids))
+                grid[t, s] = SpanTokens(names, lp[pair.in_span].astype(np.float64))
 
         groups = shared_prefixes(prefixes, pairs, CACHE_MIN_SPANS)
         in_cache = {member for members in groups.values() for member in members}
@@ -272,14 +279,14 @@ class CausalLMScorer(HFScorer):
         sequences = [[*self._start_ids, *pairs[t][s].ids] for t, s in whole]
         # tokens run as input: a sentence scored whole runs start + every token but its last
         naive_tokens = sum(self._n_start - 1 + len(p.ids) for row in pairs for p in row)
-        tokens = sum(len(q) - 1 for q in sequences)
+        ran = sum(len(q) - 1 for q in sequences)
         with (
             progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
             torch.inference_mode(),
         ):
             for prefix, members in groups.items():
                 rests = [pairs[t][s].ids[len(prefix) :] for t, s in members]
-                tokens += self._n_start + len(prefix) + sum(len(r) - 1 for r in rests)
+                ran += self._n_start + len(prefix) + sum(len(r) - 1 for r in rests)
                 run = self._run_prefix(prefix)
                 for indices, result in self._after_prefix(run, rests, bar):
                     for at, i in enumerate(indices):
@@ -291,7 +298,8 @@ class CausalLMScorer(HFScorer):
             span=span,
             n_tokens=n_tokens,
             sentence=sentence,
-            work={"span_tokens": tokens, "span_tokens_naive": naive_tokens},
+            work={"span_tokens": ran, "span_tokens_naive": naive_tokens},
+            tokens=grid,
         )
 
     # --- every token of a text -------------------------------------------------------------

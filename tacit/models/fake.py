@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
+from tacit.models.answers import SpanTokens
 from tacit.models.base import Scorer, SpanScores, VocabScores
 
 if TYPE_CHECKING:
@@ -86,15 +87,22 @@ class FakeScorer(Scorer):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
         ids = [self.tokenizer(" " + span, add_special_tokens=False)["input_ids"] for span in spans]
         span = np.zeros((len(templates), len(spans)))
+        grid = np.empty(span.shape, dtype=object) if tokens else None
         for t, template in enumerate(templates):
             log_probs = torch.log_softmax(self._logits(template).double(), dim=-1).numpy()
-            span[t] = [log_probs[tokens].sum() for tokens in ids]
-        n_tokens = np.tile([len(tokens) for tokens in ids], (len(templates), 1))
+            span[t] = [log_probs[pieces].sum() for pieces in ids]
+            if grid is not None:
+                for s, pieces in enumerate(ids):
+                    names = tuple(self.tokenizer.convert_ids_to_tokens(pieces))
+                    grid[t, s] = SpanTokens(names, log_probs[pieces])
+        n_tokens = np.tile([len(pieces) for pieces in ids], (len(templates), 1))
         pairs = len(templates) * len(spans)
-        return SpanScores(span, n_tokens, work={"span_rows": pairs, "span_rows_naive": pairs})
+        work = {"span_rows": pairs, "span_rows_naive": pairs}
+        return SpanScores(span, n_tokens, work=work, tokens=grid)
 
     def __repr__(self) -> str:
         return f"FakeScorer({self.name!r})"

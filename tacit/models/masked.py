@@ -192,10 +192,13 @@ class MaskedLMScorer(HFScorer):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
         from tacit.models.masked_spans import score_spans
 
-        return score_spans(self, templates, spans, scoring=scoring, progress=progress)
+        return score_spans(
+            self, templates, spans, scoring=scoring, progress=progress, tokens=tokens
+        )
 
     def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
         from tacit.models.masked_pll import token_scores

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
+from tacit.models.answers import SpanTokens, span_token_grid
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 
@@ -128,22 +129,40 @@ def score_spans(
     *,
     scoring: str = "l2r",
     progress: bool | tqdm = True,
+    tokens: bool = False,
 ) -> SpanScores:
     """Every (distinct) span in the blank of every (distinct) template ([templates x spans];
-    see the module), with the rows run against one per span token per pair."""
+    see the module), with the rows run against one per span token per pair; with `tokens`,
+    each pair's span tokens and their terms (SpanTokens), read in the same pass."""
     plan = plan_spans(scorer, templates, spans, scoring)
     naive = sum(plan.n_tokens) if scoring == "l2r" else len(plan.n_tokens)
-    sums = run_plan(scorer, plan, progress, "spans").reshape(len(templates), len(spans))
+    terms = np.zeros(len(plan.pair)) if tokens else None
+    sums = run_plan(scorer, plan, progress, "spans", terms).reshape(len(templates), len(spans))
     n_tokens = np.asarray(plan.n_tokens).reshape(len(templates), len(spans))
-    return SpanScores(sums, n_tokens, work={"span_rows": len(plan.rows), "span_rows_naive": naive})
+    grid = None
+    if terms is not None:  # a pair's entries are its span's tokens, in order, one after another
+        names = scorer.tokenizer.convert_ids_to_tokens(plan.token)
+        bounds = np.cumsum([0, *plan.n_tokens]).tolist()
+        found = [SpanTokens(tuple(names[a:b]), terms[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        grid = span_token_grid(
+            [found[t * len(spans) : (t + 1) * len(spans)] for t in range(len(templates))]
+        )
+    work = {"span_rows": len(plan.rows), "span_rows_naive": naive}
+    return SpanScores(sums, n_tokens, work=work, tokens=grid)
 
 
 def run_plan(
-    scorer: MaskedLMScorer, plan: SpanPlan, progress: bool | tqdm, desc: str
+    scorer: MaskedLMScorer,
+    plan: SpanPlan,
+    progress: bool | tqdm,
+    desc: str,
+    terms: np.ndarray | None = None,
 ) -> np.ndarray:
     """Run the plan's rows in batches, longest first, the LM head only at the positions read;
     the pairs' summed log-probabilities, float64 (a pair of one entry: that token's). The
-    forward loop of every masked-LM score read at masks (spans, a text's every token)."""
+    forward loop of every masked-LM score read at masks (spans, a text's every token).
+    `terms` (float64, one per plan entry): filled with each entry's own log-probability,
+    the terms of the sums."""
     device = scorer.device
     order = np.argsort(plan.row, kind="stable")  # each row's entries together
     entry_row = np.asarray(plan.row)[order]
@@ -167,6 +186,8 @@ def run_plan(
             torch.as_tensor(at, device=device), torch.as_tensor(token[chosen], device=device)
         ]
         sums.index_add_(0, torch.as_tensor(pair[chosen], device=device), values.double())
+        if terms is not None:
+            terms[order[chosen]] = values.double().cpu().numpy()
 
     hook = scorer._mask_rows_hook()
     try:

@@ -28,7 +28,7 @@ import numpy as np
 
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.option_names import option
-from tacit.models.answers import SpanScores, VocabScores
+from tacit.models.answers import SpanScores, SpanTokens, VocabScores, span_token_grid
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model")
 
@@ -111,12 +111,19 @@ class ScoreCache:
         self.found = self.scored = 0
 
     def spans(
-        self, scoring: str, template: str, spans: list[str]
+        self, scoring: str, template: str, spans: list[str], *, tokens: bool = False
     ) -> tuple[str, dict[str, np.ndarray] | None]:
-        """(the entry's key, its arrays: `span`, `n_tokens`, maybe `sentence`) of a template
-        scored over these spans; None where it is not kept."""
+        """(the entry's key, its arrays: `span`, `n_tokens`, maybe `sentence`, and, where a run
+        asked for per-token scores, `token_text` and `token_logprob`: every span's tokens one
+        after another) of a template scored over these spans; None where it is not kept (with
+        `tokens`: not kept with its tokens)."""
         key = fingerprint(self.model, "spans", scoring, template, spans)
-        found = self.store.read(key, lambda v: len(v.get("span", ())) == len(spans))
+
+        def usable(arrays: dict[str, np.ndarray]) -> bool:
+            whole = len(arrays.get("span", ())) == len(spans)
+            return whole and (not tokens or "token_logprob" in arrays)
+
+        found = self.store.read(key, usable)
         self._count(found)
         return key, found
 
@@ -143,11 +150,14 @@ class ScoreCache:
         spans: list[str],
         scoring: str,
         score: Callable[[list[str]], SpanScores],
+        *,
+        tokens: bool = False,
     ) -> SpanScores:
         """SpanScores of distinct templates and spans, each template's row read here where it
         is kept; the rest scored in one call of `score` (their prefixes still shared) and
-        kept."""
-        found = [self.spans(scoring, template, spans) for template in templates]
+        kept. With `tokens` (SpanScores.tokens asked for), a row kept without its tokens is
+        scored again and kept with them; a row kept with them serves either kind of run."""
+        found = [self.spans(scoring, template, spans, tokens=tokens) for template in templates]
         missing = [n for n, (_, arrays) in enumerate(found) if arrays is None]
         rows: dict[int, dict[str, np.ndarray]] = {
             n: arrays for n, (_, arrays) in enumerate(found) if arrays is not None
@@ -160,17 +170,20 @@ class ScoreCache:
                 arrays = {"span": fresh.span[at], "n_tokens": fresh.n_tokens[at]}
                 if fresh.sentence is not None:
                     arrays["sentence"] = fresh.sentence[at]
+                if fresh.tokens is not None:
+                    arrays.update(_flat_tokens(fresh.tokens[at]))
                 self.keep(found[n][0], arrays)
                 rows[n] = arrays
         ordered = [rows[n] for n in range(len(templates))]
         sentence = (
             np.stack([row["sentence"] for row in ordered]) if "sentence" in ordered[0] else None
         )
+        n_tokens = np.stack([row["n_tokens"] for row in ordered])
+        grid = None
+        if tokens:
+            grid = span_token_grid([_row_tokens(row) for row in ordered])
         return SpanScores(
-            np.stack([row["span"] for row in ordered]),
-            np.stack([row["n_tokens"] for row in ordered]),
-            sentence,
-            work,
+            np.stack([row["span"] for row in ordered]), n_tokens, sentence, work, grid
         )
 
     def vocab_scores(
@@ -220,3 +233,24 @@ class ScoreCache:
 def _numpy(array: Any) -> np.ndarray:
     """A family's array (numpy, or a torch tensor on any device) as a numpy array."""
     return array.detach().cpu().numpy() if hasattr(array, "detach") else np.asarray(array)
+
+
+def _flat_tokens(row: np.ndarray) -> dict[str, np.ndarray]:
+    """A template's SpanTokens (one per span) as two flat arrays, span after span: their
+    counts are the entry's `n_tokens`."""
+    texts = [token for found in row for token in found.tokens]
+    values = [found.logprob for found in row]
+    return {
+        "token_text": np.asarray(texts, dtype=str),
+        "token_logprob": np.concatenate(values) if values else np.zeros(0),
+    }
+
+
+def _row_tokens(arrays: Mapping[str, np.ndarray]) -> list[SpanTokens]:
+    """A kept row's SpanTokens, cut from its flat arrays by `n_tokens`."""
+    bounds = np.cumsum([0, *np.asarray(arrays["n_tokens"]).tolist()])
+    texts, values = arrays["token_text"].tolist(), np.asarray(arrays["token_logprob"])
+    return [
+        SpanTokens(tuple(texts[a:b]), values[a:b].astype(np.float64))
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    ]

@@ -50,6 +50,7 @@ from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
+from tacit.models.answers import SpanTokens
 from tacit.models.base import SpanScores, VocabScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal import logsumexp_rows
@@ -241,9 +242,11 @@ class Seq2SeqScorer(HFScorer):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
         """Every (distinct) span's target decoded against every (distinct) template's encoder
-        input, scored as the module docstring says (`sentence`, `span`, `n_tokens`). The
+        input, scored as the module docstring says (`sentence`, `span`, `n_tokens`; with
+        `tokens`, the span's target tokens, the sentinels left out, and their terms). The
         decoder reads left to right whatever the `scoring`. `cache=False` runs the encoder
         again for every pair (the plain way, for comparison); the scores are the same."""
         n_t, n_s = len(templates), len(spans)
@@ -256,6 +259,8 @@ class Seq2SeqScorer(HFScorer):
         rows = [targets[s] for s in pair_s]
         sentence = np.zeros(n_t * n_s)
         span = np.zeros(n_t * n_s)
+        kept = np.empty(n_t * n_s, dtype=object) if tokens else None
+        names = [tuple(self.tokenizer.convert_ids_to_tokens(t[1:-1])) for t in targets] * tokens
         with (
             progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
             torch.inference_mode(),
@@ -265,6 +270,8 @@ class Seq2SeqScorer(HFScorer):
                 for at, i in enumerate(indices):
                     lp = result[at, : len(rows[i])].astype(np.float64)
                     sentence[i], span[i] = lp.sum(), lp[1:-1].sum()
+                    if kept is not None:
+                        kept[i] = SpanTokens(names[pair_s[i]], lp[1:-1])
         decoded = sum(len(t) for t in rows)  # the start token and every target token but the last
         n_tokens = np.array([len(t) - 2 for t in targets], dtype=np.int64)
         return SpanScores(
@@ -275,6 +282,7 @@ class Seq2SeqScorer(HFScorer):
                 "span_tokens": sum(len(e) for e in inputs) + decoded,
                 "span_tokens_naive": n_s * sum(len(e) for e in encoded) + decoded,
             },
+            tokens=None if kept is None else kept.reshape(n_t, n_s),
         )
 
     # --- vocabulary mode --------------------------------------------------------------------

@@ -117,6 +117,7 @@ class Candidates:
     sets: dict[str, CandidateSet] = field(default_factory=dict)
     scoring: str = "l2r"
     normalize: str = "sum"
+    token_scores: bool = False  # keep the listed candidates' per-token scores (tokens.csv)
 
     @classmethod
     def shared_vocabulary(
@@ -153,6 +154,7 @@ class Candidates:
             "candidates_sha256": {n: s.sha256 for n, s in self.sets.items()},
             "span_scoring": self.scoring,
             "normalize": self.normalize,
+            **token_scores_key(self.token_scores),
         }
 
     def files(self, *, named: bool = False) -> dict[str, str]:
@@ -175,9 +177,16 @@ class Candidates:
             "candidates": {name: s.record() for name, s in self.sets.items()},
             "span_scoring": self.scoring,
             "normalize": self.normalize,
+            **token_scores_key(self.token_scores),
             "span_work": span_work(models),
             "ties": record(),
         }
+
+
+def token_scores_key(token_scores: bool) -> dict[str, bool]:
+    """`token_scores` for a manifest or a resume key, where it is on (a run without it records
+    what it always did)."""
+    return {"token_scores": True} if token_scores else {}
 
 
 def span_work(models: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -295,9 +304,13 @@ class SpanRanker:
         scoring: str,
         normalize: str,
         baseline_of: Callable[[str], str],
+        tokens: bool = False,
     ) -> None:
         self.candidates, self.scoring, self.normalize = candidates, scoring, normalize
         self.baseline_of = baseline_of  # template -> its property-free form
+        self.tokens = tokens  # keep the candidates' per-token scores (SpanScores.tokens)
+        # template -> its candidates' SpanTokens, from the last call of `scores` (with tokens)
+        self.last_tokens: dict[str, np.ndarray] = {}
         self._baselines: dict[tuple[str, str], np.ndarray] = {}
         self._alone: dict[tuple[str, str, int], float] = {}
         # (model, template) -> the largest |log-probability| its scores were made of
@@ -312,8 +325,12 @@ class SpanRanker:
         the span rather than its whole sentence)."""
         spans = self.candidates.spans
         shown = bar if isinstance(bar, bool) else not bar.disable  # the run's bar: its own moves
-        raw = scorer.score_spans(templates, spans, scoring=self.scoring, progress=shown)
+        raw = scorer.score_spans(
+            templates, spans, scoring=self.scoring, progress=shown, tokens=self.tokens
+        )
         self._count(raw)
+        if raw.tokens is not None:
+            self.last_tokens = dict(zip(templates, raw.tokens))
         if not isinstance(bar, bool):
             bar.update(len(templates))  # the run's bar counts prompt texts
         baselines = None
@@ -330,6 +347,22 @@ class SpanRanker:
         largest = magnitude.max(axis=1).tolist()
         self.scale.update({(scorer.name, t): m for t, m in zip(templates, largest)})
         return self._normalised(raw, baselines), self.normalize == "sum" and raw.sentence is None
+
+    def token_cells(
+        self, templates: Sequence[str], positions: Sequence[Sequence[int]]
+    ) -> list[str]:
+        """For each row (its template, scored by the last call of `scores`, and the positions
+        of the candidates it lists), the JSON of those candidates' tokens (token_cell); empty
+        where no tokens were asked for."""
+        from tacit.probes.token_rows import token_cell
+
+        if not self.tokens:
+            return [""] * len(templates)
+        spans = self.candidates.spans
+        return [
+            token_cell([spans[p] for p in chosen], [self.last_tokens[template][p] for p in chosen])
+            for template, chosen in zip(templates, positions)
+        ]
 
     def _normalised(self, raw: SpanScores, baselines: np.ndarray | None) -> np.ndarray:
         """The scores spans are ranked by (`--normalize`), from their log-probabilities and

@@ -134,7 +134,15 @@ NORMALIZE = Param(
     help="What candidate spans are ranked by: their log-probability (`sum`), per token "
     "(`mean`), or against the prompt without its properties (`pmi`).",
 )
-SPAN_PARAMS = (SPAN_SCORING, NORMALIZE)
+TOKEN_SCORES = Param(
+    "token_scores",
+    False,
+    kind="bool",
+    help="Keep the per-token log-probabilities of the candidates each row lists (an item's "
+    "every candidate; a prompt's target or gold answers and its top 5) in tokens.csv: one row "
+    "per token, in nats and bits, as `probe surprisal` writes them. Scored in the same pass.",
+)
+SPAN_PARAMS = (SPAN_SCORING, NORMALIZE, TOKEN_SCORES)
 
 
 def load_norms(values: NormsChoice) -> NormSet:
@@ -182,7 +190,7 @@ def refuse_span_options(
 ) -> None:
     """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
     no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
-    given = [param.flag for param in params if getattr(values, param.name) != param.default]
+    given = [option(p.flag) for p in params if getattr(values, p.name) != p.default]
     if candidates == "vocab" and given:
         raise TacitError(
             f"{', '.join(given)}: for candidate spans only: add {option('--candidates')} {spans} "

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from tacit.core.blank import filled
+from tacit.models.answers import SpanTokens
 from tacit.models.base import Scorer, SpanScores, progress_bar
 from tacit.models.server.client import Client
 from tacit.models.server.connect import Served, connect, sentence_logprobs
@@ -113,9 +114,11 @@ class ServerScorer(Scorer):
         scoring: str,
         progress: bool | tqdm,
         cache: bool,
+        tokens: bool = False,
     ) -> SpanScores:
         """Every span in every template's blank (distinct both), each sentence sent once: a
-        causal LM reads left to right whatever the `scoring`; `cache` is the server's."""
+        causal LM reads left to right whatever the `scoring`; `cache` is the server's. With
+        `tokens`, the span's tokens as the echo writes them, and their terms."""
         pairs = [filled(t, s) for t in templates for s in spans]
         shape = (len(templates), len(spans))
         with progress_bar(progress, len(pairs), f"scoring spans {self.name}", "sentence") as bar:
@@ -123,18 +126,24 @@ class ServerScorer(Scorer):
         skip = len(self.served.start)
         sentence, span = np.zeros(len(pairs)), np.zeros(len(pairs))
         n_tokens = np.zeros(len(pairs), dtype=np.int64)
+        kept = np.empty(len(pairs), dtype=object) if tokens else None
         for n, ((_, first, last), echo) in enumerate(zip(pairs, read)):
             values = np.asarray(sentence_logprobs(echo, self.served.start, self.where))
-            bounds = echo.bounds[echo.bounds[:, 0] >= skip] - skip
+            own = echo.bounds[:, 0] >= skip
+            bounds = echo.bounds[own] - skip
             inside = (bounds[:, 0] < last) & (bounds[:, 1] > first) & (last > first)
             sentence[n], span[n], n_tokens[n] = values.sum(), values[inside].sum(), inside.sum()
+            if kept is not None:
+                texts = np.asarray(echo.tokens, dtype=object)[own][inside]
+                kept[n] = SpanTokens(tuple(texts.tolist()), values[inside].astype(np.float64))
         # the tokens the server ran: each sentence whole, with its start token
-        tokens = int(sum(len(e.tokens) + len(e.added) for e in read))
+        ran = int(sum(len(e.tokens) + len(e.added) for e in read))
         return SpanScores(
             span=span.reshape(shape),
             n_tokens=n_tokens.reshape(shape),
             sentence=sentence.reshape(shape),
-            work={"span_tokens": tokens, "span_tokens_naive": tokens},
+            work={"span_tokens": ran, "span_tokens_naive": ran},
+            tokens=None if kept is None else kept.reshape(shape),
         )
 
     def _words_in_place(

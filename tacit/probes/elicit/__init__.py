@@ -54,6 +54,7 @@ class ElicitProbe(Probe[ElicitOptions]):
     extra_tables = {
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
+        "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
     }
     primary = Metric(
         "map_vocab",
@@ -218,10 +219,17 @@ class ElicitProbe(Probe[ElicitOptions]):
             sets=dict(sets),
             scoring=values.span_scoring,
             normalize=values.normalize,
+            token_scores=values.token_scores,
         )
         free = concept_free(prompts, templates) if candidates.normalize == "pmi" else {}
         rankers = {
-            r: SpanRanker(sets[r], candidates.scoring, candidates.normalize, free.__getitem__)
+            r: SpanRanker(
+                sets[r],
+                candidates.scoring,
+                candidates.normalize,
+                free.__getitem__,
+                candidates.token_scores,
+            )
             for r in relations
         }
 
@@ -253,10 +261,14 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.shared_options import norms_record
+        from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
         relations, spans = state.relations, candidates.vocabulary is None
+        tokens = None
+        if candidates.token_scores:
+            rows, tokens = token_table(rows, ["prompt"])
         per_model = state.prompts
         questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
         counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
@@ -295,6 +307,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
+        if tokens is not None:
+            extra[TOKENS_TABLE] = tokens
         return Outcome(
             rows,
             summary,

@@ -15,6 +15,7 @@ from tacit.probes.shared_options import (
     NORMS_COLUMNS,
     NORMS_FORMAT,
     SPAN_SCORING,
+    TOKEN_SCORES,
 )
 from tacit.templates import TEMPLATES
 
@@ -70,4 +71,5 @@ class ElicitOptions(Options):
     candidates: str | Path = CANDIDATES.field()
     span_scoring: SpanScoring = SPAN_SCORING.field()
     normalize: Normalize = NORMALIZE.field()
+    token_scores: bool = TOKEN_SCORES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()

@@ -27,6 +27,7 @@ from tacit.probes.paraphrase import (
     item_numbers,
     paraphrased,
 )
+from tacit.probes.token_rows import TOKENS_COLUMN
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -170,7 +171,11 @@ def score_span_elicitation(
         golds = [[index[s] for s, _ in parse_span_gold(g)] for g in group["gold"]]
         members = [[(ranker, p)] for p in group["prompt"]]
         per_row = settle_spans(scorer, members, per_row, golds, TOP, ranker)
-        parts.append(_span_table(group, per_row, ranker.candidates.spans, answering[relation]))
+        part = _span_table(group, per_row, ranker.candidates.spans, answering[relation])
+        if ranker.tokens:
+            listed = [[*g, *top] for g, top in zip(golds, best_positions(per_row, TOP).tolist())]
+            part[TOKENS_COLUMN] = ranker.token_cells(list(group["prompt"]), listed)
+        parts.append(part)
         if paraphrased(rows):
             items, mean = group_mean(per_row, group[ITEM].to_numpy())
             frame = ensemble_frame(group, offset).loc[offset + items]

@@ -42,18 +42,20 @@ class ItemsProbe(Probe[ItemsOptions]):
     Every candidate is scored as a span in the blank (masked or causal models; --span-scoring,
     --normalize as for --candidates) and each item's answers are ranked among its candidates.
     Writes prompts.csv (every candidate's score and rank), summary.csv (accuracy, MRR and P@k per
-    group and overall, with bootstrap intervals over items) and manifest.json."""
+    group and overall, with bootstrap intervals over items) and manifest.json; with
+    --token-scores, tokens.csv (every candidate's tokens and their log-probabilities)."""
     options = ItemsOptions
     primary = Metric("accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items")
     metrics = (Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_items"),)
     sample_columns = ("text", "answer")
     keys = ("model", "group")
+    extra_tables = {"tokens.csv": "Each candidate's tokens and their log-probabilities"}
     run_options = frozenset({"seed", "resume"})
 
     def plan(self, models: Sequence[str | Scorer], values: ItemsOptions, run: RunOptions) -> Plan:
         from tacit.core.hub_files import local_file
         from tacit.probes.base import Scored
-        from tacit.probes.candidates import SPAN_NEEDS, unreadable_spans
+        from tacit.probes.candidates import SPAN_NEEDS, token_scores_key, unreadable_spans
         from tacit.probes.items.reading import read_items, refuse_unreadable
         from tacit.probes.items.scoring import score_items
 
@@ -63,14 +65,19 @@ class ItemsProbe(Probe[ItemsOptions]):
         items, sha256 = read_items(path, name=str(values.items))
         tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
         refuse_unreadable(values.items, items, problems)
-        scoring, normalize = values.span_scoring, values.normalize
+        scoring, normalize, tokens = values.span_scoring, values.normalize, values.token_scores
 
         def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table, counts = score_items(rows, scorer, scoring, normalize, bar)
+            table, counts = score_items(rows, scorer, scoring, normalize, bar, tokens)
             return Scored(table, counts)
 
         work = Work(items, "id", score, SPAN_NEEDS, unit="item")
-        resume = {"items_sha256": sha256, "span_scoring": scoring, "normalize": normalize}
+        resume = {
+            "items_sha256": sha256,
+            "span_scoring": scoring,
+            "normalize": normalize,
+            **token_scores_key(tokens),
+        }
         return Plan(
             work,
             values,
@@ -83,9 +90,10 @@ class ItemsProbe(Probe[ItemsOptions]):
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.models.ties import record as tie_record
-        from tacit.probes.candidates import span_work
+        from tacit.probes.candidates import span_work, token_scores_key
         from tacit.probes.items.scoring import items_report, summarize_items
         from tacit.probes.run_notes import run_notes
+        from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
         values = plan.values
@@ -112,16 +120,20 @@ class ItemsProbe(Probe[ItemsOptions]):
             },
             "span_scoring": values.span_scoring,
             "normalize": values.normalize,
+            **token_scores_key(values.token_scores),
             "span_work": span_work(manifest["models"]),
             "ties": tie_record(),
         }
+        extra = {}
+        if values.token_scores:
+            rows, extra[TOKENS_TABLE] = token_table(rows, ["id"])
         summary = summarize_items(rows, k, seed=run.seed)
         text = items_report(summary, k)
         text += (
             f"\n{len(items)} items, {len(state.items)} candidates; scored "
             f"{values.span_scoring}, normalised {values.normalize}"
         )
-        return Outcome(rows, summary, text, run_notes(manifest), added)
+        return Outcome(rows, summary, text, run_notes(manifest), added, extra)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every item together (group `all`) first, one row per model; then each group."""

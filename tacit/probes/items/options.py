@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param
-from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING
+from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring
@@ -39,3 +39,4 @@ class ItemsOptions(Options):
     k: int = K.field()
     span_scoring: SpanScoring = SPAN_SCORING.field()
     normalize: Normalize = NORMALIZE.field()
+    token_scores: bool = TOKEN_SCORES.field()

@@ -23,6 +23,7 @@ from tacit.probes.candidates import (
     take_counts,
 )
 from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
+from tacit.probes.token_rows import TOKENS_COLUMN
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -33,12 +34,18 @@ ROW_COLUMNS = ["model", *ITEM_COLUMNS, "score", "rank"]
 
 
 def score_items(
-    rows: pd.DataFrame, scorer: Scorer, scoring: str, normalize: str, bar: tqdm | bool
+    rows: pd.DataFrame,
+    scorer: Scorer,
+    scoring: str,
+    normalize: str,
+    bar: tqdm | bool,
+    tokens: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Each candidate's score in its item's blank (what candidates are ranked by, see
     `--normalize`) and its rank among the item's candidates (1 + those scored higher, or as
     high and listed earlier; near ties settled on the spans scored alone: tacit.models.ties);
-    items with the same candidates are scored together. Also the work the scoring ran."""
+    items with the same candidates are scored together. Also the work the scoring ran. With
+    `tokens`, each row carries its candidate's per-token scores (tacit.probes.token_rows)."""
     first = rows.drop_duplicates("id")
     candidates = rows.groupby("id", sort=False)["candidate"].agg(tuple)
     by_set: dict[tuple[str, ...], list[str]] = {}
@@ -46,12 +53,18 @@ def score_items(
         by_set.setdefault(spans, []).append(str(item))
     text_of = dict(zip(first["id"], first["text"]))
     score_of: dict[tuple[str, str], tuple[float, int]] = {}
+    cell_of: dict[tuple[str, str], str] = {}
     rankers = []
     for spans, items in by_set.items():
-        ranker = SpanRanker(CandidateSet("items", list(spans)), scoring, normalize, span_alone)
+        chosen = CandidateSet("items", list(spans))
+        ranker = SpanRanker(chosen, scoring, normalize, span_alone, tokens)
         rankers.append(ranker)
         texts = [text_of[i] for i in items]
         scores, _ = ranker.scores(scorer, texts, bar)
+        if tokens:
+            for item, text in zip(items, texts):
+                cells = ranker.token_cells([text] * len(spans), [[s] for s in range(len(spans))])
+                cell_of.update({(item, span): cell for span, cell in zip(spans, cells)})
         every = [list(range(len(spans)))] * len(items)  # each candidate's rank is printed
         members = [[(ranker, text)] for text in texts]
         scores = settle_spans(scorer, members, scores, every, 0, ranker)
@@ -68,7 +81,9 @@ def score_items(
     scored = [score_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
     table["score"] = [score for score, _ in scored]
     table["rank"] = [rank for _, rank in scored]
-    return table[ROW_COLUMNS], take_counts(rankers)
+    if tokens:
+        table[TOKENS_COLUMN] = [cell_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
+    return table[ROW_COLUMNS + ([TOKENS_COLUMN] if tokens else [])], take_counts(rankers)
 
 
 def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:

@@ -89,7 +89,10 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     dropped.csv to the run directory and prints MRR and mean target probability by number of
     properties."""
     options = RetrieveOptions
-    extra_tables = {"dropped.csv": "Concepts left out, and why"}
+    extra_tables = {
+        "dropped.csv": "Concepts left out, and why",
+        "tokens.csv": "The target and top candidates' tokens and their log-probabilities",
+    }
     primary = Metric(
         "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
     )
@@ -230,11 +233,15 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
         from tacit.probes.shared_options import norms_record
+        from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
         values = plan.values
         candidates = state.candidates
         spans = candidates.vocabulary is None
+        extra = {"dropped": state.prompt_set.dropped}
+        if candidates.token_scores:
+            rows, extra[TOKENS_TABLE] = token_table(rows, ["prompt"])
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {
             "max_props": values.max_props,
@@ -271,7 +278,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             text,
             notes,
             added,
-            {"dropped": state.prompt_set.dropped},
+            extra,
             files,
             vocab=candidates.vocabulary,
         )

@@ -16,6 +16,7 @@ from tacit.probes.shared_options import (
     NORMS_COLUMNS,
     NORMS_FORMAT,
     SPAN_SCORING,
+    TOKEN_SCORES,
 )
 from tacit.templates import TEMPLATES
 
@@ -95,5 +96,6 @@ class RetrieveOptions(Options):
     candidates: str | Path = CANDIDATES.field()
     span_scoring: SpanScoring = SPAN_SCORING.field()
     normalize: Normalize = NORMALIZE.field()
+    token_scores: bool = TOKEN_SCORES.field()
     articles: str | Path | Mapping[str, str] | None = ARTICLES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()

@@ -38,6 +38,7 @@ from tacit.probes.paraphrase import (
     paraphrased,
 )
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
+from tacit.probes.token_rows import TOKENS_COLUMN
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -107,6 +108,12 @@ def score_span_prompts(
     counted = sets.rankers[first]
     per_row = settle_spans(scorer, members, per_row, targets[:, None].tolist(), TOP, counted)
     tables = [_span_table(rows, per_row, sets, set_of_row, targets, is_probability)]
+    if sets.rankers[first].tokens:
+        listed = [[t, *top] for t, top in zip(targets, best_positions(per_row, TOP).tolist())]
+        tables[0][TOKENS_COLUMN] = [
+            sets.rankers[name].token_cells([prompt], [chosen])[0]
+            for name, prompt, chosen in zip(set_of_row, rows["prompt"], listed)
+        ]
     if paraphrased(rows):
         items, mean = group_mean(per_row, rows[ITEM].to_numpy())
         ensemble = ensemble_frame(rows, offset).loc[offset + items]

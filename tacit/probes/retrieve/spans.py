@@ -114,9 +114,12 @@ def span_sets(
         sets=sets,
         scoring=values.span_scoring,
         normalize=values.normalize,
+        token_scores=values.token_scores,
     )
     rankers = {
-        name: SpanRanker(chosen, candidates.scoring, candidates.normalize, span_alone)
+        name: SpanRanker(
+            chosen, candidates.scoring, candidates.normalize, span_alone, values.token_scores
+        )
         for name, chosen in sets.items()
     }
     span_of = {names[form]: phrase[form] for form in distinct}

@@ -5,7 +5,6 @@ surprisal in bits per token and the perplexity."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +13,7 @@ import pandas as pd
 from tacit.core.display import Table
 from tacit.core.labels import short_labels
 from tacit.probes.surprisal.words import word_of_tokens, word_spans
+from tacit.probes.token_rows import LN2, SCORE_COLUMNS, with_surprisal
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -21,11 +21,9 @@ if TYPE_CHECKING:
     from tacit.models.answers import TokenScores
     from tacit.models.base import Scorer
 
-LN2 = math.log(2)
 OVERALL = "all"  # the summary's row over every text
 TOKEN_COLUMNS = ["model", "text_id", "text", "index", "token", "start", "end"]
 WORD_COLUMNS = ["model", "text_id", "text", "index", "word", "start", "end", "n_tokens"]
-SCORE_COLUMNS = ["logprob", "surprisal_nats", "surprisal_bits"]
 FEW_TEXTS = 10  # a run of at most this many texts prints each one's row
 
 
@@ -73,9 +71,7 @@ def score_texts(
         )
     table = pd.concat(parts) if parts else pd.DataFrame(columns=["text_id", "text", "index"])
     table.insert(0, "model", scorer.name)
-    table["logprob"] = table["logprob"].astype(float)
-    table["surprisal_nats"] = -table["logprob"]
-    table["surprisal_bits"] = table["surprisal_nats"] / LN2
+    table = with_surprisal(table)
     unknown = getattr(scorer.tokenizer, "unk_token", None)
     found = sum(s.tokens.count(unknown) for s in scores.values()) if unknown else 0
     return table[(TOKEN_COLUMNS if by == "token" else WORD_COLUMNS) + SCORE_COLUMNS], {
