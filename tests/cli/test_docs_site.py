@@ -6,10 +6,15 @@ A doctest written as prose there renders as a paragraph, and its output line can
 cross-reference (`[f(v) for v in x]` then `['a', 'b']` on the next line is Markdown's
 `[text][id]`): the strict build fails on it. So every docstring is checked here the way the
 site reads it, and `.ci/docs`, the strict build CI runs, is shown failing on a planted warning.
+griffe reads the package from its source, with mkdocs.yml's extensions (the functions tacit.api
+makes at import are inspected: docs/made_at_import.py), so the site builds in an environment
+that has the docs toolchain and not tacit's runtime, as `.ci/docs-newest` builds it.
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
 import logging
 import os
 import re
@@ -21,13 +26,17 @@ import pytest
 import yaml
 from support import REPO
 
+from tacit.core.manifest import DISTRIBUTION
+
 griffe = pytest.importorskip("griffe", reason="the docs extra is not installed")
 markdown = pytest.importorskip("markdown", reason="the docs extra is not installed")
 autorefs = pytest.importorskip("mkdocs_autorefs", reason="the docs extra is not installed")
 
 CONFIG = yaml.safe_load((REPO / "mkdocs.yml").read_text())
 (MKDOCSTRINGS,) = [p["mkdocstrings"] for p in CONFIG["plugins"] if isinstance(p, dict)]
-STYLE = MKDOCSTRINGS["handlers"]["python"]["options"]["docstring_style"]
+OPTIONS = MKDOCSTRINGS["handlers"]["python"]["options"]
+STYLE = OPTIONS["docstring_style"]
+EXTENSIONS = [str(REPO / path) for path in OPTIONS["extensions"]]  # griffe's, by file path
 FENCED = re.compile(r"^\s*```.*?^\s*```", re.S | re.M)
 
 PROSE = '''"""A module whose example is prose."""
@@ -44,6 +53,14 @@ def format_number(value: float) -> str:
 EXAMPLES = PROSE.replace("    >>>", "    Examples:\n        >>>").replace(
     "    ['0.0572'", "        ['0.0572'"
 )
+
+
+def site_load(package: str, search_path: Path):
+    """The package as the site reads it: statically, with mkdocs.yml's griffe extensions."""
+    extensions = griffe.load_extensions(*EXTENSIONS)
+    return griffe.load(
+        package, search_paths=[str(search_path)], docstring_parser=STYLE, extensions=extensions
+    )
 
 
 def site_markdown() -> markdown.Markdown:
@@ -96,7 +113,7 @@ def docstring_problems(package: str, search_path: Path) -> tuple[list[str], int]
     handler = Collect()
     logging.getLogger("griffe").addHandler(handler)
     try:
-        loaded = griffe.load(package, search_paths=[str(search_path)], docstring_parser=STYLE)
+        loaded = site_load(package, search_path)
     finally:
         logging.getLogger("griffe").removeHandler(handler)
     md = site_markdown()
@@ -150,12 +167,23 @@ def test_every_docstring_renders_without_a_warning():
 
 
 def test_the_reference_names_real_objects():
-    loaded = griffe.load("tacit", search_paths=[str(REPO)], docstring_parser=STYLE)
+    loaded = site_load("tacit", REPO)
     reference = (REPO / "docs" / "reference" / "api.md").read_text()
     paths = re.findall(r"^::: ([\w.]+)", reference, re.M)
     assert len(paths) > 20
     for path in paths:
         assert loaded.modules_collection.get_member(path) is not None, path
+
+
+def test_the_probe_functions_are_read_as_made_at_import():
+    """Their source is `retrieve = probe_function("retrieve")`: the site shows the function
+    made from the probe's declaration, with its signature and docstring."""
+    from tacit.api import retrieve
+
+    documented = site_load("tacit", REPO)["api.retrieve"]
+    assert documented.is_function
+    assert [p.name for p in documented.parameters] == list(inspect.signature(retrieve).parameters)
+    assert documented.docstring.value == inspect.cleandoc(retrieve.__doc__)
 
 
 def test_a_doctest_written_as_prose_is_caught(tmp_path):
@@ -173,27 +201,60 @@ def test_a_doctest_written_as_prose_is_caught(tmp_path):
 def one_page_site(root: Path, module: str) -> Path:
     """A site of one page rendering `module`'s format_number with the project's theme, Markdown
     extensions and mkdocstrings options (mkdocs.yml's, less its pages and hooks and its own
-    `strict`, so that only the command line makes the build strict): its config file."""
+    `strict`, so that only the command line makes the build strict; griffe's extensions found
+    where mkdocs.yml has them): its config file."""
     (root / "planted").mkdir(parents=True)
     (root / "planted" / "__init__.py").write_text(module)
     (root / "docs").mkdir()
     (root / "docs" / "index.md").write_text("# Planted\n\n::: planted.format_number\n")
-    config = {k: v for k, v in CONFIG.items() if k not in ("hooks", "strict", "nav")}
+    config = copy.deepcopy({k: v for k, v in CONFIG.items() if k not in ("hooks", "strict", "nav")})
+    (plugin,) = [p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict)]
+    plugin["handlers"]["python"]["options"]["extensions"] = EXTENSIONS
     config["nav"] = [{"Home": "index.md"}]
     (root / "mkdocs.yml").write_text(yaml.safe_dump(config))
     return root / "mkdocs.yml"
 
 
-def ci_docs(config: Path) -> subprocess.CompletedProcess:
-    """`.ci/docs` as CI runs it, with this environment's mkdocs."""
+def ci_docs(config: Path, **env: str) -> subprocess.CompletedProcess:
+    """`.ci/docs` as CI runs it, with this environment's mkdocs (and `env` set)."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return subprocess.run(
         ["bash", str(REPO / ".ci" / "docs"), str(config)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PATH": path},
+        env={**os.environ, "PATH": path, **env},
         timeout=600,
     )
+
+
+def runtime_modules() -> set[str]:
+    """The top-level modules of tacit's own requirements (torch, numpy, pandas, ...; not its
+    extras), which an environment with only the docs toolchain lacks."""
+    from importlib.metadata import packages_distributions, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    needed = {Requirement(r) for r in requires(DISTRIBUTION) or []}
+    names = {canonicalize_name(r.name) for r in needed if r.marker is None}
+    return {
+        module
+        for module, distributions in packages_distributions().items()
+        if module.isidentifier() and any(canonicalize_name(d) in names for d in distributions)
+    }
+
+
+@pytest.mark.slow
+def test_the_site_builds_without_tacits_runtime(tmp_path):
+    """`.ci/docs-newest` builds the site with the docs toolchain alone: here each of tacit's
+    requirements fails to import, and the strict build still passes (it imports tacit.api and
+    tacit's own modules, which load none of them)."""
+    blocked = runtime_modules()
+    assert {"torch", "numpy", "pandas", "transformers"} <= blocked
+    for module in blocked:
+        (tmp_path / f"{module}.py").write_text(f"raise ImportError('{module} is blocked')\n")
+    build = ci_docs(REPO / "mkdocs.yml", PYTHONPATH=str(tmp_path))
+    assert build.returncode == 0, build.stdout + build.stderr
 
 
 @pytest.mark.slow
