@@ -25,6 +25,7 @@ SKIPS_CI_ALLOWS = (
     "lm-evaluation-harness is not installed",
     "wandb is not installed",
     "mlflow is not installed",
+    "llama-cpp-python is not installed",  # it builds from source: slow (tests/real)
     "(or all) runs it",  # real checkpoints beyond SmolLM2: CI's time budget (tests/real)
 )
 _unexpected: list[str] = []

@@ -5,7 +5,8 @@ vLLM's, `/openapi.json` with its own title.
 
 It can be made to misbehave: `faults` (a queue, one taken per completion request: `429`,
 `500`, `drop` (the connection closed without an answer), `sleep:SECONDS` (an answer later than
-the client waits)); `fail_after` (every completion request after that many answers 500, until
+the client waits), `idle-close` (an answer, then the connection closed without saying so, as
+a server closes a kept connection that stayed idle)); `fail_after` (every completion request after that many answers 500, until
 set back to None); `own_position` (prompt log-probabilities read at each token's own position,
 as llama-cpp-python 0.3's echo does); `batching=False` (one prompt a request, as
 llama-cpp-python's server); `add_bos` (its tokenizer puts BOS before every prompt, as Llama's
@@ -228,6 +229,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        if fault == "idle-close":
+            self.close_connection = True  # after this answer, with no `Connection: close`
         if fault is not None and fault.startswith("sleep:"):
             time.sleep(float(fault.partition(":")[2]))
         elif fault in ("429", "500"):

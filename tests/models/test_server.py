@@ -9,6 +9,7 @@ resumed."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,24 @@ def test_passing_faults_are_retried(tiny_gpt2, in_process):
         assert not server.faults
     assert_same_spans(scores, in_process.score_spans(TEMPLATES, SPANS, progress=False))
     assert scorer.record()["server"]["retries_made"] == 4
+
+
+def test_a_kept_connection_the_server_closed_is_opened_again_without_a_retry(tiny_gpt2):
+    """llama-cpp-python's server (uvicorn) closes a connection idle for 5 s, longer than a
+    retry's first backoffs. The next request goes on a new connection: no retry is used up
+    (retries=0 here)."""
+    with TestServer(tiny_gpt2) as server:
+        scorer = load_scorer(
+            server.spec(start_token="<|endoftext|>", retries=0, concurrency=1), QUIET
+        )
+        body = {"model": "tiny", "prompt": "A bear has fur.", "echo": True, "logprobs": 1}
+        server.faults.extend(["idle-close", "idle-close"])
+        for _ in range(3):
+            answer = scorer.client.post("/completions", {**body, "max_tokens": 1})
+            assert answer["choices"][0]["logprobs"]["tokens"]
+            time.sleep(0.2)  # the server closes the connection meanwhile
+        assert not server.faults
+    assert scorer.record()["server"]["retries_made"] == 0
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import threading
 import time
@@ -139,8 +140,12 @@ class Client:
     def _send(
         self, method: str, path: str, data: bytes | None
     ) -> tuple[int, str, http.client.HTTPMessage, str]:
-        """One request on this thread's connection (opened again after any failure)."""
+        """One request on this thread's connection (opened again after any failure, and
+        where the server has closed it since: see `closed_by_server`)."""
         connection = getattr(self._local, "connection", None)
+        if connection is not None and closed_by_server(connection):
+            connection.close()
+            connection = None
         if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
             connection = kind(self._host, self._port, timeout=self.timeout)
@@ -226,6 +231,22 @@ class Client:
                     future.cancel()
                 raise
         return results
+
+
+def closed_by_server(connection: http.client.HTTPConnection) -> bool:
+    """Has the server closed this kept connection while it was idle (uvicorn, behind
+    llama-cpp-python's server, closes one after 5 s: a retry's backoff is longer)? Between
+    requests the server sends nothing, so a socket with something to read has been closed by
+    it (urllib3 checks its pooled connections the same way). A request on it would fail
+    before any answer, and be counted as a retry."""
+    sock = connection.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):  # closed on our side already
+        return True
+    return bool(readable)
 
 
 def detail(text: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.models.server.client import Client, ServerError
-from tacit.models.server.echo import Echo, echoes, next_tokens
+from tacit.models.server.echo import Echo, UnreadEcho, echoes, next_tokens
 
 CHECK_SENTENCE = "Everyone knows that a bear has fur."
 CHECK_TOP = 5  # next tokens compared per position (OpenAI's legacy API allows up to 5)
@@ -132,7 +132,15 @@ def start_text(
             )
         return "", {"text": own, "added_by": "server"}
     text = chosen_start(start_token, tokenizer, where)
-    echo = echoes(client, name, [text + CHECK_SENTENCE], per)[0]
+    try:
+        echo = echoes(client, name, [text + CHECK_SENTENCE], per)[0]
+    except UnreadEcho:
+        raise TacitError(
+            f"{where} leaves the start token {text!r} out of its echo of a prompt that begins "
+            "with it (llama-cpp-python 0.3 drops special tokens there): tacit cannot tell how "
+            "it read it; give start_token= an ordinary token of its vocabulary, or serve the "
+            "model with an engine that echoes every prompt token (vLLM, llama.cpp's server)"
+        ) from None
     if echo.added or not echo.tokens or echo.tokens[0] != text:
         read = [*echo.added, *echo.tokens[:3]]
         raise TacitError(

@@ -23,6 +23,10 @@ from tacit.core.errors import TacitError, shorten
 from tacit.models.server.client import Client
 
 
+class UnreadEcho(TacitError):
+    """A server's echoed tokens that do not spell the prompt (see read_echo)."""
+
+
 @dataclass(frozen=True)
 class Echo:
     """One prompt as the server read it: its tokens' texts, each token's characters [start,
@@ -60,7 +64,7 @@ def read_echo(choice: Mapping[str, Any], text: str, where: str) -> Echo:
         None,
     )
     if first is None:
-        raise TacitError(
+        raise UnreadEcho(
             f"{where}: the server's tokens of {shorten(repr(text))} read back as "
             f"{shorten(repr(joined))}: tacit cannot tell which tokens are the prompt's"
         )
