@@ -75,18 +75,25 @@ def interval(row: pd.Series, name: str, ci: str | None = None) -> str:
     return f"{row[name]:.3f} [{low:.3f}, {high:.3f}]"
 
 
+def sample(args: argparse.Namespace) -> dict:
+    """What every run shares: the norms, the seeded sample of concepts, the threads."""
+    return {
+        "norms": args.norms,
+        "limit": args.concepts,
+        "limit_by": "random",
+        "seed": args.seed,
+        "threads": args.threads,
+        "progress": False,
+    }
+
+
 def elicit(label: str, kind: str, model: str, args: argparse.Namespace) -> list[dict]:
     """One model's elicitation rows: a row per relation, with its chance level."""
     result = tacit.elicit(
         [model],
         relations=RELATIONS,
         candidates="answers",
-        norms=args.norms,
-        limit=args.concepts,
-        limit_by="random",
-        seed=args.seed,
-        threads=args.threads,
-        progress=False,
+        **sample(args),
     )
     summary = result.summary.set_index("relation")
     prompts = result.prompts
@@ -125,12 +132,7 @@ def retrieve(label: str, kind: str, model: str, args: argparse.Namespace) -> lis
         candidates="concepts",
         templates="paraphrases",
         max_props=args.max_props,
-        norms=args.norms,
-        limit=args.concepts,
-        limit_by="random",
-        seed=args.seed,
-        threads=args.threads,
-        progress=False,
+        **sample(args),
     )
     summary = result.summary
     n = int(result.prompts["n_candidates"].iloc[0])

@@ -113,6 +113,16 @@ class SpanTokens:
     logprob: np.ndarray
 
 
+def cut_tokens(texts: Sequence[str], values: np.ndarray, counts: Sequence[int]) -> list[SpanTokens]:
+    """Spans' tokens kept one span after another, flat, cut back into one SpanTokens a span
+    (`counts`: each span's number of tokens)."""
+    bounds = np.cumsum([0, *counts]).tolist()
+    return [
+        SpanTokens(tuple(texts[a:b]), np.asarray(values[a:b], dtype=np.float64))
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
+
+
 def span_token_grid(rows: Sequence[Sequence[SpanTokens]]) -> np.ndarray:
     """SpanTokens of [templates x spans] as SpanScores.tokens holds them (an object array)."""
     grid = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
-from tacit.models.answers import SpanTokens, span_token_grid
+from tacit.models.answers import cut_tokens, span_token_grid
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 
@@ -142,8 +142,7 @@ def score_spans(
     grid = None
     if terms is not None:  # a pair's entries are its span's tokens, in order, one after another
         names = scorer.tokenizer.convert_ids_to_tokens(plan.token)
-        bounds = np.cumsum([0, *plan.n_tokens]).tolist()
-        found = [SpanTokens(tuple(names[a:b]), terms[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        found = cut_tokens(names, terms, plan.n_tokens)
         grid = span_token_grid(
             [found[t * len(spans) : (t + 1) * len(spans)] for t in range(len(templates))]
         )

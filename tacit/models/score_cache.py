@@ -28,7 +28,13 @@ import numpy as np
 
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.option_names import option
-from tacit.models.answers import SpanScores, SpanTokens, VocabScores, span_token_grid
+from tacit.models.answers import (
+    SpanScores,
+    SpanTokens,
+    VocabScores,
+    cut_tokens,
+    span_token_grid,
+)
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model")
 
@@ -248,9 +254,5 @@ def _flat_tokens(row: np.ndarray) -> dict[str, np.ndarray]:
 
 def _row_tokens(arrays: Mapping[str, np.ndarray]) -> list[SpanTokens]:
     """A kept row's SpanTokens, cut from its flat arrays by `n_tokens`."""
-    bounds = np.cumsum([0, *np.asarray(arrays["n_tokens"]).tolist()])
-    texts, values = arrays["token_text"].tolist(), np.asarray(arrays["token_logprob"])
-    return [
-        SpanTokens(tuple(texts[a:b]), values[a:b].astype(np.float64))
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
-    ]
+    counts = np.asarray(arrays["n_tokens"]).tolist()
+    return cut_tokens(arrays["token_text"].tolist(), arrays["token_logprob"], counts)
