@@ -28,7 +28,19 @@ GOLDEN = Path(__file__).parent / "golden"
 FIGURE = "a PNG figure: its presence is pinned, not its pixels (they follow matplotlib)\n"
 UPDATE = os.environ.get("TACIT_UPDATE_GOLDEN") == "1"
 # manifest keys whose values do not depend on the machine, the time or temporary paths
-STABLE_MANIFEST_KEYS = ("probe", "counts", "options", "dtype", "batch_size", "seed", "suite")
+STABLE_MANIFEST_KEYS = (
+    "probe",
+    "counts",
+    "options",
+    "dtype",
+    "batch_size",
+    "seed",
+    "suite",
+    "candidates",
+    "span_scoring",
+    "normalize",
+    "span_work",
+)
 MODEL_KEYS = (
     "name",
     "model",
@@ -37,6 +49,14 @@ MODEL_KEYS = (
     "start_token",
     "vocab_suffixes",
     "vocab_suffixes_naive",
+    "tie_rows",
+    "tie_scores",
+    "tie_noisy",
+    "span_rows",
+    "span_rows_naive",
+    "span_tokens",
+    "span_tokens_naive",
+    "prompts_cut",
 )
 
 
@@ -230,3 +250,114 @@ def test_golden_nli(nli_models, tmp_path):
     out = tmp_path / "nli"
     _run("nli", "--suite", "nope", "--data", data, "-m", mlm, "-m", classifier, "--out", out, "-q")
     _check_run("nli", out, {mlm: "NLI_MLM", classifier: "NLI_CLASSIFIER"})
+
+
+@pytest.fixture(scope="module")
+def toy_gpt2(tmp_path_factory) -> str:
+    """A tiny GPT-2 on the toy BPE (no ../shared needed)."""
+    directory = tmp_path_factory.mktemp("golden-gpt2")
+    return str(save_tiny_gpt2(directory, toy_gpt2_tokenizer(directory)))
+
+
+@pytest.mark.slow
+def test_golden_candidate_spans(tiny_bert, toy_gpt2, toy_norms_path, tmp_path):
+    """Both probes over candidate spans, a masked and a causal model side by side: retrieval of
+    every concept (`sum`), and with the paraphrases' ensemble normalised by `pmi`; elicitation
+    over every answer (`mean`, with the tokens' scores), and with the paraphrases by `pmi`."""
+    models = {tiny_bert: "TINY_BERT", toy_gpt2: "TINY_GPT2"}
+    both = ["-m", tiny_bert, "-m", toy_gpt2, "--norms", toy_norms_path, "-q"]
+    runs = {
+        "retrieve-spans": ["retrieve", "--candidates", "concepts", "--max-props", 3],
+        "retrieve-spans-paraphrases": [
+            "retrieve",
+            "--candidates",
+            "concepts",
+            "--normalize",
+            "pmi",
+            "--templates",
+            "paraphrases",
+            "--max-props",
+            2,
+        ],
+        "elicit-spans": ["elicit", "--candidates", "answers", "--normalize", "mean"],
+        "elicit-spans-paraphrases": [
+            "elicit",
+            "--candidates",
+            "answers",
+            "--normalize",
+            "pmi",
+            "--templates",
+            "paraphrases",
+            "--relation",
+            "has",
+            "--token-scores",
+        ],
+    }
+    for name, args in runs.items():
+        out = tmp_path / name
+        _run(*args, *both, "--out", out)
+        _check_run(name, out, models)
+
+
+@pytest.mark.slow
+def test_golden_paraphrases_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
+    """The ensemble of templates over the shared vocabulary, in both probes."""
+    models = {tiny_bert: "TINY_BERT"}
+    common = ["-m", tiny_bert, "--norms", toy_norms_path, "--templates", "paraphrases", "-q"]
+    runs = {
+        "retrieve-paraphrases": ["retrieve", "--max-props", 3],
+        "elicit-paraphrases": ["elicit"],
+    }
+    for name, args in runs.items():
+        out = tmp_path / name
+        _run(*args, *common, "--out", out)
+        _check_run(name, out, models)
+
+
+GOLDEN_ITEMS = [
+    {"id": "fur", "text": "[Y] has fur.", "candidates": ["A bear", "A knife"], "answer": "A bear"},
+    {
+        "group": "has",
+        "text": "A zebra has [Y].",
+        "candidates": ["stripes", "a handle", "fur", "claws"],
+        "answer": ["stripes", "fur"],
+    },
+    {
+        "group": "has",
+        "text": "A knife has [Y].",
+        "candidates": ["stripes", "a handle", "fur", "claws"],
+        "answer": "a handle",
+    },
+]
+
+
+@pytest.mark.slow
+def test_golden_items_and_surprisal(tiny_bert, toy_gpt2, tmp_path):
+    models = {tiny_bert: "TINY_BERT", toy_gpt2: "TINY_GPT2"}
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(item) + "\n" for item in GOLDEN_ITEMS))
+    out = tmp_path / "items"
+    _run("items", items, "-m", tiny_bert, "-m", toy_gpt2, "--normalize", "pmi", "--out", out, "-q")
+    _check_run("items", out, models)
+    texts = tmp_path / "texts.txt"
+    texts.write_text("A bear has fur.\nEveryone knows that a cat has a tail.\n")
+    out = tmp_path / "surprisal"
+    _run("surprisal", texts, "-m", tiny_bert, "-m", toy_gpt2, "--by", "word", "--out", out, "-q")
+    _check_run("surprisal", out, models)
+
+
+@pytest.mark.slow
+def test_golden_prince(real_roberta, tmp_path):
+    """Prince's two directions (the person prompt's blank comes first) on the real roberta-base
+    tokenizer, which has Prince's words, with the paraphrases' ensemble."""
+    out = tmp_path / "prince"
+    _run("prince", "-m", real_roberta, "--templates", "paraphrases", "--out", out, "-q")
+    _check_run("prince", out, {real_roberta: "REAL_ROBERTA"})
+
+
+@pytest.mark.slow
+def test_golden_pragmeval(pragmeval_data, mlm, tmp_path):
+    """PragmEval's cloze path: a distribution over the label words at the blank."""
+    out = tmp_path / "pragmeval"
+    _run("pragmeval", "--data", pragmeval_data, "-m", mlm, "--task", "Sarcasm", "--out", out, "-q")
+    _check_run("pragmeval", out, {mlm: "PRAGMEVAL_MLM", str(pragmeval_data): "PRAGMEVAL_DATA"})
