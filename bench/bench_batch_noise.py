@@ -1,5 +1,5 @@
 """Batch noise: how far the same prompt's scores move with the batch size, which the tie rule's
-tolerance is chosen from (tacit.models.ties, docs/reproducibility.md).
+tolerance is chosen from (tacit.ranking.ties, docs/reproducibility.md).
 
 Tiny random-weight models on the real tokenizers (a RoBERTa-shaped masked LM on roberta-base's,
 a GPT-2 on GPT-2's byte-level BPE), with weights drawn wider than the usual 0.02 (`--init`,
@@ -137,7 +137,7 @@ def tie_rule(
     scorer, mode: str, prompts: list[str], spans: list[str], columns: int
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """After: each row's target rank and top five as the probes compute them (the tie rule,
-    tacit.models.ties), and the near ties settled."""
+    tacit.ranking.ties), and the near ties settled."""
     targets = targets_of(len(prompts), columns)
     if mode == "vocab":
         ids = build_vocabulary({"m": scorer.tokenizer}).token_ids["m"]

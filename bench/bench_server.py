@@ -178,7 +178,7 @@ def measure(
     """Each way timed in turns; the rates and tacit's share of the bare rate."""
     # the model's own tokenizer: the start-token rule of the in-process family, and planning
     spec = f"{args.name},base_url={url},concurrency={args.concurrency},tokenizer={model_dir}"
-    options = RunOptions(device="cpu", batch_size=args.per_request, progress=False)
+    options = RunOptions(device="cpu", batch_size=args.per_request, quiet=True)
     refusal = None
     if args.llama_cpp:
         try:
@@ -188,7 +188,7 @@ def measure(
         # for speed only: an ordinary start token it echoes, the check relaxed
         spec += ",start_token=Hello,check_tolerance=1000"
     served = load_scorer(spec, options)
-    local = load_scorer(model_dir, RunOptions(device="cpu", batch_size=32, progress=False))
+    local = load_scorer(model_dir, RunOptions(device="cpu", batch_size=32, quiet=True))
     start = served.served.start
     prompts = [start + text for t in templates for s in spans for text, _, _ in [filled(t, s)]]
     ways = {

@@ -11,14 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "retrieve": "tacit.api",
-    "elicit": "tacit.api",
-    "prince": "tacit.api",
     "RetrievalResult": "tacit.results.result",
-    "nli": "tacit.api",
-    "pragmeval": "tacit.api",
-    "items": "tacit.api",
-    "surprisal": "tacit.api",
     "ProbeResult": "tacit.results.result",
     "RunOptions": "tacit.core.options",
     "ClozeSetup": "tacit.probes.nli.predict",
@@ -40,7 +33,7 @@ _EXPORTS = {
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
     "build_vocabulary": "tacit.vocab",
-    "vocabulary_for": "tacit.models.vocabulary",
+    "vocabulary_for": "tacit.ranking.candidates",
     "Needs": "tacit.models.base",
     "Family": "tacit.models.families",
     "register_family": "tacit.models.families",
@@ -59,16 +52,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from tacit.api import (
-        elicit,
-        items,
-        nli,
-        pragmeval,
-        prince,
-        retrieve,
-        run_probe,
-        surprisal,
-    )
+    from tacit.api import run_probe
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.modelspec import ModelSpec
@@ -81,10 +65,10 @@ if TYPE_CHECKING:
     from tacit.models.fake import FakeScorer
     from tacit.models.families import Family, register_family
     from tacit.models.masked import MaskedLMScorer
-    from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.items.mlama import convert_mlama, mlama_items
     from tacit.probes.nli.predict import ClozeSetup
+    from tacit.ranking.candidates import vocabulary_for
     from tacit.results.comparisons import compare
     from tacit.results.export import export
     from tacit.results.leaderboard import leaderboard
@@ -97,7 +81,15 @@ if TYPE_CHECKING:
     from tacit.templates import TemplateSet, load_templates
     from tacit.vocab import Vocabulary, build_vocabulary
 
-__all__ = sorted(_EXPORTS)
+
+def _probes() -> tuple[str, ...]:
+    """tacit's probes: each is a function of tacit.api (tacit.retrieve, tacit.elicit, ...)."""
+    from tacit.probes.registry import builtin
+
+    return builtin()
+
+
+__all__ = sorted([*_EXPORTS, *_probes()])
 
 
 def __getattr__(name: str) -> Any:
@@ -110,13 +102,13 @@ def __getattr__(name: str) -> Any:
             return version(DISTRIBUTION)
         except PackageNotFoundError:  # running from a source tree that was not installed
             return "0.0.0"
-    if name not in _EXPORTS:
+    if name not in _EXPORTS and name not in _probes():
         raise AttributeError(f"module 'tacit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    value = getattr(importlib.import_module(_EXPORTS.get(name, "tacit.api")), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
     """The public names only (not the helpers this module itself imports)."""
-    return sorted([*_EXPORTS, "__version__"])
+    return sorted([*_EXPORTS, *_probes(), "__version__"])

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.option_names import option
-from tacit.core.options import RUN_OPTION_GROUPS, RunOptions, limit_record, limit_said
+from tacit.core.options import RunOptions, limit_record, limit_said
+from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
     from tacit.core.params import Context
@@ -63,12 +64,7 @@ def run_probe(
 
         check_tracker(run.log_to)
     values = probe.validate(given, context=context)
-    _check_run_options(probe.name, probe.run_options, run)
-    if run.limit is not None and probe.limit is None:
-        raise TacitError(
-            f"{name}: {option('--limit')} is not available: it has no list of "
-            "concepts or items to take the first few of"
-        )
+    run.refuse(probe.name, probe.takes())
     models = _model_texts(models)
     if probe.models_required and not models:
         raise TacitError(f"no {option('--model')} given")
@@ -104,7 +100,7 @@ def run_probe(
         outcome.vocab,
         manifest,
         outcome.extra,
-        rows_file=probe.rows_file,
+        rows_file=report_of(probe).rows_file,
         text=text,
         notes=outcome.notes,
         figures=outcome.figures,
@@ -125,13 +121,6 @@ def _model_texts(models: Models) -> list[str | Scorer]:
     return [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
 
 
-def _check_run_options(probe: str, takes: frozenset[str], run: RunOptions) -> None:
-    """Refuse shared run options a probe cannot honour, each with the reason."""
-    for name, group in RUN_OPTION_GROUPS.items():
-        if name not in takes:
-            run.refuse(probe, **dict.fromkeys(group.fields, group.reason))
-
-
 def _check_device(run: RunOptions, models: Sequence[str]) -> None:
     """Is the device asked for on this machine, and does every model's text read (its loading
     options known, 8- or 4-bit weights only on a GPU)? Before anything slow."""
@@ -143,6 +132,12 @@ def _check_device(run: RunOptions, models: Sequence[str]) -> None:
         device = resolve_device(run.device)
         for spec in specs:
             check_quantization(spec, device)
+
+
+def _builtin_probes() -> tuple[str, ...]:
+    from tacit.probes import registry
+
+    return registry.builtin()
 
 
 def probe_function(name: str) -> Callable[..., ProbeResult]:
@@ -171,16 +166,26 @@ def probe_function(name: str) -> Callable[..., ProbeResult]:
         for p in probe.params
         if not p.leading
     ]
+    run_types = RunOptions.annotations()
+    shared = [p for p in RunOptions.params() if p.group is None or p.group in probe.takes()]
     run = [
         inspect.Parameter("options", keyword, annotation="RunOptions | None", default=None),
-        inspect.Parameter("run_options", inspect.Parameter.VAR_KEYWORD, annotation="Any"),
+        *(
+            inspect.Parameter(p.name, keyword, annotation=run_types[p.name], default=p.default)
+            for p in shared
+        ),
     ]
     signature = inspect.Signature([*leading, models, *own, *run], return_annotation="ProbeResult")
+    run_names = {p.name for p in shared}
 
     def function(*args: Any, **kwargs: Any) -> ProbeResult:
+        unknown = {key: kwargs[key] for key in kwargs if key not in signature.parameters}
+        if unknown:  # not run options, or ones this probe does without: a one-line error
+            RunOptions.build(None, unknown).refuse(name, probe.takes())
         given = signature.bind(*args, **kwargs).arguments
         models = given.pop("models", ())
-        options, run_options = given.pop("options", None), given.pop("run_options", {})
+        options = given.pop("options", None)
+        run_options = {key: given.pop(key) for key in list(given) if key in run_names}
         return run_probe(name, models, given, options, run_options)
 
     function.__name__ = function.__qualname__ = name
@@ -197,12 +202,17 @@ def _docstring(probe: Any) -> str:
     arguments = [(p.name, p.help + _choices(p)) for p in probe.params if p.leading]
     arguments.append(("models", MODELS_HELP))
     arguments += [(p.name, p.help + _choices(p)) for p in probe.params if not p.leading]
-    arguments += [
-        ("options", "how models are loaded and run (tacit.core.options.RunOptions), as an object."),
+    arguments.append(
         (
-            "**run_options",
-            'the same, as RunOptions\' fields by keyword (`device="cuda"`, `batch_size=64`, ...).',
-        ),
+            "options",
+            "how models are loaded and run (tacit.core.options.RunOptions), as an object; the "
+            "keywords below set its fields.",
+        )
+    )
+    arguments += [
+        (p.name, p.help + _choices(p))
+        for p in RunOptions.params()
+        if p.group is None or p.group in probe.takes()
     ]
     lines += [
         textwrap.fill(
@@ -231,10 +241,7 @@ def _choices(param: Any) -> str:
     return said
 
 
-retrieve = probe_function("retrieve")
-elicit = probe_function("elicit")
-prince = probe_function("prince")
-nli = probe_function("nli")
-pragmeval = probe_function("pragmeval")
-items = probe_function("items")
-surprisal = probe_function("surprisal")
+# the probe functions, one per tacit probe (tacit.retrieve, tacit.elicit, ...): made here from
+# each probe's declaration (tacit.probes.registry), so a new probe needs no line here
+for _name in _builtin_probes():
+    globals()[_name] = probe_function(_name)

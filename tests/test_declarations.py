@@ -15,6 +15,7 @@ import tacit.api
 from tacit.cli import app
 from tacit.core import choices
 from tacit.core.errors import TacitError
+from tacit.core.options import RUN_OPTION_GROUPS, RunOptions
 from tacit.probes import registry
 
 PROBES = registry.names()
@@ -25,7 +26,8 @@ def test_the_api_function_is_made_from_the_declaration(name):
     probe = registry.get(name)
     function = getattr(tacit.api, name)
     parameters = inspect.signature(function).parameters
-    own = [p for p in parameters.values() if p.name not in ("models", "options", "run_options")]
+    run = {param.name for param in RunOptions.params()}
+    own = [p for p in parameters.values() if p.name not in ("models", "options", *run)]
     assert [p.name for p in own] == [
         *(p.name for p in probe.params if p.leading),
         *(p.name for p in probe.params if not p.leading),
@@ -43,6 +45,42 @@ def test_the_api_function_is_made_from_the_declaration(name):
             assert parameter.default == param.default
         assert param.help.split(".")[0] in " ".join(function.__doc__.split())
     assert function.__name__ == name and function.__module__ == "tacit.api"
+
+
+@pytest.mark.parametrize("name", PROBES)
+def test_run_options_come_from_their_one_declaration(name):
+    """Each shared run option is declared once (tacit.core.options): the API function takes
+    it as a keyword with the declared type and default, its docstring says the declared help,
+    the command takes its flag with the declared help, and RunOptions' field defaults to the
+    same value; a probe that does without an option's group offers it nowhere."""
+    probe = registry.get(name)
+    function = getattr(tacit.api, name)
+    parameters = inspect.signature(function).parameters
+    command = typer.main.get_command(app).commands[name]
+    helps = {opt: param.help or "" for param in command.params for opt in param.opts}
+    types, fields = RunOptions.annotations(), dataclasses.fields(RunOptions)
+    defaults = {
+        f.name: f.default_factory() if callable(f.default_factory) else f.default for f in fields
+    }
+    for param in RunOptions.params():
+        taken = param.group is None or param.group in probe.takes()
+        assert (param.name in parameters) == taken, param.name
+        assert (param.flag in helps) == (taken and param.cli), param.flag
+        assert defaults[param.name] == param.default
+        if not taken:
+            continue
+        assert parameters[param.name].default == param.default
+        assert parameters[param.name].annotation == types[param.name]
+        assert param.help.split(".")[0] in " ".join(function.__doc__.split())
+        if param.cli:
+            assert " ".join(param.help.split()) in " ".join(helps[param.flag].split())
+    assert set(RUN_OPTION_GROUPS) >= {p.group for p in RunOptions.params() if p.group}
+
+
+def test_the_api_and_the_command_line_name_the_same_run_options():
+    """`--quiet` is `quiet=True`: every run option has one name, as keyword and as flag."""
+    for param in RunOptions.params():
+        assert param.flag.lstrip("-").replace("-", "_") in (param.name, param.name[:-1])
 
 
 @pytest.mark.parametrize("name", PROBES)

@@ -25,18 +25,22 @@ LAYERS = {
     "templates": 1,
     "lexicon": 1,
     "vocab": 1,
+    "hub": 1,
     "pragmatics": 1,  # data
     "models": 2,
-    "probes": 3,
-    "engine": 4,
-    "results": 5,
-    "api": 6,
-    "sweep": 6,
-    "integrations": 6,
-    "cli": 7,
-    "console": 7,
-    "__init__": 8,  # tacit/__init__.py: the public names, loaded lazily
+    "ranking": 3,  # between the models and the probes: ranks, scores, top k, ties
+    "probes": 4,
+    "engine": 5,
+    "results": 6,
+    "api": 7,
+    "sweep": 7,
+    "integrations": 7,
+    "cli": 8,
+    "console": 8,
+    "__init__": 9,  # tacit/__init__.py: the public names, loaded lazily
 }
+# what a probe may take from tacit.models: the contract's plain types, nothing that runs a model
+MODEL_CONTRACT = {"tacit.models.base", "tacit.models.answers"}
 
 
 def modules() -> dict[str, Path]:
@@ -70,7 +74,10 @@ def imports_of(module: str, path: Path) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            # `from tacit.x import y`: the module y where there is one, else what x defines
+            names = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
         else:
             continue
         for name in names:
@@ -127,6 +134,63 @@ def test_no_cycle_between_packages():
     assert cycles == []
 
 
+def test_no_two_modules_import_each_other_in_a_loop():
+    """Module by module, every import counted (inside functions and for type checkers too):
+    a loop means neither module can be read, tested or moved without the other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in GRAPH[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while (member := stack.pop()) != module:
+                component.append(member)
+            if component:
+                loops.append(sorted([module, *component]))
+
+    for module in GRAPH:
+        if module not in index:
+            visit(module)
+    assert loops == []
+
+
+def test_probes_import_no_torch_and_only_the_model_contract():
+    """Ranking (tacit.ranking) and scoring (tacit.models) live below the probes: a probe
+    imports no torch or transformers, and from tacit.models only the contract's plain types,
+    however late (an import inside a function counts)."""
+    heavy, beyond = [], []
+    for module, path in MODULES.items():
+        if part_of(module) != "probes":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            heavy += [
+                f"{module}: {n}" for n in names if n.split(".")[0] in ("torch", "transformers")
+            ]
+        beyond += [
+            f"{module}: {target}"
+            for target in GRAPH[module]
+            if part_of(target) == "models" and target not in MODEL_CONTRACT
+        ]
+    assert heavy == []
+    assert beyond == []
+
+
 def test_prompts_and_norms_load_no_torch():
     script = (
         "import sys\n"
@@ -135,7 +199,9 @@ def test_prompts_and_norms_load_no_torch():
         "for name in registry.names():\n"
         "    registry.get(name)\n"  # every probe's declaration
         "import tacit.probes.retrieve.prompts, tacit.probes.elicit.prompts\n"
-        "import tacit.probes.candidates, tacit.vocab.shared\n"
+        "import tacit.probes.candidates, tacit.vocab.shared, tacit.ranking\n"
+        "import tacit.ranking.candidates, tacit.probes.retrieve.scoring\n"
+        "import tacit.probes.elicit.scoring, tacit.probes.items.scoring\n"
         "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
         "print(' '.join(heavy))\n"
     )

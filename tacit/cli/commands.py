@@ -1,5 +1,6 @@
-"""The `probe` app: one module per command (a probe's command is built from its
-declaration: tacit.cli.probe_command), thin over the Python API.
+"""The `probe` app: a command per probe of the registry (tacit.probes.registry), built from its
+declaration (tacit.cli.probe_command), and one module per other command, thin over the Python
+API.
 
 Only typer and tacit's light modules are imported here; each command imports what it runs when
 it runs, so `probe --help` loads neither torch nor transformers and answers at once.
@@ -16,16 +17,12 @@ import typer
 from tacit.cli import convert, norms
 from tacit.cli.common import DEBUG
 from tacit.cli.exits import ProbeGroup
+from tacit.cli.probe_command import probe_command
+from tacit.probes import registry
 
-# command -> its module under tacit/cli/ (each defines `command`)
+# the commands that are not probes -> each its module under tacit/cli/ (which defines
+# `command`); every tacit probe is a command too, built from its declaration (probe_command)
 COMMANDS = (
-    "retrieve",
-    "elicit",
-    "prince",
-    "nli",
-    "pragmeval",
-    "items",
-    "surprisal",
     "runs",
     "table",
     "plot",
@@ -44,6 +41,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
+for name in registry.builtin():
+    app.command(name)(probe_command(name))
 for name in COMMANDS:
     app.command(name)(importlib.import_module(f"tacit.cli.{name}").command)
 app.add_typer(norms.app, name="norms")

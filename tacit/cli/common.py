@@ -16,11 +16,10 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import LIMIT_BY, LOAD_DTYPES, TRACKERS, VOCAB_WORDS
+from tacit.core.choices import VOCAB_WORDS
 from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
-from tacit.core.modelspec import parse_model_args
-from tacit.core.option_names import command_line
-from tacit.core.options import RunOptions, parse_batch_size
+from tacit.core.option_names import from_command_line
+from tacit.core.options import REVISION, VOCAB_FILE, VOCAB_WORDS_PARAM
 from tacit.core.params import Param
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
@@ -56,7 +55,7 @@ def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         warnings.formatwarning = _one_line_warning
         previous = signal.signal(signal.SIGTERM, on_sigterm)
         try:
-            with command_line():  # errors name flags, not the API's arguments
+            with from_command_line():  # errors name flags, not the API's arguments
                 return command(*args, **kwargs)
         except TacitError as err:
             if DEBUG["on"]:
@@ -147,238 +146,50 @@ MODEL_HELP = (
     "several."
 )
 Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)]
-VocabModels = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--vocab-model",
-        help="Model whose tokenizer also constrains the shared vocabulary (only its tokenizer is "
-        "loaded), so that separate runs stay comparable. Repeatable.",
-    ),
-]
-VocabFile = Annotated[
-    Path | None,
-    typer.Option("--vocab-file", help="Word list (one a line) the shared vocabulary must lie in."),
-]
-Revision = Annotated[
-    str | None,
-    typer.Option("--revision", help="Model revision (branch, tag or commit) for every --model."),
-]
-Device = Annotated[str, typer.Option("--device", help="auto, cpu, cuda, cuda:N or mps.")]
-DtypeOption = Annotated[
-    str, choice("--dtype", choices=LOAD_DTYPES, help="Weights' precision (auto: the checkpoint's).")
-]
-BatchSize = Annotated[
-    str,
-    typer.Option(
-        "--batch-size",
-        help="Texts per forward pass, or `auto`: the largest that fits "
-        "in the device's memory (found on the longest batch; recorded).  [default: 32]",
-        show_default=False,
-    ),
-]
-ModelArgs = Annotated[
-    str | None,
-    typer.Option(
-        "--model-args",
-        help="Loading options for every --model, as "
-        "lm-evaluation-harness's --model_args: KEY=VALUE,... (trust_remote_code, "
-        "attn_implementation, peft, load_in_8bit, load_in_4bit); a model's own win.",
-    ),
-]
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        "--limit",
-        help="Only N concepts (or items, configurations), as --limit-by picks them: a quick "
-        "first look, said in the summary and recorded.",
-    ),
-]
-LimitByOption = Annotated[
-    str,
-    choice(
-        "--limit-by",
-        choices=LIMIT_BY,
-        help="How --limit picks its N: a sample drawn with --seed (random), or the first N "
-        "(first; CSLB's first concepts are all 'an ...').",
-    ),
-]
-Threads = Annotated[
-    int | None,
-    typer.Option(
-        "--threads",
-        help="CPU threads torch may use (default: torch's own choice; on a loaded machine one "
-        "can be several times faster). Recorded either way.",
-    ),
-]
-CacheDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache",
-        help="Keep models' answers in this directory across runs: a sentence an earlier run "
-        "scored with the same model is read, not scored again (sweeps, ablations, reruns). "
-        "The manifest counts what was found. Default: nothing kept.",
-    ),
-]
-DryRun = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run",
-        help="Plan the run and time a short calibration on each model: prompts, candidates, "
-        "sentences, tokens and the time it would take. Scores nothing else, writes nothing.",
-    ),
-]
+# run options in commands whose signatures are written out (`probe vocab`, `probe norms show`):
+# their flags and help as declared (tacit.core.options), their defaults the declaration's
+VocabFile = Annotated[Path | None, typer.Option(VOCAB_FILE.flag, help=VOCAB_FILE.help)]
 VocabWordsOption = Annotated[
     str,
-    choice(
-        "--vocab-words",
-        choices=VOCAB_WORDS,
-        help="Which single-token words the shared "
-        "vocabulary keeps: all (the paper's), alpha (letters only: no punctuation, digits or "
-        "symbols) or lower (lower-case letters only: also no names or capitalised word "
-        "pieces).",
-    ),
-]
-DeviceMap = Annotated[
-    str | None,
     typer.Option(
-        "--device-map",
-        help="`auto`: spread a model too large for one device over "
-        "the GPUs, the CPU and disk (needs accelerate; see docs/scaling.md).",
+        VOCAB_WORDS_PARAM.flag,
+        help=f"{VOCAB_WORDS_PARAM.help} One of: {', '.join(VOCAB_WORDS)}.",
+        autocompletion=lambda: list(VOCAB_WORDS),
     ),
 ]
-MaxMemory = Annotated[
-    str | None,
-    typer.Option(
-        "--max-memory",
-        help="With --device-map: each device's share, e.g. 0=20GiB,1=20GiB,cpu=60GiB.",
-    ),
-]
-OffloadFolder = Annotated[
-    Path | None,
-    typer.Option(
-        "--offload-folder", help="With --device-map: where layers that fit on no device are kept."
-    ),
-]
-Compile = Annotated[
-    bool,
-    typer.Option(
-        "--compile",
-        help="torch.compile the encoder (a minute or so of compiling first). Results are the "
-        "same; on a CPU it measured no faster, so try it on long GPU runs only.",
-    ),
-]
-Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
-Out = Annotated[
-    Path | None,
-    typer.Option("--out", "-o", help="Run directory. Default: `results/<probe>/<timestamp>`."),
-]
-Resume = Annotated[
-    bool,
-    typer.Option(
-        "--resume",
-        help="Continue an interrupted run in --out DIR: reuse what it scored, score the rest "
-        "(the same command otherwise; the results equal those of an uninterrupted run).",
-    ),
-]
-Overwrite = Annotated[
-    bool,
-    typer.Option(
-        "--overwrite",
-        help="Replace what --out DIR holds (a run, an interrupted run, any files) with this "
-        "run, the whole directory: without it, such a directory is refused.",
-    ),
-]
-LogTo = Annotated[
-    str | None,
-    choice(
-        "--log-to",
-        choices=TRACKERS,
-        help="Log the run's summary, manifest and files to an experiment tracker once it is "
-        "saved (its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
-    ),
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
-Verbose = Annotated[
-    bool,
-    typer.Option(
-        "--verbose",
-        help="Print the full breakdown (every condition or section), not the "
-        "compact summary; the files hold all of it either way.",
-    ),
-]
+Revision = Annotated[str | None, typer.Option(REVISION.flag, help=REVISION.help)]
+
+# What a command that writes a run directory takes beyond the run options (RunOptions): where,
+# whether to replace what is there, and how much of the summary to print.
+OUT = Param(
+    "out",
+    None,
+    kind="path",
+    flags=("--out", "-o"),
+    help="Run directory. Default: `results/<probe>/<timestamp>`.",
+)
+OVERWRITE = Param(
+    "overwrite",
+    False,
+    kind="bool",
+    help="Replace what --out DIR holds (a run, an interrupted run, any files) with this run, the "
+    "whole directory: without it, such a directory is refused.",
+)
+VERBOSE = Param(
+    "verbose",
+    False,
+    kind="bool",
+    help="Print the full breakdown (every condition or section), not the compact summary; the "
+    "files hold all of it either way.",
+)
+RUN_DIRECTORY = (OUT, OVERWRITE, VERBOSE)
 
 
-# The options every probe command shares, in the order --help lists them after its own:
-# name -> (annotated type, default). `probe_command` adds them to a command.
-SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "vocab_model": (VocabModels, None),
-    "vocab_file": (VocabFile, None),
-    "vocab_words": (VocabWordsOption, "all"),
-    "revision": (Revision, None),
-    "model_args": (ModelArgs, None),
-    "device": (Device, "auto"),
-    "dtype": (DtypeOption, "float32"),
-    "batch_size": (BatchSize, "32"),
-    "limit": (Limit, None),
-    "limit_by": (LimitByOption, "random"),
-    "threads": (Threads, None),
-    "dry_run": (DryRun, False),
-    "cache": (CacheDir, None),
-    "compile": (Compile, False),
-    "device_map": (DeviceMap, None),
-    "max_memory": (MaxMemory, None),
-    "offload_folder": (OffloadFolder, None),
-    "seed": (Seed, 0),
-    "out": (Out, None),
-    "resume": (Resume, False),
-    "overwrite": (Overwrite, False),
-    "log_to": (LogTo, None),
-    "quiet": (Quiet, False),
-    "verbose": (Verbose, False),
-}
-
-
-def run_options(
-    *,
-    vocab_model: list[str] | None = None,
-    vocab_file: Path | None = None,
-    revision: str | None,
-    device: str,
-    dtype: str,
-    batch_size: str,
-    compile: bool,
-    seed: int = 0,
-    quiet: bool,
-    device_map: str | None = None,
-    max_memory: str | None = None,
-    offload_folder: Path | None = None,
-    model_args: str | None = None,
-    limit: int | None = None,
-    limit_by: str = "random",
-    vocab_words: str = "all",
-    threads: int | None = None,
-    dry_run: bool = False,
-    cache: Path | None = None,
-) -> RunOptions:
-    """The options every probe takes, as the API's RunOptions."""
-    return RunOptions(
-        vocab_models=tuple(vocab_model or ()),
-        vocab_file=vocab_file,
-        vocab_words=vocab_words,  # type: ignore[arg-type]  # RunOptions checks it
-        revision=revision,
-        model_args=parse_model_args(model_args),
-        limit=limit,
-        limit_by=limit_by,  # type: ignore[arg-type]  # RunOptions checks it
-        threads=threads,
-        dry_run=dry_run,
-        cache=cache,
-        device=device,
-        dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
-        batch_size=parse_batch_size(batch_size),
-        compile=compile,
-        seed=seed,
-        progress=not quiet,
-        device_map=device_map,
-        max_memory=max_memory,
-        offload_folder=offload_folder,
-    )
+def given_value(param: Param, given: dict[str, Any]) -> Any:
+    """The option's value as the command line gave it (None: not given), parsed as declared."""
+    value = given.pop(param.name)
+    if param.parse is not None and isinstance(value, str):
+        return param.parse(value)
+    if param.kind == "list" and value == []:
+        return None
+    return value

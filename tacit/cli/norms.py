@@ -8,6 +8,7 @@ import typer
 
 from tacit.cli.common import VocabFile, user_errors
 from tacit.core.errors import TacitError
+from tacit.core.options import VOCAB_FILE
 from tacit.probes.shared_options import NORMS, NORMS_COLUMNS, NORMS_FORMAT
 
 if TYPE_CHECKING:
@@ -151,12 +152,12 @@ def show(
             "vocabulary (only their tokenizers are loaded).",
         ),
     ] = None,
-    vocab_file: VocabFile = None,
+    vocab_file: VocabFile = VOCAB_FILE.default,
 ) -> None:
     """The installed norm sets, then one norm set's counts, feature types, relations, and
     (given models) which concepts retrieval keeps and why the others are dropped."""
-    from tacit.models.vocabulary import vocabulary_for
     from tacit.norms import installed_norms, load_norms, parse_columns
+    from tacit.ranking.candidates import vocabulary_for
 
     for entry in installed_norms():
         mark = "*" if entry.default else " "

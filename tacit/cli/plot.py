@@ -9,11 +9,12 @@ import typer
 
 from tacit.cli.common import choice, user_errors, warnings_said
 from tacit.probes import registry
+from tacit.probes.report import report_of
 
 # every probe's figures, by name (`auto`: the probe's choice from what the runs hold)
 # (`steps`: the metric by training step of a sweep over checkpoints: tacit.results.steps)
 PLOT_KINDS = (
-    *dict.fromkeys(k for n in registry.names() for k in registry.get(n).figure_kinds),
+    *dict.fromkeys(k for n in registry.names() for k in report_of(registry.get(n)).figure_kinds),
     "steps",
 )
 

@@ -8,38 +8,31 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from tacit.cli.common import SHARED_OPTIONS, option_of, run_options, user_errors
+from tacit.cli.common import RUN_DIRECTORY, given_value, option_of, user_errors
 from tacit.core.errors import TacitError
-from tacit.core.options import RUN_OPTION_GROUPS
+from tacit.core.options import RunOptions
 from tacit.core.params import Param
 from tacit.probes import registry
-
-# the shared options that belong to a group a probe may do without (Probe.run_options)
-GROUPS = {flag: name for name, group in RUN_OPTION_GROUPS.items() for flag in group.flags}
 
 
 def probe_command(name: str) -> Callable[..., None]:
     """The typer command of the registered probe `name`."""
     probe = registry.get(name)
     declared = [param for param in probe.params if param.cli]
-    shared = [
-        n
-        for n in SHARED_OPTIONS
-        if (n not in GROUPS or GROUPS[n] in probe.run_options)
-        and (n not in ("limit", "limit_by") or probe.limit is not None)
-    ]
+    takes = probe.takes()
+    shared = [p for p in RunOptions.params() if p.cli and (p.group is None or p.group in takes)]
     parameters = [_models(probe.models_required, probe.models_help)]
-    for param in declared:
+    for param in [*declared, *shared, *RUN_DIRECTORY]:
         if param.switches:
             parameters += [_switch(param, index) for index in range(len(param.switches))]
         else:
             annotation, default = option_of(param)
             parameters.append(_keyword(param.name, annotation, default))
-    parameters += [_keyword(n, *SHARED_OPTIONS[n]) for n in shared]
 
     def command(**given: Any) -> None:
         from tacit.api import run_probe
@@ -49,10 +42,12 @@ def probe_command(name: str) -> Callable[..., None]:
         values = {
             param.name: value for param in declared if (value := _value(param, given)) is not None
         }
-        out, resume = given.pop("out"), given.pop("resume", False)
-        overwrite, verbose = given.pop("overwrite"), given.pop("verbose")
-        log_to = given.pop("log_to")  # logged once saved, with the run directory's files
-        options = run_options(**given)
+        run = {p.name: value for p in shared if (value := _value(p, given)) is not None}
+        out, overwrite, verbose = (given.pop(p.name) for p in RUN_DIRECTORY)
+        out = None if out is None else Path(out)
+        # logged once saved, with the run directory's files
+        log_to, resume = run.pop("log_to", None), run.pop("resume", False)
+        options = RunOptions(**run)
         if options.dry_run:  # no run directory: nothing is written
             if resume or overwrite or out is not None:
                 raise TacitError(
@@ -111,9 +106,4 @@ def _value(param: Param, given: dict[str, Any]) -> Any:
             flags = " and ".join(s.flag for s in on)
             raise TacitError(f"{flags} contradict each other: pick one")
         return on[0].value if on else None
-    value = given.pop(param.name)
-    if param.parse is not None and isinstance(value, str):
-        return param.parse(value)
-    if param.kind == "list" and value == []:
-        return None
-    return value
+    return given_value(param, given)

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from tacit.core.errors import TacitError
+from tacit.probes.report import report_of
 from tacit.results.result import ProbeResult
 
 
@@ -94,7 +95,9 @@ def run_and_save(
             raise
     from tacit.probes import registry
 
-    full = registry.get(probe).report.verbose(result.summary, result.manifest) if verbose else None
+    full = (
+        report_of(registry.get(probe)).verbose(result.summary, result.manifest) if verbose else None
+    )
     if full is not None:
         typer.echo(f"full breakdown (summary.csv):\n{full}\n")
     typer.echo(result.text)

@@ -9,14 +9,15 @@ import typer
 
 from tacit.cli.common import Models, Revision, VocabFile, VocabWordsOption, user_errors
 from tacit.core.errors import TacitError
+from tacit.core.options import REVISION, VOCAB_FILE, VOCAB_WORDS_PARAM
 
 
 @user_errors
 def command(
     model: Models,
-    vocab_file: VocabFile = None,
-    vocab_words: VocabWordsOption = "all",
-    revision: Revision = None,
+    vocab_file: VocabFile = VOCAB_FILE.default,
+    vocab_words: VocabWordsOption = VOCAB_WORDS_PARAM.default,
+    revision: Revision = REVISION.default,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the words here.")] = None,
 ) -> None:
     """Build the shared vocabulary of the models' tokenizers and report its coverage.
@@ -26,7 +27,7 @@ def command(
     --vocab-file, when the file lists it (and with --vocab-words, when it is a word of letters).
     """
     from tacit.core.files import write_atomic
-    from tacit.models.vocabulary import vocabulary_for
+    from tacit.ranking.candidates import vocabulary_for
 
     shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
     typer.echo(shared.coverage.to_string(index=False))

@@ -95,7 +95,7 @@ ModelRecord = TypedDict(
         "span_rows_naive": int,
         "span_tokens": int,
         "span_tokens_naive": int,
-        # near ties settled on the prompt scored alone (tacit.models.ties): rows, scores
+        # near ties settled on the prompt scored alone (tacit.ranking.ties): rows, scores
         # computed again, and those that had moved by more than a third of the tolerance
         "tie_rows": int,
         "tie_scores": int,
@@ -125,7 +125,7 @@ class NormsRecord(TypedDict, total=False):
     columns: dict[str, str] | None
     feature_types: bool
     sha256: str
-    source: str  # a file read from a Hub dataset: its hf:// URL (tacit.core.hub_files)
+    source: str  # a file read from a Hub dataset: its hf:// URL (tacit.hub.dataset_files)
     commit: str | None  # ... and the dataset's commit it was read at
     rows: int
     concepts: int
@@ -186,7 +186,7 @@ class Manifest(TypedDict, total=False):
     span_scoring: str
     normalize: str
     span_work: dict[str, int]
-    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.models.ties.record)
+    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.ranking.ties.record)
     suite: str
     data: dict[str, Any]
     mode: str | None

@@ -8,7 +8,7 @@ this is for the shared options and the arguments of the API's other functions.
 Examples:
     >>> option('--batch-size'), option('--model')
     ('batch_size', 'models')
-    >>> with command_line():
+    >>> with from_command_line():
     ...     option('--batch-size')
     '--batch-size'
 """
@@ -48,7 +48,7 @@ def option(flag: str) -> str:
 
 
 @contextmanager
-def command_line() -> Iterator[None]:
+def from_command_line() -> Iterator[None]:
     """While the block runs, errors name command-line flags."""
     token = _INTERFACE.set("cli")
     try:

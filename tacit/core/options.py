@@ -1,4 +1,5 @@
-"""The options every probe shares: how models are found, loaded and run (RunOptions).
+"""The options every probe shares: how models are found, loaded and run (RunOptions), each
+declared once (tacit.core.params.Param), as a probe declares its own.
 
 Only the checks that need nothing else happen here; whether the machine has the device asked
 for is checked when a run starts (tacit.models.runtime.resolve_device), before anything slow.
@@ -7,7 +8,7 @@ for is checked when a run starts (tacit.models.runtime.resolve_device), before a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,191 +21,21 @@ from tacit.core.choices import (
     LoadDtype,
     VocabWords,
     check_at_least,
-    check_choice,
     check_device,
 )
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, parse_model_args
 from tacit.core.option_names import on_command_line, option
+from tacit.core.params import Context, Options, Param
 
-
-@dataclass(frozen=True)
-class OptionGroup:
-    """Shared run options that a probe may do without (Probe.run_options names the groups it
-    takes): their RunOptions fields, their command-line options, and why a probe that does
-    without them refuses them."""
-
-    fields: tuple[str, ...]
-    flags: tuple[str, ...]
-    reason: str
-
-
+# the shared run options a probe may do without (Probe.run_options names the groups it takes),
+# each with why a probe that does without it refuses it; a run option names its group
 RUN_OPTION_GROUPS = {
-    "vocab": OptionGroup(
-        ("vocab_models", "vocab_file", "vocab_words"),
-        ("vocab_model", "vocab_file", "vocab_words"),
-        "it scores no shared vocabulary",
-    ),
-    "seed": OptionGroup(("seed",), ("seed",), "it draws nothing at random"),
-    "resume": OptionGroup(
-        ("resume",), ("resume",), "a rerun of the same command reuses what it computed"
-    ),
+    "vocab": "it scores no shared vocabulary",
+    "seed": "it draws nothing at random",
+    "resume": "a rerun of the same command reuses what it computed",
+    "limit": "it has no list of concepts or items to take the first few of",
 }
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How models are found, loaded and run; shared by every probe.
-
-    Attributes:
-        vocab_models: models whose tokenizers also constrain the shared vocabulary.
-        vocab_file: a word list the shared vocabulary must lie in.
-        revision: branch, tag or commit for every model (hub models only).
-        device: `auto` (CUDA, then MPS, then CPU), `cpu`, `cuda`, `cuda:N` or `mps`.
-        dtype: the weights' precision (`auto`: the checkpoint's own); scores are always
-            normalised in float32.
-        batch_size: texts per forward pass, or `auto`: the largest that fits in the device's
-            memory, found by halving from a large start (tacit.models.batching); results do
-            not depend on it.
-        compile: torch.compile the encoder.
-        seed: seeds every random choice of the run (recorded in the manifest).
-        progress: show progress bars.
-        checkpoint: where scored chunks are kept while a run goes (the CLI: RUN_DIR/.partial).
-        resume: reuse the chunks an interrupted run left in `checkpoint`.
-        device_map: `auto` (or another accelerate device map name): spread a model larger than
-            one device over the GPUs, the CPU and disk (transformers' big-model loading).
-        max_memory: with device_map, the memory each device may take: "0=20GiB,cpu=60GiB".
-        offload_folder: with device_map, where layers that fit nowhere else are kept on disk.
-        model_args: loading options for every model (tacit.core.modelspec.LOAD_OPTIONS:
-            trust_remote_code, attn_implementation, peft, load_in_8bit, ...), as a mapping or
-            lm-evaluation-harness's `KEY=VALUE,...`; a model's own (`name,KEY=VALUE`) win.
-        limit: probe only N of the concepts or items (what a probe counts: Probe.limit), for
-            a quick first look; said in the summary and recorded, what it leaves out counted.
-        limit_by: which N: `random` (a sample seeded by `seed`, so that a first look is not
-            all "an ..." concepts) or `first` (in the probe's order).
-        threads: CPU threads torch may use (None: torch's own choice); recorded either way.
-        dry_run: plan the run and time a short calibration on each model, score nothing
-            else, write nothing: what a run would cost (tacit.engine.estimate).
-        cache: a directory where models' answers are kept across runs (tacit.models.
-            score_cache): a sentence scored by an earlier run with the same model is read, not
-            scored again. None (the default): nothing is kept.
-        vocab_words: which single-token words the shared vocabulary keeps: `all` (the
-            paper's), `alpha` (letters only: no punctuation, digits or symbols) or `lower`
-            (lower-case letters only: also no names or capitalised word pieces).
-        log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
-            (tacit.results.tracking; the package is an extra: `pip install
-            'tacit-probe[wandb]'`).
-    """
-
-    vocab_models: Sequence[str] = ()
-    vocab_file: str | Path | None = None
-    revision: str | None = None
-    device: str = "auto"
-    dtype: LoadDtype = "float32"
-    batch_size: int | Literal["auto"] = 32
-    compile: bool = False
-    seed: int = 0
-    progress: bool = True
-    checkpoint: Path | None = None
-    resume: bool = False
-    device_map: str | None = None
-    max_memory: str | None = None
-    offload_folder: str | Path | None = None
-    model_args: Mapping[str, Any] = field(default_factory=dict)
-    limit: int | None = None
-    limit_by: LimitBy = "random"
-    vocab_words: VocabWords = "all"
-    threads: int | None = None
-    dry_run: bool = False
-    cache: str | Path | None = None
-
-    log_to: str | None = None
-
-    def __post_init__(self) -> None:
-        """Check what can be checked before anything slow is loaded."""
-        check_batch_size(self.batch_size)
-        check_at_least(option("--limit"), self.limit, 1)
-        check_choice(option("--limit-by"), self.limit_by, LIMIT_BY)
-        check_at_least(option("--threads"), self.threads, 1)
-        check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
-        if self.log_to is not None:
-            check_choice(option("--log-to"), self.log_to, TRACKERS)
-        object.__setattr__(self, "model_args", parse_model_args(self.model_args))
-        for key in ("revision", "dtype"):
-            if key in self.model_args:
-                raise TacitError(
-                    f"{option('--model-args')}: {key} has its own option, {option('--' + key)} "
-                    f"(or give it one model: NAME,{key}=...)"
-                )
-        check_choice(option("--dtype"), self.dtype, LOAD_DTYPES)
-        check_device(self.device)  # whether this machine has it: when a run starts
-        if self.resume and self.checkpoint is None:
-            needs = (
-                "--out DIR: the run directory to continue"
-                if on_command_line()
-                else "checkpoint: where the interrupted run kept its chunks"
-            )
-            raise TacitError(f"{option('--resume')} needs {needs}")
-        if self.device_map is None and (self.max_memory or self.offload_folder):
-            raise TacitError(
-                f"{option('--max-memory')} and {option('--offload-folder')} need "
-                f"{option('--device-map')} auto"
-            )
-        if self.max_memory is not None:
-            parse_max_memory(self.max_memory)
-        object.__setattr__(self, "vocab_models", tuple(dict.fromkeys(self.vocab_models)))
-
-    @classmethod
-    def build(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
-        """`options` (or the defaults) with `overrides` applied; a keyword that is not an option
-        is a one-line error naming it (a typo is never silently ignored)."""
-        known = [f.name for f in fields(cls)]
-        unknown = [key for key in overrides if key not in known]
-        if unknown:
-            raise TacitError(
-                f"unknown run option(s) {', '.join(unknown)}: expected any of {', '.join(known)}"
-            )
-        return replace(options or cls(), **overrides)
-
-    def refuse(self, probe: str, **unsupported: str) -> None:
-        """Refuse options a probe cannot honour, each with the reason: `resume="..."`."""
-        for name, reason in unsupported.items():
-            if getattr(self, name) != getattr(RunOptions, name):
-                option = "--" + name.replace("_", "-")
-                raise TacitError(f"{probe}: {option} is not available: {reason}")
-
-    def model_defaults(self) -> dict[str, Any]:
-        """The loading options of every model of the run (a model's own win)."""
-        return {"revision": self.revision, "dtype": self.dtype, **self.model_args}
-
-    def model_spec(self, model: str) -> ModelSpec:
-        """A model's text (`name[,KEY=VALUE...]`) with the run's options where it gives none."""
-        return ModelSpec.parse(model).over(self.model_defaults())
-
-    def recorded(self) -> dict[str, Any]:
-        """The options as a manifest records them (not where checkpoints go, nor progress)."""
-        return {
-            "vocab_models": list(self.vocab_models),
-            "vocab_file": str(self.vocab_file) if self.vocab_file is not None else None,
-            "revision": self.revision,
-            "device": self.device,
-            "dtype": self.dtype,
-            "batch_size": self.batch_size,
-            "compile": self.compile,
-            "seed": self.seed,
-            **({"model_args": dict(self.model_args)} if self.model_args else {}),
-            **({"limit": self.limit, "limit_by": self.limit_by} if self.limit is not None else {}),
-            **({"vocab_words": self.vocab_words} if self.vocab_words != "all" else {}),
-            **(
-                {
-                    "device_map": self.device_map,
-                    "max_memory": self.max_memory,
-                    "offload_folder": str(self.offload_folder) if self.offload_folder else None,
-                }
-                if self.device_map is not None
-                else {}
-            ),
-        }
 
 
 def check_batch_size(value: object) -> None:
@@ -240,6 +71,336 @@ def parse_max_memory(text: str) -> dict[int | str, int | str]:
             int(amount) if amount.isdigit() else amount  # plain bytes, or '20GiB'
         )
     return memory
+
+
+def _names(value: Any, label: str) -> tuple[str, ...]:
+    """Model names, each once, in order."""
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise TacitError(f"{label} {value!r}: expected a list of model names")
+    return tuple(dict.fromkeys(value))
+
+
+def _batch_size(value: Any, label: str) -> int | Literal["auto"]:
+    check_batch_size(value)
+    return value
+
+
+def _model_args(value: Any, label: str) -> dict[str, Any]:
+    args = parse_model_args(value)
+    for key in ("revision", "dtype"):
+        if key in args:
+            raise TacitError(
+                f"{label}: {key} has its own option, {option('--' + key)} "
+                f"(or give it one model: NAME,{key}=...)"
+            )
+    return args
+
+
+def _device(value: Any, label: str) -> str:
+    return check_device(value)
+
+
+def _max_memory(value: Any, label: str) -> str:
+    parse_max_memory(value)
+    return str(value)
+
+
+VOCAB_MODELS = Param(
+    "vocab_models",
+    (),
+    kind="list",
+    flags=("--vocab-model",),
+    check=_names,
+    group="vocab",
+    recorded="always",
+    help="Model whose tokenizer also constrains the shared vocabulary (only its tokenizer is "
+    "loaded), so that separate runs stay comparable. Repeatable.",
+)
+VOCAB_FILE = Param(
+    "vocab_file",
+    None,
+    kind="path",
+    group="vocab",
+    recorded="always",
+    help="Word list (one a line) the shared vocabulary must lie in.",
+)
+VOCAB_WORDS_PARAM = Param(
+    "vocab_words",
+    "all",
+    choices=VOCAB_WORDS,
+    group="vocab",
+    recorded="set",
+    help="Which single-token words the shared vocabulary keeps: all (the paper's), alpha "
+    "(letters only: no punctuation, digits or symbols) or lower (lower-case letters only: also "
+    "no names or capitalised word pieces).",
+)
+REVISION = Param(
+    "revision",
+    None,
+    recorded="always",
+    help="Model revision (branch, tag or commit) for every --model (hub models only).",
+)
+MODEL_ARGS = Param(
+    "model_args",
+    {},
+    kind="any",
+    parse=parse_model_args,
+    check=_model_args,
+    recorded="set",
+    help="Loading options for every --model, as lm-evaluation-harness's --model_args: "
+    "KEY=VALUE,... (trust_remote_code, attn_implementation, peft, load_in_8bit, load_in_4bit); "
+    "a model's own win.",
+)
+DEVICE = Param(
+    "device",
+    "auto",
+    check=_device,
+    recorded="always",
+    help="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps.",
+)
+DTYPE = Param(
+    "dtype",
+    "float32",
+    choices=LOAD_DTYPES,
+    recorded="always",
+    help="The weights' precision (auto: the checkpoint's own); scores are always normalised "
+    "in float32.",
+)
+BATCH_SIZE = Param(
+    "batch_size",
+    32,
+    kind="any",
+    parse=parse_batch_size,
+    check=_batch_size,
+    shown_default="32",
+    recorded="always",
+    help="Texts per forward pass, or `auto`: the largest that fits in the device's memory "
+    "(found on the longest batch; recorded). Results do not depend on it.",
+)
+LIMIT = Param(
+    "limit",
+    None,
+    kind="int",
+    minimum=1,
+    group="limit",
+    recorded="set",
+    help="Only N concepts (or items, configurations), as --limit-by picks them: a quick first "
+    "look, said in the summary and recorded, what it leaves out counted.",
+)
+LIMIT_BY_PARAM = Param(
+    "limit_by",
+    "random",
+    choices=LIMIT_BY,
+    group="limit",
+    recorded="with limit",
+    help="How --limit picks its N: a sample drawn with --seed (random), or the first N (first; "
+    "CSLB's first concepts are all 'an ...').",
+)
+THREADS = Param(
+    "threads",
+    None,
+    kind="int",
+    minimum=1,
+    help="CPU threads torch may use (default: torch's own choice; on a loaded machine one can "
+    "be several times faster). Recorded either way.",
+)
+DRY_RUN = Param(
+    "dry_run",
+    False,
+    kind="bool",
+    help="Plan the run and time a short calibration on each model: prompts, candidates, "
+    "sentences, tokens and the time it would take. Scores nothing else, writes nothing.",
+)
+CACHE = Param(
+    "cache",
+    None,
+    kind="path",
+    help="Keep models' answers in this directory across runs: a sentence an earlier run "
+    "scored with the same model is read, not scored again (sweeps, ablations, reruns). The "
+    "manifest counts what was found. Default: nothing kept.",
+)
+COMPILE = Param(
+    "compile",
+    False,
+    kind="bool",
+    recorded="always",
+    help="torch.compile the encoder (a minute or so of compiling first). Results are the same; "
+    "on a CPU it measured no faster, so try it on long GPU runs only.",
+)
+DEVICE_MAP = Param(
+    "device_map",
+    None,
+    recorded="set",
+    help="`auto`: spread a model too large for one device over the GPUs, the CPU and disk "
+    "(needs accelerate; see docs/scaling.md).",
+)
+MAX_MEMORY = Param(
+    "max_memory",
+    None,
+    check=_max_memory,
+    recorded="with device_map",
+    help="With --device-map: each device's share, e.g. 0=20GiB,1=20GiB,cpu=60GiB.",
+)
+OFFLOAD_FOLDER = Param(
+    "offload_folder",
+    None,
+    kind="path",
+    recorded="with device_map",
+    help="With --device-map: where layers that fit on no device are kept.",
+)
+SEED = Param(
+    "seed",
+    0,
+    kind="int",
+    group="seed",
+    recorded="always",
+    help="Seeds every random choice of the run (selections, orders, --limit's sample).",
+)
+CHECKPOINT = Param(
+    "checkpoint",
+    None,
+    kind="path",
+    cli=False,
+    help="Where scored chunks are kept while a run goes (the command line: RUN_DIR/.partial).",
+)
+RESUME = Param(
+    "resume",
+    False,
+    kind="bool",
+    group="resume",
+    help="Continue an interrupted run: reuse what it scored (kept in `checkpoint`; the command "
+    "line: --out DIR), score the rest (the same command otherwise; the results equal those of "
+    "an uninterrupted run).",
+)
+LOG_TO = Param(
+    "log_to",
+    None,
+    choices=TRACKERS,
+    help="Log the run's summary, manifest and files to an experiment tracker once it is saved "
+    "(its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
+)
+QUIET = Param("quiet", False, kind="bool", flags=("--quiet", "-q"), help="No progress bar.")
+
+
+@dataclass(frozen=True)
+class RunOptions(Options):
+    """How models are found, loaded and run; shared by every probe. Each field is declared
+    once (a tacit.core.params.Param: its help, checks, command-line flag and manifest record);
+    the command line, the API's keywords, sweep files and the manifest read the declaration.
+    A value is checked when the options are made, before anything slow is loaded; whether the
+    machine has the device asked for is checked when a run starts
+    (tacit.models.runtime.resolve_device)."""
+
+    vocab_models: Sequence[str] = VOCAB_MODELS.field()
+    vocab_file: str | Path | None = VOCAB_FILE.field()
+    vocab_words: VocabWords = VOCAB_WORDS_PARAM.field()
+    revision: str | None = REVISION.field()
+    model_args: Mapping[str, Any] = MODEL_ARGS.field()
+    device: str = DEVICE.field()
+    dtype: LoadDtype = DTYPE.field()
+    batch_size: int | Literal["auto"] = BATCH_SIZE.field()
+    limit: int | None = LIMIT.field()
+    limit_by: LimitBy = LIMIT_BY_PARAM.field()
+    threads: int | None = THREADS.field()
+    dry_run: bool = DRY_RUN.field()
+    cache: str | Path | None = CACHE.field()
+    compile: bool = COMPILE.field()
+    device_map: str | None = DEVICE_MAP.field()
+    max_memory: str | None = MAX_MEMORY.field()
+    offload_folder: str | Path | None = OFFLOAD_FOLDER.field()
+    seed: int = SEED.field()
+    checkpoint: Path | None = CHECKPOINT.field()
+    resume: bool = RESUME.field()
+    log_to: str | None = LOG_TO.field()
+    quiet: bool = QUIET.field()
+
+    def __post_init__(self) -> None:
+        """Every value checked as declared (errors name it as the caller writes it), then what
+        depends on several."""
+        context: Context = "cli" if on_command_line() else "api"
+        for param in self.params():
+            value = getattr(self, param.name)
+            if value is None and param.default is None:
+                continue
+            value = param.validate(value, context)
+            if param.kind == "path":
+                value = Path(value)
+            object.__setattr__(self, param.name, value)
+        if self.resume and self.checkpoint is None:
+            needs = (
+                "--out DIR: the run directory to continue"
+                if on_command_line()
+                else "checkpoint: where the interrupted run kept its chunks"
+            )
+            raise TacitError(f"{option('--resume')} needs {needs}")
+        if self.device_map is None and (self.max_memory or self.offload_folder):
+            raise TacitError(
+                f"{option('--max-memory')} and {option('--offload-folder')} need "
+                f"{option('--device-map')} auto"
+            )
+
+    @property
+    def progress(self) -> bool:
+        """Whether progress bars are shown (not `quiet`)."""
+        return not self.quiet
+
+    @classmethod
+    def build(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
+        """`options` (or the defaults) with `overrides` applied; a keyword that is not an option
+        is a one-line error naming it (a typo is never silently ignored)."""
+        known = [param.name for param in cls.params()]
+        unknown = [key for key in overrides if key not in known]
+        if unknown:
+            raise TacitError(
+                f"unknown run option(s) {', '.join(unknown)}: expected any of {', '.join(known)}"
+            )
+        return replace(options or cls(), **overrides)
+
+    def refuse(self, probe: str, takes: frozenset[str]) -> None:
+        """Refuse the options of the groups a probe does without (it `takes` the others), each
+        with the group's reason."""
+        for param in self.params():
+            group = param.group
+            if (
+                group is not None
+                and group not in takes
+                and getattr(self, param.name) != (param.default)
+            ):
+                raise TacitError(
+                    f"{probe}: {option(param.flag)} is not available: {RUN_OPTION_GROUPS[group]}"
+                )
+
+    def model_defaults(self) -> dict[str, Any]:
+        """The loading options of every model of the run (a model's own win)."""
+        return {"revision": self.revision, "dtype": self.dtype, **self.model_args}
+
+    def model_spec(self, model: str) -> ModelSpec:
+        """A model's text (`name[,KEY=VALUE...]`) with the run's options where it gives none."""
+        return ModelSpec.parse(model).over(self.model_defaults())
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as a manifest records them, as each declares (Param.recorded): what can
+        change a result, not where checkpoints go, nor progress bars."""
+        found = {}
+        for param in self.params():
+            value, how = getattr(self, param.name), param.recorded or ""
+            if how == "set" and value == param.default or not how:
+                continue
+            if how.startswith("with ") and getattr(self, how[5:]) is None:
+                continue
+            found[param.name] = _as_recorded(value)
+        return found
+
+
+def _as_recorded(value: Any) -> Any:
+    """A value as JSON holds it: paths as text, sequences as lists, mappings as dicts."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
 
 
 def limited(

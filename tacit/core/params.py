@@ -56,6 +56,11 @@ class Param:
             flag; errors name it in capitals (`FILE`: the name in upper case).
         leading: the Python API takes it before the models, positionally
             (`tacit.nli("nope", "path/to/nope", models)`), where the probe cannot run without it.
+        group: a run option that a probe may do without (tacit.core.options.RUN_OPTION_GROUPS):
+            the group's name.
+        recorded: how a run option is recorded in the manifest (RunOptions.recorded): `always`,
+            `set` (where it differs from its default), `with OPTION` (where that option is
+            set), or None (not at all: it changes no result).
     """
 
     name: str
@@ -72,6 +77,8 @@ class Param:
     cli: bool = True
     positional: bool = False
     leading: bool = False
+    group: str | None = None
+    recorded: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -80,6 +87,11 @@ class Param:
     def field(self) -> Any:
         """This option as a field of its probe's Options dataclass (`max_props: int =
         MAX_PROPS.field()`): the default, and the declaration kept with it."""
+        if isinstance(self.default, dict):  # a mutable default: each instance its own copy
+            default = self.default
+            return dataclasses.field(
+                default_factory=lambda: dict(default), metadata={"param": self}
+            )
         return dataclasses.field(default=self.default, metadata={"param": self})
 
     @property
@@ -130,7 +142,7 @@ class Param:
             if not ok(value):
                 raise TacitError(f"{label} {shorten(repr(value))}: expected {what}")
         if self.kind == "list":
-            if not value:
+            if not value and self.default is None:  # given, but empty
                 raise TacitError(f"{label}: give at least one value")
             return list(value)
         return value

@@ -61,7 +61,7 @@ class ProbeCallback(TrainerCallback):
         self.probe = registry.get(probe)
         self.probe.validate(options)  # a typo fails now, not an hour into training
         self.options = options
-        self.run = RunOptions.build(RunOptions(progress=False, limit=limit), run_options or {})
+        self.run = RunOptions.build(RunOptions(quiet=True, limit=limit), run_options or {})
         self.out = Path(out) if out is not None else None
         self.key = f"eval_tacit_{self.probe.name}_{self.probe.primary.column}"
         self.history: list[dict[str, float]] = []  # what each evaluation logged, with its step

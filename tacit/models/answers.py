@@ -12,25 +12,6 @@ import numpy as np
 
 
 @dataclass(frozen=True)
-class TargetScores:
-    """Scores of (prompt, target) pairs, as numpy arrays aligned with the pairs given.
-
-    rank: 1 + the number of shared-vocabulary words scored higher than the target, or as high
-        at an earlier position (the tie rule, tacit.models.ties).
-    target_prob: the target's probability under the softmax over the model's whole vocabulary.
-    target_prob_shared: the same renormalised over the shared vocabulary.
-    top_index, top_prob: the top-k shared-vocabulary positions of each pair's prompt, and their
-        probabilities under the whole-vocabulary softmax.
-    """
-
-    rank: np.ndarray
-    target_prob: np.ndarray
-    target_prob_shared: np.ndarray
-    top_index: np.ndarray
-    top_prob: np.ndarray
-
-
-@dataclass(frozen=True)
 class ScoredBatch:
     """One batch of distinct prompt texts, scored (arrays: numpy, or torch on the device).
 
@@ -159,7 +140,7 @@ VocabScores = tuple[np.ndarray, Any, Any, int]
 class Needed:
     """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
     family whose exact score costs work per word (a causal LM's text after the blank:
-    tacit.models.causal_vocab) scores only the words that can change it, and gives each other
+    tacit.models.causal_words) scores only the words that can change it, and gives each other
     word an upper bound of its score lying below every score read. Ranks, top-k words, average
     precision (over the vocabulary or a subset) and probabilities of the words read are then
     exactly those of every word scored. None where score_vocab is asked: every word exact.
@@ -168,7 +149,7 @@ class Needed:
         read (retrieval's target, elicitation's and Prince's gold answers).
     top_k: how many of each prompt's best words are read.
     groups: per prompt, its group (an item's templates) where their mean is read too
-        (tacit.models.reduce.GroupMean), else None.
+        (the ensemble of tacit.ranking), else None.
     every_word: every word's score is read (a softmax over the shared vocabulary, as
         retrieval's `target_prob_shared`): no bound will do.
     """

@@ -4,9 +4,10 @@ A Scorer is anything that answers the questions probes ask; what it can answer i
 `capabilities`:
 
 - `vocab`: `score_vocab(prompts, vocab_ids)` scores each prompt's blank (`<mask>`) over a shared
-  vocabulary of one-token words, batch by batch (ScoredBatch); `score_targets` ranks one target
-  per prompt on top of it. A family whose blank must end the sentence (a causal LM reads the
-  next token) says so with `blank_anywhere = False`. A family may score exactly only the
+  vocabulary of one-token words, batch by batch (ScoredBatch), which the ranking layer
+  (tacit.ranking) reduces to ranks, probabilities and top words. A family whose blank must
+  end the sentence (a causal LM reads the next token) says so with `blank_anywhere = False`.
+  A family may score exactly only the
   words a reduction can read (`Needed`: a causal LM's text after the blank) and give every
   other word an upper bound below all of those;
 - `words`: `score_words(prompts, vocab_ids, words)` reads a blank anywhere in the sentence, by
@@ -25,7 +26,7 @@ a family implements the hooks of its capabilities (`_vocab_scores`, `_words_in_p
 `_span_scores`, `_encode`, `_classify`, `_token_scores`), and a test runs every family against
 every method (tests/models/test_conformance.py). Arrays in answers are numpy arrays, or, from
 a family that runs a model in this process, torch tensors on its device, so that reductions
-over a vocabulary stay there (tacit.models.reduce takes either).
+over a vocabulary stay there (tacit.ranking.vocabulary takes either).
 Families that run Hugging Face models in this process share tacit.models.huggingface; a new
 family is one module and its registration (tacit.models.families; docs/extending.md).
 """
@@ -48,7 +49,6 @@ from tacit.models.answers import (
     Needed,
     ScoredBatch,
     SpanScores,
-    TargetScores,
     TokenScores,
     VocabScores,
 )
@@ -336,34 +336,6 @@ class Scorer(ABC):
         scores = self._token_scores(unique, pll, progress)
         return [scores[i] for i in inverse]
 
-    def score_targets(
-        self,
-        prompts: Sequence[str],
-        targets: Sequence[int],
-        vocab_ids: np.ndarray,
-        *,
-        top_k: int = 5,
-        progress: bool | tqdm = True,
-    ) -> TargetScores:
-        """Rank each target among the shared vocabulary at its prompt's blank.
-
-        Args:
-            prompts: texts with one `<mask>` each; repeated texts are scored once.
-            targets: for each prompt, the target's position in the shared vocabulary.
-            vocab_ids: this model's token id of each shared-vocabulary word.
-            top_k: how many top shared-vocabulary words to return per prompt.
-            progress: show a progress bar (or advance the caller's).
-        """
-        from tacit.models.reduce import Referee, rank_targets
-
-        if len(prompts) != len(targets):
-            raise ValueError("one target per prompt")
-        # the target's share of the shared vocabulary reads every word's score
-        needed = Needed([[t] for t in targets], top_k, every_word=True)
-        batches = self.score_vocab(prompts, vocab_ids, progress=progress, needed=needed)
-        referee = Referee(self, prompts, vocab_ids)  # ranks as at batch size 1: models.ties
-        return rank_targets(batches, targets, top_k=top_k, device=self.device, referee=referee)
-
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 
     def _vocab_scores(
@@ -439,7 +411,7 @@ class Scorer(ABC):
     ) -> Iterator[ScoredBatch]:
         """ScoredBatch of the distinct `texts` (`rows_of[i]`: the prompts whose text is text
         i), every word's exact score (`needed` unread: a family that bounds the words no
-        reduction reads, to save work per word, overrides this; tacit.models.causal_vocab)."""
+        reduction reads, to save work per word, overrides this; tacit.models.causal_words)."""
         for indices, shared, log_z, n_cut in self._cached_vocab_scores(
             texts, vocab_ids, progress, cut
         ):

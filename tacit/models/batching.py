@@ -61,7 +61,7 @@ def smaller_batch(model: Batched) -> int:
 @contextmanager
 def one_at_a_time(model: Batched) -> Iterator[None]:
     """Batches of one item, and no score cache (`--cache`: its answers were batched): the
-    canonical scores the tie rule settles near ties on (tacit.models.ties); then the batch
+    canonical scores the tie rule settles near ties on (tacit.ranking.ties); then the batch
     size and the cache as they were."""
     before, cache = model.batch_size, getattr(model, "cache", None)
     model.batch_size = 1

@@ -9,7 +9,7 @@
 - Vocabulary mode, only where the blank ends the sentence: each word of the shared vocabulary
   (leading-space form) scored as span mode scores it, less the text before the blank:
   log P(w | before) + log P(after | before, w), exactly where a reduction reads it
-  (tacit.models.causal_vocab).
+  (tacit.models.causal_words).
 
 Speed: the text before the blank is the same for every span of a template (and for every
 template that begins with the same words), so it runs once and its key/value cache is reused
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from inspect import signature
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -42,6 +41,7 @@ from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal_cache import (
     Pair,
+    PrefixRun,
     cache_layers,
     expanded_cache,
     length_bands,
@@ -389,9 +389,9 @@ class CausalLMScorer(HFScorer):
         cut_to_fit: bool,
     ) -> Iterator[ScoredBatch]:
         """Each word with the text after the blank counted, exactly where `needed` reads
-        (tacit.models.causal_vocab); texts with nothing after their blank are read at it, as
+        (tacit.models.causal_words); texts with nothing after their blank are read at it, as
         every family reads a blank (the score cache included)."""
-        from tacit.models.causal_vocab import vocab_scores
+        from tacit.models.causal_words import vocab_scores
 
         def at_blank(chosen: list[int]) -> Iterator[ScoredBatch]:
             return super(CausalLMScorer, self)._text_batches(
@@ -462,18 +462,6 @@ class CausalLMScorer(HFScorer):
             return (states * weights).sum(1) / weights.sum(1).clamp(min=1)
 
         return self._pooled(encoded, forward, progress), cut
-
-
-@dataclass(frozen=True)
-class PrefixRun:
-    """A text before the blank, run once after the start token: its tokens'
-    log-probabilities (`prefix_lp`), the next token's float32 log-probabilities over the whole
-    vocabulary (`following`) and its key/value cache (`kv`, cache_layers'), which every
-    sentence that goes on from it reuses."""
-
-    prefix_lp: np.ndarray
-    following: torch.Tensor
-    kv: list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def logsumexp_rows(rows: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -16,8 +16,21 @@ from transformers import DynamicCache
 
 from tacit.core.errors import TacitError, shorten
 
-if TYPE_CHECKING:
-    from tacit.models.causal import CausalLMScorer
+
+class CausalModel(Protocol):
+    """What the cache bookkeeping reads of a causal LM's scorer
+    (tacit.models.causal.CausalLMScorer): its tokenizer, how many tokens it takes, and how
+    many start tokens (or a chat template's prefix) go before a text."""
+
+    name: str
+    tokenizer: Any
+    max_tokens: int
+
+    @property
+    def _n_start(self) -> int: ...
+
+    def _encode_texts(self, texts: Sequence[str]) -> list[list[int]]: ...
+
 
 SHARE_DEEPER = 2  # tokens after a template's prefix that its sentences may share in one run
 # sentences that must share those tokens: a group of its own is batched apart from the rest, so
@@ -35,6 +48,18 @@ class Pair:
     in_span: np.ndarray  # bool per token: does it overlap the span's characters
     cacheable: bool  # its tokens begin with its template's prefix's tokens
     start: int = 0  # tokens taken from a cached prefix (0: scored whole)
+
+
+@dataclass(frozen=True)
+class PrefixRun:
+    """A text before the blank, run once after the start token: its tokens'
+    log-probabilities (`prefix_lp`), the next token's float32 log-probabilities over the whole
+    vocabulary (`following`) and its key/value cache (`kv`, cache_layers'), which every
+    sentence that goes on from it reuses."""
+
+    prefix_lp: np.ndarray
+    following: torch.Tensor
+    kv: list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -63,7 +88,7 @@ def expanded_cache(layers: list[tuple[torch.Tensor, torch.Tensor]], batch: int, 
 
 
 def tokenised_pairs(
-    scorer: CausalLMScorer,
+    scorer: CausalModel,
     split: Sequence[tuple[str, str, str]],
     spans: Sequence[str],
     *,

@@ -84,8 +84,8 @@ def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
     the file)."""
     from transformers import AutoConfig
 
-    from tacit.vocab.hub import hub_access
-    from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
+    from tacit.hub.access import hub_access
+    from tacit.hub.model_files import check_model_source, explain_load_error, quiet_transformers
 
     check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
     extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
@@ -102,7 +102,7 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
     them (it loads as the kind a probe needs, and loading refuses it if that head is missing).
     A GGUF file says its architecture in its header (every one transformers reads is a causal
     LM but T5's, which tacit does not load from GGUF)."""
-    from tacit.vocab.tokenizers import check_model_source
+    from tacit.hub.model_files import check_model_source
 
     spec = gguf.resolved(spec)
     if spec.gguf_file is not None:
@@ -236,7 +236,7 @@ class HuggingFaceFamily(Family):
         return scorer_class(kind)
 
     def tokenizer(self, spec: ModelSpec, flag: str = "--model") -> Any:
-        from tacit.vocab.tokenizers import load_tokenizer
+        from tacit.hub.model_files import load_tokenizer
 
         spec = gguf.resolved(spec)
         return load_tokenizer(

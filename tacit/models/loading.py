@@ -2,7 +2,7 @@
 with the revision, dtype, remote code and attention kernel asked for, 8- or 4-bit weights
 through bitsandbytes (CUDA GPUs only), a PEFT adapter on top, or spread over devices by
 accelerate; refusing a checkpoint whose head is missing (its predictions would be random) and
-naming a damaged file instead of a traceback (tacit.vocab.tokenizers)."""
+naming a damaged file instead of a traceback (tacit.hub.model_files)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from transformers import PreTrainedModel
 from tacit.core.errors import TacitError, first_line, shorten
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
 from tacit.core.option_names import option
-from tacit.vocab.hub import hub_access
-from tacit.vocab.tokenizers import check_model_source, explain_load_error, quiet_transformers
+from tacit.hub.access import hub_access
+from tacit.hub.model_files import check_model_source, explain_load_error, quiet_transformers
 
 # from_pretrained's keywords that its signature does not name (it takes them as **kwargs)
 FROM_PRETRAINED_KEYWORDS = (

@@ -33,9 +33,10 @@ class MaskedLMScorer(HFScorer):
     """A masked LM with its tokenizer on a device, scoring the <mask> of prompts in batches.
 
     Examples:
+        >>> from tacit.ranking import rank_targets
         >>> scorer = MaskedLMScorer("roberta-base")  # doctest: +SKIP
-        >>> scores = scorer.score_targets(["A <mask> has fur."], [vocab.index("bear")],
-        ...                               vocab.token_ids["roberta-base"])  # doctest: +SKIP
+        >>> ranking = rank_targets(scorer, ["A <mask> has fur."], [vocab.index("bear")],
+        ...                        vocab.token_ids["roberta-base"])  # doctest: +SKIP
     """
 
     kind = "masked"
@@ -89,7 +90,7 @@ class MaskedLMScorer(HFScorer):
     def _mask_rows_only(self) -> Iterator[None]:
         """The mask-rows hook while scoring (_mask_rows_hook), once: a scoring run inside
         another (the tie rule's prompt alone, while the batches it settles are still being
-        read: tacit.models.ties) keeps the one the outer run put there."""
+        read: tacit.ranking.ties) keeps the one the outer run put there."""
         if self._hooked:
             yield
             return

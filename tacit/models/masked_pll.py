@@ -16,20 +16,25 @@ runs only at the token read (masked_spans.run_plan: the one forward loop of mask
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from tacit.models.answers import TokenScores
-from tacit.models.masked_spans import SpanPlan, run_plan
+from tacit.models.masked_spans import MaskedModel, SpanPlan, run_plan
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
-    from tacit.models.masked import MaskedLMScorer
+
+class TokenModel(MaskedModel, Protocol):
+    """What the pseudo-log-likelihood reads of a masked LM's scorer: span scoring's, and its
+    texts tokenised with their offsets."""
+
+    def _text_tokens(self, texts: list[str], *, special: bool, added: int = 0) -> Any: ...
 
 
-def plan_tokens(scorer: MaskedLMScorer, encoded: Any, pll: str) -> tuple[SpanPlan, list[list[int]]]:
+def plan_tokens(scorer: TokenModel, encoded: Any, pll: str) -> tuple[SpanPlan, list[list[int]]]:
     """The rows that score every token of every text (each token a pair of one entry, in text
     order), and the positions scored in each text's ids."""
     tokenizer = scorer.tokenizer
@@ -54,7 +59,7 @@ def plan_tokens(scorer: MaskedLMScorer, encoded: Any, pll: str) -> tuple[SpanPla
 
 
 def token_scores(
-    scorer: MaskedLMScorer, texts: list[str], pll: str, progress: bool | tqdm
+    scorer: TokenModel, texts: list[str], pll: str, progress: bool | tqdm
 ) -> list[TokenScores]:
     """TokenScores of each text (see the module docstring)."""
     encoded = scorer._text_tokens(texts, special=True)

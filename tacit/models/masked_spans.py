@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -31,8 +31,20 @@ from tacit.models.answers import cut_tokens, span_token_grid
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 
-if TYPE_CHECKING:
-    from tacit.models.masked import MaskedLMScorer
+
+class MaskedModel(Protocol):
+    """What span scoring reads of a masked LM's scorer (tacit.models.masked.MaskedLMScorer):
+    its model and tokenizer on a device, and the hook that runs the LM head at the rows read."""
+
+    name: str
+    tokenizer: Any
+    model: Any
+    device: torch.device
+    batch_size: int
+    max_tokens: int
+    _rows: torch.Tensor | None
+
+    def _mask_rows_hook(self) -> torch.utils.hooks.RemovableHandle: ...
 
 
 @dataclass
@@ -89,7 +101,7 @@ def span_tokens_in_context(
 
 
 def plan_spans(
-    scorer: MaskedLMScorer, templates: Sequence[str], spans: Sequence[str], scoring: str
+    scorer: MaskedModel, templates: Sequence[str], spans: Sequence[str], scoring: str
 ) -> SpanPlan:
     """The rows for every (template, span) pair (pair = template index x len(spans) + span)."""
     mask_id = scorer.tokenizer.mask_token_id
@@ -123,7 +135,7 @@ def plan_spans(
 
 
 def score_spans(
-    scorer: MaskedLMScorer,
+    scorer: MaskedModel,
     templates: Sequence[str],
     spans: Sequence[str],
     *,
@@ -151,7 +163,7 @@ def score_spans(
 
 
 def run_plan(
-    scorer: MaskedLMScorer,
+    scorer: MaskedModel,
     plan: SpanPlan,
     progress: bool | tqdm,
     desc: str,

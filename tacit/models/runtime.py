@@ -9,7 +9,6 @@ compile the encoder, and describes itself for the manifest.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,10 +22,10 @@ from tacit.core.errors import TacitError, first_line
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
 from tacit.core.options import check_batch_size
+from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
 from tacit.models.batching import starting_batch_size
 from tacit.models.loading import load_spread, load_weights, passed_on, placed
-from tacit.vocab.tokenizers import load_tokenizer
 
 if TYPE_CHECKING:
     from tacit.core.manifest import ModelRecord
@@ -58,22 +57,6 @@ def resolve_dtype(dtype: str) -> torch.dtype | str:
     are always normalised in float32 whatever the weights are in."""
     chosen = check_choice(option("--dtype"), dtype, LOAD_DTYPES)
     return "auto" if chosen == "auto" else TORCH_DTYPES[chosen]
-
-
-def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
-    """The commit a hub model was loaded from, read off the cache's snapshot path.
-
-    None for a local directory, or when the cache does not say (never a network call).
-    """
-    if Path(name_or_path).is_dir():
-        return None
-    from huggingface_hub import try_to_load_from_cache
-
-    cached = try_to_load_from_cache(name_or_path, "config.json", revision=revision)
-    if not isinstance(cached, str):
-        return None
-    match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", cached)
-    return match.group(1) if match else None
 
 
 def compile_encoder(model: PreTrainedModel) -> None:
@@ -260,6 +243,8 @@ class ModelRuntime:
     @property
     def resolved_revision(self) -> str | None:
         """The hub commit the weights came from; None for a local directory."""
+        from tacit.hub.access import resolve_revision
+
         return resolve_revision(self.spec.name, self.revision)
 
     def record(self) -> ModelRecord:

@@ -66,7 +66,7 @@ class NormSet:
         name: the name the norm set is installed under (`probe norms install`), when it was
             read by that name; None for a file given by path.
         hub: for a file read from a Hub dataset, its `source` URL and `commit`
-            (tacit.core.hub_files); empty otherwise.
+            (tacit.hub.dataset_files); empty otherwise.
     """
 
     table: pd.DataFrame

@@ -25,10 +25,10 @@ from typing import Any
 
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import file_sha256, write_atomic
-from tacit.core.hub_files import Fetched, is_hub_url, local_file
 from tacit.core.locks import file_lock
 from tacit.core.option_names import option as named
 from tacit.core.paths import config_dir
+from tacit.hub.dataset_files import Fetched, is_hub_url, local_file
 from tacit.norms.reader import NormSet, read_norms
 
 NORMS_ENV = "TACIT_NORMS"
@@ -166,7 +166,7 @@ def register_norms(
     replaced under the same name. Reading the file comes first, outside the registry's lock;
     the registry is then read, changed and written under it, so that installs at once all land
     (one of two under the same name wins, the other is reported as replaced). A Hub dataset's
-    file (`hf://datasets/...`, tacit.core.hub_files) is fetched into the Hugging Face cache and
+    file (`hf://datasets/...`, tacit.hub.dataset_files) is fetched into the Hugging Face cache and
     installed from there, remembered with its URL and commit, which runs then record."""
     local, fetched = local_file(path, "probe norms install")
     norms = read_norms(local, format=format, columns=columns)

@@ -47,7 +47,7 @@ def read_text(path: Path, encodings: tuple[str, ...] = ("utf-8",)) -> tuple[str,
     raise AssertionError("unreachable")
 
 
-def read_lines(path: Path, encodings: tuple[str, ...] = ("utf-8",)) -> tuple[list[str], str]:
+def decoded_lines(path: Path, encodings: tuple[str, ...] = ("utf-8",)) -> tuple[list[str], str]:
     """A text file's lines and the first of `encodings` that decodes it."""
     text, encoding = read_text(path, encodings)
     return text.splitlines(), encoding
@@ -55,7 +55,7 @@ def read_lines(path: Path, encodings: tuple[str, ...] = ("utf-8",)) -> tuple[lis
 
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) for each non-blank line of a JSON-lines file."""
-    lines, _ = read_lines(path)
+    lines, _ = decoded_lines(path)
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -16,7 +16,7 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.pragmatics import report
-from tacit.pragmatics.files import data_files, read_lines, relative_name
+from tacit.pragmatics.files import data_files, decoded_lines, relative_name
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, binary
 
 COLUMNS = [
@@ -71,7 +71,7 @@ def load(path: str | Path) -> pd.DataFrame:
     root = Path(path)
     for file in data_files(root, "*.tsv", what="IMPLI"):
         figure, quality, subset, corpus, gold = subset_of(file)
-        lines, encoding = read_lines(file, ("utf-8", "cp1252"))
+        lines, encoding = decoded_lines(file, ("utf-8", "cp1252"))
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue

@@ -17,7 +17,7 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.pragmatics.files import read_lines, read_text
+from tacit.pragmatics.files import decoded_lines, read_text
 
 SPLITS = ("train", "dev", "test")
 MACRO_F1 = frozenset({"SwitchBoard", "MRDA"})
@@ -86,7 +86,7 @@ def load_config(root: str | Path, name: str) -> Config:
     labels_file = folder / "labels"
     if not labels_file.is_file():
         raise TacitError(f"{labels_file}: missing (one label a line)")
-    labels = tuple(line.strip() for line in read_lines(labels_file)[0] if line.strip())
+    labels = tuple(line.strip() for line in decoded_lines(labels_file)[0] if line.strip())
     if len(labels) < 2:
         raise TacitError(f"{labels_file}: fewer than 2 labels")
     splits, files, fields = {}, {}, None

@@ -22,11 +22,9 @@ build prompts import neither torch nor transformers.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from tacit.core.options import RUN_OPTION_GROUPS
@@ -41,8 +39,7 @@ if TYPE_CHECKING:
     from tacit.core.params import Context
     from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
-    from tacit.probes.candidates import Candidates
-    from tacit.probes.report import Report
+    from tacit.ranking.candidates import Candidates
     from tacit.vocab.shared import Vocabulary
 
 
@@ -185,15 +182,12 @@ class Probe(ABC, Generic[OptionsT]):
     options: type[OptionsT]  # its options, declared once (a frozen dataclass)
     primary: ClassVar[Metric]
     keys: ClassVar[tuple[str, ...]]  # summary columns that identify a row, model first
-    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS)  # the groups it takes
+    # the groups of shared run options it takes (tacit.core.options.RUN_OPTION_GROUPS; `limit`
+    # comes with `limit`, below)
+    run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS) - {"limit"}
     metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
-    rows_file: ClassVar[str] = "prompts.csv"
-    # the rows file's columns holding a prompt's text and its expected answer (an export's
-    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
-    sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
-    extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
-    figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
-    # how its runs are shown (tables, figures, a report's brief): "module:Class", a Report
+    # how its runs are shown (files, tables, figures, a report's brief): "module:Class", a
+    # Report (tacit.probes.report.report_of)
     report_class: ClassVar[str] = "tacit.probes.report:Report"
     # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
@@ -206,12 +200,10 @@ class Probe(ABC, Generic[OptionsT]):
         "for several."
     )
 
-    @cached_property
-    def report(self) -> Report:
-        """How this probe's runs are shown (tacit.probes.report), imported on first use."""
-        module, _, name = self.report_class.partition(":")
-        report: Report = getattr(importlib.import_module(module), name)(self)
-        return report
+    def takes(self) -> frozenset[str]:
+        """The groups of shared run options it takes (tacit.core.options.RUN_OPTION_GROUPS):
+        its `run_options`, and `--limit` where it has something to limit."""
+        return self.run_options | ({"limit"} if self.limit is not None else set())
 
     @property
     def params(self) -> tuple[Param, ...]:

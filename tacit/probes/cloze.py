@@ -125,18 +125,12 @@ def label_probs(
     the blank as a span: the label probabilities are the softmax over the sentences'
     log-probabilities, the words' total their probability as the text right after the words
     before the blank (any number of tokens)."""
-    if scorer.can(VOCAB_ANYWHERE):
-        from tacit.models.reduce import label_distribution
+    from tacit.ranking import label_distribution
 
-        ids = verbalizer_token_ids(scorer, words)
-        batches = scorer.score_vocab(prompts, ids, progress=progress, cut_to_fit=cut_to_fit)
-        return label_distribution(batches, len(prompts), scorer.device)
-    scores = scorer.score_spans(prompts, list(words.values()), progress=progress)
-    assert scores.sentence is not None
-    from scipy.special import softmax
-
-    probs = softmax(np.asarray(scores.sentence, dtype=np.float64), axis=-1)
-    return probs, np.exp(scores.span).sum(axis=1), 0
+    ids = verbalizer_token_ids(scorer, words) if scorer.can(VOCAB_ANYWHERE) else None
+    return label_distribution(
+        scorer, prompts, list(words.values()), ids, progress=progress, cut_to_fit=cut_to_fit
+    )
 
 
 def verbalizer_record(scorer: Scorer, words: Mapping[str, str]) -> dict[str, int | list[int]]:

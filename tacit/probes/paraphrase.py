@@ -47,7 +47,7 @@ def paraphrased(rows: pd.DataFrame) -> bool:
 
 def item_numbers(rows: pd.DataFrame) -> list[int] | None:
     """Each row's item numbered from 0 in order of first appearance (the groups an ensemble
-    averages over: tacit.models.reduce.GroupMean, tacit.models.answers.Needed), or None where
+    averages over: tacit.ranking.Question.groups, tacit.models.answers.Needed), or None where
     the rows ask each question once."""
     return pd.factorize(rows[ITEM])[0].tolist() if paraphrased(rows) else None
 
@@ -61,18 +61,6 @@ def ensemble_frame(rows: pd.DataFrame, offset: int) -> pd.DataFrame:
     first["prompt"] = ""
     first.index = offset + first[ITEM].to_numpy()
     return first
-
-
-def group_mean(scores: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct items (in order of first appearance) and the mean of their rows' scores
-    ([items x candidates]): the ensemble of each item's templates."""
-    order, inverse = np.unique(items, return_inverse=True)
-    sums = np.zeros((len(order), scores.shape[1]))
-    np.add.at(sums, inverse, scores)
-    counts = np.bincount(inverse, minlength=len(order))[:, None]
-    first = np.unique(inverse, return_index=True)[1]
-    keep = np.argsort(first, kind="stable")
-    return order[keep], (sums / counts)[keep]
 
 
 def pair_agreement(answers: Sequence[object]) -> float:

@@ -1,9 +1,10 @@
 """Every probe by name: with each probe's own package, the one place that names a probe.
 
 Adding a probe is its package under tacit/probes/ (a Probe subclass: tacit.probes.base), one
-line here, a command-line module (tacit/cli/), a docs page and its tests
-(docs/extending.md). A probe's module is imported when it is first asked for; its declaration
-imports nothing heavy, so `probe --help` lists every probe without loading torch.
+line here, a docs page and its tests (docs/extending.md): the line gives it its command
+(tacit.cli.probe_command) and its function (tacit.api). A probe's module is imported when it is
+first asked for; its declaration imports nothing heavy, so `probe --help` lists every probe
+without loading torch.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ if TYPE_CHECKING:
 PROBES: Registry[type[Probe]] = Registry(
     "probe",
     {
-        "retrieve": "tacit.probes.retrieve:RetrieveProbe",
-        "elicit": "tacit.probes.elicit:ElicitProbe",
-        "prince": "tacit.probes.prince:PrinceProbe",
-        "nli": "tacit.probes.nli:NLIProbe",
-        "pragmeval": "tacit.probes.pragmeval:PragmevalProbe",
-        "items": "tacit.probes.items:ItemsProbe",
-        "surprisal": "tacit.probes.surprisal:SurprisalProbe",
+        "retrieve": "tacit.probes.retrieve.probe:RetrieveProbe",
+        "elicit": "tacit.probes.elicit.probe:ElicitProbe",
+        "prince": "tacit.probes.prince.probe:PrinceProbe",
+        "nli": "tacit.probes.nli.probe:NLIProbe",
+        "pragmeval": "tacit.probes.pragmeval.probe:PragmevalProbe",
+        "items": "tacit.probes.items.probe:ItemsProbe",
+        "surprisal": "tacit.probes.surprisal.probe:SurprisalProbe",
     },
 )
 

@@ -1,14 +1,17 @@
 """How a probe's runs are shown: the presentation half of a probe, apart from its core
 (tacit.probes.base.Probe: plan, finish, metric, comparability). Each probe names its Report in
-`report_class` ("module:Class", imported when a run is shown); the defaults suit a probe with
-one summary row per model and no figures. The results layer (tables, plots, reports, notebooks)
-asks the report, and nothing else, how a run looks.
+`report_class` ("module:Class", imported when a run is shown: report_of); the defaults suit a
+probe with one summary row per model, its rows in prompts.csv and no figures. The results layer
+(files, tables, plots, reports, notebooks, exports) asks the report, and nothing else, how a
+run looks.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
 
@@ -25,6 +28,13 @@ ShownRun = tuple[str, "pd.DataFrame", "Manifest"]
 
 class Report:
     """A probe's presentation (see the module docstring)."""
+
+    rows_file: ClassVar[str] = "prompts.csv"  # the run's rows: one per prompt (and model)
+    # the rows file's columns holding a prompt's text and its expected answer (an export's
+    # sample arguments and target, tacit.results.lm_eval); None where the rows have none
+    sample_columns: ClassVar[tuple[str | None, str | None]] = ("prompt", "target")
+    extra_tables: ClassVar[dict[str, str]] = {}  # further tables of a run, file -> what it holds
+    figure_kinds: ClassVar[tuple[str, ...]] = ("auto",)  # the figures `probe plot --kind` draws
 
     def __init__(self, probe: Probe) -> None:
         self.probe = probe
@@ -64,3 +74,11 @@ class Report:
     def left_out(self, manifest: Manifest) -> list[str]:
         """What the run left out, one line each, from its manifest's counts."""
         return []
+
+
+@cache
+def report_of(probe: Probe) -> Report:
+    """How a probe's runs are shown: its Report (`report_class`), imported and made once."""
+    module, _, name = probe.report_class.partition(":")
+    report: Report = getattr(importlib.import_module(module), name)(probe)
+    return report

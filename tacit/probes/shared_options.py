@@ -145,7 +145,7 @@ TOKEN_SCORES = Param(
 SPAN_PARAMS = (SPAN_SCORING, NORMALIZE, TOKEN_SCORES)
 
 
-def load_norms(values: NormsChoice) -> NormSet:
+def chosen_norms(values: NormsChoice) -> NormSet:
     """The run's NormSet: as given, or read from a path or an installed name."""
     from tacit.norms import NormSet, load_norms
 

@@ -49,6 +49,12 @@ def token_cell(spans: Sequence[str], found: Sequence[SpanTokens]) -> str:
     )
 
 
+def token_cells(listed: Sequence[Sequence[tuple[str, SpanTokens]]]) -> list[str]:
+    """Each row's cell (token_cell) of its listed candidates' (span, tokens) pairs
+    (tacit.ranking.Ranking.tokens)."""
+    return [token_cell([s for s, _ in row], [t for _, t in row]) for row in listed]
+
+
 def token_table(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the rows without TOKENS_COLUMN, tokens.csv's table): one row per model, `keys` value
     (the rows' prompt or item), listed candidate and token, `model, *keys, candidate, index,

@@ -23,6 +23,7 @@ from tacit.core.errors import TacitError, first_line
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
 from tacit.core.option_names import option
+from tacit.probes.report import report_of
 from tacit.results.like_for_like import Group, RunInfo, first_looks, like_for_like, read_runs
 
 STYLE = """
@@ -69,7 +70,7 @@ def read_report_runs(paths: Sequence[str | Path]) -> list[Run]:
     runs = []
     for info in read_runs(paths):
         assert info.path is not None
-        tables = info.probe.extra_tables
+        tables = report_of(info.probe).extra_tables
         extra = {n: _csv_rows(info.path / n) for n in tables if (info.path / n).is_file()}
         runs.append(Run(info, _csv_rows(info.path / "summary.csv"), extra))
     return runs
@@ -130,7 +131,7 @@ def _brief(run: Run) -> list[list[str]]:
         for r in m.get("models", [])
     )
     rows = [["probe", run.probe], ["command", str(m.get("command", ""))], ["models", models]]
-    own = run.info.probe.report.brief(m)
+    own = report_of(run.info.probe).brief(m)
     rows += [[what, value] for what, value in own]
     scored = run.info.probe.comparable(m)
     rows += [[what, value] for what, value in scored.items() if value and what not in dict(own)]
@@ -146,7 +147,7 @@ def _counts(run: Run) -> str:
     """What the run left out, as its probe's report says it, as a list."""
     items = [
         f"<li>{html.escape(line)}</li>"
-        for line in run.info.probe.report.left_out(run.info.manifest)
+        for line in report_of(run.info.probe).left_out(run.info.manifest)
     ]
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
@@ -160,7 +161,7 @@ def run_figures(runs: Sequence[Run], caption: str = "") -> list[tuple[str, bytes
     probe = runs[0].info.probe
     shown = [(run.info.name, run.info.summary, run.info.manifest) for run in runs]
     looks = first_looks(shown)
-    figures = probe.report.figures(shown, caption="; ".join(filter(None, [caption, looks])))
+    figures = report_of(probe).figures(shown, caption="; ".join(filter(None, [caption, looks])))
     return [
         (f"{title} ({looks})" if looks else title, figure_bytes(figure, "png"))
         for title, figure in figures
@@ -182,7 +183,7 @@ def _probe_tables(run: Run) -> str:
     probe = run.info.probe
     summary = labelled([run.info.summary], probe.keys)
     try:
-        tables = probe.report.table(summary, run.info.manifest)
+        tables = report_of(probe).table(summary, run.info.manifest)
     except TacitError:  # a probe without a table: its summary, models by their short names
         tables = [Table(summary.drop(columns="run"))]
     full = _file_table(run.summary_rows, "summary")
@@ -211,7 +212,7 @@ def _run_section(run: Run, number: int) -> str:
     ]
     parts += [_figure_html(caption, png) for caption, png in run_figures([run])]
     for name, rows in run.extra.items():
-        about = run.info.probe.extra_tables[name]
+        about = report_of(run.info.probe).extra_tables[name]
         what = f"{html.escape(about)} ({len(rows) - 1} rows, {name})"
         table = _file_table(rows, name[:-4], limit=500)
         parts.append(f"<details><summary>{what}</summary>{table}</details>")

@@ -19,6 +19,7 @@ import pandas as pd
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.labels import short_labels
 from tacit.core.option_names import option
+from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
@@ -77,7 +78,7 @@ class RunInfo:
             from tacit.results.reading import run_table
 
             assert self.path is not None
-            self._rows = run_table(self.path, self.probe.rows_file)
+            self._rows = run_table(self.path, report_of(self.probe).rows_file)
         return self._rows
 
     def scored_over(self) -> dict[str, str]:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.core.files import write_files
+from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,7 +149,7 @@ def _samples(
     for key, value in condition.items():
         if (rows[key] == value).any():  # a value no row holds (a pooled `all`): every row
             chosen = chosen[chosen[key] == value]
-    prompt_column, target_column = probe.sample_columns
+    prompt_column, target_column = report_of(probe).sample_columns
     samples = []
     for doc_id, (_, row) in enumerate(chosen.iterrows()):
         doc = {k: _plain(v) for k, v in row.items() if k != "model"}

@@ -7,13 +7,29 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
-    from tacit.results.result import ProbeResult
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
 
 
-def _probe(result: ProbeResult) -> Any:
+class Shown(Protocol):
+    """What a notebook shows of a result (tacit.results.result.ProbeResult)."""
+
+    manifest: Manifest
+    summary: pd.DataFrame
+    prompts: pd.DataFrame
+    rows_file: str
+    text: str
+    notes: list[str]
+    figures: Any
+
+
+def _probe(result: Shown) -> Any:
     """The probe that made the result, or None for one this process does not know."""
     from tacit.core.errors import TacitError
     from tacit.probes import registry
@@ -24,7 +40,7 @@ def _probe(result: ProbeResult) -> Any:
         return None
 
 
-def headline(result: ProbeResult) -> str:
+def headline(result: Shown) -> str:
     """`MRR: roberta-base 0.3120, gpt2 0.2010` (the primary metric at the main condition), or
     empty where the probe cannot say."""
     from tacit.core.labels import short_labels
@@ -41,7 +57,7 @@ def headline(result: ProbeResult) -> str:
     return f"{probe.primary.label}: {shown}" if shown else ""
 
 
-def short_text(result: ProbeResult) -> str:
+def short_text(result: Shown) -> str:
     """One line: `ProbeResult(retrieve; 2 models; 82 prompt rows; MRR: ...; 3 notes)`."""
     manifest = result.manifest
     models = manifest.get("models", [])
@@ -59,7 +75,7 @@ def short_text(result: ProbeResult) -> str:
     return f"ProbeResult({'; '.join(parts)})"
 
 
-def main_figure_png(result: ProbeResult) -> bytes | None:
+def main_figure_png(result: Shown) -> bytes | None:
     """The result's main figure as PNG bytes: the first figure the run saves, else the first
     the probe draws from the summary (`probe plot`'s); None where there is none."""
     if result.figures:
@@ -68,7 +84,7 @@ def main_figure_png(result: ProbeResult) -> bytes | None:
     probe = _probe(result)
     if probe is None:
         return None
-    figures = probe.report.figures([("this run", result.summary, result.manifest)])
+    figures = report_of(probe).figures([("this run", result.summary, result.manifest)])
     if not figures:
         return None
     import matplotlib.pyplot as plt
@@ -80,7 +96,7 @@ def main_figure_png(result: ProbeResult) -> bytes | None:
     return buffer.getvalue()
 
 
-def html_text(result: ProbeResult) -> str:
+def html_text(result: Shown) -> str:
     """The HTML Jupyter shows: the one line, the printed summary, the notes, the figure."""
     parts = [
         f"<p><b>{html.escape(short_text(result))}</b></p>",

@@ -16,6 +16,7 @@ import pandas as pd
 from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.files import write_atomic
 from tacit.core.option_names import option
+from tacit.probes.report import report_of
 from tacit.results.like_for_like import read_summary
 
 if TYPE_CHECKING:
@@ -143,11 +144,11 @@ def plot(
             None, ["not like for like: " + "; ".join(notes) if notes else "", first_looks(shown)]
         )
     )
-    figures = probe.report.figures(shown, kind=kind, caption=caption)
+    figures = report_of(probe).figures(shown, kind=kind, caption=caption)
     if not figures:
         raise TacitError(f"{probe.name} runs have no figure to plot")
     if len(figures) > 1:
         listed = "; ".join(title for title, _ in figures)
         raise TacitError(f"these runs draw different figures ({listed}): plot them apart")
-    target = figure_path(out, runs, f"{probe.name}-{probe.report.figure_kind(shown, kind)}.png")
+    target = figure_path(out, runs, f"{probe.name}-{report_of(probe).figure_kind(shown, kind)}.png")
     return save_figure(figures[0][1], target, overwrite=overwrite)

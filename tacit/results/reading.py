@@ -4,7 +4,7 @@
 
 A CSV file does not say what its columns were: a float column of whole numbers reads back as
 integers, an empty text cell as a missing value, a concept named `nan` as a number. So a run
-also writes result.json (RESULT_FILE): each table's column types, which empty cells were
+also writes result.json (tacit.results.record): each table's column types, which empty cells were
 missing values (and whether None or NaN), the printed summary and its notes, and which files
 are figures. With it, a table reads back with the dtypes it had in memory and its values as
 written (floats at the files' float32 precision, tacit.core.files.FLOAT_FORMAT). Runs written
@@ -21,52 +21,21 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line
+from tacit.probes.report import report_of
+from tacit.results.record import RESULT_FILE, column_types, is_text
 
 if TYPE_CHECKING:
     from tacit.results.result import ProbeResult
     from tacit.vocab.shared import Vocabulary
 
-RESULT_FILE = "result.json"
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
-
-
-def column_types(table: pd.DataFrame) -> dict[str, Any]:
-    """A table's record in result.json: `columns` (name -> dtype, in order) and `missing`
-    (text columns with missing values -> `None` or `NaN`: how they are restored from the
-    empty fields they are written as)."""
-    missing = {}
-    for column in table.columns:
-        values = table[column]
-        if _is_text(str(values.dtype)) and values.isna().any():
-            first = values[values.isna()].iloc[0]
-            missing[str(column)] = "None" if first is None else "NaN"
-    return {"columns": {str(c): str(table[c].dtype) for c in table.columns}, "missing": missing}
-
-
-def result_record(result: ProbeResult) -> dict[str, Any]:
-    """What result.json holds for a result (see the module docstring)."""
-    tables = {result.rows_file: result.prompts, "summary.csv": result.summary}
-    tables.update({f"{name}.csv": table for name, table in result.extra.items()})
-    return {
-        "rows_file": result.rows_file,
-        "tables": {name: column_types(table) for name, table in tables.items()},
-        "figures": list(result.figures),
-        "files": list(result.files),
-        "text": result.text,
-        "notes": list(result.notes),
-    }
-
-
-def _is_text(dtype: str) -> bool:
-    """Object columns and pandas' string dtypes (`str` from pandas 3 on)."""
-    return dtype in ("object", "str", "string")
 
 
 def _typed(raw: pd.Series, dtype: str, missing: str | None) -> pd.Series:
     """A column read as text, back in its dtype (the empty field is a missing value)."""
     if dtype == "bool":
         return raw.map({"True": True, "False": False}).astype(bool)
-    if _is_text(dtype):
+    if is_text(dtype):
         if missing is not None:
             raw = raw.astype(object).where(raw != "", None if missing == "None" else np.nan)
         return raw.astype(dtype)
@@ -190,11 +159,11 @@ def load(run: str | Path) -> ProbeResult:
     record = read_record(path)
     notes: list[str] = []
     if record is None:  # a run written before result.json
-        extra = [name for name in probe.extra_tables if (path / name).is_file()]
-        tables: dict[str, Any] = dict.fromkeys([probe.rows_file, "summary.csv", *extra])
+        extra = [name for name in report_of(probe).extra_tables if (path / name).is_file()]
+        tables: dict[str, Any] = dict.fromkeys([report_of(probe).rows_file, "summary.csv", *extra])
         files = [p.name for p in sorted(path.glob("*.txt")) if p.name != "vocab.txt"]
         figures = [p.name for p in sorted(path.iterdir()) if p.suffix in FIGURE_SUFFIXES]
-        rows_file, text = probe.rows_file, ""
+        rows_file, text = report_of(probe).rows_file, ""
         notes.append(
             f"note: {path} was written before runs kept {RESULT_FILE}: its tables are typed "
             "as pandas reads them, and its printed summary is not kept"

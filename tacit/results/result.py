@@ -97,7 +97,7 @@ class ProbeResult:
         `overwrite`, which replaces the whole directory, stale files included. The run's
         checkpoint (`.partial`) goes only once everything is written: a save that fails (a full
         disk) or is killed leaves the scores to resume from."""
-        from tacit.results.reading import RESULT_FILE, result_record
+        from tacit.results.record import RESULT_FILE, result_record
 
         check_overwrite(Path(out), overwrite=overwrite, checkpoint_ours=True)
         out = prepare_run_dir(out)

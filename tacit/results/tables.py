@@ -12,6 +12,7 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.core.labels import short_labels
+from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
     from tacit.core.display import Table
@@ -46,7 +47,7 @@ def runs_tables(
     tables = []
     for number, group in enumerate(groups, start=1):
         summary = labelled([run.summary for run in group.runs], probe.keys)
-        shown = probe.report.table(summary, group.runs[0].manifest, **options)
+        shown = report_of(probe).table(summary, group.runs[0].manifest, **options)
         if len(groups) > 1:
             for table in shown:
                 table.title = f"Group {number} ({group.names}): {table.title}"

@@ -48,11 +48,11 @@ from tacit.sweep.cells import (
     select,
 )
 from tacit.sweep.launch import Launch, launch
-from tacit.sweep.spec import Cell, Checkpoint, Sweep, read_sweep
+from tacit.sweep.spec import Cell, ModelCheckpoint, Sweep, read_sweep
 
 __all__ = [
     "Cell",
-    "Checkpoint",
+    "ModelCheckpoint",
     "Launch",
     "Sweep",
     "default_folder",

@@ -32,7 +32,7 @@ def takes_norms(probe: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class ModelCheckpoint:
     """A model at one point of its training: a revision of a hub model (a checkpoint branch,
     `step1000`) or a local checkpoint directory. `series` is the model it is a checkpoint of
     (one line in the by-step figure)."""
@@ -55,7 +55,7 @@ class Cell:
     model: str
     norms: str | None
     options: dict[str, Any] = field(default_factory=dict)
-    checkpoint: Checkpoint | None = None
+    checkpoint: ModelCheckpoint | None = None
 
     @property
     def settings(self) -> str:
@@ -193,7 +193,7 @@ def _checkpoints(spec: dict[str, Any], models: list[str], path: Path) -> list[tu
     """(model, checkpoint or None) for every model of the grid: each model at each of
     `revisions`, then each `[checkpoints]` series' directories, in step order."""
     revisions = spec.pop("revisions", None)
-    entries: list[tuple[str, Checkpoint | None]] = []
+    entries: list[tuple[str, ModelCheckpoint | None]] = []
     if revisions is None:
         entries += [(model, None) for model in models]
     else:
@@ -204,7 +204,7 @@ def _checkpoints(spec: dict[str, Any], models: list[str], path: Path) -> list[tu
                     raise TacitError(
                         f"{path}: revisions: {revision!r} names no training step (e.g. step1000)"
                     )
-                entries.append((model, Checkpoint(model_label(model), step, revision)))
+                entries.append((model, ModelCheckpoint(model_label(model), step, revision)))
     table = spec.pop("checkpoints", {})
     if not isinstance(table, dict):
         raise TacitError(f"{path}: [checkpoints] must be a table: model name = [directories]")
@@ -224,7 +224,7 @@ def _checkpoints(spec: dict[str, Any], models: list[str], path: Path) -> list[tu
                     "trainer_state.json)"
                 )
         for step, directory in sorted(steps, key=lambda s: (s[0], s[1])):
-            entries.append((directory, Checkpoint(series, step)))  # type: ignore[arg-type]
+            entries.append((directory, ModelCheckpoint(series, step)))  # type: ignore[arg-type]
     return entries
 
 

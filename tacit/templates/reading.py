@@ -10,7 +10,7 @@ from typing import Any
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import check_value, read_utf8, sha256_bytes
-from tacit.templates import (
+from tacit.templates.template import (
     BLANK_FORMS,
     CONCEPT_FORMS,
     ENSEMBLE,

@@ -1,7 +1,7 @@
 """The shared vocabulary: building it from tokenizers, reading a vocab file, coverage.
 
 The names below load tacit.vocab.shared (and pandas) on first use, not on import: the model
-loaders import tacit.vocab.hub, and a scorer alone needs neither."""
+loaders import tacit.hub.access, and a scorer alone needs neither."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ from support import (
 from typer.testing import CliRunner
 
 from tacit.cli import app
+from tacit.hub.model_files import load_tokenizer
 from tacit.probes.retrieve.scoring import RESULT_COLUMNS
 from tacit.probes.retrieve.summary import RETRIEVAL_SUMMARY_COLUMNS
-from tacit.vocab.tokenizers import load_tokenizer
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ import pytest
 
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text, parse_model_args
-from tacit.core.option_names import command_line
+from tacit.core.option_names import from_command_line
 from tacit.core.options import RunOptions
 
 
@@ -70,7 +70,7 @@ def test_a_wrong_option_is_one_line_naming_it(text, message):
     with pytest.raises(TacitError, match=message) as api:
         ModelSpec.parse(text)
     assert str(api.value).startswith("models ")
-    with command_line(), pytest.raises(TacitError) as cli:
+    with from_command_line(), pytest.raises(TacitError) as cli:
         ModelSpec.parse(text)
     assert str(cli.value).startswith("--model ")
 

@@ -1,4 +1,4 @@
-"""The Hugging Face hub without a network (tacit.vocab.hub): asked once, briefly; a model in
+"""The Hugging Face hub without a network (tacit.hub.access): asked once, briefly; a model in
 the hub's cache then loads from it, one that is not is one line naming the option that named
 it, the cache and HF_HUB_OFFLINE=1; per-model revisions come from the cache too. No test here
 reaches the internet: the hub is a local socket that hangs up (or nothing at all)."""
@@ -19,7 +19,7 @@ from support import save_tiny_bert, tiny_bert_tokenizer
 
 import tacit
 from tacit.core.errors import TacitError
-from tacit.vocab import hub
+from tacit.hub import access as hub
 
 COMMITS = {"main": "0" * 39 + "1", "step1": "0" * 39 + "2"}
 
@@ -79,7 +79,7 @@ def test_an_unreachable_hub_is_asked_once_then_one_line(
 ):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(TacitError) as raised:
-        tacit.retrieve(["someone/not-cached"], norms=toy_norms_path, progress=False)
+        tacit.retrieve(["someone/not-cached"], norms=toy_norms_path, quiet=True)
     message = str(raised.value)
     assert message.startswith("models someone/not-cached: not in the Hugging Face cache")
     assert "cannot be reached" in message and "HF_HUB_OFFLINE=1" in message
@@ -98,7 +98,7 @@ def test_a_cached_model_loads_when_the_hub_does_not_answer(
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     with pytest.warns(UserWarning, match="cannot be reached.*read from its cache"):
         result = tacit.retrieve(
-            ["someone/tiny-bert"], norms=toy_norms_path, max_props=2, progress=False
+            ["someone/tiny-bert"], norms=toy_norms_path, max_props=2, quiet=True
         )
     assert result.manifest["models"][0]["resolved_revision"] == COMMITS["main"]
     assert 1 <= hanging_hub.connections <= 2
@@ -107,9 +107,7 @@ def test_a_cached_model_loads_when_the_hub_does_not_answer(
 def test_offline_mode_asks_nothing(hanging_hub, hub_cache, monkeypatch, toy_norms_path):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    result = tacit.retrieve(
-        ["someone/tiny-bert"], norms=toy_norms_path, max_props=1, progress=False
-    )
+    result = tacit.retrieve(["someone/tiny-bert"], norms=toy_norms_path, max_props=1, quiet=True)
     assert len(result.summary) == 1
     with pytest.raises(TacitError, match="not in the Hugging Face cache .*HF_HUB_OFFLINE=1 is set"):
         tacit.retrieve(["someone/other"], norms=toy_norms_path)
@@ -121,7 +119,7 @@ def test_each_model_its_own_revision_in_one_run(hub_cache, monkeypatch, toy_norm
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     models = ["someone/tiny-bert", tacit.ModelSpec("someone/tiny-bert", revision="step1")]
-    result = tacit.retrieve(models, norms=toy_norms_path, max_props=2, progress=False)
+    result = tacit.retrieve(models, norms=toy_norms_path, max_props=2, quiet=True)
     records = {r["name"]: r for r in result.manifest["models"]}
     assert set(records) == {"someone/tiny-bert", "someone/tiny-bert,revision=step1"}
     assert records["someone/tiny-bert,revision=step1"]["resolved_revision"] == COMMITS["step1"]

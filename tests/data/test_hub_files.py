@@ -1,5 +1,5 @@
 """Norms, items and template files named `hf://datasets/OWNER/NAME[@REVISION]/PATH`
-(tacit.core.hub_files), read offline from a Hugging Face cache the test lays out as the Hub's
+(tacit.hub.dataset_files), read offline from a Hugging Face cache the test lays out as the Hub's
 downloads leave it: huggingface_hub's own hf_hub_download finds the files, so URL parsing,
 revisions, errors and the manifest's record are all the real ones. No test reaches the
 internet (HF_HUB_OFFLINE)."""
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.core.errors import TacitError
-from tacit.core.hub_files import fetch_hub_file, parse_hub_url
+from tacit.hub.dataset_files import fetch_hub_file, parse_hub_url
 
 COMMITS = {"main": "a" * 40, "v1": "b" * 40}
 ITEMS = [
@@ -110,7 +110,7 @@ def test_a_file_not_in_the_cache_offline_is_one_line_naming_the_url(hub, url):
 
 def test_items_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert):
     url = "hf://datasets/someone/facts@v1/data/items.jsonl"
-    result = tacit.items(url, models=[tiny_bert], progress=False)
+    result = tacit.items(url, models=[tiny_bert], quiet=True)
     record = result.manifest["items"]
     assert record["source"] == url and record["commit"] == COMMITS["v1"]
     assert record["name"] == "items.jsonl" and len(record["sha256"]) == 64
@@ -152,15 +152,15 @@ def test_norms_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert,
     url = "hf://datasets/someone/facts/norms.dat"
     norms = tacit.load_norms(url)
     assert norms.table.equals(tacit.read_norms(toy_norms_path).table)
-    result = tacit.retrieve([tiny_bert], norms=url, max_props=1, progress=False)
+    result = tacit.retrieve([tiny_bert], norms=url, max_props=1, quiet=True)
     record = result.manifest["norms"]
     assert record["source"] == url and record["commit"] == COMMITS["main"]
     assert record["sha256"] == tacit.read_norms(toy_norms_path).sha256
     assert (
         "source"
-        not in tacit.retrieve(
-            [tiny_bert], norms=toy_norms_path, max_props=1, progress=False
-        ).manifest["norms"]
+        not in tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, quiet=True).manifest[
+            "norms"
+        ]
     )
 
 
@@ -172,7 +172,7 @@ def test_norms_installed_from_the_hub_are_recorded_with_the_commit(hub, tiny_ber
     assert "installed as 'toy'" in done.output
     shown = CliRunner().invoke(app, ["norms", "show", "--norms", "toy"])
     assert f"* toy: cslb, 8 concepts, {url} (cached at " in shown.output
-    result = tacit.retrieve([tiny_bert], norms="toy", max_props=1, progress=False)
+    result = tacit.retrieve([tiny_bert], norms="toy", max_props=1, quiet=True)
     record = result.manifest["norms"]
     assert (record["name"], record["source"], record["commit"]) == ("toy", url, COMMITS["v1"])
     missing = "hf://datasets/someone/facts/none.dat"

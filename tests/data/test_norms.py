@@ -6,6 +6,7 @@ from support import REAL_NORMS, TOY_NORMS, needs_shared, write_norms
 from tacit.core.errors import TacitError
 from tacit.norms import install_norms, load_norms, read_norms, resolve_norms_path
 from tacit.norms.reader import NORM_COLUMNS
+from tacit.probes.report import report_of
 
 
 def test_reads_toy_norms_with_crlf(toy_norms_path):
@@ -177,6 +178,6 @@ def test_the_papers_counts_only_beside_the_papers_norms(tmp_path):
     )
     elicit = registry.get("elicit")
     toy = {"norms": {"sha256": read_norms(write_norms(tmp_path / "n.dat")).sha256}}
-    assert "paper_n_prompts" not in elicit.report.table(summary, toy)[0].frame
-    papers = elicit.report.table(summary, {"norms": {"sha256": PAPER_SHA256}})[0].frame
+    assert "paper_n_prompts" not in report_of(elicit).table(summary, toy)[0].frame
+    papers = report_of(elicit).table(summary, {"norms": {"sha256": PAPER_SHA256}})[0].frame
     assert papers["paper_n_prompts"].tolist() == [564, 583]

@@ -9,6 +9,7 @@ from support import TOY_NORMS
 
 from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
+from tacit.hub.model_files import load_tokenizer
 from tacit.norms import parse_columns, read_norms
 from tacit.norms.generic import DEFAULT_FEATURE_TYPE
 from tacit.probes.elicit.prompts import (
@@ -18,7 +19,6 @@ from tacit.probes.elicit.prompts import (
 )
 from tacit.probes.retrieve.prompts import ABLATION_GRIDS, build_prompts
 from tacit.vocab import build_vocabulary
-from tacit.vocab.tokenizers import load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -167,12 +167,12 @@ def test_feature_types_are_checked_and_any_case(tmp_path):
 def test_bad_column_mappings(text, message):
     """Named as the caller wrote it: `norms_columns` in Python, `--norms-columns` on the
     command line (tacit.core.option_names)."""
-    from tacit.core.option_names import command_line
+    from tacit.core.option_names import from_command_line
 
     with pytest.raises(TacitError) as err:
         parse_columns(text)
     assert message in str(err.value) and str(err.value).startswith("norms_columns ")
-    with command_line(), pytest.raises(TacitError) as err:
+    with from_command_line(), pytest.raises(TacitError) as err:
         parse_columns(text)
     assert message in str(err.value) and str(err.value).startswith("--norms-columns ")
 

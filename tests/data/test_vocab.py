@@ -6,9 +6,9 @@ import pytest
 from support import COMMON_VOCAB, needs_shared, real_bert_tokenizer, real_roberta_tokenizer
 
 from tacit.core.errors import TacitError
+from tacit.hub.model_files import load_tokenizer
 from tacit.vocab import build_vocabulary, read_vocab_file, single_token_words
 from tacit.vocab.cache import cached_words, tokenizer_key
-from tacit.vocab.tokenizers import load_tokenizer
 
 
 def test_wordpiece_words_exclude_pieces_and_specials(tiny_bert):
@@ -162,7 +162,7 @@ def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
     import tacit
 
     result = tacit.retrieve(
-        [tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha", progress=False
+        [tiny_bert], norms=toy_norms_path, max_props=1, vocab_words="alpha", quiet=True
     )
     assert result.vocab.words and all(w.isalpha() for w in result.vocab.words)
     assert result.manifest["vocabulary"]["words_filter"]["words"] == "alpha"

@@ -1,5 +1,5 @@
 """Ranks and top-k lists do not depend on the batch size (issue 42; the tie rule,
-tacit.models.ties). Before, float near ties were ordered by the batch's rounding, so a rank
+tacit.ranking.ties). Before, float near ties were ordered by the batch's rounding, so a rank
 or a top five could differ between `--batch-size 1` and 64.
 
 A near tie is built into a tiny model (two words read alike: one embedding row, so everything
@@ -24,7 +24,7 @@ from support import REAL_NORMS, needs_shared, save_tiny_gpt2, toy_gpt2_tokenizer
 import tacit
 from tacit.models.causal import CausalLMScorer
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.ties import RELATIVE_TOLERANCE, near, ranks, top
+from tacit.ranking.ties import RELATIVE_TOLERANCE, near, ranks, top
 
 SIZES = [1, 7, "auto"]  # auto starts at 64 on a CPU: a batch of 64, of 7 and its remainder
 DELTA = 1e-6  # the built tie: the second word's logit above the first's
@@ -100,7 +100,7 @@ def test_retrieval_ranks_with_a_near_tie_at_every_batch_size(
             max_props=2,
             candidates=candidates,
             templates=templates,
-            progress=False,
+            quiet=True,
         )
         for size, scorer in scorers(tiny_bert, MaskedLMScorer, "bear", "cat").items()
     }
@@ -123,7 +123,7 @@ def test_elicitation_ranks_with_a_near_tie_at_every_batch_size(
 ):
     results = {
         size: tacit.elicit(
-            [scorer], norms=toy_norms_path, relations=["has"], candidates=candidates, progress=False
+            [scorer], norms=toy_norms_path, relations=["has"], candidates=candidates, quiet=True
         )
         for size, scorer in scorers(tiny_bert, MaskedLMScorer, "fur", "claws").items()
     }
@@ -157,7 +157,7 @@ def test_items_ranks_with_a_near_tie_at_every_batch_size(tiny_bert, tmp_path):
     ]
     path.write_text("".join(json.dumps(item) + "\n" for item in items))
     results = {
-        size: tacit.items(path, [scorer], progress=False)
+        size: tacit.items(path, [scorer], quiet=True)
         for size, scorer in scorers(tiny_bert, MaskedLMScorer, "bear", "cat").items()
     }
     one = results[1].prompts[["id", "candidate", "rank"]].reset_index(drop=True)

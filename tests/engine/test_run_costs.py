@@ -92,7 +92,7 @@ def test_a_dry_run_counts_times_and_writes_nothing(
     )
     assert isinstance(estimate, RunEstimate)
     full = tacit.retrieve(
-        [tiny_gpt2], norms=toy_norms_path, max_props=2, candidates="concepts", progress=False
+        [tiny_gpt2], norms=toy_norms_path, max_props=2, candidates="concepts", quiet=True
     )
     (spans,) = {s["size"] for s in full.manifest["candidates"].values()}
     assert estimate.prompts == full.prompts["prompt"].nunique()
@@ -115,11 +115,9 @@ def test_threads_are_set_and_recorded(tiny_bert, toy_norms_path):
 
     before = torch.get_num_threads()
     try:
-        run = tacit.retrieve(
-            [tiny_bert], norms=toy_norms_path, max_props=1, threads=1, progress=False
-        )
+        run = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, threads=1, quiet=True)
         assert run.manifest["threads"] == 1 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
-    default = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, progress=False)
+    default = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, quiet=True)
     assert default.manifest["threads"] == torch.get_num_threads()

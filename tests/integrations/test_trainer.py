@@ -76,9 +76,7 @@ def test_a_masked_lm_in_training_is_probed_at_each_evaluation(tiny_bert, toy_nor
     assert [h["step"] for h in callback.history] == [2, 4]
     # the last value is the probe's own on the model as it ended (nothing trains after step 4)
     scorer = tacit.MaskedLMScorer.from_model(model, tokenizer, name="training")
-    again = tacit.retrieve(
-        [scorer], norms=str(toy_norms_path), max_props=2, limit=3, progress=False
-    )
+    again = tacit.retrieve([scorer], norms=str(toy_norms_path), max_props=2, limit=3, quiet=True)
     assert logged[-1][1] == pytest.approx(again.summary["mrr"].iloc[-1], abs=1e-12)
     manifest = json.loads((out / "step-4" / "manifest.json").read_text())
     assert manifest["training"]["global_step"] == 4

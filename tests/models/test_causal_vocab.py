@@ -21,7 +21,8 @@ from support import (
 
 from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.causal import CausalLMScorer
-from tacit.models.reduce import GoldScores, GroupMean, WorkCount, rank_targets
+from tacit.ranking import Question, Ranking, rank_targets
+from tacit.ranking.vocabulary import GroupMean, WorkCount, reduce
 from tacit.vocab.shared import single_token_words
 
 PROMPTS = [
@@ -69,8 +70,17 @@ def as_batch(scores: np.ndarray) -> ScoredBatch:
     )
 
 
-def read(batches, golds, among, relation) -> GoldScores:
-    return GoldScores(batches, golds, among=among, among_of_row=relation, top_k=5, device=CPU)
+def read(batches, golds, among, relation, shares=False) -> Ranking:
+    """What the ranking layer reads of these batches: each row's golds, top 5, AP over every
+    word and over its relation's subset (`among`: a mask per relation)."""
+    batches = list(batches)
+    n_words = batches[0].shared.shape[1]
+    subsets = [] if among is None else [np.flatnonzero(m) for m in np.asarray(among)]
+    question = Question(
+        [""] * len(golds), golds, 5, subsets=subsets, subset_of_row=relation, shares=shares
+    )
+    words = np.asarray([str(n) for n in range(n_words)], dtype=object)
+    return reduce(batches, question, words, CPU, None).ranking(words)
 
 
 @pytest.mark.parametrize("model", ["tiny_gpt2", "tiny_llama", "peaked_gpt2"])
@@ -149,9 +159,9 @@ def test_pruned_scores_read_as_every_suffix_scored(peaked_gpt2, words):
             np.testing.assert_allclose(got.ap, want.ap, rtol=1e-6)
             np.testing.assert_allclose(got.ap_among, want.ap_among, rtol=1e-6)
             np.testing.assert_allclose(got.prob[gold], want.prob[gold], rtol=1e-3)
-            np.testing.assert_allclose(got.top_prob, want.top_prob, rtol=1e-3)
+            np.testing.assert_allclose(got.top_value, want.top_value, rtol=1e-3)
     got, brute_read = reads[1]
-    for name in ("ap", "ap_among", "top_index", "top_prob"):
+    for name in ("ap", "ap_among", "top_index", "top_value"):
         np.testing.assert_array_equal(getattr(got, name), getattr(brute_read, name), err_msg=name)
     for name in ("prob", "rank"):
         np.testing.assert_array_equal(getattr(got, name)[gold], getattr(brute_read, name)[gold])
@@ -176,7 +186,7 @@ def test_the_ensemble_of_pruned_prompts_reads_as_every_suffix_scored(peaked_gpt2
         list(ensemble.passing(scorer.score_vocab(PROMPTS, ids, progress=False, needed=needed)))
         ensembles.append(read([ensemble.batch()], item_golds, None, None))
     got, want = ensembles
-    for name in ("ap", "top_index", "top_prob"):
+    for name in ("ap", "top_index", "top_value"):
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
     gold = np.array([[j < len(g) for j in range(2)] for g in item_golds])  # the rest is padding
     for name in ("prob", "rank"):
@@ -184,18 +194,18 @@ def test_the_ensemble_of_pruned_prompts_reads_as_every_suffix_scored(peaked_gpt2
 
 
 def test_retrieval_reads_every_word(peaked_gpt2, words):
-    """score_targets reads the target's share of the whole shared vocabulary: every suffix is
+    """rank_targets reads the target's share of the whole shared vocabulary: every suffix is
     scored, and the share is the plain computation's."""
     _, ids = words
     scorer = CausalLMScorer(peaked_gpt2, device="cpu", batch_size=64)
     prompts = PROMPTS[:2]
     plain = causal_vocab_reference(peaked_gpt2, prompts, ids)
     targets = [5, 17]
-    got = scorer.score_targets(prompts, targets, ids, progress=False)
-    want = rank_targets([as_batch(plain)], targets, top_k=5, device=CPU)
+    got = rank_targets(scorer, prompts, targets, ids, progress=False)
+    want = read([as_batch(plain)], [[t] for t in targets], None, None, shares=True)
     np.testing.assert_array_equal(got.rank, want.rank)
     np.testing.assert_array_equal(got.top_index, want.top_index)
-    np.testing.assert_allclose(got.target_prob_shared, want.target_prob_shared, rtol=1e-3)
+    np.testing.assert_allclose(got.share[:, 0], want.share[:, 0], rtol=1e-3)
 
 
 def test_needs_of_a_subset_of_prompts():

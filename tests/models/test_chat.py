@@ -88,7 +88,7 @@ def test_a_template_file_is_the_same_and_recorded(instruct, toy_norms_path, tmp_
             max_props=2,
             candidates="concepts",
             model_args={"chat_template": setting},
-            progress=False,
+            quiet=True,
         )
     by_tokenizer, by_file = (runs[s].manifest["models"][0]["chat_template"] for s in runs)
     assert by_tokenizer["source"] == "tokenizer" and by_file["source"] == str(jinja.resolve())
@@ -99,7 +99,7 @@ def test_a_template_file_is_the_same_and_recorded(instruct, toy_norms_path, tmp_
     ranks = [runs[s].prompts["rank"].tolist() for s in runs]
     assert ranks[0] == ranks[1]
     plain = tacit.retrieve(
-        [instruct], norms=toy_norms_path, max_props=2, candidates="concepts", progress=False
+        [instruct], norms=toy_norms_path, max_props=2, candidates="concepts", quiet=True
     )
     assert "chat_template" not in plain.manifest["models"][0]
 
@@ -141,7 +141,7 @@ def test_the_score_cache_keeps_chat_answers_apart(instruct, toy_norms_path, tmp_
             max_props=1,
             candidates="concepts",
             cache=str(cache),
-            progress=False,
+            quiet=True,
         )
         kept[name] = result.manifest["models"][0]["cache"]
     assert kept["chat"]["found"] == 0 and kept["chat"]["model"] != kept["bare"]["model"]

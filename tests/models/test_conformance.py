@@ -113,14 +113,14 @@ def test_the_fake_scorer_runs_the_probes_end_to_end(tiny_bert, toy_norms_path):
     """Fast probe tests: no weights load, yet every stage runs (vocabulary, prompts, runner,
     summary, report); the same text scores the same in a second run."""
     fake = FakeScorer(AutoTokenizer.from_pretrained(tiny_bert), name="fake")
-    first = tacit.retrieve([fake], norms=toy_norms_path, max_props=3, progress=False)
-    again = tacit.retrieve([fake], norms=toy_norms_path, max_props=3, progress=False)
+    first = tacit.retrieve([fake], norms=toy_norms_path, max_props=3, quiet=True)
+    again = tacit.retrieve([fake], norms=toy_norms_path, max_props=3, quiet=True)
     assert list(first.prompts["model"].unique()) == ["fake"]
     np.testing.assert_array_equal(first.prompts["rank"], again.prompts["rank"])
     assert first.manifest["models"][0]["class"] == "FakeScorer"
     spans = tacit.retrieve(
-        [fake], norms=toy_norms_path, max_props=2, candidates="concepts", progress=False
+        [fake], norms=toy_norms_path, max_props=2, candidates="concepts", quiet=True
     )
     assert spans.manifest["span_work"]["span_rows"] > 0
-    elicited = tacit.elicit([fake], norms=toy_norms_path, relations=["has"], progress=False)
+    elicited = tacit.elicit([fake], norms=toy_norms_path, relations=["has"], quiet=True)
     assert set(elicited.summary["relation"]) == {"has"}

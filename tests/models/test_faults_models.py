@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from tacit.cli import app
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
+from tacit.ranking import rank_targets
 
 LONG = "x" * 300  # a name longer than the 255 bytes Linux file systems allow
 
@@ -96,9 +97,9 @@ def test_an_embedding_larger_than_the_tokenizer_is_fine(tiny_bert, tmp_path):
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(tmp_path / "padded")
     prompts = ["A <mask> has fur.", "A knife is <mask>."]
     ids = np.arange(8, 20)
-    plain = MaskedLMScorer(tiny_bert, device="cpu").score_targets(prompts, [0, 1], ids)
-    wider = MaskedLMScorer(str(tmp_path / "padded"), device="cpu").score_targets(
-        prompts, [0, 1], ids
+    plain = rank_targets(MaskedLMScorer(tiny_bert, device="cpu"), prompts, [0, 1], ids)
+    wider = rank_targets(
+        MaskedLMScorer(str(tmp_path / "padded"), device="cpu"), prompts, [0, 1], ids
     )
     np.testing.assert_array_equal(plain.rank, wider.rank)
 

@@ -18,6 +18,7 @@ import tacit
 from tacit.core.errors import TacitError
 from tacit.models.causal import CausalLMScorer
 from tacit.models.masked import MaskedLMScorer
+from tacit.ranking import rank_targets
 from tacit.vocab import build_vocabulary
 
 PROMPTS = [
@@ -58,11 +59,11 @@ def test_a_lora_adapter_scores_as_peft_merged_model_does(tiny_bert, tmp_path):
     scorer = MaskedLMScorer(f"{tiny_bert},peft={adapter}", device="cpu")
     vocab = build_vocabulary({"m": scorer.tokenizer})
     ids, targets = vocab.token_ids["m"], [vocab.index(t) for t in TARGETS]
-    got = scorer.score_targets(PROMPTS, targets, ids, progress=False)
+    got = rank_targets(scorer, PROMPTS, targets, ids, progress=False)
     merged = _merged(tiny_bert, adapter, tmp_path / "merged", AutoModelForMaskedLM)
     _, shared = reference(merged, PROMPTS, ids)
     want = shared[np.arange(len(PROMPTS)), targets]
-    np.testing.assert_allclose(got.target_prob, want, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(got.prob[:, 0], want, rtol=1e-5, atol=1e-8)
     _, base = reference(tiny_bert, PROMPTS, ids)
     assert np.abs(base[np.arange(len(PROMPTS)), targets] - want).max() > 1e-4  # it changed them
     assert scorer.record()["load"]["peft"] == str(adapter)
@@ -123,17 +124,15 @@ def test_remote_code_runs_only_when_trusted(tiny_bert, tmp_path, monkeypatch, to
     monkeypatch.setattr(modules, "HF_MODULES_CACHE", str(tmp_path / "modules"))
     model = _remote_code_model(tiny_bert, tmp_path / "toy")
     with pytest.raises(TacitError, match=r"models .*toy: .*trust_remote_code"):
-        tacit.retrieve([model], norms=toy_norms_path, max_props=1, device="cpu", progress=False)
+        tacit.retrieve([model], norms=toy_norms_path, max_props=1, device="cpu", quiet=True)
     trusted = tacit.retrieve(
         [f"{model},trust_remote_code=true"],
         norms=toy_norms_path,
         max_props=1,
         device="cpu",
-        progress=False,
+        quiet=True,
     )
-    plain = tacit.retrieve(
-        [tiny_bert], norms=toy_norms_path, max_props=1, device="cpu", progress=False
-    )
+    plain = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, device="cpu", quiet=True)
     record = trusted.manifest["models"][0]
     assert record["class"] == "ToyForMaskedLM" and record["load"]["trust_remote_code"] is True
     np.testing.assert_allclose(trusted.summary["mrr"], plain.summary["mrr"])  # the same weights
@@ -172,9 +171,9 @@ def test_batch_size_auto_finds_the_largest_that_fits(tiny_bert, monkeypatch):
     vocab = build_vocabulary({"m": scorer.tokenizer})
     targets = [vocab.index("bear")] * len(prompts)
     monkeypatch.setattr(scorer.model, "forward", out_of_memory_above(scorer.model.forward, 25))
-    got = scorer.score_targets(prompts, targets, vocab.token_ids["m"], progress=False)
+    got = rank_targets(scorer, prompts, targets, vocab.token_ids["m"], progress=False)
     assert scorer.batch_size == 25  # 64, 57, 51, 45, 40, 36, 32, 28 did not fit; 25 did
     assert scorer.record()["batch_size_auto"] is True
     fixed = MaskedLMScorer(tiny_bert, device="cpu", batch_size=3)
-    want = fixed.score_targets(prompts, targets, vocab.token_ids["m"], progress=False)
-    np.testing.assert_allclose(got.target_prob, want.target_prob, rtol=1e-5)
+    want = rank_targets(fixed, prompts, targets, vocab.token_ids["m"], progress=False)
+    np.testing.assert_allclose(got.prob[:, 0], want.prob[:, 0], rtol=1e-5)

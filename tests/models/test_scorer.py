@@ -7,7 +7,8 @@ from transformers import AutoTokenizer
 
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.vocabulary import vocabulary_for
+from tacit.ranking import rank_targets
+from tacit.ranking.candidates import vocabulary_for
 from tacit.vocab import build_vocabulary
 
 PROMPTS = [
@@ -28,16 +29,16 @@ def test_scores_match_plain_forward_and_softmax(which, request):
     vocab = build_vocabulary({model_dir: scorer.tokenizer})
     ids = vocab.token_ids[model_dir]
     targets = [vocab.index(t) for t in TARGETS]
-    got = scorer.score_targets(PROMPTS, targets, ids, progress=False)
+    got = rank_targets(scorer, PROMPTS, targets, ids, progress=False)
     full, shared = reference(model_dir, PROMPTS, ids)
     want_prob = shared[np.arange(len(PROMPTS)), targets]
-    np.testing.assert_allclose(got.target_prob, want_prob, rtol=1e-5)
-    np.testing.assert_allclose(got.target_prob_shared, want_prob / shared.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(got.prob[:, 0], want_prob, rtol=1e-5)
+    np.testing.assert_allclose(got.share[:, 0], want_prob / shared.sum(1), rtol=1e-5)
     want_rank = 1 + (shared > want_prob[:, None]).sum(1)
-    np.testing.assert_array_equal(got.rank, want_rank)
+    np.testing.assert_array_equal(got.rank[:, 0], want_rank)
     want_top = np.argsort(-shared, axis=1, kind="stable")[:, :5]
     np.testing.assert_array_equal(got.top_index, want_top)
-    np.testing.assert_allclose(got.top_prob, np.take_along_axis(shared, want_top, 1), rtol=1e-5)
+    np.testing.assert_allclose(got.top_value, np.take_along_axis(shared, want_top, 1), rtol=1e-5)
 
 
 def test_batch_size_does_not_change_results(tiny_roberta):
@@ -47,11 +48,11 @@ def test_batch_size_does_not_change_results(tiny_roberta):
     for batch_size in (1, 5, 64):
         scorer = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=batch_size)
         vocab = build_vocabulary({"m": scorer.tokenizer})
-        got = scorer.score_targets(prompts, targets, vocab.token_ids["m"], progress=False)
+        got = rank_targets(scorer, prompts, targets, vocab.token_ids["m"], progress=False)
         results.append(got)
     for other in results[1:]:
         np.testing.assert_array_equal(other.rank, results[0].rank)
-        np.testing.assert_allclose(other.target_prob, results[0].target_prob, rtol=1e-5)
+        np.testing.assert_allclose(other.prob[:, 0], results[0].prob[:, 0], rtol=1e-5)
         np.testing.assert_array_equal(other.top_index, results[0].top_index)
 
 
@@ -63,8 +64,12 @@ def test_identical_prompts_are_scored_once(tiny_bert):
     calls = []
     original = scorer.encode_prompts
     scorer.encode_prompts = lambda prompts: calls.append(list(prompts)) or original(prompts)
-    scorer.score_targets(
-        ["A <mask> barks."] * 5 + ["A <mask> purrs."], [0] * 6, vocab.token_ids["m"], progress=False
+    rank_targets(
+        scorer,
+        ["A <mask> barks."] * 5 + ["A <mask> purrs."],
+        [0] * 6,
+        vocab.token_ids["m"],
+        progress=False,
     )
     assert sorted(calls[0]) == ["A <mask> barks.", "A <mask> purrs."]
     assert len(seen) == 1  # one batch of the two distinct prompts
@@ -113,7 +118,7 @@ def test_bad_options(tiny_bert, tmp_path):
 def test_resolved_revision_comes_from_the_hub_cache(tmp_path, monkeypatch, tiny_bert):
     import huggingface_hub.constants
 
-    from tacit.models.runtime import resolve_revision
+    from tacit.hub.access import resolve_revision
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     repo = tmp_path / "models--someone--masked-lm"
@@ -147,8 +152,8 @@ def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dt
     error = np.abs(approximate - reference).max(axis=1)
     scale = np.abs(reference).max(axis=1)
     assert (error <= 64 * eps * scale).all()  # a few roundings per layer, nothing worse
-    got = half.score_targets(prompts, targets, ids, progress=False).rank
-    exact = full.score_targets(prompts, targets, ids, progress=False).rank
+    got = rank_targets(half, prompts, targets, ids, progress=False).rank[:, 0]
+    exact = rank_targets(full, prompts, targets, ids, progress=False).rank[:, 0]
     for row, target in enumerate(targets):
         t = reference[row, target]
         surely_above = (reference[row] > t + 2 * error[row]).sum()
@@ -162,19 +167,23 @@ def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monke
     vocab, _ = vocabulary_for([tiny_roberta])
     ids = vocab.token_ids[tiny_roberta]
     targets = [vocab.index("bear")] * len(prompts)
-    expected = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=2).score_targets(
-        prompts, targets, ids, progress=False
+    expected = rank_targets(
+        MaskedLMScorer(tiny_roberta, device="cpu", batch_size=2),
+        prompts,
+        targets,
+        ids,
+        progress=False,
     )
     scorer = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=8)
     monkeypatch.setattr(scorer.model, "forward", out_of_memory_above(scorer.model.forward, 2))
-    got = scorer.score_targets(prompts, targets, ids, progress=False)
+    got = rank_targets(scorer, prompts, targets, ids, progress=False)
     assert scorer.batch_size == 2
     np.testing.assert_array_equal(got.rank, expected.rank)
-    np.testing.assert_allclose(got.target_prob, expected.target_prob, rtol=1e-5)
+    np.testing.assert_allclose(got.prob[:, 0], expected.prob[:, 0], rtol=1e-5)
 
     monkeypatch.setattr(scorer.model, "forward", out_of_memory_above(scorer.model.forward, 0))
     with pytest.raises(TacitError, match="out of memory on cpu even one item at a time"):
-        scorer.score_targets(prompts, targets, ids, progress=False)
+        rank_targets(scorer, prompts, targets, ids, progress=False)
 
 
 def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
@@ -187,10 +196,10 @@ def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
     eager = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4)
     compiled = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4, compile=True)
     assert compiled.compiled and not eager.compiled
-    expected = eager.score_targets(prompts, targets, ids, progress=False)
-    got = compiled.score_targets(prompts, targets, ids, progress=False)
+    expected = rank_targets(eager, prompts, targets, ids, progress=False)
+    got = rank_targets(compiled, prompts, targets, ids, progress=False)
     np.testing.assert_array_equal(got.rank, expected.rank)
-    np.testing.assert_allclose(got.target_prob, expected.target_prob, rtol=1e-5)
+    np.testing.assert_allclose(got.prob[:, 0], expected.prob[:, 0], rtol=1e-5)
     np.testing.assert_array_equal(got.top_index, expected.top_index)
 
 
@@ -205,14 +214,14 @@ def test_a_failing_compile_is_one_clear_error(tiny_roberta, monkeypatch):
     monkeypatch.setattr(scorer.model.base_model, "forward", fails)
     vocab, _ = vocabulary_for([tiny_roberta])
     with pytest.raises(TacitError, match="^compile: torch.compile failed .* without compile"):
-        scorer.score_targets(["A <mask>."], [0], vocab.token_ids[tiny_roberta], progress=False)
+        rank_targets(scorer, ["A <mask>."], [0], vocab.token_ids[tiny_roberta], progress=False)
 
 
 @pytest.mark.parametrize("which", ["tiny_bert", "tiny_roberta"])
 def test_last_feed_forward_block_runs_at_mask_rows_only(which, request):
     """The last layer's feed-forward block sees one row per prompt, not every position (the
     scores equal a plain forward pass: test_scores_match_plain_forward_and_softmax); a prompt
-    the tie rule scores again alone (tacit.models.ties) is one row too."""
+    the tie rule scores again alone (tacit.ranking.ties) is one row too."""
     model_dir = request.getfixturevalue(which)
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=8)
     seen = []
@@ -220,6 +229,6 @@ def test_last_feed_forward_block_runs_at_mask_rows_only(which, request):
     last.intermediate.register_forward_hook(lambda m, i, o: seen.append(tuple(i[0].shape)))
     vocab, _ = vocabulary_for([model_dir])
     prompts = ["A <mask> has fur.", "A <mask> has fur and claws.", "A big <mask> is here."]
-    scorer.score_targets(prompts, [0, 0, 0], vocab.token_ids[model_dir], progress=False)
+    rank_targets(scorer, prompts, [0, 0, 0], vocab.token_ids[model_dir], progress=False)
     assert seen[0][:2] == (1, 3)
     assert all(shape[:2] == (1, 1) for shape in seen[1:])

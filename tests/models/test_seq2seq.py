@@ -240,7 +240,7 @@ def test_kinds_and_a_model_without_sentinels(tiny_t5, tiny_bart, toy_norms_path,
 
 def test_the_manifest_records_the_infilling(tiny_t5, toy_norms_path):
     result = tacit.retrieve(
-        [tiny_t5], norms=toy_norms_path, max_props=2, candidates="concepts", progress=False
+        [tiny_t5], norms=toy_norms_path, max_props=2, candidates="concepts", quiet=True
     )
     (record,) = result.manifest["models"]
     assert record["kind"] == "seq2seq" and record["class"] == "T5ForConditionalGeneration"

@@ -37,7 +37,7 @@ TEMPLATES = [
     "<mask> has fur.",  # repeated: scored once
 ]
 SPANS = ["A bear", "A knife", "fur", "four legs", "An aardvark", "Scissors"]
-QUIET = tacit.RunOptions(progress=False)
+QUIET = tacit.RunOptions(quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +174,8 @@ def test_own_items_from_the_api_and_the_cli(server, tiny_gpt2, in_process, tmp_p
         '{"text": "A bear has [Y].", "candidates": ["fur", "four legs", "wheels"], "answer": "fur"}\n'
     )
     spec = server.spec(start_token="<|endoftext|>")
-    from_api = tacit.items(str(items), [spec], progress=False)
-    local = tacit.items(str(items), [tiny_gpt2], progress=False)
+    from_api = tacit.items(str(items), [spec], quiet=True)
+    local = tacit.items(str(items), [tiny_gpt2], quiet=True)
     np.testing.assert_allclose(from_api.prompts["score"], local.prompts["score"], atol=1e-5)
     rows, _ = run_cli(["items", items, "--model", spec, "--out", tmp_path / "cli"])
     np.testing.assert_allclose(rows["score"], local.prompts["score"], atol=1e-5)
@@ -349,7 +349,7 @@ def test_a_rerun_with_the_cache_asks_the_server_nothing(server, toy_norms_path, 
     """--cache keeps a served model's answers under its address, name, engine and start token
     (not under how the requests ran): a rerun reads them all and writes the same tables; it
     sends the server only the start checks and the near ties the tie rule settles on prompts
-    scored alone (tacit.models.ties: never from the cache), fewer than the first run."""
+    scored alone (tacit.ranking.ties: never from the cache), fewer than the first run."""
     spec = server.spec(start_token="<|endoftext|>")
     args = ["retrieve", "-q", "--candidates", "concepts", "--norms", toy_norms_path]
     args += ["--max-props", "2", "--cache", tmp_path / "cache"]
@@ -371,8 +371,8 @@ def test_retrieval_from_the_python_api_equals_in_process(server, tiny_gpt2, toy_
     """docs/scaling.md's Python example, on the test server."""
     common = {"norms": str(toy_norms_path), "candidates": "concepts", "max_props": 2}
     spec = server.spec(start_token="<|endoftext|>")
-    served = tacit.retrieve([spec], progress=False, **common)
-    local = tacit.retrieve([tiny_gpt2], progress=False, **common)
+    served = tacit.retrieve([spec], quiet=True, **common)
+    local = tacit.retrieve([tiny_gpt2], quiet=True, **common)
     np.testing.assert_allclose(
         served.prompts["target_score"], local.prompts["target_score"], atol=1e-5
     )

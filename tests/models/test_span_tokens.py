@@ -102,7 +102,7 @@ def test_served_span_tokens_equal_in_process(tiny_gpt2):
     model's."""
     in_process = CausalLMScorer(tiny_gpt2, device="cpu")
     with TestServer(tiny_gpt2) as server:
-        served = load_scorer(server.spec(tokenizer=tiny_gpt2), tacit.RunOptions(progress=False))
+        served = load_scorer(server.spec(tokenizer=tiny_gpt2), tacit.RunOptions(quiet=True))
         assert_tokens_add_up(served)
         got = served.score_spans(TEMPLATES, SPANS, progress=False, tokens=True)
     want = in_process.score_spans(TEMPLATES, SPANS, progress=False, tokens=True)

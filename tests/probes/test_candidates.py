@@ -95,7 +95,7 @@ def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normaliz
         candidates="concepts",
         span_scoring=scoring,
         normalize=normalize,
-        progress=False,
+        quiet=True,
     )
     prompts = result.prompts
     spans = result.files["candidates.txt"].splitlines()
@@ -227,7 +227,7 @@ def test_articles_file_overrides_the_lexicon(tiny_bert, toy_norms_path, tmp_path
         max_props=1,
         candidates="concepts",
         articles=articles,
-        progress=False,
+        quiet=True,
     )
     assert "A apple" in result.files["candidates.txt"].splitlines()
     assert result.manifest["options"]["articles"] == str(articles)

@@ -12,9 +12,9 @@ from tacit.cli import app
 from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
 from tacit.core.metrics import average_precision
+from tacit.hub.model_files import load_tokenizer
 from tacit.lexicon import article
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.reduce import average_precision_rows
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import (
     PAPER_PROMPTS,
@@ -25,8 +25,9 @@ from tacit.probes.elicit.prompts import (
 )
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.prince.scoring import COUNTRY_PROPERTIES
+from tacit.probes.report import report_of
+from tacit.ranking.vocabulary import average_precision_rows
 from tacit.vocab import build_vocabulary
-from tacit.vocab.tokenizers import load_tokenizer
 
 runner = CliRunner()
 
@@ -262,7 +263,7 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
         assert abs(counts[relation] - paper) <= 0.1 * paper, (relation, counts[relation], paper)
     words = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
     index = {w: i for i, w in enumerate(words)}
-    # each prompt alone: the scores near ties are settled on (tacit.models.ties), so that every
+    # each prompt alone: the scores near ties are settled on (tacit.ranking.ties), so that every
     # AP is the one of batch size 1 (the tiny random model's logits lie within a nat: near ties
     # in most prompts, which a batch's rounding would order otherwise)
     scorer = MaskedLMScorer(real_bert, device="cpu", batch_size=1)
@@ -312,20 +313,20 @@ def test_the_header_names_the_templates_prefix(tiny_bert, toy_norms_path, tmp_pa
     mine = tmp_path / "we.jsonl"
     mine.write_text('{"relation": "has", "template": "{We know that} [a X] has [Y]."}\n')
     ours = tacit.elicit(
-        [tiny_bert], norms=toy_norms_path, relations=["has"], templates=mine, progress=False
+        [tiny_bert], norms=toy_norms_path, relations=["has"], templates=mine, quiet=True
     )
     assert "with the prefix 'We know that'" in ours.text
     assert "Everyone knows" not in ours.text
-    paper = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has"], progress=False)
+    paper = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has"], quiet=True)
     assert "with the prefix 'Everyone knows that'" in paper.text
     spans = tacit.elicit(
         [tiny_bert],
         norms=toy_norms_path,
         relations=["has"],
         candidates="answers",
-        progress=False,
+        quiet=True,
     )
     probe = registry.get("elicit")
     for result, over in ((paper, "the shared vocabulary"), (spans, "the candidates")):
-        ((_, figure),) = probe.report.figures([("run", result.summary, result.manifest)])
+        ((_, figure),) = report_of(probe).figures([("run", result.summary, result.manifest)])
         assert " ".join(figure.axes[0].get_ylabel().split()) == f"mAP over {over}"

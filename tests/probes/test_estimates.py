@@ -32,7 +32,7 @@ ELICIT = [
 def planned(name: str, given: dict, models: list) -> tuple[int | None, int]:
     probe = registry.get(name)
     values = probe.validate(given)
-    plan = probe.plan(models, values, RunOptions(progress=False))
+    plan = probe.plan(models, values, RunOptions(quiet=True))
     return probe.estimate(values), len(plan.work.rows)
 
 

@@ -65,7 +65,7 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
         [model],
         k=2,
         normalize=normalize,
-        progress=False,
+        quiet=True,
     )
     scorer = (MaskedLMScorer if kind == "masked" else CausalLMScorer)(model, batch_size=1)
     rows = result.prompts

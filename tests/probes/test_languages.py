@@ -77,7 +77,7 @@ def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert,
         norms=str(german / "normen.csv"),
         max_props=3,
         templates=str(german / "de.jsonl"),
-        progress=False,
+        quiet=True,
     )
     prompts = result.prompts
     assert set(prompts["concept"]) == {"Wolf", "Mann", "Auto"}  # one token each; Auto kept
@@ -91,7 +91,7 @@ def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert,
         [real_bert],
         norms=str(german / "normen.csv"),
         templates=str(german / "de.jsonl"),
-        progress=False,
+        quiet=True,
     )
     rows = elicit.prompts.set_index(["relation", "concept"])
     assert rows.loc[("hat", "Katze"), "prompt"] == "Jeder weiß, dass eine Katze <mask> hat."
@@ -111,7 +111,7 @@ def test_german_spans_take_their_articles_from_the_template_file(german, real_be
         max_props=2,
         templates=str(german / "de-spans.jsonl"),
         candidates="concepts",
-        progress=False,
+        quiet=True,
     )
     spans = result.files["candidates.txt"].splitlines()
     assert spans == ["Ein Wolf", "Eine Katze", "Ein Mann", "Ein Auto"]
@@ -123,7 +123,7 @@ def test_german_spans_take_their_articles_from_the_template_file(german, real_be
         templates=str(german / "de-spans.jsonl"),
         candidates="answers",
         normalize="pmi",
-        progress=False,
+        quiet=True,
     )
     rows = elicit.prompts.set_index("concept")
     assert rows.loc["Katze", "prompt"] == "Eine Katze hat <mask>."
@@ -137,7 +137,7 @@ def test_german_spans_take_their_articles_from_the_template_file(german, real_be
         templates=str(german / "de-spans.jsonl"),
         candidates="concepts",
         articles=str(articles),
-        progress=False,
+        quiet=True,
     )
     assert shown.files["candidates.txt"].splitlines()[:2] == ["Der Wolf", "Die Katze"]
 

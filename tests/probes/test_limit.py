@@ -21,9 +21,9 @@ from tacit.results.like_for_like import differences
 
 
 def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
-    full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
+    full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, quiet=True)
     first = tacit.retrieve(
-        [tiny_bert], norms=toy_norms_path, max_props=2, limit=2, limit_by="first", progress=False
+        [tiny_bert], norms=toy_norms_path, max_props=2, limit=2, limit_by="first", quiet=True
     )
     kept = list(dict.fromkeys(full.prompts["concept"]))[:2]
     assert list(dict.fromkeys(first.prompts["concept"])) == kept
@@ -41,12 +41,12 @@ def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
 def test_by_default_the_limit_draws_a_seeded_sample(tiny_bert, toy_norms_path):
     """A first look at CSLB's first concepts is a look at "an ..." concepts only: by default
     `--limit` draws its N with the run's seed (the same N for the same seed), in norms order."""
-    full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, progress=False)
+    full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, quiet=True)
     every = list(dict.fromkeys(full.prompts["concept"]))
 
     def drawn(seed: int) -> list[str]:
         run = tacit.retrieve(
-            [tiny_bert], norms=toy_norms_path, max_props=1, limit=3, seed=seed, progress=False
+            [tiny_bert], norms=toy_norms_path, max_props=1, limit=3, seed=seed, quiet=True
         )
         assert run.manifest["limit"] == {"n": 3, "of": "concepts", "by": "random", "seed": seed}
         assert run.text.splitlines()[0].startswith(
@@ -68,15 +68,15 @@ def test_elicitation_takes_the_first_concepts_alphabetically(tiny_bert, toy_norm
         relations=["has", "is"],
         limit=2,
         limit_by="first",
-        progress=False,
+        quiet=True,
     )
-    every = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"], progress=False)
+    every = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has", "is"], quiet=True)
     assert sorted(set(first.prompts["concept"])) == sorted(set(every.prompts["concept"]))[:2]
 
 
 def test_nli_takes_the_first_items(tmp_path):
     nope, model = write_nope(tmp_path / "nope"), save_nli_masked_lm(tmp_path / "mlm")
-    first = tacit.nli("nope", nope, [model], limit=3, limit_by="first", progress=False)
+    first = tacit.nli("nope", nope, [model], limit=3, limit_by="first", quiet=True)
     assert first.prompts["item_id"].nunique() == 3
     assert first.manifest["limit"] == {"n": 3, "of": "items", "by": "first"}
 
@@ -89,7 +89,7 @@ def test_pragmeval_takes_the_first_configurations(pragmeval_data, mlm):
         max_train=8,
         limit=1,
         limit_by="first",
-        progress=False,
+        quiet=True,
     )
     assert result.prompts["config"].nunique() == 1
     skipped = result.manifest["skipped_configs"]

@@ -85,7 +85,7 @@ def test_converted_from_the_command_line_and_run_by_the_items_probe(tmp_path, ti
     assert [json.loads(line) for line in out.read_text().splitlines()] == (
         mlama.mlama_items(release, "de").items
     )
-    result = tacit.items(out, models=[tiny_bert], progress=False)
+    result = tacit.items(out, models=[tiny_bert], quiet=True)
     assert result.manifest["counts"]["items_by_group"] == {"P1": 3, "P2": 2}
     assert set(result.summary["group"]) == {"P1", "P2", "all"}
     fails_cleanly(

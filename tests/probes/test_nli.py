@@ -160,7 +160,7 @@ def _plain_cloze(model_dir: str, prompts: list[str], words: list[str]) -> np.nda
 
 
 def test_cloze_probabilities_equal_a_plain_forward_pass(data, nli_mlm):
-    result = tacit.nli("nope", data["nope"], [nli_mlm], batch_size=3, progress=False)
+    result = tacit.nli("nope", data["nope"], [nli_mlm], batch_size=3, quiet=True)
     rows = result.prompts
     assert rows["prompt"].iloc[0].startswith("John saw the cat? <mask>, the cat was there.")
     expected = _plain_cloze(nli_mlm, list(rows["prompt"]), ["Yes", "Maybe", "No"])
@@ -169,16 +169,16 @@ def test_cloze_probabilities_equal_a_plain_forward_pass(data, nli_mlm):
     labels = np.array(["entailment", "neutral", "contradiction"])[expected.argmax(axis=1)]
     assert list(rows["predicted"]) == list(labels)
     assert result.manifest["models"][0]["mode"] == "cloze"
-    one = tacit.nli("nope", data["nope"], [nli_mlm], batch_size=1, progress=False).prompts
+    one = tacit.nli("nope", data["nope"], [nli_mlm], batch_size=1, quiet=True).prompts
     np.testing.assert_allclose(one[["p_entailment"]].to_numpy(), rows[["p_entailment"]], rtol=1e-5)
 
 
 def test_calibration_divides_by_the_content_free_distribution(data, nli_mlm):
     from tacit.probes.nli.predict import ClozeSetup
 
-    plain = tacit.nli("impli", data["impli"], [nli_mlm], progress=False)
+    plain = tacit.nli("impli", data["impli"], [nli_mlm], quiet=True)
     calibrated = tacit.nli(
-        "impli", data["impli"], [nli_mlm], cloze=ClozeSetup(calibrate=True), progress=False
+        "impli", data["impli"], [nli_mlm], cloze=ClozeSetup(calibrate=True), quiet=True
     )
     record = calibrated.manifest["models"][0]
     assert record["content_free_inputs"] == ["N/A? <mask>, N/A", "? <mask>, "]
@@ -230,7 +230,7 @@ def test_prompts_too_long_for_the_model_are_cut_around_the_mask(tmp_path, nli_ml
     (root / "idioms").mkdir(parents=True)
     long = " ".join(["the cat ran"] * 30) + "."
     (root / "idioms" / "manual_e.tsv").write_text(f"{long}\tthe cat ran.\nJohn ran.\tMary ran.\n")
-    result = tacit.nli("impli", root, [nli_mlm], progress=False)
+    result = tacit.nli("impli", root, [nli_mlm], quiet=True)
     assert len(result.prompts) == 2 and result.manifest["models"][0]["prompts_cut_to_fit"] == 1
     assert np.isfinite(result.prompts["p_entailment"]).all()
     assert result.manifest["dropped"]["without_prediction"] == []
@@ -240,7 +240,7 @@ def test_prompts_too_long_for_the_model_are_cut_around_the_mask(tmp_path, nli_ml
 
 
 def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifier):
-    result = tacit.nli("nope", data["nope"], [nli_classifier], batch_size=2, progress=False)
+    result = tacit.nli("nope", data["nope"], [nli_classifier], batch_size=2, quiet=True)
     assert result.manifest["models"][0]["mode"] == "classifier"
     tokenizer = AutoTokenizer.from_pretrained(nli_classifier)
     model = AutoModelForSequenceClassification.from_pretrained(nli_classifier).eval()
@@ -300,14 +300,14 @@ def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
         ["nli", "--suite", "nope", "--data", data["nope"], "-m", generic, "-q"],
         "give them in output order with --label-names",
     )
-    result = tacit.nli("nope", data["nope"], [generic], label_names=["c", "n", "e"], progress=False)
+    result = tacit.nli("nope", data["nope"], [generic], label_names=["c", "n", "e"], quiet=True)
     assert result.manifest["models"][0]["labels"] == {
         "entailment": "LABEL_2",
         "neutral": "LABEL_1",
         "contradiction": "LABEL_0",
     }
     with pytest.raises(TacitError, match="is a masked model: it cannot classify premise-hyp"):
-        tacit.nli("nope", data["nope"], [nli_mlm], mode="classifier", progress=False)
+        tacit.nli("nope", data["nope"], [nli_mlm], mode="classifier", quiet=True)
     with pytest.raises(TacitError, match="2 labels"):
         label_order({0: "entailment", 1: "not_entailment"}, "m", None)
     with pytest.raises(TacitError, match="repeat a class"):
@@ -334,7 +334,7 @@ def test_prediction_seeds_are_averaged_with_their_spread(tmp_path, data):
     ]
     _write_seed(tmp_path / "preds" / "1", uids, right)
     _write_seed(tmp_path / "preds" / "2", uids, wrong_first)
-    result = tacit.nli("nope", data["nope"], predictions=tmp_path / "preds", progress=False)
+    result = tacit.nli("nope", data["nope"], predictions=tmp_path / "preds", quiet=True)
     assert sorted(result.prompts["seed"].unique()) == ["1", "2"]
     summary = result.summary.set_index(["section", "group", "metric"])
     first_split = items["split"].iloc[0]
@@ -357,7 +357,7 @@ def test_repeated_uids_match_by_occurrence_in_file_order(tmp_path, data):
     ]
     write_jsonl(tmp_path / "imppres_all.jsonl", records)
     result = tacit.nli(
-        "imppres", data["imppres"], predictions=tmp_path / "imppres_all.jsonl", progress=False
+        "imppres", data["imppres"], predictions=tmp_path / "imppres_all.jsonl", quiet=True
     )
     rows = result.prompts
     assert set(rows[rows["trigger_type"] == "change_of_state"]["predicted"]) == {"entailment"}
@@ -513,8 +513,8 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
 
 
 def test_max_items_samples_reproducibly(data, nli_mlm):
-    first = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, progress=False)
-    again = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, progress=False)
+    first = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, quiet=True)
+    again = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, quiet=True)
     assert len(first.prompts) == 10
     assert list(first.prompts["item_id"]) == list(again.prompts["item_id"])
     assert first.manifest["dropped"]["not_sampled"] == len(imppres.load(data["imppres"])) - 10
@@ -537,7 +537,7 @@ def test_real_suites_load_whole():
 @needs_pragmatics
 def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_bert, real_roberta):
     data = PRAGMATICS / "impli" / "idioms" / "manual_e.tsv"
-    result = tacit.nli("impli", data, [real_bert, real_roberta], max_items=12, progress=False)
+    result = tacit.nli("impli", data, [real_bert, real_roberta], max_items=12, quiet=True)
     words = [m["verbalizer_token_ids"] for m in result.manifest["models"]]
     for record, model in zip(words, (real_bert, real_roberta)):
         tokenizer = AutoTokenizer.from_pretrained(model)
@@ -551,7 +551,7 @@ def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_b
 @needs_pragmatics
 def test_nope_released_predictions_reproduce_the_paper():
     runs = PRAGMATICS / "nope" / "reference_predictions" / "RoBERTa-large" / "mnli-snli-anli-fever"
-    result = tacit.nli("nope", PRAGMATICS / "nope", predictions=runs, progress=False)
+    result = tacit.nli("nope", PRAGMATICS / "nope", predictions=runs, quiet=True)
     summary = result.summary.dropna(subset=["paper_value"])
     assert len(summary) == 8
     np.testing.assert_allclose(summary["value"], summary["paper_value"], atol=0.0005)

@@ -18,7 +18,8 @@ import tacit
 from tacit.core.display import render
 from tacit.core.metrics import average_precision
 from tacit.probes import registry
-from tacit.probes.candidates import shares
+from tacit.probes.report import report_of
+from tacit.ranking.spans import shares
 
 RETRIEVAL = [
     {"id": "paper", "template": "[A Y] [P]."},
@@ -87,7 +88,7 @@ def ranks(scores, targets):
 def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
     def run(**options):
         return tacit.retrieve(
-            [tiny_bert], norms=str(toy_norms_path), max_props=2, progress=False, **options
+            [tiny_bert], norms=str(toy_norms_path), max_props=2, quiet=True, **options
         )
 
     both = run(templates=write(tmp_path / "both.jsonl", RETRIEVAL))
@@ -141,7 +142,7 @@ def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
 def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path):
     def run(**options):
         return tacit.elicit(
-            [tiny_roberta], norms=str(toy_norms_path), relations=["has"], progress=False, **options
+            [tiny_roberta], norms=str(toy_norms_path), relations=["has"], quiet=True, **options
         )
 
     both = run(templates=write(tmp_path / "both.jsonl", HAS))
@@ -191,7 +192,7 @@ def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_nor
             norms=str(toy_norms_path),
             max_props=1,
             candidates="concepts",
-            progress=False,
+            quiet=True,
             **options,
         )
 
@@ -238,7 +239,7 @@ def test_a_concept_unread_in_one_form_is_left_out_of_every_form(
         norms=str(toy_norms_path),
         max_props=1,
         candidates="concepts",
-        progress=False,
+        quiet=True,
         templates=write(tmp_path / "both.jsonl", RETRIEVAL),
     )
     upper, lower = (result.files[f"candidates-{n}.txt"].splitlines() for n in ("A_Y", "a_Y"))
@@ -259,7 +260,7 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
             norms=str(toy_norms_path),
             relations=["has"],
             candidates="answers",
-            progress=False,
+            quiet=True,
             **options,
         )
 
@@ -308,7 +309,7 @@ def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_nor
         max_props=2,
         templates=write(tmp_path / "end.jsonl", AT_THE_END),
         vocab_file=str(words),
-        progress=False,
+        quiet=True,
     )
     record = result.manifest["models"][0]
     assert record["kind"] == "causal"
@@ -327,7 +328,7 @@ def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_nor
 
 
 def test_one_template_keeps_the_paper_columns(tiny_bert, toy_norms_path):
-    result = tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=1, progress=False)
+    result = tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=1, quiet=True)
     assert not {"item", "template", "top1"} & set(result.prompts.columns)
     assert "template" not in result.summary
     assert result.manifest["templates"]["file"] == "paper.jsonl"
@@ -340,12 +341,12 @@ def test_the_shipped_paraphrases_run(tiny_bert, toy_norms_path):
         templates="paraphrases",
         relations=["has"],
         prefix="both",
-        progress=False,
+        quiet=True,
     )
     summary = result.summary
     assert set(summary["template"]) == {"paper", "usually", "typically", "ensemble"}
     assert summary.loc[summary["template"] == "ensemble", "consistency"].between(0, 1).all()
-    table = render(registry.get("elicit").report.table(summary.assign(run="r")))
+    table = render(report_of(registry.get("elicit")).table(summary.assign(run="r")))
     assert "without the prefix" in table and "usually" not in table  # the ensemble's rows
     assert pd.isna(summary.loc[summary["template"] == "paper", "spread"]).all()
 

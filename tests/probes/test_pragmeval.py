@@ -115,7 +115,7 @@ def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data
         [mlm],
         tasks=["Sarcasm", "SwitchBoard"],
         cache_dir=tmp_path / "cache",
-        progress=False,
+        quiet=True,
     )
     configs = first.prompts.set_index("config")
     assert configs.loc["Sarcasm", "test"] >= 0.9  # the cue word decides the label
@@ -133,7 +133,7 @@ def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data
         [mlm],
         tasks=["Sarcasm", "SwitchBoard"],
         cache_dir=tmp_path / "cache",
-        progress=False,
+        quiet=True,
     )
     cache = again.manifest["models"][0]["feature_cache"]
     assert (cache["hits"], cache["misses"]) == (6, 0)
@@ -145,7 +145,7 @@ def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data
         tasks=["Sarcasm"],
         pooling="mean",
         cache_dir=tmp_path / "cache",
-        progress=False,
+        quiet=True,
     )
     assert mean.manifest["models"][0]["feature_cache"]["misses"] == 3  # another key
 
@@ -159,7 +159,7 @@ def test_max_train_subsamples_reproducibly(pragmeval_data, mlm, tmp_path):
             max_train=10,
             seed=seed,
             cache_dir=tmp_path,
-            progress=False,
+            quiet=True,
         ).prompts
         for seed in (1, 1, 2)
     ]
@@ -171,7 +171,7 @@ def test_max_train_subsamples_reproducibly(pragmeval_data, mlm, tmp_path):
 
 
 def test_cloze_predicts_the_best_verbalizer_word(pragmeval_data, mlm):
-    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], mode="cloze", progress=False)
+    result = tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], mode="cloze", quiet=True)
     template, words = CLOZE_DEFAULTS["Sarcasm"]
     tokenizer = AutoTokenizer.from_pretrained(mlm)
     model = AutoModelForMaskedLM.from_pretrained(mlm).eval()
@@ -189,7 +189,7 @@ def test_cloze_predicts_the_best_verbalizer_word(pragmeval_data, mlm):
 
 
 def test_cloze_skips_many_label_tasks_and_checks_overrides(pragmeval_data, mlm, tmp_path):
-    result = tacit.pragmeval(pragmeval_data, [mlm], mode="cloze", progress=False)
+    result = tacit.pragmeval(pragmeval_data, [mlm], mode="cloze", quiet=True)
     assert set(result.manifest["skipped_configs"]) == {
         "GUM",
         "MRDA",
@@ -226,7 +226,7 @@ def test_cloze_skips_many_label_tasks_and_checks_overrides(pragmeval_data, mlm, 
         mode="cloze",
         template="{sentence1} <mask> {sentence2}",
         verbalizer="Statement=good,Hold Before Answer/Agreement=calm,Reject=bad",
-        progress=False,
+        quiet=True,
     )
     assert custom.manifest["models"][0]["configs"]["PDTB"]["verbalizer"]["Reject"] == "bad"
 

@@ -12,6 +12,7 @@ from support import (
 )
 
 from tacit.core.errors import TacitError
+from tacit.hub.model_files import load_tokenizer
 from tacit.norms import read_norms
 from tacit.probes.retrieve.prompts import (
     ABLATION_GRIDS,
@@ -26,7 +27,6 @@ from tacit.probes.retrieve.prompts import (
     select_properties,
 )
 from tacit.vocab import build_vocabulary
-from tacit.vocab.tokenizers import load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +189,7 @@ def test_prompts_naming_their_target_are_counted(tiny_bert, toy_norms_path, tmp_
     from tacit.api import retrieve
 
     norms = write_norms(tmp_path / "n.dat", [*TOY_NORMS, ("cat", "functional", "is a cat", 30)])
-    result = retrieve([tiny_bert], norms=norms, max_props=2, progress=False)
+    result = retrieve([tiny_bert], norms=norms, max_props=2, quiet=True)
     naming = result.manifest["counts"]["prompts_naming_their_target"]
     assert naming == {"prompts": 2, "concepts": ["cat"]}  # "is a cat" first, at 1 and 2 props
 
@@ -227,6 +227,6 @@ def test_one_property_is_singular(tiny_bert, toy_norms_path):
     import tacit
     from tacit.probes import registry
 
-    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, progress=False)
+    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, quiet=True)
     (label, _), *_ = registry.get("retrieve").conditions(result.summary, result.manifest)
     assert label == "1 property, top/decreasing/all"

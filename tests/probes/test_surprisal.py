@@ -42,7 +42,7 @@ def toy_gpt2(tmp_path_factory) -> str:
 @pytest.mark.parametrize("kind", ["masked", "causal"])
 def test_rows_are_the_token_scores_and_the_summary_counts_them(kind, pll, tiny_bert, toy_gpt2):
     model = tiny_bert if kind == "masked" else toy_gpt2
-    result = tacit.surprisal(TEXTS, [model], pll=pll, progress=False)
+    result = tacit.surprisal(TEXTS, [model], pll=pll, quiet=True)
     scorer = (MaskedLMScorer if kind == "masked" else CausalLMScorer)(model, batch_size=1)
     wanted = scorer.token_scores(TEXTS, pll=pll, progress=False)
     rows = result.prompts
@@ -88,8 +88,8 @@ def test_rows_are_the_token_scores_and_the_summary_counts_them(kind, pll, tiny_b
 def test_words_sum_their_tokens(tiny_bert, toy_gpt2):
     """--by word: whitespace-separated words ("fur." is one), each its tokens' sum; the
     summary's totals are the token rows' totals, its mean surprisal still per token."""
-    tokens = tacit.surprisal(TEXTS, [tiny_bert, toy_gpt2], progress=False)
-    words = tacit.surprisal(TEXTS, [tiny_bert, toy_gpt2], by="word", progress=False)
+    tokens = tacit.surprisal(TEXTS, [tiny_bert, toy_gpt2], quiet=True)
+    words = tacit.surprisal(TEXTS, [tiny_bert, toy_gpt2], by="word", quiet=True)
     rows = words.prompts
     assert list(rows.columns)[3:8] == ["index", "word", "start", "end", "n_tokens"]
     first = rows[(rows["model"] == toy_gpt2) & (rows["text_id"] == 0)]
@@ -195,7 +195,7 @@ def test_a_model_that_cannot_score_tokens_is_refused_before_loading(tiny_bert, t
 
     classifier = save_nli_classifier(tmp_path / "clf", {0: "entailment", 1: "contradiction"})
     with pytest.raises(TacitError, match="classifier model: it cannot score every token"):
-        tacit.surprisal(TEXTS, [str(classifier)], progress=False)
+        tacit.surprisal(TEXTS, [str(classifier)], quiet=True)
 
 
 def test_resume_gives_the_files_of_an_uninterrupted_run(tiny_bert, toy_gpt2, tmp_path, monkeypatch):

@@ -286,8 +286,8 @@ def test_bad_template_files_from_the_command_line(tmp_path, tiny_bert, toy_norms
 def test_the_paper_file_keeps_retrieval_drops(toy_norms_path, tiny_bert):
     """The vowel rule follows the word before the blank: the paper's "A <mask>" leaves apple
     out; a template that writes no article keeps it."""
+    from tacit.hub.model_files import load_tokenizer
     from tacit.vocab import build_vocabulary
-    from tacit.vocab.tokenizers import load_tokenizer
 
     norms = read_norms(toy_norms_path)
     vocab = build_vocabulary({"b": load_tokenizer(tiny_bert)})

@@ -71,8 +71,8 @@ def test_items_from_the_python_api_with_a_causal_model(tiny_gpt2, tmp_path):
     from tacit.models.causal import CausalLMScorer
 
     items = str(write(tmp_path / "items.jsonl", ITEMS))
-    plain = tacit.items(items, [tiny_gpt2], progress=False)
-    result = tacit.items(items, [tiny_gpt2], token_scores=True, progress=False)
+    plain = tacit.items(items, [tiny_gpt2], quiet=True)
+    result = tacit.items(items, [tiny_gpt2], token_scores=True, quiet=True)
     pd.testing.assert_frame_equal(result.prompts, plain.prompts)
     tokens = result.extra["tokens"]
     assert "tokens" not in plain.extra

@@ -97,7 +97,7 @@ def test_its_prompt_log_probabilities_are_refused_in_one_line(
 ):
     spec = f"smollm2,base_url={llama_server},tokenizer={smollm2.directory}{start}"
     with pytest.raises(TacitError) as raised:
-        load_scorer(spec, RunOptions(device="cpu", progress=False))
+        load_scorer(spec, RunOptions(device="cpu", quiet=True))
     said = str(raised.value)
     assert "\n" not in said
     assert said.startswith(f"{llama_server} (smollm2)"), said

@@ -38,7 +38,7 @@ def test_elicit_ap_and_rho_equal_a_plain_recomputation(real_checkpoint, real_pla
         norms=toy_norms_path,
         relations=["has"],
         candidates="answers",
-        progress=False,
+        quiet=True,
     )
     prompts = result.prompts
     spans = result.files["candidates-has.txt"].splitlines()

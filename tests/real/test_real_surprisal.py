@@ -59,7 +59,7 @@ def like_minicons(real_checkpoint):
     name = str(real_checkpoint.directory) + (",start_token=bos" if run["bos_token"] else "")
     scorer = CausalLMScorer(name, device="cpu")
     tokens = scorer.token_scores(TEXTS, progress=False)
-    result = tacit.surprisal(list(TEXTS), [scorer], by="word", progress=False)
+    result = tacit.surprisal(list(TEXTS), [scorer], by="word", quiet=True)
     words = [list(rows.itertuples()) for _, rows in result.prompts.groupby("text_id", sort=True)]
     return run, tokens, words
 

@@ -16,7 +16,8 @@ import torch
 from support import causal_logprobs, causal_vocab_reference
 
 from tacit.models.answers import Needed, ScoredBatch
-from tacit.models.reduce import GoldScores, WorkCount
+from tacit.ranking import Question
+from tacit.ranking.vocabulary import WorkCount, reduce
 from tacit.vocab.shared import single_token_words
 
 pytestmark = pytest.mark.real
@@ -100,12 +101,14 @@ def test_pruned_vocabulary_mode_reads_as_the_plain_sentence_scores(
     batches = list(
         work.passing(real_scorer.score_vocab(PROMPTS, ids, progress=False, needed=Needed(golds, 5)))
     )
-    ours = GoldScores(batches, golds, among=None, among_of_row=None, top_k=5, device="cpu")
+    question = Question(PROMPTS, golds, 5)
+    words_ = np.asarray(words, dtype=object)
+    ours = reduce(batches, question, words_, torch.device("cpu"), None).ranking(words_)
     rows = torch.arange(len(PROMPTS))
     reference = ScoredBatch(
         rows, rows, torch.as_tensor(plain, dtype=torch.float32), torch.zeros(len(PROMPTS))
     )
-    theirs = GoldScores([reference], golds, among=None, among_of_row=None, top_k=5, device="cpu")
+    theirs = reduce([reference], question, words_, torch.device("cpu"), None).ranking(words_)
     np.testing.assert_array_equal(ours.top_index, theirs.top_index)
     np.testing.assert_allclose(ours.ap, theirs.ap, atol=1e-12)
     for row, gold in enumerate(golds):  # rows of fewer golds are padded

@@ -219,7 +219,7 @@ def test_a_comparison_in_memory_equals_the_saved_one(
 
     monkeypatch.setattr(stats, "EXACT_LIMIT", exact_limit)
     result = tacit.retrieve(
-        [tiny_bert, tiny_roberta], norms=toy_norms_path, max_props=3, progress=False
+        [tiny_bert, tiny_roberta], norms=toy_norms_path, max_props=3, quiet=True
     )
     saved = result.save(tmp_path / "two")
     numbers = ["difference", "ci_low", "ci_high", "p_value", "p_holm", "patterns", "seed"]

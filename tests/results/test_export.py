@@ -118,7 +118,7 @@ def check_layout(results: dict, samples: dict[str, list[dict]]) -> None:
 @pytest.fixture(scope="module")
 def retrieval(tmp_path_factory, tiny_bert, toy_norms_path):
     out = tmp_path_factory.mktemp("export") / "retrieve"
-    tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=3, progress=False).save(out)
+    tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=3, quiet=True).save(out)
     return out
 
 
@@ -182,7 +182,7 @@ def test_lm_evals_own_table_reads_the_export(retrieval, tmp_path):
 
 
 def test_the_elicitation_conditions_and_their_pooled_task(tmp_path, tiny_bert, toy_norms_path):
-    run = tacit.elicit([tiny_bert], norms=str(toy_norms_path), prefix="both", progress=False)
+    run = tacit.elicit([tiny_bert], norms=str(toy_norms_path), prefix="both", quiet=True)
     done = tacit.export(run, out=tmp_path / "lm")
     (folder,) = list((tmp_path / "lm").iterdir())
     results, samples = read_export(folder)
@@ -196,7 +196,7 @@ def test_the_elicitation_conditions_and_their_pooled_task(tmp_path, tiny_bert, t
 
 def test_a_long_form_summary_names_its_metrics_and_says_what_has_no_samples(tmp_path):
     mlm = save_nli_masked_lm(tmp_path / "mlm")
-    run = tacit.nli("nope", write_nope(tmp_path / "nope"), [mlm], progress=False)
+    run = tacit.nli("nope", write_nope(tmp_path / "nope"), [mlm], quiet=True)
     done = tacit.export(run, out=tmp_path / "lm")
     (folder,) = list((tmp_path / "lm").iterdir())
     results, samples = read_export(folder)

@@ -13,7 +13,7 @@ from support_nli import save_nli_masked_lm, write_nope
 
 import tacit
 from tacit.core.errors import TacitError
-from tacit.results.reading import RESULT_FILE
+from tacit.results.record import RESULT_FILE
 
 ITEMS = (
     '{"group": "has fur", "text": "[Y] has fur.", "candidates": ["A bear", "A knife"], '
@@ -36,17 +36,15 @@ def runs(request, tmp_path_factory, tiny_bert, toy_norms_path, nli_mlm, mlm, pra
     items.write_text(ITEMS)
     norms = str(toy_norms_path)
     made = {
-        "retrieve": lambda: tacit.retrieve([tiny_bert], norms=norms, max_props=3, progress=False),
+        "retrieve": lambda: tacit.retrieve([tiny_bert], norms=norms, max_props=3, quiet=True),
         "retrieve-spans": lambda: tacit.retrieve(
-            [tiny_bert], norms=norms, max_props=2, candidates="concepts", progress=False
+            [tiny_bert], norms=norms, max_props=2, candidates="concepts", quiet=True
         ),
-        "elicit": lambda: tacit.elicit([tiny_bert], norms=norms, prefix="both", progress=False),
-        "prince": lambda: tacit.prince([request.getfixturevalue("real_roberta")], progress=False),
-        "nli": lambda: tacit.nli("nope", write_nope(root / "nope"), [nli_mlm], progress=False),
-        "pragmeval": lambda: tacit.pragmeval(
-            pragmeval_data, [mlm], tasks=["Sarcasm"], progress=False
-        ),
-        "items": lambda: tacit.items(str(items), [tiny_bert], progress=False),
+        "elicit": lambda: tacit.elicit([tiny_bert], norms=norms, prefix="both", quiet=True),
+        "prince": lambda: tacit.prince([request.getfixturevalue("real_roberta")], quiet=True),
+        "nli": lambda: tacit.nli("nope", write_nope(root / "nope"), [nli_mlm], quiet=True),
+        "pragmeval": lambda: tacit.pragmeval(pragmeval_data, [mlm], tasks=["Sarcasm"], quiet=True),
+        "items": lambda: tacit.items(str(items), [tiny_bert], quiet=True),
     }
     done: dict[str, tacit.ProbeResult] = {}
 

@@ -11,7 +11,7 @@ from tacit.core.errors import TacitError
 
 @pytest.fixture(scope="module")
 def result(tiny_bert, toy_norms_path):
-    return tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=3, progress=False)
+    return tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=3, quiet=True)
 
 
 def test_repr_is_one_short_line(result, tiny_bert):

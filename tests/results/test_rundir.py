@@ -54,7 +54,7 @@ def test_the_api_refuses_to_save_over_a_run(tiny_bert, toy_norms_path, tmp_path)
     import tacit
     from tacit.core.errors import TacitError
 
-    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
+    result = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, quiet=True)
     result.save(tmp_path / "run")
     with pytest.raises(TacitError, match="already holds a run"):
         result.save(tmp_path / "run")

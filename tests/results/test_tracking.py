@@ -23,7 +23,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, tiny_bert, toy_norms_path):
     out = tmp_path_factory.mktemp("tracked") / "retrieve"
-    tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=2, progress=False).save(out)
+    tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=2, quiet=True).save(out)
     return out
 
 
@@ -117,7 +117,5 @@ def test_a_run_logged_to_an_mlflow_file_store(
     files = {a.path for a in client.list_artifacts(logged.info.run_id, "run")}
     assert {"run/manifest.json", "run/summary.csv", "run/result.json"} <= files
     # from the API, as it runs: the summary and manifest (no run directory to attach)
-    tacit.retrieve(
-        [tiny_bert], norms=str(toy_norms_path), max_props=2, log_to="mlflow", progress=False
-    )
+    tacit.retrieve([tiny_bert], norms=str(toy_norms_path), max_props=2, log_to="mlflow", quiet=True)
     assert len(client.search_runs([e.experiment_id for e in client.search_experiments()])) == 2

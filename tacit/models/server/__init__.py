@@ -111,7 +111,7 @@ class ServerFamily(Family):
         from tacit.models.server.tokenizer import server_tokenizer
 
         if spec.get("tokenizer") is not None:
-            from tacit.vocab.tokenizers import load_tokenizer
+            from tacit.hub.model_files import load_tokenizer
 
             return load_tokenizer(str(spec.get("tokenizer")), flag=f"{flag} ...,tokenizer")
         client = self.client(spec)

@@ -68,7 +68,7 @@ class ServerScorer(Scorer):
         import torch
 
         # the engine's precision is not reported: counted as bfloat16, the widest tie
-        # tolerance (tacit.models.ties), so near ties are settled on prompts scored alone
+        # tolerance (tacit.ranking.ties), so near ties are settled on prompts scored alone
         self.dtype = torch.bfloat16
         self.max_tokens = self.served.max_tokens or self.max_tokens
         self.where = f"{client.url} ({spec.name})"

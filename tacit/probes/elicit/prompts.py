@@ -16,10 +16,12 @@ import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
+from tacit.lexicon import sentence_start
 from tacit.norms.phrasing import one_word_answers
-from tacit.probes.candidates import CandidateSet, relation_answers
+from tacit.probes.candidates import relation_answers
 from tacit.probes.paraphrase import with_items
-from tacit.templates import Template, TemplateSet, load_templates, sentence_start
+from tacit.ranking import CandidateSet
+from tacit.templates import Template, TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet

@@ -119,6 +119,13 @@ def elicitation_span_report(
 class ElicitReport(Report):
     """How elicit runs are shown."""
 
+    extra_tables = {
+        "excluded.csv": "Features left out of the gold answers, and why",
+        "answers_left_out.csv": "Answers that are not candidates, per relation",
+        "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
+    }
+    sample_columns = ("prompt", "gold")
+
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         from tacit.probes.run_notes import norms_brief
 

@@ -1,7 +1,7 @@
 """The items probe's scoring and summary: every candidate of every item scored as a span in the
-item's blank (tacit.probes.candidates.SpanRanker: the exact span scores and normalisations of
-`--candidates`), each item's answers ranked among its candidates, and accuracy (P@1), MRR and
-P@k per group and overall, with bootstrap intervals over items."""
+item's blank (tacit.ranking: the exact span scores and normalisations of `--candidates`), each
+item's answers ranked among its candidates, and accuracy (P@1), MRR and P@k per group and
+overall, with bootstrap intervals over items."""
 
 from __future__ import annotations
 
@@ -14,16 +14,9 @@ import pandas as pd
 from tacit.core.labels import short_labels
 from tacit.core.numbers import with_interval
 from tacit.core.stats import bootstrap_ratio_ci
-from tacit.probes.candidates import (
-    CandidateSet,
-    SpanRanker,
-    rank_candidates,
-    settle_spans,
-    span_alone,
-    take_counts,
-)
 from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
-from tacit.probes.token_rows import TOKENS_COLUMN
+from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
+from tacit.ranking import CandidateSet, Question, SpanCandidates, rank
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -33,57 +26,52 @@ if TYPE_CHECKING:
 ROW_COLUMNS = ["model", *ITEM_COLUMNS, "score", "rank"]
 
 
+def candidate_sets(items: pd.DataFrame) -> tuple[dict[str, CandidateSet], dict[str, str]]:
+    """The items' distinct lists of candidates as candidate sets (items with the same
+    candidates rank the same set: scored together), and each item's set."""
+    lists = items.groupby("id", sort=False)["candidate"].agg(tuple)
+    names = {spans: f"items-{n}" for n, spans in enumerate(dict.fromkeys(lists))}
+    sets = {name: CandidateSet("items", list(spans)) for spans, name in names.items()}
+    return sets, {str(item): names[spans] for item, spans in lists.items()}
+
+
 def score_items(
     rows: pd.DataFrame,
     scorer: Scorer,
-    scoring: str,
-    normalize: str,
+    candidates: SpanCandidates,
+    set_of: dict[str, str],
     bar: tqdm | bool,
-    tokens: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Each candidate's score in its item's blank (what candidates are ranked by, see
     `--normalize`) and its rank among the item's candidates (1 + those scored higher, or as
-    high and listed earlier; near ties settled on the spans scored alone: tacit.models.ties);
-    items with the same candidates are scored together. Also the work the scoring ran. With
+    high and listed earlier; near ties settled on the spans scored alone: tacit.ranking.ties),
+    by the ranking layer in one call; also the work the scoring ran. With the candidates'
     `tokens`, each row carries its candidate's per-token scores (tacit.probes.token_rows)."""
     first = rows.drop_duplicates("id")
-    candidates = rows.groupby("id", sort=False)["candidate"].agg(tuple)
-    by_set: dict[tuple[str, ...], list[str]] = {}
-    for item, spans in candidates.items():
-        by_set.setdefault(spans, []).append(str(item))
-    text_of = dict(zip(first["id"], first["text"]))
+    items = [str(i) for i in first["id"]]
+    sets = [set_of[i] for i in items]
+    every = [list(range(len(candidates.sets[s].spans))) for s in sets]  # each one's rank
+    question = Question(list(first["text"]), every, top_k=0, sets=sets)
+    ranking = rank(scorer, question, candidates, progress=bar)
     score_of: dict[tuple[str, str], tuple[float, int]] = {}
     cell_of: dict[tuple[str, str], str] = {}
-    rankers = []
-    for spans, items in by_set.items():
-        chosen = CandidateSet("items", list(spans))
-        ranker = SpanRanker(chosen, scoring, normalize, span_alone, tokens)
-        rankers.append(ranker)
-        texts = [text_of[i] for i in items]
-        scores, _ = ranker.scores(scorer, texts, bar)
-        if tokens:
-            for item, text in zip(items, texts):
-                cells = ranker.token_cells([text] * len(spans), [[s] for s in range(len(spans))])
-                cell_of.update({(item, span): cell for span, cell in zip(spans, cells)})
-        every = [list(range(len(spans)))] * len(items)  # each candidate's rank is printed
-        members = [[(ranker, text)] for text in texts]
-        scores = settle_spans(scorer, members, scores, every, 0, ranker)
-        rank = rank_candidates(scores)
-        for n, item in enumerate(items):
-            score_of.update(
-                {
-                    (item, span): (float(scores[n, s]), int(rank[n, s]))
-                    for s, span in enumerate(spans)
-                }
-            )
+    for n, (item, name) in enumerate(zip(items, sets)):
+        spans = candidates.sets[name].spans
+        for s, span in enumerate(spans):
+            score_of[(item, span)] = (float(ranking.score[n, s]), int(ranking.rank[n, s]))
+        if ranking.tokens is not None:
+            cells = token_cells([[pair] for pair in ranking.tokens[n]])
+            cell_of.update(zip(((item, span) for span in spans), cells))
     table = rows.copy()
     table.insert(0, "model", scorer.name)
-    scored = [score_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
-    table["score"] = [score for score, _ in scored]
-    table["rank"] = [rank for _, rank in scored]
-    if tokens:
-        table[TOKENS_COLUMN] = [cell_of[(i, c)] for i, c in zip(rows["id"], rows["candidate"])]
-    return table[ROW_COLUMNS + ([TOKENS_COLUMN] if tokens else [])], take_counts(rankers)
+    keys = list(zip(rows["id"].astype(str), rows["candidate"]))
+    table["score"] = [score_of[key][0] for key in keys]
+    table["rank"] = [score_of[key][1] for key in keys]
+    if ranking.tokens is not None:
+        table[TOKENS_COLUMN] = [cell_of[key] for key in keys]
+    return table[ROW_COLUMNS + ([TOKENS_COLUMN] if ranking.tokens is not None else [])], dict(
+        ranking.counts
+    )
 
 
 def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:

@@ -30,7 +30,6 @@ from tacit.probes.nli.options import ClozeSetup, check_template, parse_verbalize
 
 if TYPE_CHECKING:
     from tacit.models.base import Scorer
-    from tacit.models.classifier import NLIClassifier
 
 CONTENT_FREE = ("N/A", "")  # Zhao et al. (2021)'s content-free inputs, averaged
 PREDICTION_COLUMNS = ["item_id", "predicted", *PROB_COLUMNS]
@@ -92,7 +91,7 @@ def cloze_finish(
     return table, record
 
 
-def classifier_scores(scorer: NLIClassifier, rows: pd.DataFrame, progress: Any) -> Scored:
+def classifier_scores(scorer: Scorer, rows: pd.DataFrame, progress: Any) -> Scored:
     """Label probabilities of the rows' pairs from an NLI classifier; pairs too long for the
     model lose the end of their premise (counted)."""
     probs, too_long = scorer.label_probabilities(

@@ -140,6 +140,10 @@ def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str
 class NLIReport(Report):
     """How nli runs are shown."""
 
+    extra_tables = {"summary_by_seed.csv": "Summary per seed"}
+    sample_columns = ("prompt", "gold")
+    rows_file = "items.csv"
+
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         return [(key, str(manifest[key])) for key in ("suite", "mode") if manifest.get(key)]
 

@@ -186,6 +186,9 @@ def draw_pragmeval(summary: pd.DataFrame) -> Any:
 class PragmevalReport(Report):
     """How pragmeval runs are shown."""
 
+    sample_columns = (None, None)
+    rows_file = "configs.csv"
+
     def figures(
         self,
         runs: Sequence[tuple[str, pd.DataFrame, Manifest]],

@@ -107,7 +107,7 @@ def run_model(
     and the model's record."""
     from tqdm.auto import tqdm
 
-    from tacit.models.runtime import resolve_revision
+    from tacit.hub.access import resolve_revision
     from tacit.probes.pragmeval.frozen import (
         FeatureCache,
         FrozenEncoder,

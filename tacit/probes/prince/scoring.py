@@ -13,9 +13,8 @@ vocabulary (Scorer.score_words).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError
@@ -31,6 +30,7 @@ from tacit.probes.paraphrase import (
     with_items,
 )
 from tacit.probes.run_notes import run_notes
+from tacit.ranking import Question, SharedVocabulary, rank
 from tacit.templates import ENSEMBLE, TemplateSet, load_templates
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.models.base import Scorer
-    from tacit.models.reduce import Settles
+    from tacit.ranking import Ranking
     from tacit.vocab.shared import Vocabulary
 
 # What Prince lists of a person, as one property of retrieval's templates ("A <mask> has
@@ -123,66 +123,32 @@ def score_prince(
 ) -> Scored:
     """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
     causal model reads the person prompt's blank, which starts the sentence, by putting each
-    word in it: see the module docstring); with several templates, the ensemble of each
-    direction's too (indexed from `offset`); and the work counted while scoring, near ties
-    settled (tacit.models.ties) too."""
-    from tacit.models.answers import Needed
-    from tacit.models.reduce import GroupMean, Referee, WorkCount
-
-    items = item_numbers(prompts)
-    texts, ids = list(prompts["prompt"]), vocab.token_ids[scorer.name]
-    needed = Needed(answer_positions(prompts, vocab), TOP_K, items)
-    referee = Referee(scorer, texts, ids, vocab.words)
-    work = WorkCount()
-    batches = work.passing(
-        scorer.score_words(texts, ids, vocab.words, progress=progress, needed=needed)
-    )
-    if items is None:
-        table = _table(prompts, scorer, vocab, batches, referee)
-        return Scored(table, {**work.counts, **referee.settled.counts()})
-    ensemble = GroupMean(items, scorer.device)
-    table = _table(prompts, scorer, vocab, ensemble.passing(batches), referee)
-    frame = ensemble_frame(prompts, offset)
-    combined = _table(frame, scorer, vocab, [ensemble.batch()], ensemble.referee(referee))
-    return Scored(pd.concat([table, combined]), {**work.counts, **referee.settled.counts()})
+    word in it: see the module docstring), by the ranking layer in one call; with several
+    templates, the ensemble of each direction's too (indexed from `offset`); and the work
+    counted while scoring, near ties settled as at batch size 1 (tacit.ranking.ties)."""
+    answers = [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
+    question = Question(list(prompts["prompt"]), answers, TOP_K, item_numbers(prompts))
+    ranking = rank(scorer, question, SharedVocabulary(vocab, in_place=True), progress=progress)
+    tables = [_table(prompts, scorer, ranking)]
+    if ranking.ensemble is not None:
+        tables.append(_table(ensemble_frame(prompts, offset), scorer, ranking.ensemble))
+    return Scored(pd.concat(tables), ranking.counts)
 
 
-def answer_positions(prompts: pd.DataFrame, vocab: Vocabulary) -> list[list[int]]:
-    """Each prompt's answers as positions in the shared vocabulary."""
-    return [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
-
-
-def _table(
-    prompts: pd.DataFrame, scorer: Scorer, vocab: Vocabulary, batches: Any, referee: Settles
-) -> pd.DataFrame:
-    from tacit.models.reduce import GoldScores
-
+def _table(prompts: pd.DataFrame, scorer: Scorer, ranking: Ranking) -> pd.DataFrame:
     answers = [target.split() for target in prompts["target"]]
-    scores = GoldScores(
-        batches,
-        answer_positions(prompts, vocab),
-        among=None,
-        among_of_row=None,
-        top_k=TOP_K,
-        device=scorer.device,
-        referee=referee,
-    )
-    words = np.asarray(vocab.words, dtype=object)
     table = prompts.copy()
     table.insert(0, "model", scorer.name)
-    ranks = [scores.rank[i, : len(a)].tolist() for i, a in enumerate(answers)]
+    ranks = [ranking.rank[i, : len(a)].tolist() for i, a in enumerate(answers)]
     table["rank"] = [min(r) for r in ranks]
-    table["target_prob"] = [float(scores.prob[i, : len(a)].sum()) for i, a in enumerate(answers)]
-    table["ap_vocab"] = scores.ap.astype(float)
+    table["target_prob"] = [float(ranking.prob[i, : len(a)].sum()) for i, a in enumerate(answers)]
+    table["ap_vocab"] = ranking.ap.astype(float)
     table["gold_ranks"] = [
         " ".join(f"{w}:{r}" for w, r in zip(a, rank)) for a, rank in zip(answers, ranks)
     ]
-    table["top10"] = [
-        " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
-        for i, prob in zip(scores.top_index, scores.top_prob)
-    ]
+    table["top10"] = ranking.listed
     if paraphrased(prompts):
-        table[TOP1] = words[scores.top_index[:, 0]]
+        table[TOP1] = ranking.best
         return table[[*COLUMNS[:2], ITEM, TEMPLATE, *COLUMNS[2:], TOP1]]
     return table[COLUMNS]
 

@@ -55,6 +55,12 @@ def retrieval_report(
 class RetrieveReport(Report):
     """How retrieve runs are shown."""
 
+    figure_kinds = ("auto", "models", "category", "ordering")  # the paper's Figures 2, 3a, 3b
+    extra_tables = {
+        "dropped.csv": "Concepts left out, and why",
+        "tokens.csv": "The target and top candidates' tokens and their log-probabilities",
+    }
+
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         from tacit.probes.run_notes import norms_brief
 

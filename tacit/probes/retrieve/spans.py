@@ -13,23 +13,21 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.probes.candidates import (
+from tacit.probes.retrieve.options import CANDIDATE_SETS
+from tacit.ranking import CandidateSet, SpanCandidates
+from tacit.ranking.candidates import (
     Candidates,
-    CandidateSet,
-    SpanRanker,
     read_candidates,
     refuse_unreadable,
-    span_alone,
     unreadable_spans,
 )
-from tacit.probes.retrieve.options import CANDIDATE_SETS
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Scorer
     from tacit.norms import NormSet
     from tacit.probes.retrieve.options import RetrieveOptions
-    from tacit.probes.retrieve.scoring import SpanSets
+    from tacit.probes.retrieve.scoring import Targets
     from tacit.templates import TemplateSet
 
 # a candidate set's name per form of the blank, where a run's templates take several forms
@@ -52,14 +50,14 @@ def span_sets(
     values: RetrieveOptions,
     targets: Sequence[str],
     run: RunOptions,
-) -> tuple[Candidates, SpanSets, dict[str, str]]:
+) -> tuple[Candidates, Targets, dict[str, str]]:
     """The run's candidates, per form of the blank the spans ranked and each concept's, and
     the concepts left out because some model's tokenizer does not read their span whole (why).
 
     The concepts' sets list the same concepts in the same order in every form (concepts that
     read the same in every form share one candidate: "bat (animal)" and "bat (baseball)"), so
     that an ensemble of templates is taken candidate by candidate."""
-    from tacit.probes.retrieve.scoring import SpanSets
+    from tacit.probes.retrieve.scoring import Targets
 
     articles = articles_table(values.articles, templates)
     forms = {t.id: t.blank for t in templates.retrieval}
@@ -109,18 +107,10 @@ def span_sets(
                 f"{option('--candidates')} {given}: every target must be a candidate; "
                 f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
-    candidates = Candidates(
-        tokenizers=tokenizers,
-        sets=sets,
-        scoring=values.span_scoring,
-        normalize=values.normalize,
-        token_scores=values.token_scores,
-    )
-    rankers = {
-        name: SpanRanker(
-            chosen, candidates.scoring, candidates.normalize, span_alone, values.token_scores
-        )
-        for name, chosen in sets.items()
-    }
+    spans = SpanCandidates(sets, values.span_scoring, values.normalize, tokens=values.token_scores)
+    candidates = Candidates(tokenizers=tokenizers, spans=spans)
     span_of = {names[form]: phrase[form] for form in distinct}
-    return candidates, SpanSets(rankers, {t: names[f] for t, f in forms.items()}, span_of), unread
+    first = next(iter(sets.values())).index()
+    position = {c: first[span_of[next(iter(sets))][c]] for c in targets}
+    several = {t: names[f] for t, f in forms.items()} if len(distinct) > 1 else None
+    return candidates, Targets(spans, position, several, span_of), unread

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 
 class SurprisalReport(Report):
+    rows_file = "surprisal.csv"
+    sample_columns = ("text", None)
+
     def table(
         self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
     ) -> list[Table]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tacit.core.errors import TacitError, first_line, shorten
 from tacit.core.option_names import option
-from tacit.vocab.hub import hub_access, not_cached
+from tacit.hub.access import hub_access, not_cached
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -100,7 +100,7 @@ def quiet_transformers() -> Iterator[None]:
 def not_found(name_or_path: str, err: Exception, flag: str = "--model") -> TacitError:
     """A loading error in one line naming the option; a hub id the hub does not have (or that
     cannot be fetched) says so plainly, and one the hub is not asked for (offline) says where
-    the cache is (tacit.vocab.hub.not_cached)."""
+    the cache is (tacit.hub.access.not_cached)."""
     if (missing := not_cached(name_or_path, flag)) is not None:
         return missing
     message = shorten(first_line(err), 200)
@@ -203,7 +203,7 @@ def load_tokenizer(
 ) -> PreTrainedTokenizerBase:
     """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
     tokenizer saved on its own, without a model's config.json, will do), or the GGUF file
-    `gguf_file` in it; the hub is asked as tacit.vocab.hub says (once, briefly). `flag`: the
+    `gguf_file` in it; the hub is asked as tacit.hub.access says (once, briefly). `flag`: the
     option that named it, as errors say."""
     from transformers import AutoTokenizer
 

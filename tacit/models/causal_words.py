@@ -35,7 +35,7 @@ sentence does not contain the word's token), the text after is tokenised alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import torch
@@ -43,9 +43,30 @@ from tqdm.auto import tqdm
 
 from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.base import progress_bar
+from tacit.models.causal_cache import CausalModel
 
 if TYPE_CHECKING:
-    from tacit.models.causal import CausalLMScorer, PrefixRun
+    from tacit.models.causal_cache import PrefixRun
+
+
+class PrefixModel(CausalModel, Protocol):
+    """What vocabulary mode reads of a causal LM's scorer (tacit.models.causal.CausalLMScorer):
+    the cache bookkeeping's, where its blank is, and a prefix run once and continued."""
+
+    device: torch.device
+
+    def split_at_blank(self, template: str, *, at_end: bool = False) -> tuple[str, str, str]: ...
+
+    def _run_prefix(self, prefix: Sequence[int]) -> PrefixRun: ...
+
+    def _after_prefix(
+        self, run: PrefixRun, rests: list[list[int]], bar: tqdm
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]: ...
+
+    def _with_start(
+        self, texts: Sequence[str], cut_to_fit: bool, *, room: int = 0
+    ) -> tuple[list[list[int]], np.ndarray]: ...
+
 
 # nats: how far below every score a reduction reads a word left unscored lies at least (far
 # more than float noise, so that no tie rule within it changes a rank)
@@ -53,7 +74,7 @@ MARGIN = 0.01
 
 
 def vocab_scores(
-    scorer: CausalLMScorer,
+    scorer: PrefixModel,
     texts: list[str],
     rows_of: list[np.ndarray],
     vocab_ids: np.ndarray,
@@ -130,7 +151,7 @@ class Words:
     """The shared vocabulary's words as text (each id decoded, its leading space dropped: the
     blank's own space goes before it), decoded once per call."""
 
-    def __init__(self, scorer: CausalLMScorer, vocab_ids: np.ndarray) -> None:
+    def __init__(self, scorer: PrefixModel, vocab_ids: np.ndarray) -> None:
         self.ids = np.asarray(vocab_ids, dtype=np.int64)
         decoded = scorer.tokenizer.batch_decode(
             [[int(i)] for i in self.ids], clean_up_tokenization_spaces=False
@@ -145,7 +166,7 @@ class Suffixed:
 
     def __init__(
         self,
-        scorer: CausalLMScorer,
+        scorer: PrefixModel,
         words: Words,
         split: tuple[str, str, str],
         cut_to_fit: bool,

@@ -11,6 +11,7 @@ HF_HUB_OFFLINE=1. Local directories never ask the hub.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,3 +90,19 @@ def not_cached(name_or_path: str, flag: str = "--model") -> TacitError | None:
         f"{name_or_path}`), then copy that cache here (or set HF_HOME to it), or give a local "
         f"directory{skip}"
     )
+
+
+def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
+    """The commit a hub model was loaded from, read off the cache's snapshot path.
+
+    None for a local directory, or when the cache does not say (never a network call).
+    """
+    if Path(name_or_path).is_dir():
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(name_or_path, "config.json", revision=revision)
+    if not isinstance(cached, str):
+        return None
+    match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", cached)
+    return match.group(1) if match else None

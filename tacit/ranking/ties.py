@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from tacit.ranking.question import padded
+
 # the tolerance over a row's largest |score|, by the precision the model computes in: over ten
 # times the batch noise measured (float32: 1.6e-6 on a CPU, docs/reproducibility.md; float16
 # 3e-3 and bfloat16 1.8e-2, which 8- and 4-bit weights are counted as, from an earlier run of
@@ -52,11 +54,6 @@ def relative_tolerance(scorer: Any) -> float:
     if dtype is None or dtype in (torch.float32, torch.float64):
         return RELATIVE_TOLERANCE["float32"]
     return RELATIVE_TOLERANCE["float16" if dtype == torch.float16 else "bfloat16"]
-
-
-def record() -> dict[str, object]:
-    """The tie rule as the manifest records it (`ties`)."""
-    return {"rule": RULE, "relative_tolerance": dict(RELATIVE_TOLERANCE)}
 
 
 def tolerance(scores: torch.Tensor, relative: float) -> torch.Tensor:
@@ -163,14 +160,10 @@ def settle_near(
 def padded_positions(
     lists: Sequence[Sequence[int]], device: torch.device | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per row, positions of any number ([rows x widest], padded with 0) and where they are."""
-    width = max((len(p) for p in lists), default=0)
-    index = torch.zeros((len(lists), width), dtype=torch.long)
-    mask = torch.zeros((len(lists), width), dtype=torch.bool)
-    for row, positions in enumerate(lists):
-        index[row, : len(positions)] = torch.as_tensor(list(positions), dtype=torch.long)
-        mask[row, : len(positions)] = True
-    return index.to(device), mask.to(device)
+    """Per row, positions of any number ([rows x widest], padded with 0) and where they are, as
+    tensors on `device` (tacit.ranking.question.padded)."""
+    index, mask = padded(lists)
+    return torch.from_numpy(index).to(device), torch.from_numpy(mask).to(device)
 
 
 def settle_array(

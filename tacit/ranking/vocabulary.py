@@ -1,20 +1,23 @@
-"""What the probes take from batches of scored blanks (ScoredBatch), reduced on the device:
-a target's rank, the average precision of a set of gold answers, a distribution over a few
-label words. Probes call these and never read a batch's fields; only small per-prompt results
-come back to the CPU. Ranks and top-k lists follow the tie rule (tacit.models.ties): the
-comparisons batch noise could flip are settled on the prompts scored alone (a Referee)."""
+"""Ranking over the shared vocabulary: batches of scored blanks (ScoredBatch) reduced on the
+scorer's device, so that only small per-prompt results come back to the CPU: the anchors'
+ranks, log-probabilities and probabilities, their share of the shared vocabulary, their
+average precision, and the top-k words; a few label words' distribution (cloze). Ranks and
+top-k lists follow the tie rule (tacit.ranking.ties): the comparisons batch noise could flip
+are settled on the prompts scored alone (a Referee)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from tacit.models.answers import ScoredBatch, TargetScores
+from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.batching import one_at_a_time
-from tacit.models.ties import (
+from tacit.ranking.question import Question, Ranking, SharedVocabulary
+from tacit.ranking.ties import (
     Settled,
     padded_positions,
     ranks,
@@ -25,11 +28,13 @@ from tacit.models.ties import (
 )
 
 if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
     from tacit.models.base import Scorer
 
 
 class Settles:
-    """Settles the near ties of a reduction's rows (tacit.models.ties) on `canonical` scores."""
+    """Settles the near ties of a reduction's rows (tacit.ranking.ties) on `canonical` scores."""
 
     relative: float
     settled: Settled
@@ -115,45 +120,6 @@ def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[
         )
 
 
-def rank_targets(
-    batches: Iterable[ScoredBatch],
-    targets: Sequence[int],
-    *,
-    top_k: int,
-    device: torch.device,
-    referee: Settles | None = None,
-) -> TargetScores:
-    """Each prompt's target (its position in the shared vocabulary) ranked at the blank: rank,
-    probability over the whole vocabulary and over the shared one, and the top-k words (near
-    ties settled by the `referee`, tacit.models.ties)."""
-    targets_t = torch.as_tensor(np.asarray(targets, dtype=np.int64), device=device)
-    n = len(targets_t)
-    rank = torch.empty(n, dtype=torch.long, device=device)
-    prob = torch.empty(n, dtype=torch.float32, device=device)
-    prob_shared = torch.empty(n, dtype=torch.float32, device=device)
-    top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
-    top_prob = torch.empty((n, top_k), dtype=torch.float32, device=device)
-    for batch in on_device(batches, device):
-        rows = batch.rows
-        shared, log_z = batch.shared[batch.batch_rows], batch.log_z[batch.batch_rows]
-        target = targets_t[rows].unsqueeze(1)
-        if referee is not None:
-            referee.settle(shared, rows, target, torch.ones_like(target, dtype=torch.bool), top_k)
-        target_logit = shared.gather(1, target).squeeze(1)
-        rank[rows] = ranks(shared, target).squeeze(1)
-        prob[rows] = (target_logit - log_z).exp().float()
-        prob_shared[rows] = (target_logit - torch.logsumexp(shared, dim=-1)).exp().float()
-        top_values, top_index[rows] = top(shared, top_k)
-        top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
-    return TargetScores(
-        rank=rank.cpu().numpy(),
-        target_prob=prob.cpu().numpy(),
-        target_prob_shared=prob_shared.cpu().numpy(),
-        top_index=top_index.cpu().numpy(),
-        top_prob=top_prob.cpu().numpy(),
-    )
-
-
 def average_precision_rows(
     scores: torch.Tensor,
     gold: torch.Tensor,
@@ -181,56 +147,137 @@ def average_precision_rows(
     return precision.sum(dim=1) / gold_mask.sum(dim=1)
 
 
-class GoldScores:
-    """Per prompt: average precision of its gold answers over the shared vocabulary and over a
-    subset of it (`among`), each gold's probability and rank, and the top-k words (near ties
-    settled by the `referee`, tacit.models.ties)."""
+class AnchorReduction:
+    """Per prompt, gathered batch by batch on the device: its anchors' ranks, log-probabilities
+    and probabilities under the whole-vocabulary softmax (and, with `shares`, their share of
+    the shared vocabulary's), their average precision over the shared vocabulary and over the
+    prompt's subset, and the top-k words with their probabilities (near ties settled by the
+    `referee`, tacit.ranking.ties)."""
 
     def __init__(
         self,
-        batches: Iterable[ScoredBatch],
-        golds: Sequence[Sequence[int]],
-        *,
-        among: torch.Tensor | None,
-        among_of_row: Sequence[int] | None,
-        top_k: int,
+        question: Question,
+        n_words: int,
         device: torch.device,
-        referee: Settles | None = None,
+        referee: Settles | None,
     ) -> None:
-        gold_index, gold_mask = padded_positions(golds, device)
-        width = gold_index.shape[1]
-        subset = None if among_of_row is None else torch.as_tensor(among_of_row, device=device)
-        n = len(golds)
-        ap = torch.empty(n, device=device)
-        ap_among = torch.full((n,), float("nan"), device=device)
-        prob = torch.empty((n, width), device=device)
-        rank = torch.empty((n, width), dtype=torch.long, device=device)
-        top_index = torch.empty((n, top_k), dtype=torch.long, device=device)
-        top_prob = torch.empty((n, top_k), device=device)
-        for batch in on_device(batches, device):
-            rows, at = batch.rows, batch.batch_rows
-            shared, log_z = batch.shared[at], batch.log_z[at]
-            g, m = gold_index[rows], gold_mask[rows]
-            if referee is not None:
-                referee.settle(shared, rows, g, m, top_k)
-            ap[rows] = average_precision_rows(shared, g, m).float()
-            if among is not None and subset is not None:
-                ap_among[rows] = average_precision_rows(
-                    shared, g, m, among=among[subset[rows]]
-                ).float()
-            prob[rows] = (shared.gather(1, g) - log_z.unsqueeze(1)).exp().float()
-            rank[rows] = ranks(shared, g)
-            top_values, top_index[rows] = top(shared, top_k)
-            top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
-        self.ap = ap.cpu().numpy().astype(float)
-        self.ap_among = ap_among.cpu().numpy().astype(float)
-        self.prob = prob.cpu().numpy()
-        self.rank = rank.cpu().numpy()
-        self.top_index = top_index.cpu().numpy()
-        self.top_prob = top_prob.cpu().numpy()
+        self.question, self.device, self.referee = question, device, referee
+        self.anchors, self.anchor_mask = padded_positions(question.anchors, device)
+        self.among: torch.Tensor | None = None
+        if question.subset_of_row is not None:
+            self.among = torch.zeros((len(question.subsets), n_words), dtype=torch.bool)
+            for n, positions in enumerate(question.subsets):
+                self.among[n, torch.as_tensor(list(positions), dtype=torch.long)] = True
+            self.among = self.among.to(device)
+            self.subset = torch.as_tensor(list(question.subset_of_row), device=device)
+        n, width, k = len(question.anchors), self.anchors.shape[1], question.top_k
+        self.rank = torch.zeros((n, width), dtype=torch.long, device=device)
+        self.logprob = torch.empty((n, width), dtype=torch.float32, device=device)
+        self.prob = torch.empty((n, width), dtype=torch.float32, device=device)
+        self.share = torch.empty((n, width), dtype=torch.float32, device=device)
+        self.ap = torch.empty(n, device=device)
+        self.ap_among = torch.full((n,), float("nan"), device=device)
+        self.top_index = torch.empty((n, k), dtype=torch.long, device=device)
+        self.top_prob = torch.empty((n, k), dtype=torch.float32, device=device)
+
+    def add(self, batch: ScoredBatch) -> None:
+        rows, at = batch.rows, batch.batch_rows
+        shared, log_z = batch.shared[at], batch.log_z[at]
+        anchors, mask = self.anchors[rows], self.anchor_mask[rows]
+        if self.referee is not None:
+            self.referee.settle(shared, rows, anchors, mask, self.question.top_k)
+        anchor_logits = shared.gather(1, anchors)
+        self.rank[rows] = torch.where(mask, ranks(shared, anchors), 0)
+        logprob = anchor_logits - log_z.unsqueeze(1)
+        self.logprob[rows] = logprob.float()
+        self.prob[rows] = logprob.exp().float()
+        if self.question.shares:
+            whole = torch.logsumexp(shared, dim=-1, keepdim=True)
+            self.share[rows] = (anchor_logits - whole).exp().float()
+        self.ap[rows] = average_precision_rows(shared, anchors, mask).float()
+        if self.among is not None:
+            among = self.among[self.subset[rows]]
+            self.ap_among[rows] = average_precision_rows(shared, anchors, mask, among).float()
+        top_values, self.top_index[rows] = top(shared, self.question.top_k)
+        self.top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
+
+    def ranking(self, words: np.ndarray, counts: dict[str, int] | None = None) -> Ranking:
+        """What was gathered, on the CPU (`words`: the shared vocabulary's, as listed)."""
+        top_index, top_prob = self.top_index.cpu().numpy(), self.top_prob.cpu().numpy()
+        return Ranking(
+            rank=self.rank.cpu().numpy(),
+            score=self.logprob.cpu().numpy(),
+            prob=self.prob.cpu().numpy(),
+            share=self.share.cpu().numpy() if self.question.shares else None,
+            ap=self.ap.cpu().numpy().astype(float),
+            ap_among=self.ap_among.cpu().numpy().astype(float),
+            top_index=top_index,
+            top_value=top_prob,
+            listed=[
+                " ".join(f"{w}:{p:.4g}" for w, p in zip(words[i], prob))
+                for i, prob in zip(top_index, top_prob)
+            ],
+            best=list(words[top_index[:, 0]]) if top_index.shape[1] else [""] * len(top_index),
+            n_candidates=np.full(len(top_index), len(words)),
+            counts=counts or {},
+        )
 
 
-def label_distribution(
+def reduce(
+    batches: Iterable[ScoredBatch],
+    question: Question,
+    words: np.ndarray,
+    device: torch.device,
+    referee: Settles | None,
+) -> AnchorReduction:
+    """Every batch gathered into an AnchorReduction."""
+    reduction = AnchorReduction(question, len(words), device, referee)
+    for batch in on_device(batches, device):
+        reduction.add(batch)
+    return reduction
+
+
+def rank_vocabulary(
+    scorer: Scorer,
+    question: Question,
+    candidates: SharedVocabulary,
+    progress: bool | tqdm = True,
+) -> Ranking:
+    """The question over the shared vocabulary at each prompt's blank, with one model, in one
+    pass over the prompts (tacit.ranking.rank)."""
+    vocab = candidates.vocabulary
+    ids = vocab.token_ids[scorer.name]
+    prompts = list(question.prompts)
+    words = np.asarray(vocab.words, dtype=object)
+    needed = Needed(question.anchors, question.top_k, question.groups, question.shares)
+    in_place = list(vocab.words) if candidates.in_place else None
+    referee = Referee(scorer, prompts, ids, in_place)
+    work = WorkCount()
+    if in_place is None:
+        scored = scorer.score_vocab(prompts, ids, progress=progress, needed=needed)
+    else:
+        scored = scorer.score_words(prompts, ids, in_place, progress=progress, needed=needed)
+    batches = work.passing(scored)
+    ensemble = None
+    if question.groups is not None:
+        ensemble = GroupMean(question.groups, scorer.device)
+        batches = ensemble.passing(batches)
+    rows = reduce(batches, question, words, scorer.device, referee)
+    groups = None
+    if ensemble is not None:
+        grouped = reduce(
+            [ensemble.batch()],
+            question.for_groups(),
+            words,
+            scorer.device,
+            ensemble.referee(referee),
+        )
+        groups = grouped.ranking(words)
+    counts = {**work.counts, **referee.settled.counts()}
+    return replace(rows.ranking(words, counts), ensemble=groups)
+
+
+def distribution(
     batches: Iterable[ScoredBatch], n: int, device: torch.device
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """For each of `n` prompts: the softmax over a few label words' logits at its blank, the
@@ -256,8 +303,8 @@ class GroupMean:
     group of prompts (the templates of one question), the mean over its prompts of each
     shared-vocabulary word's log-probability (under each prompt's own softmax, `shared -
     log_z`), in float64. `batch()` gives it as one ScoredBatch (log-probabilities, `log_z`
-    zero), which rank_targets and GoldScores read like any other; `referee()` settles its near
-    ties on the means of the prompts' scores alone."""
+    zero), which reduces like any other; `referee()` settles its near ties on the means of the
+    prompts' scores alone."""
 
     def __init__(self, groups: Sequence[int], device: torch.device) -> None:
         self.groups = torch.as_tensor(np.asarray(groups, dtype=np.int64), device=device)

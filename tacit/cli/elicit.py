@@ -1,8 +1,0 @@
-"""`probe elicit`: property elicitation (tacit.probes.elicit), its options as the probe
-declares them."""
-
-from __future__ import annotations
-
-from tacit.cli.probe_command import probe_command
-
-command = probe_command("elicit")

@@ -1,0 +1,391 @@
+"""The elicit probe (ElicitProbe): its declaration and how it plans and finishes a run
+(tacit.probes.elicit says what the probe is)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.elicit.options import ElicitOptions
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.core.params import Context
+    from tacit.models.base import Needs, Scorer
+    from tacit.probes.elicit.scoring import Golds
+    from tacit.ranking.candidates import Candidates
+    from tacit.templates import TemplateSet
+
+
+@dataclass
+class State:
+    norms: Any
+    prefixes: list[bool]
+    prompts: pd.DataFrame
+    candidates: Candidates
+    left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
+    templates: TemplateSet
+    relations: list[str]
+    sensible: dict[str, Any] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
+
+
+class ElicitProbe(Probe[ElicitOptions]):
+    name = "elicit"
+    report_class = "tacit.probes.elicit.report:ElicitReport"
+    description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"
+    help = """Each concept with at least one one-word answer for a relation (`has fur_hair`
+    answers `has` with fur and hair) gets a prompt; the model's distribution at `<mask>` is
+    scored against those answers: average precision over the shared vocabulary (ap_vocab) and
+    over every answer of that relation (ap_sens), and Spearman's rho between the answers'
+    production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
+    options = ElicitOptions
+    primary = Metric(
+        "map_vocab",
+        "mAP",
+        True,
+        "map_vocab_ci_low",
+        "map_vocab_ci_high",
+        "n_concepts",
+        row="ap_vocab",
+    )
+    metrics = (
+        Metric(
+            "map_sens",
+            "mAP (sensitive)",
+            True,
+            "map_sens_ci_low",
+            "map_sens_ci_high",
+            row="ap_sens",
+        ),
+        Metric(
+            "spearman_mean", "Spearman", True, "spearman_ci_low", "spearman_ci_high", row="spearman"
+        ),
+    )
+    keys = ("model", "relation", "prefix")
+    limit = "concepts"
+
+    def validate(
+        self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
+    ) -> ElicitOptions:
+        """As declared, and the relations against the template file's (its own names: a
+        sweep file is checked whole before any cell runs)."""
+        from tacit.probes.elicit.options import RELATIONS_PARAM
+        from tacit.templates import load_templates
+
+        values = super().validate(given, context=context, where=where)
+        if values.relations is not None:
+            templates = load_templates(values.templates)
+            label = where + RELATIONS_PARAM.label(context)
+            for relation in values.relations:
+                if relation not in templates.relations:
+                    raise TacitError(
+                        f"{label} {relation!r}: expected one of "
+                        f"{', '.join(templates.relations) or 'none'} (the relations of "
+                        f"--templates {templates.source})"
+                    )
+        return values
+
+    def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
+        from tacit.probes.elicit.prompts import check_prefixes
+        from tacit.probes.shared_options import SPAN_PARAMS, chosen_norms, refuse_span_options
+        from tacit.templates import load_templates
+
+        refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
+        prefix = values.prefix
+        prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
+        templates = load_templates(values.templates)
+        relations = templates.chosen_relations(values.relations)
+        values = replace(values, relations=relations)
+        check_prefixes(templates, relations, prefixes)
+        norms = chosen_norms(values)
+        work_of = self._vocab_golds if values.candidates == "vocab" else self._span_golds
+        state, golds, needs = work_of(models, norms, values, relations, prefixes, run, templates)
+        return Plan(self._work(state.prompts, golds, needs), values, state.candidates, state=state)
+
+    def _work(self, prompts: pd.DataFrame, golds: Golds, needs: Needs) -> Work:
+        """Every model ranks every prompt's gold answers (tacit.probes.elicit.scoring): a chunk
+        of prompts at a time, an item's templates together; over spans, a prompt text costs a
+        sentence per candidate of its relation."""
+        from tacit.probes.candidates import span_cost
+        from tacit.probes.elicit.scoring import score_elicitation
+        from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.ranking import SpanCandidates
+
+        key = ITEM if paraphrased(prompts) else "prompt"
+        cost = None
+        if isinstance(golds.candidates, SpanCandidates):
+            sizes = {r: len(s.spans) for r, s in golds.candidates.sets.items()}
+            cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
+        return Work(
+            prompts,
+            key,
+            lambda scorer, rows, bar: score_elicitation(
+                rows, scorer, golds, progress=bar, offset=len(prompts)
+            ),
+            needs=needs,
+            cost=cost,
+        )
+
+    def _vocab_golds(
+        self,
+        models: Sequence[str | Scorer],
+        norms: Any,
+        values: ElicitOptions,
+        relations: list[str],
+        prefixes: list[bool],
+        run: RunOptions,
+        templates: TemplateSet,
+    ) -> tuple[State, Golds, Needs]:
+        """Each relation's one-word answers, ranked among the shared vocabulary."""
+        import numpy as np
+
+        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+        from tacit.probes.elicit.scoring import Golds
+        from tacit.probes.shared_options import limit_concepts
+        from tacit.ranking import SharedVocabulary
+        from tacit.ranking.candidates import Candidates, vocab_needs
+
+        needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
+        candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
+        vocab = candidates.vocab
+        golds = gold_answers(norms, vocab, relations)
+        prompts = build_elicitation_prompts(
+            golds.answers, relations, prefixes, values.concepts, templates=templates
+        )
+        if prompts.empty:
+            raise TacitError("no concept has a gold answer in the shared vocabulary")
+        prompts = limit_concepts(prompts, run)[0]
+        answers = golds.answers
+        sensible = {
+            r: np.array(sorted({vocab.index(w) for w in words}))
+            for r in relations
+            if len(words := answers.loc[answers.relation == r, "word"])
+        }
+        state = State(
+            norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
+        )
+        return state, Golds(SharedVocabulary(vocab), sensible), needs
+
+    def _span_golds(
+        self,
+        models: Sequence[str | Scorer],
+        norms: Any,
+        values: ElicitOptions,
+        relations: list[str],
+        prefixes: list[bool],
+        run: RunOptions,
+        templates: TemplateSet,
+    ) -> tuple[State, Golds, Needs]:
+        """Each relation's answers ranked among spans: every answer people gave to it
+        (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
+        model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
+        the norms' answers."""
+        from tacit.probes.candidates import relation_answers
+        from tacit.probes.elicit.options import CANDIDATE_SETS
+        from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
+        from tacit.probes.elicit.scoring import Golds
+        from tacit.probes.shared_options import limit_concepts
+        from tacit.ranking import SpanCandidates
+        from tacit.ranking.candidates import (
+            SPAN_NEEDS,
+            Candidates,
+            read_candidates,
+            refuse_unreadable,
+            unreadable_spans,
+        )
+
+        given = values.candidates
+        chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
+        spans = (
+            chosen.spans
+            if chosen is not None
+            else sorted({span for r in relations for span in relation_answers(norms, r)["span"]})
+        )
+        tokenizers, unread = unreadable_spans(spans, models, run)
+        if chosen is not None:
+            refuse_unreadable(chosen, unread)
+        sets, gold, left_out = span_golds(norms, relations, chosen, unread)
+        prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
+        if prompts.empty:
+            raise TacitError(f"no concept has a gold answer among the candidates ({given})")
+        prompts = limit_concepts(prompts, run)[0]
+        free = concept_free(prompts, templates) if values.normalize == "pmi" else {}
+        ranked = SpanCandidates(
+            dict(sets),
+            values.span_scoring,
+            values.normalize,
+            free.__getitem__,
+            values.token_scores,
+        )
+        sensible = {}
+        for relation in relations:
+            index = sets[relation].index()
+            answering = set(gold.loc[gold["relation"] == relation, "span"])
+            sensible[relation] = [index[s] for s in sets[relation].spans if s in answering]
+        candidates = Candidates(tokenizers=tokenizers, spans=ranked)
+        state = State(
+            norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
+        )
+        return state, Golds(ranked, sensible), SPAN_NEEDS
+
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
+        from tacit.core.manifest import with_keys
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.report import (
+            elicitation_report,
+            elicitation_span_report,
+            paper_norms,
+        )
+        from tacit.probes.elicit.summary import summarize_elicitation
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
+        from tacit.probes.shared_options import norms_record
+        from tacit.probes.token_rows import TOKENS_TABLE, token_table
+
+        state: State = plan.state
+        values, candidates = plan.values, state.candidates
+        relations, spans = state.relations, candidates.vocabulary is None
+        tokens = None
+        if candidates.token_scores:
+            rows, tokens = token_table(rows, ["prompt"])
+        per_model = state.prompts
+        questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
+        counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
+        added: dict[str, Any] = dict(candidates.record(manifest["models"]))
+        added["options"] = {"relations": relations, "prefix": values.prefix}
+        if spans:
+            added["options"].update(
+                candidates=str(values.candidates),
+                span_scoring=values.span_scoring,
+                normalize=values.normalize,
+            )
+        added["options"]["concepts"] = values.concepts
+        added["norms"] = norms_record(state.norms)
+        added["templates"] = state.templates.record()
+        added["counts"] = {
+            "prompts_per_model": len(per_model),
+            "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
+        }
+        if spans:
+            added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
+            added["counts"]["answers_not_read_whole"] = state.unread
+        else:
+            if paper_norms(added):  # type: ignore[arg-type]
+                added["counts"]["paper_prompts_by_relation"] = {
+                    r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS
+                }
+            added["counts"].update(
+                sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
+                features_excluded=state.left_out.to_dict("records"),
+            )
+        added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
+        full = with_keys(manifest, added)
+        summary = summarize_elicitation(rows, seed=run.seed)
+        report = elicitation_span_report if spans else elicitation_report
+        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
+        if paraphrased(rows):
+            text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
+        extra = {"answers_left_out" if spans else "excluded": state.left_out}
+        if tokens is not None:
+            extra[TOKENS_TABLE] = tokens
+        return Outcome(
+            rows,
+            summary,
+            text,
+            notes,
+            added,
+            extra,
+            self._files(values, candidates),
+            vocab=candidates.vocabulary,
+        )
+
+    @staticmethod
+    def _files(values: ElicitOptions, candidates: Candidates) -> dict[str, str]:
+        """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
+        if candidates.vocabulary is not None:
+            return {}
+        return candidates.files(named=values.candidates == "answers")
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
+        """With the prefix (the paper's main condition), every relation pooled (`all`, or the
+        run's one relation), first; then each relation, then the same without the prefix."""
+        from tacit.probes.elicit.summary import ALL
+        from tacit.probes.paraphrase import ensemble_rows
+
+        summary = ensemble_rows(summary)  # with several templates, their ensemble's
+
+        prefixed = summary["prefix"].astype(str) == "True"
+        found = []
+        for prefix in (True, False):
+            rows = summary[prefixed == prefix]
+            for relation in sorted(dict.fromkeys(rows["relation"]), key=lambda r: r != ALL):
+                label = (
+                    ("with" if prefix else "without")
+                    + " prefix, "
+                    + ("all relations" if relation == ALL else relation)
+                )
+                found.append((label, rows[rows["relation"] == relation]))
+        return found
+
+    def main_scores(self, rows: pd.DataFrame, manifest: Manifest, **_: Any) -> pd.DataFrame | None:
+        """Each prompt's average precision in the main condition (with the prefix, every
+        relation; with several templates, their ensemble's), the concept its unit."""
+        from tacit.probes.paraphrase import ensemble_rows
+
+        rows = ensemble_rows(rows)
+        prefixed = rows["prefix"].astype(str) == "True"
+        chosen = rows[prefixed] if prefixed.any() else rows
+        return chosen.assign(unit=chosen["concept"], value=chosen["ap_vocab"])[
+            ["model", "unit", "value"]
+        ]
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        """What every norms-based run must share (vocabulary or candidates, norms, concepts,
+        templates), and the relations: `all` pools the relations a run asked for, so runs of
+        other relations pool other prompts under the same name."""
+        from tacit.probes.run_notes import scored_over
+
+        relations = (manifest.get("options") or {}).get("relations") or []
+        return {**scored_over(manifest), "relations": ", ".join(relations)}
+
+    def estimate(self, values: ElicitOptions) -> int | None:
+        """Concepts with an answer to each relation, per prefix (before the vocabulary)."""
+        from tacit.probes.shared_options import chosen_norms
+        from tacit.templates import load_templates
+
+        templates = load_templates(values.templates)
+        table = chosen_norms(values).table
+        if values.concepts is not None:
+            table = table[table["concept"].isin(values.concepts)]
+        relations = templates.chosen_relations(values.relations)
+        pairs = table[table["relation"].isin(relations)]
+        pairs = pairs.drop_duplicates(["concept", "relation"])
+        per_pair = pairs["relation"].map({r: len(templates.for_relation(r)) for r in relations})
+        return int(per_pair.sum()) * (2 if values.prefix == "both" else 1)
+
+    def keeps(self, norms: Any, vocab: Any) -> str | None:
+        """Elicitation's prompts per relation, and the features left out and why."""
+        from tacit.core.choices import RELATIONS
+        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+
+        golds = gold_answers(norms, vocab, RELATIONS)
+        built = build_elicitation_prompts(golds.answers, RELATIONS, [True])
+        prompts = built.groupby("relation").size()
+        lines = [
+            "elicitation prompts: " + ", ".join(f"{r} {int(prompts.get(r, 0))}" for r in RELATIONS)
+        ]
+        for row in golds.excluded.itertuples():
+            lines.append(
+                f"  {row.relation}: {row.features} features answer it, {row.kept} kept; left out "
+                f"{row.multi_word} of more than one word, {row.out_of_vocabulary} out of the "
+                "shared vocabulary"
+            )
+        return "\n".join(lines)

@@ -1,0 +1,129 @@
+"""The surprisal probe (SurprisalProbe): its declaration and how it plans and finishes a run
+(tacit.probes.surprisal says what the probe is)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
+from tacit.probes.surprisal.options import SurprisalOptions
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Scorer
+    from tacit.probes.surprisal.reading import Texts
+
+
+@dataclass
+class State:
+    texts: Texts
+
+
+class SurprisalProbe(Probe[SurprisalOptions]):
+    name = "surprisal"
+    description = "Every token's (or word's) log-probability and surprisal in your texts."
+    help = """TEXTS, a file, holds one text a line (or CSV / JSON lines with a `text` column
+    and an optional `id`).
+    Causal models score each token given the start token and the tokens before it; masked
+    models give each token's pseudo-log-likelihood (--pll original: the token masked alone;
+    within_word_l2r: with the later tokens of its word masked too), as minicons does.
+    --by word sums the tokens of each whitespace-separated word.
+    Writes surprisal.csv (one row per model, text and token or word: log-probability,
+    surprisal in nats and bits), summary.csv (per text and over every text: tokens, total
+    log-probability, mean surprisal in bits per token, perplexity) and manifest.json."""
+    options = SurprisalOptions
+    primary = Metric(
+        "mean_surprisal_bits",
+        "mean surprisal (bits/token)",
+        greater_is_better=False,
+        count="n_tokens",
+        row="surprisal_bits",
+    )
+    metrics = (Metric("perplexity", "perplexity", greater_is_better=False, count="n_tokens"),)
+    keys = ("model", "text_id")
+    report_class = "tacit.probes.surprisal.report:SurprisalReport"
+    run_options = frozenset({"resume"})
+
+    def plan(
+        self, models: Sequence[str | Scorer], values: SurprisalOptions, run: RunOptions
+    ) -> Plan:
+        from tacit.models.base import Needs
+        from tacit.probes.surprisal.reading import read_texts
+        from tacit.probes.surprisal.scoring import score_texts
+
+        if values.texts is None:
+            raise TacitError("no texts given (probe surprisal FILE)")
+        texts = read_texts(values.texts)
+        by, pll = values.by, values.pll
+
+        def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
+            table, counts = score_texts(rows, scorer, by, pll, bar)
+            return Scored(table, counts)
+
+        needs = Needs.of("tokens", asks="every token of a text scored")
+        work = Work(texts.table, "text", score, needs, unit="text")
+        resume = {"texts_sha256": texts.source["sha256"], "by": by, "pll": pll}
+        return Plan(work, values, resume_key=resume, state=State(texts))
+
+    def finish(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
+    ) -> Outcome:
+        from tacit.core.display import render
+        from tacit.core.numbers import counted
+        from tacit.probes.run_notes import run_notes
+        from tacit.probes.surprisal.scoring import summarize, surprisal_tables
+
+        texts: Texts = plan.state.texts
+        values: SurprisalOptions = plan.values
+        summary = summarize(rows)
+        unknown = {r["name"]: r.get("unknown_tokens", 0) for r in manifest["models"]}
+        added: dict[str, Any] = {
+            "texts": {
+                **texts.source,
+                "n_texts": len(texts.table),
+                "n_distinct": int(texts.table["text"].nunique()),
+                "blank_lines_skipped": texts.blank_lines,
+            },
+            "options": {"by": values.by, "pll": values.pll},
+            "by": values.by,
+            "pll": values.pll,
+        }
+        text = render(surprisal_tables(summary)).rstrip()
+        text += f"\n{counted(len(texts.table), 'text', 'texts')}, rows by {values.by}"
+        if any(r.get("kind") == "masked" for r in manifest["models"]):
+            text += f"; masked models: pseudo-log-likelihood {values.pll}"
+        notes = run_notes(manifest)
+        if texts.blank_lines:
+            skipped = counted(texts.blank_lines, "blank line", "blank lines")
+            notes.append(f"note: {skipped} of the file skipped")
+        notes += [
+            f"note: {name}: {counted(n, 'unknown token', 'unknown tokens')} scored as its "
+            "tokenizer's unknown token"
+            for name, n in unknown.items()
+            if n
+        ]
+        return Outcome(rows, summary, text, notes, added)
+
+    def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
+        """Every text together first, one row per model; then each text."""
+        from tacit.probes.surprisal.scoring import OVERALL
+
+        ids = summary["text_id"].astype(str)
+        found: list[Condition] = [("every text", summary[ids == OVERALL])]
+        return found + [
+            (f"text {t}", summary[ids == t]) for t in dict.fromkeys(ids) if t != OVERALL
+        ]
+
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        texts = manifest.get("texts") or {}
+        name = texts.get("name") or texts.get("given")
+        return {
+            "texts": f"{name} ({str(texts.get('sha256'))[:8]})",
+            "rows": f"by {manifest.get('by')}, pll {manifest.get('pll')}",
+        }
