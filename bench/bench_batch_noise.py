@@ -11,8 +11,8 @@ article. For each: the largest |score difference| against batch size 1, in nats 
 to the row's largest |score| (what the tolerance multiplies), and how many ranks of an
 arbitrary target and top fives differ from batch size 1's: before, under a plain comparison
 (1 + the scores strictly higher; numpy's sort), and after, under the tie rule as the probes
-apply it (a Referee with rank_targets, as retrieval's; a SpanRanker's scores settled by
-settle_spans), with the near ties it settled.
+apply it (tacit.ranking.rank, as retrieval asks it, over the vocabulary and over spans), with
+the near ties it settled.
 
 Run: `python bench/bench_batch_noise.py` (`--quick`: fewer prompts and spans). Writes
 bench/results/batch_noise.json.
@@ -42,17 +42,8 @@ from transformers import (
 
 from tacit.models.causal import CausalLMScorer
 from tacit.models.masked import MaskedLMScorer
-from tacit.models.reduce import Referee, rank_targets
 from tacit.norms import read_norms
-from tacit.probes.candidates import (
-    TOP,
-    CandidateSet,
-    SpanRanker,
-    best_positions,
-    rank_candidates,
-    settle_spans,
-    span_alone,
-)
+from tacit.ranking import CandidateSet, Question, SharedVocabulary, SpanCandidates, rank
 from tacit.vocab import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent
@@ -139,20 +130,18 @@ def tie_rule(
     """After: each row's target rank and top five as the probes compute them (the tie rule,
     tacit.ranking.ties), and the near ties settled."""
     targets = targets_of(len(prompts), columns)
+    question = Question(prompts, [[int(t)] for t in targets], 5, shares=True)
     if mode == "vocab":
-        ids = build_vocabulary({"m": scorer.tokenizer}).token_ids["m"]
+        vocab = build_vocabulary({scorer.name: scorer.tokenizer})
         if scorer.kind == "causal":
             prompts = [p.replace("<mask> ", "").rstrip(".") + " is a <mask>." for p in prompts]
-        referee = Referee(scorer, prompts, ids)  # as retrieval's score_prompts does
-        batches = scorer.score_vocab(prompts, ids, progress=False)
-        got = rank_targets(batches, list(targets), top_k=5, device=scorer.device, referee=referee)
-        return got.rank, got.top_index, referee.settled.counts()
-    ranker = SpanRanker(CandidateSet("bench", spans), "l2r", "sum", span_alone)
-    table, _ = ranker.scores(scorer, prompts, False)
-    members = [[(ranker, p)] for p in prompts]
-    table = settle_spans(scorer, members, table, targets[:, None].tolist(), TOP, ranker)
-    counts = {k: v for k, v in ranker.take_counts().items() if k.startswith("tie_")}
-    return rank_candidates(table, targets[:, None])[:, 0], best_positions(table, 5), counts
+            question = Question(prompts, question.anchors, 5, shares=True)
+        got = rank(scorer, question, SharedVocabulary(vocab), progress=False)
+    else:
+        candidates = SpanCandidates({"bench": CandidateSet("bench", spans)}, "l2r", "sum")
+        got = rank(scorer, question, candidates, progress=False)
+    counts = {k: v for k, v in got.counts.items() if k.startswith("tie_")}
+    return got.rank[:, 0], got.top_index, counts
 
 
 def flips(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[int, int]:

@@ -37,9 +37,10 @@ import torch
 from tacit.models.answers import Needed
 from tacit.models.base import Scorer
 from tacit.models.causal import CausalLMScorer
-from tacit.models.reduce import GoldScores, WorkCount
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers, parse_gold
+from tacit.ranking import Question, Ranking
+from tacit.ranking.vocabulary import WorkCount, reduce
 from tacit.vocab.shared import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent
@@ -58,8 +59,11 @@ def prompts_and_golds(scorer, norms: Path, vocab_file: Path, n: int, seed: int):
     return list(chosen["prompt"]), positions, vocab
 
 
-def read(batches, golds) -> GoldScores:
-    return GoldScores(batches, golds, among=None, among_of_row=None, top_k=5, device=CPU)
+def read(batches, golds) -> Ranking:
+    """What the ranking layer reads of the batches: the golds' ranks, AP and the top 5."""
+    batches = list(batches)
+    words = np.asarray([str(n) for n in range(batches[0].shared.shape[1])], dtype=object)
+    return reduce(batches, Question([""] * len(golds), golds, 5), words, CPU, None).ranking(words)
 
 
 def timed(run):

@@ -4,7 +4,7 @@ Builds a masked LM with random weights in a chosen shape (roberta-base by defaul
 compute as the real model) on a real tokenizer, takes the first N retrieval prompts of the
 real norms, and times on the same prompts:
 
-- tacit: MaskedLMScorer.score_targets (length-sorted batches, LM head at mask rows only);
+- tacit: tacit.ranking.rank_targets (length-sorted batches, LM head at mask rows only);
 - encoder: the base model's forward pass alone on the same batches (the floor for this work),
   with its FLOPs and, in the same process, the machine's rate on one feed-forward-shaped
   matrix product (how close the encoder comes to what the hardware gives);
@@ -52,6 +52,7 @@ from tacit.models.batching import longest_first_batches
 from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms
 from tacit.probes.retrieve.prompts import build_prompts
+from tacit.ranking import rank_targets
 from tacit.vocab import build_vocabulary
 
 BENCH = Path(__file__).resolve().parent
@@ -143,7 +144,7 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
                 pass
 
     scores, scoring = timed(
-        lambda: scorer.score_targets(prompts, targets, vocab_ids, progress=False)
+        lambda: rank_targets(scorer, prompts, targets, vocab_ids, progress=False)
     )
     encoder = timed(forward_only)[1]
     config = scorer.model.config
@@ -151,7 +152,7 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     rows = sum(r * w for r, w in shapes) // len(shapes)  # an average batch's positions
     rate = matmul_rate(rows, config.hidden_size, config.intermediate_size)
     return {
-        "ranks": scores.rank,
+        "ranks": scores.rank[:, 0],
         "encoder_s": encoder,
         "flops": flops,
         "matmul_rate": rate,
@@ -164,11 +165,11 @@ def run_compiled(model_dir, prompts, targets, vocab_ids, batch_size):
     scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=batch_size, compile=True)
 
     def score():
-        return scorer.score_targets(prompts, targets, vocab_ids, progress=False)
+        return rank_targets(scorer, prompts, targets, vocab_ids, progress=False)
 
     first = timed(score)[1]
     scores, steady = timed(score)
-    return (scores.rank, first), steady
+    return (scores.rank[:, 0], first), steady
 
 
 def run_lama(model_dir, prompts, targets, vocab_ids, batch_size):
