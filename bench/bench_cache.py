@@ -42,7 +42,7 @@ models = [{model!r}]
 norms = [{norms!r}]
 
 [run]
-progress = false
+quiet = true
 batch_size = 32
 limit = {limit}
 {cache}

@@ -134,6 +134,17 @@ def _signal_handlers_restored():
         signal.signal(signum, handler)
 
 
+TIERS = ("real", "browser", "faults")  # each also `slow`: the fast tier is -m "not slow"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test of the real-weight, browser or faults tier is slow too, so that `-m "not slow"`
+    leaves out every heavy tier at once (docs/development.md, the tiers)."""
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Under CI, a skip for want of something CI provides fails the run (tests/ci_skips.py)."""
     import ci_skips

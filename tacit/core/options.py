@@ -20,7 +20,6 @@ from tacit.core.choices import (
     LimitBy,
     LoadDtype,
     VocabWords,
-    check_at_least,
     check_device,
 )
 from tacit.core.errors import TacitError
@@ -36,15 +35,6 @@ RUN_OPTION_GROUPS = {
     "resume": "a rerun of the same command reuses what it computed",
     "limit": "it has no list of concepts or items to take the first few of",
 }
-
-
-def check_batch_size(value: object) -> None:
-    """A whole number of at least 1, or `auto`."""
-    if value == "auto":
-        return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TacitError(f"{option('--batch-size')} {value!r}: expected a whole number or auto")
-    check_at_least(option("--batch-size"), value, 1)
 
 
 def parse_batch_size(text: str) -> int | Literal["auto"]:
@@ -81,7 +71,13 @@ def _names(value: Any, label: str) -> tuple[str, ...]:
 
 
 def _batch_size(value: Any, label: str) -> int | Literal["auto"]:
-    check_batch_size(value)
+    """A whole number of at least 1, or `auto`."""
+    if value == "auto":
+        return "auto"
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TacitError(f"{label} {value!r}: expected a whole number or auto")
+    if value < 1:
+        raise TacitError(f"{label} {value}: must be at least 1")
     return value
 
 

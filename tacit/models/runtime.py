@@ -21,7 +21,7 @@ from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
-from tacit.core.options import check_batch_size
+from tacit.core.options import BATCH_SIZE
 from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
 from tacit.models.batching import starting_batch_size
@@ -155,7 +155,7 @@ class ModelRuntime:
         (`name,revision=step1000,dtype=bfloat16`: tacit.core.modelspec); `revision`, `dtype` and
         `load` (trust_remote_code, attn_implementation, peft, load_in_8bit, load_in_4bit) apply
         where it gives none. `batch_size="auto"` finds the largest that fits."""
-        check_batch_size(batch_size)
+        BATCH_SIZE.validate(batch_size)  # as the run option's declaration checks it
         self.name = name_or_path  # as given: how tables and the manifest name it
         self.device_map = device_map
         self.compiled = compile

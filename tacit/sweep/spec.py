@@ -236,10 +236,7 @@ def _run_options(run: Any, path: Path, revisions: bool) -> dict[str, Any]:
         fixed.append("revision (the `revisions` axis sets it)")
     if fixed:
         raise TacitError(f"{path}: [run]: {', '.join(fixed)}: set by the sweep for each cell")
-    try:
-        RunOptions(**run)
-    except TypeError as err:
-        raise TacitError(f"{path}: [run]: {err}") from None
+    RunOptions.validate(run, context="sweep", where=f"{path}: [run] ", owner="the run options")
     return run
 
 

@@ -26,6 +26,8 @@ from typer.testing import CliRunner
 
 from tacit.cli import app
 
+pytestmark = pytest.mark.faults  # processes killed and resumed: the faults tier (slow)
+
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 TIMING = ("started", "finished", "command", "resumed")
@@ -92,7 +94,6 @@ PHASES = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("phase", list(PHASES))
 def test_a_run_killed_at_any_phase_resumes_to_identical_files(
     phase, tiny_bert, tiny_roberta, toy_norms_path, tmp_path, uninterrupted
@@ -190,7 +191,6 @@ def test_a_second_process_on_a_run_directory_is_refused(tiny_bert, toy_norms_pat
     assert (out / ".partial").is_dir()  # the first's checkpoint was never touched
 
 
-@pytest.mark.slow
 def test_a_lost_process_keeps_what_was_gathered(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, uninterrupted
 ):

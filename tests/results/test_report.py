@@ -244,7 +244,7 @@ def chromium(*args, profile: Path) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     shutil.which("chromium") is None,
     reason="Chromium is not installed (Debian: apt-get install chromium); the HTML checks above "
@@ -325,7 +325,7 @@ BROKEN = """<script>window.addEventListener("load", () => {
 });</script></body>"""
 
 
-@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     shutil.which("chromium") is None,
     reason="Chromium is not installed (Debian: apt-get install chromium); the HTML checks above "

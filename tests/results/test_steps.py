@@ -40,7 +40,7 @@ def test_a_checkpoints_sweep_draws_the_metric_by_step(checkpoints, toy_norms_pat
         f'norms = "{toy_norms_path}"\n[checkpoints]\n'
         f'tiny-bert = "{checkpoints}/bert/checkpoint-*"\n'
         f'tiny-roberta = "{checkpoints}/roberta/checkpoint-*"\n'
-        "[run]\nbatch_size = 8\nprogress = false\n[retrieve]\nmax_props = 2\n"
+        "[run]\nbatch_size = 8\nquiet = true\n[retrieve]\nmax_props = 2\n"
     )
     listed = runner.invoke(app, ["sweep", str(grid), "--out", str(out), "--list"])
     rows = [line.split() for line in listed.stdout.splitlines()[1:7]]
@@ -96,7 +96,7 @@ def test_hub_revisions_are_recorded_per_cell(tiny_bert, toy_norms_path, tmp_path
     grid, out = tmp_path / "rev.toml", tmp_path / "rev"
     grid.write_text(
         f'models = ["{tiny_bert}"]\nrevisions = ["step1", "step8"]\n'
-        f'norms = "{toy_norms_path}"\n[run]\nprogress = false\n[elicit]\n'
+        f'norms = "{toy_norms_path}"\n[run]\nquiet = true\n[elicit]\n'
     )
     ran = runner.invoke(app, ["sweep", str(grid), "--out", str(out)])
     assert ran.exit_code == 0, ran.output

@@ -28,7 +28,7 @@ runner = CliRunner()
 def write_grid(path, models, norms, tables: str) -> None:
     path.write_text(
         f"models = {json.dumps([str(m) for m in models])}\nnorms = [{json.dumps(str(norms))}]\n"
-        f"[run]\nbatch_size = 8\nprogress = false\n{tables}"
+        f"[run]\nbatch_size = 8\nquiet = true\n{tables}"
     )
 
 

@@ -27,7 +27,7 @@ runner = CliRunner()
 def write_grid(path, models, norms) -> None:
     path.write_text(
         f"models = {json.dumps([str(m) for m in models])}\nnorms = [{json.dumps(str(norms))}]\n"
-        "[run]\nbatch_size = 8\nprogress = false\n[retrieve]\nmax_props = 1\n"
+        "[run]\nbatch_size = 8\nquiet = true\n[retrieve]\nmax_props = 1\n"
     )
 
 

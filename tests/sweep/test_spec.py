@@ -82,6 +82,21 @@ def test_axis_mistakes_are_one_line_naming_the_key(tmp_path, table, message):
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ("progress = false", "'progress' is not an option of the run options"),
+        ("batch_size = 0", "[run] batch_size 0: must be at least 1"),
+        ('dtype = "float8"', "[run] dtype 'float8': expected one of"),
+    ],
+)
+def test_run_option_mistakes_are_one_line_naming_the_table(tmp_path, run, message):
+    """[run] is checked against the run options' one declaration (tacit.core.options)."""
+    with pytest.raises(TacitError, match=r"grid\.toml: \[run\] ") as caught:
+        sweep_of(tmp_path, f'models = ["m"]\n[run]\n{run}\n[elicit]\n')
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
 def test_cell_names_are_short_and_stable(tmp_path):
     concepts = ["bear", "cat", "dog", "zebra", "knife", "apple"]
     sweep = sweep_of(

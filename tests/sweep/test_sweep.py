@@ -17,7 +17,7 @@ def write_sweep(path, models, norms) -> None:
     path.write_text(
         f"models = {[str(m) for m in models]!r}\n"
         f"norms = [{str(norms)!r}]\n\n"
-        "[run]\nbatch_size = 8\nprogress = false\n\n"
+        "[run]\nbatch_size = 8\nquiet = true\n\n"
         "[retrieve]\nmax_props = [1, 2]\n\n"
         "[elicit]\nprefix = [true, false]\n".replace("'", '"')
     )
