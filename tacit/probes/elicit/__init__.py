@@ -39,6 +39,7 @@ class State:
     relations: list[str]
     sensible: dict[str, Any] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
+    dropped: pd.DataFrame | None = None  # concept, relation, reason: asked for, not asked
 
 
 class ElicitProbe(Probe[ElicitOptions]):
@@ -52,6 +53,7 @@ class ElicitProbe(Probe[ElicitOptions]):
     production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
     options = ElicitOptions
     extra_tables = {
+        "dropped.csv": "Concepts left out of a relation, and why",
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
         "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
@@ -104,8 +106,14 @@ class ElicitProbe(Probe[ElicitOptions]):
         return values
 
     def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
-        from tacit.probes.elicit.prompts import check_prefixes
-        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
+        from tacit.probes.shared_options import (
+            SPAN_PARAMS,
+            load_norms,
+            nothing_left,
+            refuse_span_options,
+            requested_concepts,
+        )
         from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
@@ -116,9 +124,45 @@ class ElicitProbe(Probe[ElicitOptions]):
         values = replace(values, relations=relations)
         check_prefixes(templates, relations, prefixes)
         norms = load_norms(values)
+        concepts = requested_concepts(norms, values.concepts)
+        unanswered = unasked(norms, relations, concepts)
+        if len(unanswered) == len(concepts) * len(relations):  # before anything loads
+            raise nothing_left(
+                unanswered, asking_about(relations), given=values.concepts is not None
+            )
         work_of = self._vocab_work if values.candidates == "vocab" else self._span_work
         state, work = work_of(models, norms, values, relations, prefixes, run, templates)
         return Plan(work, values, state.candidates, state=state)
+
+    @staticmethod
+    def _asked(
+        prompts: pd.DataFrame, norms: Any, values: ElicitOptions, run: RunOptions, why: str
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The prompts `--limit` keeps, and each concept asked for (every concept of the norms
+        without `--concepts`) that gets no prompt for a relation and why (`why`: none of its
+        answers kept); a run left with nothing to ask fails here, naming the relations."""
+        import pandas as pd
+
+        from tacit.probes.elicit.prompts import asking_about, unasked
+        from tacit.probes.shared_options import (
+            limit_concepts,
+            limit_reason,
+            nothing_left,
+            requested_concepts,
+        )
+
+        relations = values.relations or []
+        concepts = requested_concepts(norms, values.concepts)
+        dropped = unasked(norms, relations, concepts, prompts, why)
+        if prompts.empty:
+            given = values.concepts is not None
+            raise nothing_left(dropped, asking_about(relations), given=given)
+        kept, left_out = limit_concepts(prompts, run)
+        if left_out:
+            limited = prompts[prompts["concept"].isin(left_out)][["concept", "relation"]]
+            limited = limited.drop_duplicates().assign(reason=limit_reason(run))
+            dropped = pd.concat([dropped, limited], ignore_index=True)
+        return kept, dropped
 
     def _vocab_work(
         self,
@@ -133,10 +177,13 @@ class ElicitProbe(Probe[ElicitOptions]):
         import numpy as np
 
         from tacit.probes.candidates import Candidates, vocab_needs
-        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+        from tacit.probes.elicit.prompts import (
+            NO_WORD_IN_VOCABULARY,
+            build_elicitation_prompts,
+            gold_answers,
+        )
         from tacit.probes.elicit.scoring import score_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import limit_concepts
 
         needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
         candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
@@ -145,9 +192,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         prompts = build_elicitation_prompts(
             golds.answers, relations, prefixes, values.concepts, templates=templates
         )
-        if prompts.empty:
-            raise TacitError("no concept has a gold answer in the shared vocabulary")
-        prompts = limit_concepts(prompts, run)[0]
+        prompts, dropped = self._asked(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -163,7 +208,15 @@ class ElicitProbe(Probe[ElicitOptions]):
             needs=needs,
         )
         state = State(
-            norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
+            norms,
+            prefixes,
+            prompts,
+            candidates,
+            golds.excluded,
+            templates,
+            relations,
+            sensible,
+            dropped=dropped,
         )
         return state, work
 
@@ -193,10 +246,14 @@ class ElicitProbe(Probe[ElicitOptions]):
             unreadable_spans,
         )
         from tacit.probes.elicit.options import CANDIDATE_SETS
-        from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
+        from tacit.probes.elicit.prompts import (
+            NO_CANDIDATE,
+            build_span_prompts,
+            concept_free,
+            span_golds,
+        )
         from tacit.probes.elicit.scoring import score_span_elicitation
         from tacit.probes.paraphrase import ITEM, paraphrased
-        from tacit.probes.shared_options import limit_concepts
 
         given = values.candidates
         chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
@@ -210,9 +267,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
-        if prompts.empty:
-            raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = limit_concepts(prompts, run)[0]
+        prompts, dropped = self._asked(prompts, norms, values, run, NO_CANDIDATE)
         answering = {r: set(gold.loc[gold["relation"] == r, "span"]) for r in relations}
         candidates = Candidates(
             tokenizers=tokenizers,
@@ -244,7 +299,15 @@ class ElicitProbe(Probe[ElicitOptions]):
         cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
         work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
         state = State(
-            norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
+            norms,
+            prefixes,
+            prompts,
+            candidates,
+            left_out,
+            templates,
+            relations,
+            unread=unread,
+            dropped=dropped,
         )
         return state, work
 
@@ -252,7 +315,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.core.manifest import with_keys
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS, dropped_by_reason
         from tacit.probes.elicit.report import (
             elicitation_report,
             elicitation_span_report,
@@ -286,6 +349,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         added["counts"] = {
             "prompts_per_model": len(per_model),
             "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
+            "concepts_dropped_by_reason": dropped_by_reason(state.dropped),
         }
         if spans:
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
@@ -303,10 +367,11 @@ class ElicitProbe(Probe[ElicitOptions]):
         full = with_keys(manifest, added)
         summary = summarize_elicitation(rows, seed=run.seed)
         report = elicitation_span_report if spans else elicitation_report
-        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
+        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS, state.dropped)
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
+        extra["dropped"] = state.dropped
         if tokens is not None:
             extra[TOKENS_TABLE] = tokens
         return Outcome(

@@ -17,6 +17,7 @@ import pandas as pd
 
 from tacit.core.display import render
 from tacit.core.labels import short_labels
+from tacit.core.numbers import counted
 from tacit.norms.cslb import PAPER_SHA256
 from tacit.probes.elicit.summary import elicitation_tables
 from tacit.probes.run_notes import ranked_among, run_notes
@@ -64,14 +65,29 @@ def elicitation_text(
     return render(tables).rstrip()
 
 
+def concepts_asked(manifest: Manifest, dropped: pd.DataFrame) -> list[str]:
+    """Per relation, how many concepts were asked about and how many were left out and why:
+    `has: 2 concepts asked, 2 left out (no answer to the relation in the norms: 2)`."""
+    lines = []
+    for relation, asked in manifest["counts"]["prompts_by_relation"].items():
+        reasons = dropped.loc[dropped["relation"] == relation, "reason"].value_counts(sort=False)
+        said = ", ".join(f"{reason}: {n}" for reason, n in reasons.items())
+        left = f"{int(reasons.sum())} left out ({said})" if said else "none left out"
+        lines.append(f"{relation}: {counted(asked, 'concept', 'concepts')} asked, {left}")
+    return lines
+
+
 def elicitation_report(
     summary: pd.DataFrame,
     excluded: pd.DataFrame,
     manifest: Manifest,
     paper_counts: dict[str, int],
+    dropped: pd.DataFrame,
 ) -> tuple[str, list[str]]:
-    """Table 1's layout, then per relation how many features answer it and what was left out."""
+    """Table 1's layout, then per relation the concepts asked and left out, how many features
+    answer it and what was left out."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
+    lines += concepts_asked(manifest, dropped)
     for row in excluded.itertuples():
         lines.append(
             f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
@@ -90,9 +106,12 @@ def elicitation_span_report(
     left_out: pd.DataFrame,
     manifest: Manifest,
     paper_counts: dict[str, int],
+    dropped: pd.DataFrame,
 ) -> tuple[str, list[str]]:
-    """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
+    """Table 1's layout over candidate spans, and per relation the concepts asked and left out
+    and how many answers are candidates."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
+    lines += concepts_asked(manifest, dropped)
     for row in left_out.itertuples():
         whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
         lines.append(

@@ -62,14 +62,12 @@ def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
     concepts, with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
 
-    from tacit.core.options import limit_said
-    from tacit.probes.shared_options import limit_concepts
+    from tacit.probes.shared_options import limit_concepts, limit_reason
 
     prompts, left_out = limit_concepts(prompt_set.prompts, run)
     if not left_out:
         return prompt_set
-    reason = f"left out by the limit (kept {limit_said(run, 'concepts')})"
-    reason = pd.DataFrame({"concept": left_out, "reason": reason})
+    reason = pd.DataFrame({"concept": left_out, "reason": limit_reason(run)})
     kept = set(prompts["concept"])
     short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
     short = {k: v for k, v in short.items() if v}
@@ -121,9 +119,15 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.prompts import (
             build_prompts,
             check_categories,
+            eligible_concepts,
             retrieval_conditions,
         )
-        from tacit.probes.shared_options import SPAN_PARAMS, load_norms, refuse_span_options
+        from tacit.probes.shared_options import (
+            SPAN_PARAMS,
+            load_norms,
+            nothing_left,
+            refuse_span_options,
+        )
         from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
@@ -135,6 +139,11 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         )
         check_categories(norms, conditions)
         if values.candidates == "vocab":
+            a_rule = a_before_blank(templates, spans=False)
+            given = values.concepts is not None
+            eligible, dropped = eligible_concepts(norms, None, values.concepts, a_rule)
+            if not eligible:  # said before any tokenizer or model loads
+                raise nothing_left(dropped, "retrieve", given=given)
             needs = vocab_needs(templates.retrieval, "concepts")
             candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
             prompt_set = build_prompts(
@@ -145,10 +154,11 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 concepts=values.concepts,
                 seed=run.seed,
                 fills=fills,
-                a_rule=a_before_blank(templates, spans=False),
+                a_rule=a_rule,
             )
             if prompt_set.prompts.empty:
-                raise TacitError("no concept is left to probe: see `probe norms show --model ...`")
+                hint = "" if given else "see `probe norms show --model ...`"
+                raise nothing_left(prompt_set.dropped, "retrieve", given=given, hint=hint)
             prompt_set = limited(prompt_set, run)
             work = self._vocab_work(prompt_set, candidates, needs)
         else:
