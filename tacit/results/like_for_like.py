@@ -136,16 +136,34 @@ def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:
 
 
 def run_paths(runs: Sequence[Any]) -> list[Any]:
-    """The runs given, less plain files among them (a leaderboard or report written beside the
-    runs that a shell's `results/retrieve/*` also names): each left out with a warning."""
+    """The runs given, less what a shell's `results/*/*` also names that holds no run to read:
+    plain files (a leaderboard or report written beside the runs) and directories without a
+    finished run (a run in progress, an interrupted or empty one), each left out with a
+    warning that says why. Where that is all of them, they stay, for the reader's error."""
     import warnings
 
-    files = [run for run in runs if isinstance(run, str | Path) and Path(run).is_file()]
-    if not files or len(files) == len(runs):
+    left_out = {run: why for run in runs if (why := _not_a_run(run))}
+    if not left_out or len(left_out) == len(runs):
         return list(runs)
-    for file in files:
-        warnings.warn(f"{file}: a file, not a run directory: left out", TacitWarning, stacklevel=3)
-    return [run for run in runs if run not in files]
+    for run, why in left_out.items():
+        warnings.warn(f"{run}: {why}: left out", TacitWarning, stacklevel=3)
+    return [run for run in runs if run not in left_out]
+
+
+def _not_a_run(run: Any) -> str | None:
+    """Why a path given among runs holds none to read (None: it may, or it is in memory). A
+    directory with a summary but no manifest is read as a summary alone (`probe plot`)."""
+    from tacit.results.rundir import unfinished, writer
+
+    if not isinstance(run, str | Path):
+        return None
+    path = Path(run)
+    if path.is_file():
+        return "a file, not a run directory"
+    held = unfinished(path) if path.is_dir() else None
+    if held is None or ((path / "summary.csv").is_file() and writer(path) is None):
+        return None
+    return f"not a finished run: {held}"
 
 
 def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:

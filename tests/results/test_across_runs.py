@@ -8,6 +8,8 @@ break the commands that read them."""
 from __future__ import annotations
 
 import io
+import os
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -362,6 +364,38 @@ def test_a_leaderboard_beside_the_runs_breaks_nothing(results, tmp_path):
     run("compare", *runs)
     assert tacit.leaderboard(results / "retrieve")["run"].str.endswith(".md").sum() == 0
     board.unlink()
+
+
+def test_a_run_in_progress_beside_the_runs_is_left_out_with_a_warning(results, tmp_path):
+    """`probe report results/*/*` (the README's pattern) exited 1 on a run in progress (issue
+    47): every command that reads several runs leaves it out, as it does plain files, and says
+    why; an interrupted run is left out the same way, with how to go on with it."""
+    going, stopped = results / "retrieve" / "going", results / "retrieve" / "stopped"
+    for directory in (going, stopped):
+        (directory / ".partial").mkdir(parents=True)
+        (directory / ".partial" / "plan.json").write_text('{"probe": "retrieve"}')
+    (going / ".lock").write_text(f"\n{os.getpid()}\n")  # as a run's lock names its owner
+    runs = sorted(results.glob("*/*"))
+    try:
+        said = [
+            run("report", *runs, "--out", tmp_path / "report.html").stderr,
+            run("table", *sorted((results / "retrieve").iterdir())).stderr,  # one probe
+            run("compare", *runs).stderr,
+            run(
+                "plot", results / "retrieve" / "two", going, stopped, "--out", tmp_path / "f.png"
+            ).stderr,
+        ]
+        for stderr in said:
+            assert (
+                f"{going}: not a finished run: it holds a run in progress (process "
+                f"{os.getpid()} is writing it): left out"
+            ) in stderr
+            assert f"{stopped}: not a finished run: it holds an interrupted run" in stderr
+            assert "--resume --out" in stderr
+        assert (tmp_path / "report.html").is_file()
+    finally:
+        shutil.rmtree(going)
+        shutil.rmtree(stopped)
 
 
 def test_figures_list_every_line_and_say_why_a_panel_is_empty(results):
