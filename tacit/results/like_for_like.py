@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 # the options that set what runs scored over (Probe.comparable's keys), named beside a difference
 OPTIONS = {
     "candidates": ("--candidates",),
-    "span scoring": ("--span-scoring", "--normalize"),
+    "span scoring": ("--span-scoring",),
+    "normalisation": ("--normalize",),
     "norms": ("--norms",),
     "concepts": ("--concepts",),
     "templates": ("--templates",),
@@ -38,7 +39,9 @@ OPTIONS = {
     "data": ("--data",),
     "cloze": ("--template", "--verbalizer", "--calibrate"),
 }
-RANKED = ("vocabulary", "candidates", "span scoring")  # what a run ranked among, and how
+RANKED = ("vocabulary", "candidates", "span scoring", "normalisation")  # among what, how
+# empty where it does not apply (span scoring where no masked LM ran): matches any value
+ANY_WHERE_EMPTY = ("span scoring",)
 
 
 def read_summary(
@@ -215,6 +218,19 @@ class Group:
         ]
         return "; ".join(shown)
 
+    def takes(self, scored: dict[str, str]) -> bool:
+        """Whether a run that scored over `scored` is like for like with the group's runs (an
+        empty value of ANY_WHERE_EMPTY matches any); the group then takes its values."""
+        mine = self.scored_over
+        for what in dict.fromkeys([*mine, *scored]):
+            ours, theirs = mine.get(what, ""), scored.get(what, "")
+            if ours != theirs and not (what in ANY_WHERE_EMPTY and not (ours and theirs)):
+                return False
+        for what in ANY_WHERE_EMPTY:
+            if scored.get(what):
+                mine[what] = scored[what]
+        return True
+
     @property
     def names(self) -> str:
         return ", ".join(run.name for run in self.runs)
@@ -227,7 +243,7 @@ def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
     for run in runs:
         scored = run.scored_over()
         for group in groups:
-            if group.scored_over == scored:
+            if group.takes(scored):
                 group.runs.append(run)
                 break
         else:
@@ -245,8 +261,9 @@ def _hint(what: str) -> str:
         )
     if what == "limit":
         return (
-            f"{option('--limit')} scores only the first concepts, a first look: give the runs "
-            "the same limit, or none"
+            f"{option('--limit')} scores a subset (each run's named above: drawn at random "
+            f"with its seed, or the first N with {option('--limit-by')} first), a first look: "
+            "give the runs the same limit, or none"
         )
     flags = OPTIONS.get(what)
     return f"set by {' or '.join(map(option, flags))}" if flags else ""
@@ -287,7 +304,7 @@ def _differ(groups: Sequence[Group]) -> list[str]:
             if apart and what in RANKED:  # among the runs that have one
                 among = [g for g in found if g.scored_over.get(what)]
             values = [g.scored_over.get(what, "") for g in among]
-            if len(set(values)) > 1:
+            if len(set(values) - ({""} if what in ANY_WHERE_EMPTY else set())) > 1:
                 shown = "; ".join(
                     f"{g.names}: {value or 'none'}" for g, value in zip(among, values)
                 )

@@ -297,12 +297,14 @@ def test_the_advice_names_the_options_that_differ(
     said = warned(results / "retrieve" / "two", limited)
     assert "--vocab-model" not in said and "differ in limit" in said
     assert "--limit" in said and "first look" in said
+    assert "2 concepts drawn at random (seed 0)" in said  # what was drawn, not "the first"
+    assert "only the first concepts" not in said
     said = warned(results / "retrieve" / "two", results / "retrieve" / "spans")
     assert "--vocab-model" not in said and "--candidates" in said
     assert "the shared vocabulary" in said and "candidate spans" in said
     assert "differ in span scoring" not in said  # spans have it, the vocabulary has none
     said = warned(results / "retrieve" / "spans", results / "retrieve" / "spans-mean")
-    assert "differ in span scoring" in said and "--normalize" in said
+    assert "differ in normalisation" in said and "--normalize" in said
     assert "--vocab-model" not in said
     said = warned(results / "retrieve" / "two", bert)
     assert "differ in vocabulary" in said and "--vocab-model" in said

@@ -53,6 +53,13 @@ def prefixes(manifest: Manifest | None) -> list[str] | None:
     return list(dict.fromkeys(found))
 
 
+def answers_are_candidates(manifest: Manifest | None) -> bool:
+    """Were the candidates every answer to each relation (`--candidates answers`)? Then mAP
+    over them and mAP sens (over the relation's answers) are one number."""
+    options: dict[str, Any] = dict(manifest or {}).get("options") or {}  # type: ignore[assignment]
+    return options.get("candidates") == "answers"
+
+
 def elicitation_text(
     summary: pd.DataFrame, manifest: Manifest, paper_counts: dict[str, int]
 ) -> str:
@@ -60,7 +67,11 @@ def elicitation_text(
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     counts = paper_counts if paper_norms(manifest) else None
     tables = elicitation_tables(
-        labelled, counts, spans="candidates" in manifest, prefixes=prefixes(manifest)
+        labelled,
+        counts,
+        spans="candidates" in manifest,
+        prefixes=prefixes(manifest),
+        answers=answers_are_candidates(manifest),
     )
     return render(tables).rstrip()
 
@@ -154,12 +165,17 @@ class ElicitReport(Report):
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms, prefixes
         from tacit.probes.elicit.summary import elicitation_tables
 
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
         spans = bool(manifest and "candidates" in manifest)
-        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
+        return elicitation_tables(
+            summary,
+            paper,
+            spans=spans,
+            prefixes=prefixes(manifest),
+            answers=answers_are_candidates(manifest),
+        )
 
     def figures(
         self,
