@@ -24,6 +24,7 @@ from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.option_names import option
 from tacit.core.options import RUN_OPTION_GROUPS, RunOptions, limit_record, limit_said
+from tacit.models.families import model_help
 
 if TYPE_CHECKING:
     from tacit.core.params import Context
@@ -32,9 +33,7 @@ if TYPE_CHECKING:
 
 Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
 MODELS_HELP = (
-    "hub names, local directories or GGUF files, each with its own loading options if any "
-    "(`NAME,KEY=VALUE,...`: docs/models.md), ModelSpecs, or Scorers already in memory; scored "
-    "in turn."
+    f"{model_help(plural=True)}, ModelSpecs, or Scorers already in memory; scored in turn."
 )
 
 

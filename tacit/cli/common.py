@@ -22,6 +22,7 @@ from tacit.core.modelspec import parse_model_args
 from tacit.core.option_names import command_line
 from tacit.core.options import RunOptions, parse_batch_size
 from tacit.core.params import Param
+from tacit.models.families import model_help
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
@@ -140,12 +141,7 @@ def _flags(param: Param) -> tuple[str, ...]:
 
 
 # Options shared by the commands (typer reads the metadata from Annotated).
-MODEL_HELP = (
-    "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
-    "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
-    "attn_implementation, peft, load_in_8bit, load_in_4bit; see docs/models.md). Repeat for "
-    "several."
-)
+MODEL_HELP = f"Model to probe: {model_help()}. Repeat for several."
 Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)]
 VocabModels = Annotated[
     list[str] | None,
@@ -180,9 +176,8 @@ ModelArgs = Annotated[
     str | None,
     typer.Option(
         "--model-args",
-        help="Loading options for every --model, as "
-        "lm-evaluation-harness's --model_args: KEY=VALUE,... (trust_remote_code, "
-        "attn_implementation, peft, load_in_8bit, load_in_4bit); a model's own win.",
+        help="Loading options for every --model, as lm-evaluation-harness's --model_args: "
+        "KEY=VALUE,... (the keys --model takes); a model's own win.",
     ),
 ]
 Limit = Annotated[

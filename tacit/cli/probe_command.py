@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.cli.common import SHARED_OPTIONS, option_of, run_options, user_errors
+from tacit.cli.common import MODEL_HELP, SHARED_OPTIONS, option_of, run_options, user_errors
 from tacit.core.errors import TacitError
 from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Param
@@ -32,7 +32,7 @@ def probe_command(name: str) -> Callable[..., None]:
         if (n not in GROUPS or GROUPS[n] in probe.run_options)
         and (n not in ("limit", "limit_by") or probe.limit is not None)
     ]
-    parameters = [_models(probe.models_required, probe.models_help)]
+    parameters = [_models(probe.models_required, probe.models_help or MODEL_HELP)]
     for param in declared:
         if param.switches:
             parameters += [_switch(param, index) for index in range(len(param.switches))]
