@@ -80,15 +80,22 @@ def run_probe(
         if plan.work is None:
             raise TacitError(f"{name}: {option('--dry-run')}: no model scores anything here")
         return estimate_run(name, models, run, plan)  # type: ignore[return-value]
+    history: dict[str, Any] = {"started": started, **plan.manifest}  # what a checkpoint keeps
     if plan.work is not None:
         rows, records = run_models(
-            models, run, plan.work, probe=name, plan=plan.resume_key, tokenizers=plan.tokenizers
+            models,
+            run,
+            plan.work,
+            probe=name,
+            plan=plan.resume_key,
+            tokenizers=plan.tokenizers,
+            run=history,
         )
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
     limit = limit_record(run, probe.limit) if probe.limit is not None else {}
-    manifest = run_manifest(name, run, records, started, **plan.manifest, **limit)
+    manifest = run_manifest(name, run, records, started, history, **plan.manifest, **limit)
     outcome = probe.finish(plan, rows, manifest, run)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
     text = outcome.text

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
+from tacit.core.errors import TacitWarning
 from tacit.core.labels import short_labels
 
 runner = CliRunner()
@@ -415,3 +416,15 @@ def test_figures_list_every_line_and_say_why_a_panel_is_empty(results):
     assert spans["mean_target_prob"].isna().all()
     empty = retrieval_figure(spans).axes[1]
     assert any("no mean target probability to draw" in t.get_text() for t in empty.texts)
+
+
+def test_compare_says_which_runs_it_leaves_out(results):
+    """Issue 47: `probe compare results/elicit/*` left out a one-model run (no other run like
+    for like with it) without a word: a warning names it and says why."""
+    said = run("compare", results / "elicit" / "both", results / "elicit" / "bert").stderr
+    said = " ".join(said.split())
+    assert f"warning: {results / 'elicit' / 'bert'}: one model (" in said
+    assert "no other run like for like with it to compare it with: left out" in said
+    assert str(results / "elicit" / "both") + ":" not in said  # compared: not left out
+    with pytest.warns(TacitWarning, match="one model"):
+        tacit.compare([results / "elicit" / "both", results / "elicit" / "bert"])

@@ -110,6 +110,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
             load_norms,
+            norms_record,
             nothing_left,
             refuse_span_options,
             requested_concepts,
@@ -132,7 +133,8 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
         work_of = self._vocab_work if values.candidates == "vocab" else self._span_work
         state, work = work_of(models, norms, values, relations, prefixes, run, templates)
-        return Plan(work, values, state.candidates, state=state)
+        known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
+        return Plan(work, values, state.candidates, manifest=known, state=state)
 
     @staticmethod
     def _asked(
@@ -323,7 +325,6 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
-        from tacit.probes.shared_options import norms_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -344,7 +345,6 @@ class ElicitProbe(Probe[ElicitOptions]):
                 normalize=candidates.normalize,
             )
         added["options"]["concepts"] = values.concepts
-        added["norms"] = norms_record(state.norms)
         added["templates"] = state.templates.record()
         added["counts"] = {
             "prompts_per_model": len(per_model),
@@ -355,7 +355,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
             added["counts"]["answers_not_read_whole"] = state.unread
         else:
-            if paper_norms(added):  # type: ignore[arg-type]
+            if paper_norms(with_keys(manifest, added)):
                 added["counts"]["paper_prompts_by_relation"] = {
                     r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS
                 }

@@ -125,6 +125,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
             load_norms,
+            norms_record,
             nothing_left,
             refuse_span_options,
         )
@@ -166,7 +167,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 models, norms, conditions, values, run, templates, fills
             )
         state = State(norms, conditions, prompt_set, candidates, templates)
-        return Plan(work, values, candidates, state=state)
+        known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
+        return Plan(work, values, candidates, manifest=known, state=state)
 
     def _vocab_work(self, prompt_set: PromptSet, candidates: Candidates, needs: Needs) -> Work:
         from tacit.probes.paraphrase import ITEM, paraphrased
@@ -242,7 +244,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
-        from tacit.probes.shared_options import norms_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -271,7 +272,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 else {}
             ),
         }
-        added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
