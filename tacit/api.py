@@ -24,6 +24,7 @@ from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.option_names import option
 from tacit.core.options import RunOptions, limit_record, limit_said
+from tacit.models.families import model_help
 from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
@@ -33,9 +34,7 @@ if TYPE_CHECKING:
 
 Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
 MODELS_HELP = (
-    "hub names, local directories or GGUF files, each with its own loading options if any "
-    "(`NAME,KEY=VALUE,...`: docs/models.md), ModelSpecs, or Scorers already in memory; scored "
-    "in turn."
+    f"{model_help(plural=True)}, ModelSpecs, or Scorers already in memory; scored in turn."
 )
 
 
@@ -77,15 +76,22 @@ def run_probe(
         if plan.work is None:
             raise TacitError(f"{name}: {option('--dry-run')}: no model scores anything here")
         return estimate_run(name, models, run, plan)  # type: ignore[return-value]
+    history: dict[str, Any] = {"started": started, **plan.manifest}  # what a checkpoint keeps
     if plan.work is not None:
         rows, records = run_models(
-            models, run, plan.work, probe=name, plan=plan.resume_key, tokenizers=plan.tokenizers
+            models,
+            run,
+            plan.work,
+            probe=name,
+            plan=plan.resume_key,
+            tokenizers=plan.tokenizers,
+            run=history,
         )
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
     limit = limit_record(run, probe.limit) if probe.limit is not None else {}
-    manifest = run_manifest(name, run, records, started, **plan.manifest, **limit)
+    manifest = run_manifest(name, run, records, started, history, **plan.manifest, **limit)
     outcome = probe.finish(plan, rows, manifest, run)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
     text = outcome.text

@@ -21,6 +21,7 @@ from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.option_names import from_command_line
 from tacit.core.options import REVISION, VOCAB_FILE, VOCAB_WORDS_PARAM
 from tacit.core.params import Param
+from tacit.models.families import model_help
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
 INTERRUPTION = {"said": False}  # whether `interrupted` has printed its line in this process
@@ -139,12 +140,7 @@ def _flags(param: Param) -> tuple[str, ...]:
 
 
 # Options shared by the commands (typer reads the metadata from Annotated).
-MODEL_HELP = (
-    "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
-    "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
-    "attn_implementation, peft, load_in_8bit, load_in_4bit; see docs/models.md). Repeat for "
-    "several."
-)
+MODEL_HELP = f"Model to probe: {model_help()}. Repeat for several."
 Models = Annotated[list[str], typer.Option("--model", "-m", help=MODEL_HELP)]
 # run options in commands whose signatures are written out (`probe vocab`, `probe norms show`):
 # their flags and help as declared (tacit.core.options), their defaults the declaration's

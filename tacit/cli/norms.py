@@ -39,8 +39,18 @@ def norms_report(norm_set: NormSet) -> str:
         f"feature types: {types}",
         "relations: " + ", ".join(f"{r} {n}" for r, n in table["relation"].value_counts().items()),
     ]
+    if len(norm_set.merged):
+        lines.append(
+            f"merged duplicates: {len(norm_set.merged)} concept-feature pair(s) listed more "
+            "than once, each kept once with its pf the number of distinct participants over "
+            "its rows (the largest row's pf where the file lists no participants):"
+        )
     for row in norm_set.merged.itertuples():
-        lines.append(f"merged duplicate: {row.concept} / {row.feature} (pf {row.pfs} -> {row.pf})")
+        pfs = " and ".join(", ".join(row.pfs.split()).rsplit(", ", 1))
+        lines.append(
+            f"  {row.concept} / {row.feature}: pf {pfs} in {len(row.pfs.split())} rows, "
+            f"merged to pf {row.pf}"
+        )
     return "\n".join(lines)
 
 

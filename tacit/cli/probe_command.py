@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.cli.common import RUN_DIRECTORY, given_value, option_of, user_errors
+from tacit.cli.common import MODEL_HELP, RUN_DIRECTORY, given_value, option_of, user_errors
 from tacit.core.errors import TacitError
 from tacit.core.options import RunOptions
 from tacit.core.params import Param
@@ -26,7 +26,7 @@ def probe_command(name: str) -> Callable[..., None]:
     declared = [param for param in probe.params if param.cli]
     takes = probe.takes()
     shared = [p for p in RunOptions.params() if p.cli and (p.group is None or p.group in takes)]
-    parameters = [_models(probe.models_required, probe.models_help)]
+    parameters = [_models(probe.models_required, probe.models_help or MODEL_HELP)]
     for param in [*declared, *shared, *RUN_DIRECTORY]:
         if param.switches:
             parameters += [_switch(param, index) for index in range(len(param.switches))]

@@ -71,10 +71,16 @@ def meant(value: object, names: Collection[str]) -> str:
         >>> meant("concept", ["vocab", "concepts"]), meant("my.txt", ["vocab", "concepts"])
         ('; did you mean concepts?', '')
     """
+    close = closest(value, names)
+    return f"; did you mean {close}?" if close else ""
+
+
+def closest(value: object, names: Collection[str]) -> str | None:
+    """The one of `names` that `value` nearly is (a typo of it), or None."""
     import difflib
 
     close = difflib.get_close_matches(str(value), list(names), n=1, cutoff=0.75)
-    return f"; did you mean {close[0]}?" if close else ""
+    return close[0] if close else None
 
 
 def check_choices(option: str, values: Sequence[object], choices: Collection[T]) -> list[T]:

@@ -1,7 +1,8 @@
-"""Tables people read: one description (a Table: the values, and how to show them) rendered
-for the terminal (fitted to its width), Markdown, LaTeX, CSV or HTML, every number printed by
-tacit.core.numbers. The printed summaries of runs, `probe table`, `probe leaderboard`, `probe
-compare`, `probe runs` and the HTML report all render through here, so they read alike.
+"""Tables people read: one description (a Table: the values, and how to show them) rendered for the
+terminal (fitted to its width; with no terminal, at its own width), Markdown, LaTeX, CSV or
+HTML, every number printed by tacit.core.numbers. The printed summaries of runs, `probe table`,
+`probe leaderboard`, `probe compare`, `probe runs` and the HTML report all render through here,
+so they read alike.
 
 CSV keeps the values whole (every digit, an interval's ends in their own columns): it is for
 reading back; the other formats show an interval in its value's cell, `0.0572 [0.0412, 0.0731]`.
@@ -10,7 +11,8 @@ reading back; the other formats show an interval in its value's cell, `0.0572 [0
 from __future__ import annotations
 
 import html
-import shutil
+import os
+import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from tacit.core.numbers import format_number, with_interval
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 GAP = 2  # spaces between the columns of a terminal table
+TEXT_WIDTH = 100  # where titles and notes wrap with no terminal to fit
 
 
 @dataclass
@@ -88,9 +91,17 @@ def _whole(values: pd.Series) -> bool:
     )
 
 
-def terminal_width() -> int:
-    """The terminal's width ($COLUMNS where set; 100 when there is no terminal to ask)."""
-    return shutil.get_terminal_size((100, 24)).columns
+def terminal_width() -> int | None:
+    """The terminal's width ($COLUMNS where set); None where the output goes to no terminal
+    (a pipe, a log file, CI's output): there a table keeps its layout at its own width rather
+    than being folded a row at a time to fit a width nobody reads it at."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
+        return None
 
 
 def render(
@@ -112,11 +123,13 @@ def render(
     return "\n\n".join(draw(table) for table in tables).rstrip("\n") + "\n"
 
 
-def _text(table: Table, width: int) -> str:
-    """A terminal table fitted to `width`: columns as wide as their cells where that fits, else
-    cells wrapped at their spaces (never inside a number or a name), the columns that need
-    least more width widened first; a table that cannot fit so is printed a row at a time,
-    `header: value` pairs wrapped to the width."""
+def _text(table: Table, fit: int | None) -> str:
+    """A terminal table fitted to `fit` columns: columns as wide as their cells where that
+    fits, else cells wrapped at their spaces (never inside a number or a name), the columns
+    that need least more width widened first; a table that cannot fit so is printed a row at
+    a time, `header: value` pairs wrapped to the width. With no width to fit (None: no
+    terminal), columns as wide as their cells, title and note wrapped at TEXT_WIDTH."""
+    width = fit or TEXT_WIDTH
     cells = table.cells()
     lines = textwrap.wrap(table.title, width) if table.title else []
     columns = [[header, *column] for header, column in cells.items()]
@@ -124,7 +137,7 @@ def _text(table: Table, width: int) -> str:
     narrowest = [
         max(len(word) for text in column for word in text.split() or [""]) for column in columns
     ]
-    room = width - GAP * (len(columns) - 1)
+    room = (fit or sum(natural) + GAP * len(columns)) - GAP * (len(columns) - 1)
     if not len(cells):
         lines.append("(no rows)")
     elif sum(narrowest) > room:

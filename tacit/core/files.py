@@ -115,6 +115,20 @@ def check_value(value: object, where: str) -> None:
         )
 
 
+def beside(name: str) -> str | None:
+    """For a path that does not exist, the path of nearly the same name beside it (a typo:
+    `model.ggfu` -> `model.gguf`), as the user would write it; None where none is."""
+    from tacit.core.choices import closest
+
+    path = Path(name).expanduser()
+    try:
+        siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+    except OSError:
+        return None
+    close = closest(path.name, siblings)
+    return str(Path(name).with_name(close)) if close else None
+
+
 def table_text(table: pd.DataFrame) -> str:
     """A table as CSV text, floats at float32 precision."""
     return table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n")

@@ -169,7 +169,7 @@ class Manifest(TypedDict, total=False):
     batch_size: int | str  # or "auto"
     compile: bool
     seed: int
-    resumed: bool
+    resumed: list[dict[str, Any]]  # each resume: its started and command
     model_args: dict[str, Any]  # --model-args: loading options of every model
     vocab_words: str  # --vocab-words, where not `all`
     limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}

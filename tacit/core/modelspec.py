@@ -6,7 +6,7 @@ name them, per model:
     bert-base-cased,peft=path/to/adapter
     org/model,trust_remote_code=true,attn_implementation=sdpa,load_in_4bit=true
     path/to/SmolLM2-135M-Instruct.Q4_1.gguf,start_token=<|endoftext|>
-    HuggingFaceTB/SmolLM2-135M-Instruct,chat_template=true
+    HuggingFaceTB/SmolLM2-135M-Instruct,chat_template=true,system=none
     meta-llama/Llama-3.1-70B,base_url=http://localhost:8000/v1
 
 The same text works on the command line (`--model`), in Python (`models=[...]`, or a
@@ -43,6 +43,8 @@ LOAD_OPTIONS = {
     "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
     "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
     "chat_template": "an instruct causal LM's sentences as its chat answer: true, or a Jinja file",
+    "system": "with chat_template, the conversation's system message: TEXT, or none for no "
+    "system turn (default: what the template writes, often a system turn of its own)",
     "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
     "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
 }
@@ -178,6 +180,7 @@ class ModelSpec:
     gguf_file = property(lambda self: self.get("gguf_file"))
     start_token = property(lambda self: self.get("start_token"))
     chat_template = property(lambda self: self.get("chat_template"))
+    system = property(lambda self: self.get("system"))
     base_url = property(lambda self: self.get("base_url"))
 
     @property

@@ -144,8 +144,7 @@ MODEL_ARGS = Param(
     check=_model_args,
     recorded="set",
     help="Loading options for every --model, as lm-evaluation-harness's --model_args: "
-    "KEY=VALUE,... (trust_remote_code, attn_implementation, peft, load_in_8bit, load_in_4bit); "
-    "a model's own win.",
+    "KEY=VALUE,... (the keys --model takes); a model's own win.",
 )
 DEVICE = Param(
     "device",

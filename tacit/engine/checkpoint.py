@@ -1,14 +1,15 @@
 """Scored chunks of a run kept on disk, so that an interrupted run can resume where it stopped.
 
 A run directory holds `.partial/` while it is being scored: `plan.json` (what the run is: its
-prompts, vocabulary, models and options), one `.npz` per model and chunk of prompts and one
-`.json` record per model, in formats that execute nothing when read back
-(tacit.engine.chunkfile). A resumed run must have the same plan; it reuses the chunks it finds
-and scores the rest. A chunk that is damaged or not this run's is scored again (with a warning);
-a model record that is damaged or not this run's is refused in one line, as is a checkpoint of
-an earlier version of tacit (pickles, which could run code: they are never loaded). When the
-run's files are written, `.partial/` goes. The chunks round-trip exactly, so a resumed run
-writes the same bytes as an uninterrupted one.
+prompts, vocabulary, models and options), `run.json` (when and by which command it started and
+was resumed, and what its manifest knew before scoring: `probe runs` reads it), one `.npz` per
+model and chunk of prompts and one `.json` record per model, in formats that execute nothing
+when read back (tacit.engine.chunkfile). A resumed run must have the same plan; it reuses the
+chunks it finds and scores the rest. A chunk that is damaged or not this run's is scored again
+(with a warning); a model record that is damaged or not this run's is refused in one line, as is
+a checkpoint of an earlier version of tacit (pickles, which could run code: they are never
+loaded). When the run's files are written, `.partial/` goes. The chunks round-trip exactly, so a
+resumed run writes the same bytes as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import shutil
 import warnings
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +54,45 @@ def kept_chunks(directory: Path) -> int:
     )
 
 
-class Checkpoint:
-    """Chunk store of one run; with `directory=None`, a no-op (nothing kept)."""
+RUN_FILE = "run.json"  # the run's story so far: its first start and command, each resume
 
-    def __init__(self, directory: Path | None, plan: dict[str, Any], *, resume: bool) -> None:
+
+class Checkpoint:
+    """Chunk store of one run; with `directory=None`, a no-op (nothing kept).
+
+    `run` describes this start (`started`, `command`, and what the probe knew of its manifest
+    before scoring, such as the norms): kept in run.json beside the plan, never compared for a
+    resume. A resume keeps the first start's and adds its own `started` and `command` to
+    `resumed`; `history` is the record a finished run's manifest takes them from."""
+
+    def __init__(
+        self,
+        directory: Path | None,
+        plan: dict[str, Any],
+        *,
+        resume: bool,
+        run: Mapping[str, Any] | None = None,
+    ) -> None:
         self.directory = directory
         self.key = ""
+        self.history: dict[str, Any] = {**(run or {}), "resumed": []}
         if directory is None:  # RunOptions refuses --resume without one
             return
         text = json.dumps(plan, indent=2, sort_keys=True, default=str) + "\n"
         self.key = chunkfile.plan_key(text)
         if resume and _resumable(directory, plan, text):
+            kept = _json(directory / RUN_FILE)
+            if kept.get("started") and isinstance(kept.get("resumed"), list):
+                this = {k: (run or {}).get(k) for k in ("started", "command")}
+                self.history = {**kept, "resumed": [*kept["resumed"], this]}
+            with suppress(OSError):  # the manifest still says it; a later resume, less
+                self._keep_history()
             return
         shutil.rmtree(directory, ignore_errors=True)
         try:
             directory.mkdir(parents=True)
             write_atomic(directory / "plan.json", text)
+            self._keep_history()
         except OSError as err:
             raise TacitError(
                 f"{directory}: cannot keep the run's checkpoint there ({err.strerror}); free "
@@ -155,6 +180,10 @@ class Checkpoint:
                 f"or give {option('--out')} a place with room"
             ) from None
         faults.point("checkpoint:saved")
+
+    def _keep_history(self) -> None:
+        assert self.directory is not None
+        write_atomic(self.directory / RUN_FILE, json.dumps(self.history, indent=2, default=str))
 
     def finish(self) -> None:
         """The run's files are written: drop the chunks."""

@@ -158,11 +158,13 @@ def checkpoint_for(
     options: RunOptions,
     work: Work,
     plan: Mapping[str, Any],
+    run: Mapping[str, Any] | None = None,
 ) -> Checkpoint:
     """The run's chunk store; a resumed run must have the same plan (models, rows, options).
-    Only the main process of a data-parallel run keeps one (it gets every chunk whole)."""
+    `run`: this start as the checkpoint keeps it (Checkpoint). Only the main process of a
+    data-parallel run keeps one (it gets every chunk whole)."""
     if not distributed.is_main():
-        return Checkpoint(None, {}, resume=False)
+        return Checkpoint(None, {}, resume=False, run=run)
     return Checkpoint(
         options.checkpoint,
         {
@@ -174,6 +176,7 @@ def checkpoint_for(
             **plan,
         },
         resume=options.resume,
+        run=run,
     )
 
 
@@ -185,14 +188,21 @@ def run_models(
     probe: str,
     plan: Mapping[str, Any] | None = None,
     tokenizers: Mapping[str, Any] | None = None,
+    run: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, list[ModelRecord]]:
     """Score `work` with each model in turn: (all models' result rows, one record per model).
 
     Rows are scored in chunks of CHUNK_TEXTS distinct keys (the same chunks in every run), each
     kept in the checkpoint; `plan` adds what else must match for a resume (vocabulary, ...).
+    `run` describes this start (its `started`, and what the manifest knows before scoring):
+    the checkpoint keeps it, and it is updated in place with the run's history (its first
+    start and command, and `resumed`, each resume's), for run_manifest.
     """
     here = distributed.world()
-    checkpoint = checkpoint_for(probe, models, options, work, plan or {})
+    run = run if run is not None else {}
+    run.setdefault("command", command_line())
+    checkpoint = checkpoint_for(probe, models, options, work, plan or {}, run)
+    run.update(checkpoint.history)
     chunks = chunked(work)
     n_keys = work.rows[work.key].nunique()
     use_threads(options)
@@ -330,13 +340,21 @@ def score_chunk(work: Work, scorer: Any, chunk: pd.DataFrame, bar: tqdm) -> Scor
 
 
 def run_manifest(
-    probe: str, options: RunOptions, records: list[ModelRecord], started: str, **extra: Any
+    probe: str,
+    options: RunOptions,
+    records: list[ModelRecord],
+    started: str,
+    history: Mapping[str, Any] | None = None,
+    **extra: Any,
 ) -> Manifest:
-    """The keys every probe's manifest has, then the probe's own (`extra`)."""
+    """The keys every probe's manifest has, then the probe's own (`extra`). `history` (what
+    run_models kept of a resumed run): its first start and command, and `resumed`, a
+    `started` and `command` per resume."""
     devices = [r.get("device") for r in records if r.get("device")]
+    history = history or {}
     manifest: dict[str, Any] = {
         "probe": probe,
-        "command": command_line(),
+        "command": history.get("command") or command_line(),
         "software": software(),
         "models": records,
         "vocab_models": list(options.vocab_models),
@@ -346,13 +364,13 @@ def run_manifest(
         "compile": options.compile,
         "seed": options.seed,
         "threads": threads_used(),
-        "resumed": options.resume,
+        "resumed": list(history.get("resumed") or []),
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
         **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,
-        "started": started,
+        "started": history.get("started") or started,
         "finished": now(),
     }
     return cast(Manifest, manifest)

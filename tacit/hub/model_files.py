@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.errors import TacitError, first_line, shorten
+from tacit.core.files import beside
 from tacit.core.option_names import option
 from tacit.hub.access import hub_access, not_cached
 
@@ -71,6 +72,9 @@ def check_model_source(
             "a directory's GGUF file is given as DIR,gguf_file=NAME)"
         )
     looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1
+    near = beside(name_or_path) if looks_local or path.suffix else None
+    if near is not None:  # a file's or directory's name mistyped (`.ggfu` for `.gguf`)
+        raise TacitError(f"{label} {name_or_path}: no such file or directory; did you mean {near}?")
     if looks_local or not _HUB_ID.match(name_or_path):
         raise TacitError(
             f"{label} {name_or_path}: no such directory (and not a Hugging Face hub id "

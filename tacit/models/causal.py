@@ -96,7 +96,9 @@ class CausalLMScorer(HFScorer):
         self.chat: dict[str, Any] | None = None
         self._start_ids = [self.start.id]
         if self.spec.chat_template is not None:
-            prefix, self.chat = chat_prefix(self.tokenizer, self.spec.chat_template, self.name)
+            prefix, self.chat = chat_prefix(
+                self.tokenizer, self.spec.chat_template, self.name, self.spec.system
+            )
             self._start_ids = self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
 
     @property

@@ -9,10 +9,20 @@ lm-evaluation-harness's `--apply_chat_template` opens it. Those tokens are conte
 are conditioned on, never scored, and are the same for every sentence, so ranks compare
 sentences as before, each as the assistant's answer.
 
+Many templates write a system turn of their own when the conversation has none (SmolLM2's:
+"You are a helpful AI assistant named SmolLM, trained by Hugging Face"; Qwen's likewise): the
+prefix then holds it. The loading option `system=TEXT` puts a system message of your own
+first (the template writes it as it writes any: it must appear in the prefix), and
+`system=none` writes no system turn at all: where the template writes its default, that turn
+is cut out, found from the shape the template gives every turn (an opening naming the role,
+the message, a closing); a template whose default turn has another shape is refused in one
+line (write a Jinja file without it). Without the option the template's own default stays.
+
 The prefix is checked to be what the template writes before an assistant's message (the
 template rendered with one written in place must begin with the prefix and then the message),
 so that the sentence sits where the model saw its own answers. The manifest records where the
-template came from, its sha256, the user turn and the prefix as text.
+template came from, its sha256, the system message asked for (`system`: the text, `none`, or
+`default`), the user turn and the prefix as text.
 """
 
 from __future__ import annotations
@@ -27,11 +37,17 @@ from tacit.core.option_names import option
 # the user's turn before the assistant's answer: a request any sentence answers
 REQUEST = "Tell me something true about everyday things."
 _PROBE = "A bear has fur."  # an answer written in place, to check where the prefix ends
+NO_SYSTEM = "none"  # system=none: no system turn at all
+# messages no template writes by itself, to find where each turn's text sits
+_MARKS = ("\u2042system\u2042", "\u2042user\u2042", "\u2042assistant\u2042")
 
 
-def chat_prefix(tokenizer: Any, setting: str, model: str) -> tuple[str, dict[str, Any]]:
+def chat_prefix(
+    tokenizer: Any, setting: str, model: str, system: str | None = None
+) -> tuple[str, dict[str, Any]]:
     """The text every sentence follows, and its manifest record, for `chat_template=setting`
-    (`true`: the tokenizer's template; otherwise a Jinja file's path)."""
+    (`true`: the tokenizer's template; otherwise a Jinja file's path) and `system=system`
+    (a system message; `none`: no system turn; None: the template's default)."""
     where = f"{option('--model')} {model}: chat_template={setting}"
     if str(setting).lower() in ("true", "1", "yes"):
         template = getattr(tokenizer, "chat_template", None)
@@ -51,17 +67,28 @@ def chat_prefix(tokenizer: Any, setting: str, model: str) -> tuple[str, dict[str
             raise TacitError(f"{where}: cannot read the template file ({error})") from None
         source = str(path.resolve())
     user = [{"role": "user", "content": REQUEST}]
+    if system is not None and system.lower() != NO_SYSTEM:
+        user = [{"role": "system", "content": system}, *user]
+
+    def render(messages: list[dict[str, str]], opened: bool = False) -> str:
+        return str(
+            tokenizer.apply_chat_template(
+                messages, chat_template=template, add_generation_prompt=opened, tokenize=False
+            )
+        )
+
     try:
-        prefix = tokenizer.apply_chat_template(
-            user, chat_template=template, add_generation_prompt=True, tokenize=False
-        )
-        answered = tokenizer.apply_chat_template(
-            [*user, {"role": "assistant", "content": _PROBE}],
-            chat_template=template,
-            tokenize=False,
-        )
+        prefix = render(user, opened=True)
+        answered = render([*user, {"role": "assistant", "content": _PROBE}])
     except Exception as error:  # jinja2's errors, and the template's own raise_exception
         raise TacitError(f"{where}: the template fails ({shorten(str(error))})") from None
+    if system is not None and system.lower() == NO_SYSTEM:
+        start, end = _default_system_turn(render, prefix, f"{where},system={system}")
+        prefix, answered = prefix[:start] + prefix[end:], answered[:start] + answered[end:]
+    elif system is not None and system not in prefix:
+        raise TacitError(
+            f"{where},system=...: the template leaves the system message out (it takes none)"
+        )
     if not str(answered).startswith(str(prefix) + _PROBE):
         raise TacitError(
             f"{where}: the template does not write an assistant's message right after the "
@@ -71,7 +98,77 @@ def chat_prefix(tokenizer: Any, setting: str, model: str) -> tuple[str, dict[str
     record = {
         "source": source,
         "sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
+        "system": "default" if system is None else system,
         "user": REQUEST,
         "prefix": str(prefix),
     }
     return str(prefix), record
+
+
+def _default_system_turn(render: Any, prefix: str, where: str) -> tuple[int, int]:
+    """Where the system turn the template writes by itself sits in `prefix` (the conversation
+    rendered without a system message): (start, end), empty where it writes none.
+
+    A template that writes a system message in place of its default (rather than beside
+    it) has one; its turn's shape comes from the turns the template writes around its
+    marks: between a message and the next turn's message stand the closing and the next
+    opening, `CLOSE OPEN(role)`, with the role's name in the opening (`<|im_end|>\n` and
+    `<|im_start|>user\n`)."""
+    system, user, assistant = _MARKS
+    try:
+        marked = render(
+            [{"role": "system", "content": system}, {"role": "user", "content": REQUEST}], True
+        )
+        turns = render(
+            [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+                {"role": "assistant", "content": assistant},
+            ]
+        )
+    except Exception:  # a template that takes no system message writes none of its own
+        return 0, 0
+    same = len(_common_prefix(prefix, marked))
+    if same + len(_common_prefix(prefix[same:][::-1], marked[same:][::-1])) >= len(prefix):
+        return 0, 0  # the system message is written beside what it writes anyway: no default
+    refused = TacitError(
+        f"{where}: cannot tell where the template's own system turn ends (it writes one "
+        "whose shape its other turns do not share); give a Jinja file without it "
+        "(chat_template=path/to/template.jinja)"
+    )
+    if any(turns.count(mark) != 1 for mark in _MARKS):
+        raise refused
+    between_user = turns[turns.index(system) + len(system) : turns.index(user)]
+    between_assistant = turns[turns.index(user) + len(user) : turns.index(assistant)]
+    close_open = _common_prefix(between_user, between_assistant)  # CLOSE and OPEN's start
+    after = between_user[len(close_open) :]
+    if (
+        not after.startswith("user")
+        or between_assistant[len(close_open) :] != "assistant" + after[4:]
+    ):
+        raise refused
+    after = after[4:]  # what follows the role's name in an opening
+    before = turns[: turns.index(system)]
+    for cut in range(len(close_open) + 1):  # the longest start of an opening that fits
+        opening = close_open[cut:] + "system" + after
+        if before.endswith(opening):
+            close = close_open[:cut]
+            break
+    else:
+        raise refused
+    start = len(before) - len(opening)
+    next_turn = close + close_open[len(close) :] + "user" + after
+    if prefix[:start] != before[:start] or not prefix[start:].startswith(opening):
+        raise refused
+    end = prefix.find(next_turn, start + len(opening))
+    if end < 0:
+        raise refused
+    return start, end + len(close)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    """The longest text both begin with."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]

@@ -86,6 +86,37 @@ FAMILIES: Registry[Family] = Registry(
 )
 
 
+def loading_options() -> list[str]:
+    """Every loading option a model's text may give, as the families declare them: tacit's
+    own (LOAD_OPTIONS, which the in-process family takes but a server's), the server family's
+    own settings, and those of families registered at run time. (The in-process family is
+    not imported for this: it brings torch, and its options are LOAD_OPTIONS.)"""
+    from tacit.core.modelspec import LOAD_OPTIONS
+    from tacit.models.server import FAMILY as served
+
+    names = [*LOAD_OPTIONS, *served.options]
+    builtin = FAMILIES.builtin()
+    for name in FAMILIES.names():
+        if name not in builtin:
+            names += list(FAMILIES.get(name).options)
+    return list(dict.fromkeys(names))
+
+
+def model_help(plural: bool = False) -> str:
+    """What a model is and the loading options it takes, as `--model`'s help (and, `plural`,
+    the API's `models`) say it: one text, the options listed from their declarations."""
+    kinds = (
+        "hub names, local directories or GGUF files, each"
+        if plural
+        else ("a Hugging Face hub name, a local directory or a GGUF file,")
+    )
+    return (
+        f"{kinds} with its own loading options if any: NAME,KEY=VALUE,... (KEY: "
+        f"{', '.join(loading_options())}; any other `from_pretrained` keyword is passed on: "
+        "docs/models.md)"
+    )
+
+
 def register_family(family: Family) -> Family:
     """Add a family of your own (a Family instance) under its `name`: it is asked before
     tacit's own, so it can claim models by a scheme or option of its own."""

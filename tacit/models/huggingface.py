@@ -20,6 +20,7 @@ import numpy as np
 
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.core.option_names import option
 from tacit.models import gguf
 from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
 from tacit.models.families import Family
@@ -227,6 +228,16 @@ class HuggingFaceFamily(Family):
         """tacit's options of other families are refused; any other key is checked against
         from_pretrained and the config when the model loads (check_passed_on)."""
         return key in self.options or key not in LOAD_OPTIONS
+
+    def check_options(self, spec: ModelSpec) -> None:
+        """As every family, and `system` only beside `chat_template` (it is the system message
+        of the template's conversation)."""
+        super().check_options(spec)
+        if spec.system is not None and spec.chat_template is None:
+            raise TacitError(
+                f"{option('--model')} {spec.text}: system is the system message of a chat "
+                "template's conversation: add chat_template=true (or a Jinja file)"
+            )
 
     def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
         kind = model_kind(spec)

@@ -33,11 +33,20 @@ from tacit.norms.reader import NormSet, read_norms
 
 NORMS_ENV = "TACIT_NORMS"
 
+# A copy of McRae et al. (2005)'s norms (CONCS_FEATS_concstats_brm, as a CSV export of its
+# concepts_features sheet) in a public Hugging Face dataset, pinned to its commit: the one set
+# of norms with relations a first run can fetch without registering anywhere. Not McRae's own
+# distribution, and it states no licence (nor does McRae's): docs/norms.md says so.
+MCRAE_HUB = (
+    "hf://datasets/metaeval/semantic-feature-production-norms"
+    "@a17b82862975b09a6064d7ad7eeeffdc41de1bc7/CONCS_FEATS_concstats_brm.csv"
+)
 HOW_TO_GET_NORMS = (
     "the CSLB norms are handed out by the Centre for Speech, Language and the Brain (Cambridge) "
     "after registration; download norms.dat, then run `probe norms install PATH/TO/norms.dat` "
     f"once, or pass --norms PATH, or set {NORMS_ENV}=PATH (McRae's norms or a CSV/TSV table "
-    "of your own work the same way: `probe norms install [NAME] PATH`)"
+    "of your own work the same way: `probe norms install [NAME] PATH`); without registering, "
+    f"McRae's norms from a copy on the Hugging Face Hub: `probe norms install mcrae {MCRAE_HUB}`"
 )
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _RECORD_KEYS = ("path", "sha256", "format")

@@ -193,12 +193,8 @@ class Probe(ABC, Generic[OptionsT]):
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
     limit: ClassVar[str | None] = None
     models_required: ClassVar[bool] = True
-    models_help: ClassVar[str] = (
-        "Model to probe: a Hugging Face hub name or a local directory, with its own loading "
-        "options if any: NAME,KEY=VALUE,... (revision, dtype, trust_remote_code, "
-        "attn_implementation, peft, load_in_8bit, load_in_4bit: see docs/models.md). Repeat "
-        "for several."
-    )
+    # `--model`'s help where the probe's own differs (None: tacit.models.families.model_help)
+    models_help: ClassVar[str | None] = None
 
     def takes(self) -> frozenset[str]:
         """The groups of shared run options it takes (tacit.core.options.RUN_OPTION_GROUPS):

@@ -54,6 +54,19 @@ def run_notes(manifest: Manifest) -> list[str]:
     return notes
 
 
+def masked_ran(manifest: Manifest) -> bool:
+    """Whether a masked LM scored in the run: span scoring (`l2r`, `independent`) is a masked
+    LM's option, said only where one ran."""
+    return any(record.get("kind") == "masked" for record in manifest.get("models", []))
+
+
+def span_scoring_said(manifest: Manifest) -> str:
+    """`scored l2r, normalised sum`; `normalised sum` where no masked LM ran (a decoder-only
+    model scores the whole sentence, whatever `--span-scoring` says)."""
+    scored = f"scored {manifest.get('span_scoring')}, " if masked_ran(manifest) else ""
+    return f"{scored}normalised {manifest.get('normalize')}"
+
+
 def ranked_among(manifest: Manifest) -> str:
     """What targets were ranked among: the shared vocabulary, or candidate spans (with the
     work their scoring took against the naive count)."""
@@ -69,10 +82,7 @@ def ranked_among(manifest: Manifest) -> str:
         for what in ("rows", "tokens")
         if f"span_{what}" in work
     ]
-    return (
-        f"candidates: {sizes}, scored {manifest['span_scoring']}, normalised "
-        f"{manifest['normalize']}; " + "; ".join(done)
-    )
+    return f"candidates: {sizes}, {span_scoring_said(manifest)}; " + "; ".join(done)
 
 
 def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
@@ -84,9 +94,10 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
 
 def scored_over(manifest: Manifest) -> dict[str, str]:
     """What a run of a norms-based probe scored, each as a short printable value: the
-    vocabulary or the candidate sets (with their sha256), the span scoring and normalisation,
-    the norms, the concepts, the templates (a run from before template files used the paper's).
-    Two runs stand side by side like for like when these match."""
+    vocabulary or the candidate sets (with their sha256), the span scoring (where a masked LM
+    ran: empty, it matches any) and normalisation, the norms, the concepts, the templates (a
+    run from before template files used the paper's). Two runs stand side by side like for
+    like when these match."""
     from tacit.templates import load_templates
 
     vocabulary = manifest.get("vocabulary") or {}
@@ -94,7 +105,7 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
-    scoring = f"{manifest.get('span_scoring')}, {manifest.get('normalize')}" if candidates else ""
+    masked = candidates and masked_ran(manifest)  # span scoring is a masked LM's option
     return {
         "vocabulary": f"{vocabulary.get('size')} words ({str(vocabulary.get('sha256'))[:8]})"
         if vocabulary
@@ -103,7 +114,8 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
             f"{c.get('size')} {c.get('source')} ({str(c.get('sha256'))[:8]})"
             for c in candidates.values()
         ),
-        "span scoring": scoring,
+        "span scoring": str(manifest.get("span_scoring")) if masked else "",
+        "normalisation": str(manifest.get("normalize")) if candidates else "",
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
         if norms
         else "",

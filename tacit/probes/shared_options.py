@@ -171,6 +171,41 @@ def norms_record(norms: NormSet) -> NormsRecord:
     }
 
 
+def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
+    """Every concept of the norms, or those `--concepts` asks for, each once. A name the norms
+    do not hold is an error (a typo, not a subset); one they hold that a run cannot ask is
+    dropped and counted by the probe (nothing_left says when none is left)."""
+    if requested is None:
+        return list(norms.concepts)
+    known = set(norms.concepts)
+    unknown = [c for c in requested if c not in known]
+    if unknown:
+        raise TacitError(f"{option('--concepts')}: not in the norms: {', '.join(unknown)}")
+    return list(dict.fromkeys(requested))
+
+
+def nothing_left(dropped: pd.DataFrame, asked: str, *, given: bool, hint: str = "") -> TacitError:
+    """The error of a run that dropped every concept: `--concepts: no concept is left to
+    ASKED: REASON: concept, ...; ...` (`dropped`: a `concept, reason` table; `given`: the
+    concepts came from `--concepts`)."""
+    from tacit.probes.run_notes import listed
+
+    reasons = "; ".join(
+        f"{reason}: {listed(sorted(set(rows['concept'])))}"
+        for reason, rows in dropped.groupby("reason", sort=False)
+    )
+    start = f"{option('--concepts')}: " if given else ""
+    said = f"{start}no concept is left to {asked}" + (f": {reasons}" if reasons else "")
+    return TacitError(said + (f" ({hint})" if hint else ""))
+
+
+def limit_reason(run: RunOptions) -> str:
+    """Why `--limit` left a concept out, as the dropped tables say it."""
+    from tacit.core.options import limit_said
+
+    return f"left out by the limit (kept {limit_said(run, 'concepts')})"
+
+
 def limit_concepts(prompts: pd.DataFrame, run: RunOptions) -> tuple[pd.DataFrame, list[str]]:
     """The prompts of the concepts `--limit` keeps (RunOptions.limit and limit_by: a seeded
     sample, or the first in the order they first appear: the norms' for retrieval,

@@ -23,7 +23,7 @@ import pandas as pd
 from tacit.core.display import Table
 from tacit.core.errors import TacitError
 from tacit.core.files import SAVED_DIGITS
-from tacit.core.labels import short_labels
+from tacit.core.labels import model_label, short_labels
 
 if TYPE_CHECKING:
     from tacit.results.like_for_like import RunInfo
@@ -163,6 +163,9 @@ def compare(
     Examples:
         >>> tacit.compare(["results/retrieve/run1"])  # doctest: +SKIP
     """
+    import warnings
+
+    from tacit.core.errors import TacitWarning
     from tacit.core.stats import holm
     from tacit.results.like_for_like import like_for_like, read_runs
 
@@ -176,9 +179,18 @@ def compare(
             scored = _scores(run, options)
             if scored is None:
                 skipped.append(run.probe.name)
+                warnings.warn(
+                    f"{run.path or run.name}: {run.probe.name} runs have no per-concept scores "
+                    "to compare: left out",
+                    TacitWarning,
+                    stacklevel=2,
+                )
                 continue
             by_condition.setdefault(scored[0], []).extend(scored[1])
         for condition, scores in by_condition.items():
+            if len(scores) < 2:
+                _alone(scores, condition)
+                continue
             _label(scores)
             pairs = [
                 _pair(a, b, seed, n_resamples, confidence)
@@ -209,6 +221,23 @@ def compare(
     keys = list(dict.fromkeys(table["_key"]))
     table["group"] = table["_key"].map(lambda k: keys.index(k) + 1)
     return table[COLUMNS].reset_index(drop=True)
+
+
+def _alone(scores: list[Scores], condition: str) -> None:
+    """Say that a run is left out for want of another model to compare its own with: one
+    model, and no run like for like with it (the same things scored, the same condition)."""
+    import warnings
+
+    from tacit.core.errors import TacitWarning
+
+    for score in scores:
+        where = score.run.path or score.run.name
+        warnings.warn(
+            f"{where}: one model ({model_label(score.model)}) at {condition}, and no other "
+            "run like for like with it to compare it with: left out (`probe table` shows it)",
+            TacitWarning,
+            stacklevel=3,
+        )
 
 
 def _label(scores: list[Scores]) -> None:

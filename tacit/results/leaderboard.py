@@ -44,7 +44,7 @@ def _entries(
     """A run's rows: one per model, its main condition's primary metric (and the others')."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
-    from tacit.results.like_for_like import Group, read_summary, scored_over
+    from tacit.results.like_for_like import read_summary, scored_over
 
     manifest = read_manifest(run)
     probe = registry.of_run(manifest, run)
@@ -65,14 +65,14 @@ def _entries(
             "probe": probe.name,
             "metric": metric.label,
             "condition": label,
-            "scored_over": Group([], scored).describe(),
+            "scored_over": "",  # the group's, once grouped
             "model": str(sweep_label if sweep_label is not None else model),
             "run": str(run.relative_to(folder)) if run != folder else run.name,
             "value": _value(rows, metric.column),
             "ci_low": _value(rows, metric.low),
             "ci_high": _value(rows, metric.high),
             "n": _value(rows, metric.count),
-            "_key": (probe.name, tuple(scored.items()), label),
+            "_scored": scored,
             "_greater": metric.greater_is_better,
         }
         if conditions:
@@ -81,6 +81,24 @@ def _entries(
                 entry[other] = _value(mine, metric.column) if len(mine) == 1 else float("nan")
         entries.append(entry)
     return entries
+
+
+def _grouped(entries: list[dict[str, Any]]) -> list[tuple[int, Any]]:
+    """Each entry's group (numbered from 1 in the order first met) and the group itself: runs
+    like for like (tacit.results.like_for_like.Group.takes) that show the same condition."""
+    from tacit.results.like_for_like import Group
+
+    groups: list[tuple[str, Group]] = []
+    found = []
+    for entry in entries:
+        for number, (label, group) in enumerate(groups, 1):
+            if label == entry["condition"] and group.takes(entry["_scored"]):
+                found.append((number, group))
+                break
+        else:
+            groups.append((entry["condition"], Group([], dict(entry["_scored"]))))
+            found.append((len(groups), groups[-1][1]))
+    return found
 
 
 def leaderboard(
@@ -111,8 +129,9 @@ def leaderboard(
     if not entries:
         raise TacitError(f"{folder}: no complete run in it (no manifest.json at any depth)")
     table = pd.DataFrame(entries)
-    keys = list(dict.fromkeys(table["_key"]))
-    table["group"] = table["_key"].map(lambda k: keys.index(k) + 1)
+    groups = _grouped(entries)
+    table["group"] = [number for number, _ in groups]
+    table["scored_over"] = [group.describe() for _, group in groups]
     table["model"] = table["model"].map(short_labels(table["model"]))
     ranks = []
     for _, rows in table.groupby("group", sort=False):

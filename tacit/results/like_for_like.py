@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 # the options that set what runs scored over (Probe.comparable's keys), named beside a difference
 OPTIONS = {
     "candidates": ("--candidates",),
-    "span scoring": ("--span-scoring", "--normalize"),
+    "span scoring": ("--span-scoring",),
+    "normalisation": ("--normalize",),
     "norms": ("--norms",),
     "concepts": ("--concepts",),
     "templates": ("--templates",),
@@ -39,7 +40,9 @@ OPTIONS = {
     "data": ("--data",),
     "cloze": ("--template", "--verbalizer", "--calibrate"),
 }
-RANKED = ("vocabulary", "candidates", "span scoring")  # what a run ranked among, and how
+RANKED = ("vocabulary", "candidates", "span scoring", "normalisation")  # among what, how
+# empty where it does not apply (span scoring where no masked LM ran): matches any value
+ANY_WHERE_EMPTY = ("span scoring",)
 
 
 def read_summary(
@@ -137,16 +140,34 @@ def first_looks(runs: Sequence[tuple[str, Any, Manifest]]) -> str:
 
 
 def run_paths(runs: Sequence[Any]) -> list[Any]:
-    """The runs given, less plain files among them (a leaderboard or report written beside the
-    runs that a shell's `results/retrieve/*` also names): each left out with a warning."""
+    """The runs given, less what a shell's `results/*/*` also names that holds no run to read:
+    plain files (a leaderboard or report written beside the runs) and directories without a
+    finished run (a run in progress, an interrupted or empty one), each left out with a
+    warning that says why. Where that is all of them, they stay, for the reader's error."""
     import warnings
 
-    files = [run for run in runs if isinstance(run, str | Path) and Path(run).is_file()]
-    if not files or len(files) == len(runs):
+    left_out = {run: why for run in runs if (why := _not_a_run(run))}
+    if not left_out or len(left_out) == len(runs):
         return list(runs)
-    for file in files:
-        warnings.warn(f"{file}: a file, not a run directory: left out", TacitWarning, stacklevel=3)
-    return [run for run in runs if run not in files]
+    for run, why in left_out.items():
+        warnings.warn(f"{run}: {why}: left out", TacitWarning, stacklevel=3)
+    return [run for run in runs if run not in left_out]
+
+
+def _not_a_run(run: Any) -> str | None:
+    """Why a path given among runs holds none to read (None: it may, or it is in memory). A
+    directory with a summary but no manifest is read as a summary alone (`probe plot`)."""
+    from tacit.results.rundir import unfinished, writer
+
+    if not isinstance(run, str | Path):
+        return None
+    path = Path(run)
+    if path.is_file():
+        return "a file, not a run directory"
+    held = unfinished(path) if path.is_dir() else None
+    if held is None or ((path / "summary.csv").is_file() and writer(path) is None):
+        return None
+    return f"not a finished run: {held}"
 
 
 def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
@@ -198,6 +219,19 @@ class Group:
         ]
         return "; ".join(shown)
 
+    def takes(self, scored: dict[str, str]) -> bool:
+        """Whether a run that scored over `scored` is like for like with the group's runs (an
+        empty value of ANY_WHERE_EMPTY matches any); the group then takes its values."""
+        mine = self.scored_over
+        for what in dict.fromkeys([*mine, *scored]):
+            ours, theirs = mine.get(what, ""), scored.get(what, "")
+            if ours != theirs and not (what in ANY_WHERE_EMPTY and not (ours and theirs)):
+                return False
+        for what in ANY_WHERE_EMPTY:
+            if scored.get(what):
+                mine[what] = scored[what]
+        return True
+
     @property
     def names(self) -> str:
         return ", ".join(run.name for run in self.runs)
@@ -210,7 +244,7 @@ def like_for_like(runs: Sequence[RunInfo]) -> tuple[list[Group], list[str]]:
     for run in runs:
         scored = run.scored_over()
         for group in groups:
-            if group.scored_over == scored:
+            if group.takes(scored):
                 group.runs.append(run)
                 break
         else:
@@ -228,8 +262,9 @@ def _hint(what: str) -> str:
         )
     if what == "limit":
         return (
-            f"{option('--limit')} scores only the first concepts, a first look: give the runs "
-            "the same limit, or none"
+            f"{option('--limit')} scores a subset (each run's named above: drawn at random "
+            f"with its seed, or the first N with {option('--limit-by')} first), a first look: "
+            "give the runs the same limit, or none"
         )
     flags = OPTIONS.get(what)
     return f"set by {' or '.join(map(option, flags))}" if flags else ""
@@ -270,7 +305,7 @@ def _differ(groups: Sequence[Group]) -> list[str]:
             if apart and what in RANKED:  # among the runs that have one
                 among = [g for g in found if g.scored_over.get(what)]
             values = [g.scored_over.get(what, "") for g in among]
-            if len(set(values)) > 1:
+            if len(set(values) - ({""} if what in ANY_WHERE_EMPTY else set())) > 1:
                 shown = "; ".join(
                     f"{g.names}: {value or 'none'}" for g, value in zip(among, values)
                 )

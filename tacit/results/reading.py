@@ -111,24 +111,17 @@ def run_table(run: str | Path, file: str) -> pd.DataFrame:
 
 def finished_run(run: str | Path) -> Path:
     """The run directory, or a one-line error naming it and what it holds instead."""
-    from tacit.results.rundir import held_run
+    from tacit.results.rundir import unfinished
 
     path = Path(run)
     if not path.exists():
         raise TacitError(f"{path}: no such run directory")
     if not path.is_dir():
         raise TacitError(f"{path}: a file, not a run directory")
-    if (path / "manifest.json").is_file():
-        return path
-    held = held_run(path)
-    if held is None:
-        raise TacitError(f"{path}: not a finished run: the directory is empty")
-    if held == "an interrupted run":
-        raise TacitError(
-            f"{path}: not a finished run: it holds an interrupted run (no manifest.json); "
-            f"go on with it with --resume --out {path}"
-        )
-    raise TacitError(f"{path}: not a finished run (no manifest.json): it holds {held}")
+    held = unfinished(path)
+    if held is not None:
+        raise TacitError(f"{path}: not a finished run: {held}")
+    return path
 
 
 def _vocabulary(path: Path) -> Vocabulary:

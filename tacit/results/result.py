@@ -39,8 +39,9 @@ class ProbeResult:
         summary: the per-condition means (summary.csv).
         vocab: the shared vocabulary scored over (vocab.txt); None where there is none.
         manifest: everything needed to rerun and to trust the numbers (manifest.json).
-        extra: further tables by file stem, e.g. `dropped` (retrieval: concepts left out and
-            why) or `excluded` (elicitation: features left out of the gold answers and why).
+        extra: further tables by file stem, e.g. `dropped` (concepts left out and why; in
+            elicitation, of which relation) or `excluded` (elicitation: features left out of
+            the gold answers and why).
         rows_file: the file name of `prompts`.
         text: the summary as printed (the CLI prints it; `print(result)` too).
         notes: what a reader must know about the numbers, one line each starting `note:` or
@@ -64,7 +65,8 @@ class ProbeResult:
 
     @property
     def dropped(self) -> pd.DataFrame:
-        """Retrieval: `concept, reason` for every concept left out."""
+        """The concepts left out and why: `concept, reason` (retrieval), `concept, relation,
+        reason` (elicitation: left out of that relation)."""
         if "dropped" not in self.extra:
             raise AttributeError(f"a {self.manifest.get('probe')} run drops no concepts")
         return self.extra["dropped"]

@@ -95,6 +95,45 @@ def held_run(out: Path, *, checkpoint_ours: bool = False) -> str | None:
     return f"{len(entries)} other file(s) ({shown})"
 
 
+def writer(path: Path) -> int | None:
+    """The id of the process writing a run into the directory now, read from its lock file
+    (which names its owner while held, and goes when the run ends), without touching the lock:
+    None where none is. A process that died without a word (`kill -9`) leaves its id behind;
+    where the system can tell (POSIX), a dead one is none."""
+    from tacit.core.locks import holder
+
+    owner = holder(path / LOCK)
+    if owner is None or os.name != "posix":
+        return owner
+    try:
+        os.kill(owner, 0)  # signal 0: is it alive? (sends nothing)
+    except ProcessLookupError:
+        return None
+    except OSError:  # alive, another user's
+        pass
+    return owner
+
+
+def unfinished(path: Path) -> str | None:
+    """What a directory holds instead of a finished run (manifest.json), in words: a run in
+    progress, an interrupted one (and how to go on with it), nothing, or other files; None
+    where it holds a finished run."""
+    if (path / "manifest.json").is_file():
+        return None
+    owner = writer(path)
+    if owner is not None:
+        return f"it holds a run in progress (process {owner} is writing it)"
+    held = held_run(path)
+    if held is None:
+        return "the directory is empty"
+    if held == "an interrupted run":
+        return (
+            f"it holds an interrupted run (no manifest.json); go on with it with "
+            f"{option('--resume')} --out {path}"
+        )
+    return f"it holds {held} (no manifest.json)"
+
+
 def check_overwrite(
     out: Path, *, resume: bool = False, overwrite: bool = False, checkpoint_ours: bool = False
 ) -> None:

@@ -1,18 +1,21 @@
 """Past runs at a glance: every run directory under a folder, with what it is and its state.
 
 A directory is a run when it holds manifest.json (complete) or a checkpoint without one
-(.partial/plan.json: interrupted, resumable with --resume). Anything else is not listed.
+(.partial/plan.json: interrupted, resumable with --resume; its start, norms and command in
+.partial/run.json). Anything else is not listed.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from tacit.core.errors import TacitError
 from tacit.core.labels import short_labels
+from tacit.engine.checkpoint import RUN_FILE
 from tacit.results.rundir import PARTIAL
 
 RUN_COLUMNS = ["run", "probe", "models", "norms", "started", "size", "state"]
@@ -49,15 +52,17 @@ def _norms_name(norms: object, installed: dict[str, str]) -> str:
 def _describe(path: Path, root: Path, installed: dict[str, str]) -> dict[str, str] | None:
     manifest_file, plan_file = path / "manifest.json", path / PARTIAL / "plan.json"
     if manifest_file.is_file():
-        source, state = manifest_file, "complete"
-    elif plan_file.is_file():
-        source, state = plan_file, "interrupted (--resume)"
+        sources, state = [manifest_file], "complete"
+    elif plan_file.is_file():  # the plan, and the run's start (norms, time: run.json)
+        sources, state = [plan_file, path / PARTIAL / RUN_FILE], "interrupted (--resume)"
     else:
         return None
-    try:
-        record = json.loads(source.read_text())
-    except (OSError, ValueError):
-        record, state = {}, f"{state}, unreadable {source.name}"
+    record: dict[str, Any] = {}
+    for source in sources:
+        try:
+            record.update(json.loads(source.read_text()))
+        except (OSError, ValueError):
+            state = f"{state}, unreadable {source.name}"
     models = record.get("models", [])
     names = [m.get("name", "?") if isinstance(m, dict) else str(m) for m in models]
     labels = short_labels(names)

@@ -187,7 +187,10 @@ def test_vocab_command(tiny_bert, tiny_roberta, tmp_path):
 def test_norms_install_and_show(toy_norms_path, tiny_bert):
     result = invoke("norms", "install", toy_norms_path)
     assert result.exit_code == 0, result.output
-    assert "merged duplicate: dog / has a tail" in result.stdout
+    # "pf 8 3 -> 9" read as bad arithmetic (issue 47): the line says what the merge did
+    assert "  dog / has a tail: pf 8 and 3 in 2 rows, merged to pf 9" in result.stdout
+    assert "the number of distinct participants over its rows" in result.stdout
+    assert "->" not in result.stdout
     shown = invoke("norms", "show", "--model", tiny_bert)
     assert shown.exit_code == 0, shown.output
     assert f"{len(TOY_NORMS) - 1} concept-feature rows, 8 concepts" in shown.stdout

@@ -63,3 +63,40 @@ def test_tacits_own_mistakes_exit_1_the_same_way(monkeypatch, capsys, tiny_bert,
 def test_help_is_not_a_mistake(monkeypatch, capsys, args):
     status, out, err = probe(monkeypatch, capsys, *args)
     assert status == 0 and "Usage" in out and not err.strip()
+
+
+def test_an_option_of_another_command_says_where_it_goes(monkeypatch, capsys):
+    """Issue 47: `probe --limit 2 elicit ...` said "No such option" and nothing of where the
+    option goes; `probe retrieve --prefix-ablation` suggested --ablation, not that it is
+    elicit's."""
+    status, _, err = probe(monkeypatch, capsys, "--limit", "2", "elicit", "-m", "x")
+    assert status == 1
+    assert err == (
+        "error: --limit is an option of the probe commands: put it after the command, e.g. "
+        "`probe elicit --limit 2 ...`\n"
+    )
+    status, _, err = probe(monkeypatch, capsys, "retrieve", "-m", "x", "--prefix-ablation")
+    assert status == 1
+    assert err == (
+        "error: No such option: --prefix-ablation: it is an option of `probe elicit`, not of "
+        "`probe retrieve` (see `probe retrieve --help`)\n"
+    )
+    assert "--ablation" not in err.replace("--prefix-ablation", "")
+    status, _, err = probe(monkeypatch, capsys, "retrieve", "-m", "x", "--modle", "y")
+    assert "No such option: --modle" in err and "it is an option of" not in err
+
+
+def test_the_model_help_lists_every_loading_option(monkeypatch, capsys):
+    """`--model`'s help listed none of gguf_file, chat_template, start_token: it lists what the
+    families declare, on every command that takes models, and the API says the same."""
+    import tacit
+    from tacit.models.families import loading_options
+
+    declared = loading_options()
+    assert {"gguf_file", "chat_template", "start_token", "system", "base_url"} <= set(declared)
+    for command in ("retrieve", "elicit", "vocab", "items"):
+        _, out, _ = probe(monkeypatch, capsys, command, "--help")
+        said = "".join(out.replace("│", "").split())
+        for key in declared:
+            assert key in said, (command, key)
+    assert all(key in " ".join(tacit.retrieve.__doc__.split()) for key in declared)

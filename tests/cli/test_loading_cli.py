@@ -166,3 +166,13 @@ def test_span_candidates_read_a_models_text_with_its_options(tiny_gpt2, toy_norm
     )
     assert manifest["models"][0]["load"]["attn_implementation"] == "eager"
     assert len(summary) > 0
+
+
+def test_a_mistyped_file_name_gets_the_one_beside_it(tiny_bert, toy_norms_path, tmp_path):
+    """Issue 47: a `.ggfu` typo went to the Hugging Face hub; the file beside it is named."""
+    (tmp_path / "model.Q4_1.gguf").write_bytes(b"")
+    base = ["retrieve", "--norms", toy_norms_path, "--out", tmp_path / "run"]
+    line = fails_cleanly([*base, "-m", tmp_path / "model.Q4_1.ggfu"], "did you mean")
+    assert line.endswith(f"no such file or directory; did you mean {tmp_path / 'model.Q4_1.gguf'}?")
+    line = fails_cleanly([*base, "-m", f"{tiny_bert}x"], "did you mean")
+    assert line.endswith(f"did you mean {tiny_bert}?")

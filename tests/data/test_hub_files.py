@@ -177,3 +177,39 @@ def test_norms_installed_from_the_hub_are_recorded_with_the_commit(hub, tiny_ber
     assert (record["name"], record["source"], record["commit"]) == ("toy", url, COMMITS["v1"])
     missing = "hf://datasets/someone/facts/none.dat"
     fails_cleanly(["norms", "install", missing], f"probe norms install {missing}: not in the")
+
+
+def test_mcrae_without_registration_is_one_documented_command(
+    tmp_path, monkeypatch, tiny_bert, toy_norms_path
+):
+    """Issue 47: the first run needs norms, CSLB's come after registration. The "no norms file"
+    error gives the one command that installs McRae's from a copy on the Hub (its dataset and
+    file pinned to a commit), as the README and docs/norms.md do; run here on a cache holding a
+    stand-in file of the same shape at that path (the Hub cannot be reached)."""
+    from support import REPO, write_mcrae
+    from tacit.core.hub_files import parse_hub_url
+
+    from tacit.norms.store import MCRAE_HUB
+
+    command = f"probe norms install mcrae {MCRAE_HUB}"
+    monkeypatch.setenv("TACIT_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("TACIT_NORMS", raising=False)
+    line = fails_cleanly(["retrieve", "-m", tiny_bert], "no norms file")
+    assert line.endswith(command + "`")
+    for documented in (REPO / "README.md", REPO / "docs" / "norms.md"):
+        assert command in " ".join(documented.read_text().split()), documented
+    hub = parse_hub_url(MCRAE_HUB, "--norms")
+    cache = tmp_path / "hf-cache"
+    repo = cache / f"datasets--{hub.repo.replace('/', '--')}"
+    snapshot = repo / "snapshots" / str(hub.revision)
+    snapshot.mkdir(parents=True)
+    write_mcrae(snapshot / hub.path_in_repo)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    done = CliRunner().invoke(app, command.split()[1:])
+    assert done.exit_code == 0, done.output
+    assert "installed as 'mcrae'" in done.output
+    result = tacit.retrieve([tiny_bert], max_props=1, quiet=True)  # the default now
+    record = result.manifest["norms"]
+    assert (record["name"], record["format"]) == ("mcrae", "mcrae")
+    assert (record["source"], record["commit"]) == (MCRAE_HUB, hub.revision)

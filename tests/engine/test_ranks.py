@@ -141,7 +141,7 @@ def test_causal_ranks_with_a_near_tie_at_every_batch_size(
     run = getattr(tacit, probe)
     extra = {"max_props": 2} if probe == "retrieve" else {"relations": ["has"]}
     results = {
-        size: run([scorer], norms=toy_norms_path, candidates=candidates, progress=False, **extra)
+        size: run([scorer], norms=toy_norms_path, candidates=candidates, quiet=True, **extra)
         for size, scorer in scorers(toy_gpt2, CausalLMScorer, first, second).items()
     }
     prompts = same_at_every_batch_size(results)
@@ -209,7 +209,7 @@ def test_real_batch_noise_on_many_words(request, model, probe, tmp_path):
             [family(model_dir, device="cpu", batch_size=size)],
             norms=REAL_NORMS,
             limit=15,
-            progress=False,
+            quiet=True,
             **extra,
         )
         for size in (1, 64)

@@ -47,8 +47,8 @@ def test_concept_lists_name_unknown_and_ineligible(tiny_bert, toy_norms_path, tm
     base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", tmp_path / "o"]
     line = fails_cleanly([*base, "--concepts", "bear,unicorn,griffin"], "not in the norms")
     assert "unicorn, griffin" in line
-    line = fails_cleanly([*base, "--concepts", "apple,bat_(animal)"], "cannot be retrieval")
-    assert "apple (vowel-initial (a/an))" in line and "bat_(animal) (sense label)" in line
+    line = fails_cleanly([*base, "--concepts", "apple,bat_(animal)"], "no concept is left")
+    assert "vowel-initial (a/an): apple" in line and "sense label: bat_(animal)" in line
 
 
 def test_vocabulary_files(tiny_bert, toy_norms_path, tmp_path):

@@ -157,3 +157,96 @@ def test_token_scores_after_the_chat_prefix(instruct):
     for scores, expected in zip(got, chat_logprobs(instruct, texts)):
         assert len(scores.tokens) == len(expected)
         np.testing.assert_allclose(scores.logprob, expected, atol=1e-5)
+
+
+# a template of the common shape that writes a system turn of its own when given none, as
+# SmolLM2's and Qwen's do
+WITH_SYSTEM = (
+    "{% if messages[0]['role'] != 'system' %}<|system|>\nYou are a tiny test model.\n{% endif %}"
+    + TEMPLATE
+)
+
+
+@pytest.fixture(scope="module")
+def defaulting(tiny_gpt2, tmp_path_factory) -> str:
+    """The tiny GPT-2 whose tokenizer's chat template writes a default system turn."""
+    directory = tmp_path_factory.mktemp("defaulting")
+    shutil.copytree(tiny_gpt2, directory, dirs_exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = WITH_SYSTEM
+    tokenizer.save_pretrained(directory)
+    return str(directory)
+
+
+def _prefix(model: str) -> dict:
+    return CausalLMScorer(model, device="cpu").record()["chat_template"]
+
+
+def test_the_system_message_is_set_dropped_or_left_as_the_template_writes_it(defaulting):
+    """Issue 47: SmolLM2's template adds a system turn no doc mentioned, and nothing set or
+    dropped it. `system=TEXT` writes yours, `system=none` none at all (the template's default
+    turn cut out), no option the template's own; each recorded; the prefix is what
+    transformers renders for that conversation."""
+    user = f"<|user|>\n{REQUEST}<|assistant|>\n"
+    own = _prefix(f"{defaulting},chat_template=true")
+    assert own["prefix"] == f"<|system|>\nYou are a tiny test model.\n{user}"
+    assert own["system"] == "default"
+    mine = _prefix(f"{defaulting},chat_template=true,system=Answer in one sentence.")
+    assert mine["prefix"] == f"<|system|>\nAnswer in one sentence.{user}"  # trim_blocks
+    assert mine["system"] == "Answer in one sentence."
+    tokenizer = AutoTokenizer.from_pretrained(defaulting)
+    messages = [
+        {"role": "system", "content": "Answer in one sentence."},
+        {"role": "user", "content": REQUEST},
+    ]
+    rendered = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert mine["prefix"] == rendered
+    none = _prefix(f"{defaulting},chat_template=true,system=none")
+    assert none["prefix"] == user and none["system"] == "none"
+
+
+def test_no_system_turn_scores_as_the_plain_computation(defaulting):
+    """With system=none, a sentence's score is that after the conversation without any system
+    turn, computed plainly."""
+    from support import plain_causal
+
+    scorer = CausalLMScorer(f"{defaulting},chat_template=true,system=none", device="cpu")
+    got = scorer.token_scores(["A bear has fur."], progress=False)[0]
+    model, tokenizer = plain_causal(defaulting)
+    context = tokenizer(f"<|user|>\n{REQUEST}<|assistant|>\n", add_special_tokens=False)
+    ids = tokenizer("A bear has fur.", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([context["input_ids"] + ids])).logits[0].double()
+    logprobs = torch.log_softmax(logits, -1)[len(context["input_ids"]) - 1 : -1]
+    expected = logprobs.gather(1, torch.tensor(ids).unsqueeze(1)).squeeze(1).numpy()
+    np.testing.assert_allclose(got.logprob, expected, atol=1e-5)
+
+
+def test_the_system_option_is_recorded_and_refused_where_it_means_nothing(
+    defaulting, instruct, tiny_gpt2, toy_norms_path, tmp_path
+):
+    result = tacit.retrieve(
+        [f"{defaulting},chat_template=true,system=none"],
+        norms=toy_norms_path,
+        max_props=1,
+        candidates="concepts",
+        quiet=True,
+    )
+    record = result.manifest["models"][0]
+    assert record["chat_template"]["system"] == "none"
+    assert record["name"].endswith("chat_template=true,system=none")
+    args = ["retrieve", "--norms", toy_norms_path, "--candidates", "concepts", "-q"]
+    fails_cleanly(
+        [*args, "-m", f"{tiny_gpt2},system=none", "--out", tmp_path / "a"], "add chat_template"
+    )
+    takes_none = tmp_path / "no-system.jinja"  # a template that drops system messages
+    takes_none.write_text(
+        "{% for m in messages %}{% if m['role'] != 'system' %}<|{{ m['role'] }}|>\n"
+        "{{ m['content'] }}\n{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+    )
+    fails_cleanly(
+        [*args, "-m", f"{instruct},chat_template={takes_none},system=Be brief."]
+        + ["--out", tmp_path / "b"],
+        "leaves the system message out",
+    )

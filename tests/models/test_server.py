@@ -337,7 +337,7 @@ def test_a_run_a_failing_server_stopped_resumes(tiny_gpt2, toy_norms_path, tmp_p
         server.fail_after = None
         scored_before = server.prompts
         resumed, manifest = run_cli([*args, "--resume"])
-        assert manifest["resumed"] is True
+        assert len(manifest["resumed"]) == 1  # the resume, with its time and command
         resumed_prompts = server.prompts - scored_before
         fresh, _ = run_cli([*args[:-2], "--out", tmp_path / "fresh"])
         fresh_prompts = server.prompts - scored_before - resumed_prompts

@@ -10,18 +10,19 @@ from typer.testing import CliRunner
 
 from tacit.cli import app
 from tacit.core.choices import RELATIONS
-from tacit.core.errors import TacitError
 from tacit.core.metrics import average_precision
 from tacit.hub.model_files import load_tokenizer
 from tacit.lexicon import article
 from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import (
+    NO_ANSWER,
     PAPER_PROMPTS,
     build_elicitation_prompts,
     elicitation_prompt,
     gold_answers,
     parse_gold,
+    unasked,
 )
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.prince.scoring import COUNTRY_PROPERTIES
@@ -76,8 +77,10 @@ def test_prompt_table(toy):
     bear = prompts[prompts.concept == "bear"]
     assert list(bear.prompt) == ["Everyone knows that a bear has <mask>.", "A bear has <mask>."]
     assert parse_gold(bear.gold.iloc[0]) == [("fur", 20), ("claws", 12)]
-    with pytest.raises(TacitError, match="no gold answer"):
-        build_elicitation_prompts(golds.answers, ["has"], [True], concepts=["unicorn"])
+    only = build_elicitation_prompts(golds.answers, ["has"], [True], concepts=["bear", "knife"])
+    assert list(only.concept) == ["bear"]  # knife answers no `has`: unasked says so
+    dropped = unasked(norms, ["has"], ["bear", "knife"], only)
+    assert list(dropped.itertuples(index=False)) == [("knife", "has", NO_ANSWER)]
 
 
 def test_average_precision_matches_sklearn():

@@ -65,8 +65,10 @@ def test_requested_concepts(toy):
     assert eligible_concepts(norms, vocab, ["dog", "cat"])[0] == ["dog", "cat"]
     with pytest.raises(TacitError, match="not in the norms: unicorn"):
         eligible_concepts(norms, vocab, ["cat", "unicorn"])
-    with pytest.raises(TacitError, match=r"apple \(vowel-initial"):
-        eligible_concepts(norms, vocab, ["apple"])
+    eligible, dropped = eligible_concepts(norms, vocab, ["apple", "cat"])
+    assert eligible == ["cat"] and list(dropped.itertuples(index=False)) == [
+        ("apple", "vowel-initial (a/an)")
+    ]
 
 
 def test_properties_by_pf_with_alphabetical_ties(toy):

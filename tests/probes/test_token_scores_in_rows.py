@@ -135,7 +135,7 @@ def test_vocabulary_mode_refuses_token_scores_in_one_line(
     args = [probe, "-m", tiny_bert, "--norms", toy_norms_path, "--token-scores", "--out", out]
     fails_cleanly(args, "--token-scores: for candidate spans only", out)
     with pytest.raises(tacit.TacitError, match="^token_scores: for candidate spans only"):
-        getattr(tacit, probe)([tiny_bert], norms=toy_norms_path, token_scores=True, progress=False)
+        getattr(tacit, probe)([tiny_bert], norms=toy_norms_path, token_scores=True, quiet=True)
 
 
 def test_several_templates_keep_each_templates_tokens(
@@ -147,7 +147,7 @@ def test_several_templates_keep_each_templates_tokens(
     from test_paraphrase import RETRIEVAL
     from test_paraphrase import write as write_templates
 
-    given = dict(norms=str(toy_norms_path), max_props=1, candidates="concepts", progress=False)
+    given = dict(norms=str(toy_norms_path), max_props=1, candidates="concepts", quiet=True)
     given["templates"] = write_templates(tmp_path / "both.jsonl", RETRIEVAL)
     models = [tiny_roberta, tiny_gpt2]
     plain, result = (

@@ -8,6 +8,8 @@ break the commands that read them."""
 from __future__ import annotations
 
 import io
+import os
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,7 @@ from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
+from tacit.core.errors import TacitWarning
 from tacit.core.labels import short_labels
 
 runner = CliRunner()
@@ -295,12 +298,14 @@ def test_the_advice_names_the_options_that_differ(
     said = warned(results / "retrieve" / "two", limited)
     assert "--vocab-model" not in said and "differ in limit" in said
     assert "--limit" in said and "first look" in said
+    assert "2 concepts drawn at random (seed 0)" in said  # what was drawn, not "the first"
+    assert "only the first concepts" not in said
     said = warned(results / "retrieve" / "two", results / "retrieve" / "spans")
     assert "--vocab-model" not in said and "--candidates" in said
     assert "the shared vocabulary" in said and "candidate spans" in said
     assert "differ in span scoring" not in said  # spans have it, the vocabulary has none
     said = warned(results / "retrieve" / "spans", results / "retrieve" / "spans-mean")
-    assert "differ in span scoring" in said and "--normalize" in said
+    assert "differ in normalisation" in said and "--normalize" in said
     assert "--vocab-model" not in said
     said = warned(results / "retrieve" / "two", bert)
     assert "differ in vocabulary" in said and "--vocab-model" in said
@@ -364,6 +369,38 @@ def test_a_leaderboard_beside_the_runs_breaks_nothing(results, tmp_path):
     board.unlink()
 
 
+def test_a_run_in_progress_beside_the_runs_is_left_out_with_a_warning(results, tmp_path):
+    """`probe report results/*/*` (the README's pattern) exited 1 on a run in progress (issue
+    47): every command that reads several runs leaves it out, as it does plain files, and says
+    why; an interrupted run is left out the same way, with how to go on with it."""
+    going, stopped = results / "retrieve" / "going", results / "retrieve" / "stopped"
+    for directory in (going, stopped):
+        (directory / ".partial").mkdir(parents=True)
+        (directory / ".partial" / "plan.json").write_text('{"probe": "retrieve"}')
+    (going / ".lock").write_text(f"\n{os.getpid()}\n")  # as a run's lock names its owner
+    runs = sorted(results.glob("*/*"))
+    try:
+        said = [
+            run("report", *runs, "--out", tmp_path / "report.html").stderr,
+            run("table", *sorted((results / "retrieve").iterdir())).stderr,  # one probe
+            run("compare", *runs).stderr,
+            run(
+                "plot", results / "retrieve" / "two", going, stopped, "--out", tmp_path / "f.png"
+            ).stderr,
+        ]
+        for stderr in said:
+            assert (
+                f"{going}: not a finished run: it holds a run in progress (process "
+                f"{os.getpid()} is writing it): left out"
+            ) in stderr
+            assert f"{stopped}: not a finished run: it holds an interrupted run" in stderr
+            assert "--resume --out" in stderr
+        assert (tmp_path / "report.html").is_file()
+    finally:
+        shutil.rmtree(going)
+        shutil.rmtree(stopped)
+
+
 def test_figures_list_every_line_and_say_why_a_panel_is_empty(results):
     from tacit.probes.retrieve.figures import retrieval_figure
 
@@ -379,3 +416,15 @@ def test_figures_list_every_line_and_say_why_a_panel_is_empty(results):
     assert spans["mean_target_prob"].isna().all()
     empty = retrieval_figure(spans).axes[1]
     assert any("no mean target probability to draw" in t.get_text() for t in empty.texts)
+
+
+def test_compare_says_which_runs_it_leaves_out(results):
+    """Issue 47: `probe compare results/elicit/*` left out a one-model run (no other run like
+    for like with it) without a word: a warning names it and says why."""
+    said = run("compare", results / "elicit" / "both", results / "elicit" / "bert").stderr
+    said = " ".join(said.split())
+    assert f"warning: {results / 'elicit' / 'bert'}: one model (" in said
+    assert "no other run like for like with it to compare it with: left out" in said
+    assert str(results / "elicit" / "both") + ":" not in said  # compared: not left out
+    with pytest.warns(TacitWarning, match="one model"):
+        tacit.compare([results / "elicit" / "both", results / "elicit" / "bert"])

@@ -206,7 +206,8 @@ def test_runs_not_like_for_like_are_shown_apart(runs, tmp_path, tiny_bert, toy_n
     text = out.read_text()
     assert "Not like for like" in text and "the runs rank among different things" in text
     assert len(parse(out).images) == 2  # each run's own; none drawn together
-    assert "span scoring</td><td>l2r, sum" in text  # a span run says so in its brief
+    assert "span scoring</td><td>l2r" in text  # a span run says so in its brief
+    assert "normalisation</td><td>sum" in text
 
 
 def test_bad_input(tmp_path):

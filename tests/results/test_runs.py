@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import sys
 
 import numpy as np
 import pandas as pd
@@ -139,3 +141,35 @@ def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_no
     assert stat.S_IMODE(figure.stat().st_mode) == stat.S_IMODE(
         (tmp_path / "all" / "summary.csv").stat().st_mode
     )  # figures follow the umask like the tables
+
+
+def test_an_interrupted_run_shows_its_norms_start_and_history(
+    tiny_bert, toy_norms_path, tmp_path, monkeypatch
+):
+    """Issue 47: `probe runs` showed blank norms and start time for an interrupted run, and a
+    resumed run's manifest kept only the resume's time and command. The checkpoint keeps the
+    first start (norms, time, command); the manifest has it, and each resume in `resumed`."""
+    monkeypatch.chdir(tmp_path)
+    args = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
+    first_command = [*args, "--seed", "3", "--out", "results/stopped"]
+    with monkeypatch.context() as patch:
+        interrupt_after_one_chunk(patch)
+        patch.setattr(sys, "argv", ["probe", *first_command])  # the command line recorded
+        stopped = runner.invoke(app, first_command)
+    assert stopped.exit_code == 130
+    listing = tacit.list_runs().set_index("run")
+    assert listing.loc["stopped", "norms"] == "norms.dat"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", listing.loc["stopped", "started"])
+    kept = json.loads((tmp_path / "results/stopped/.partial/run.json").read_text())
+    first = kept["started"]
+    assert "--seed 3" in kept["command"] and kept["resumed"] == []
+    monkeypatch.setattr(sys, "argv", ["probe", *first_command, "--resume"])
+    resumed = runner.invoke(app, [*first_command, "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    manifest = json.loads((tmp_path / "results/stopped/manifest.json").read_text())
+    assert manifest["started"] == first and manifest["command"] == kept["command"]
+    assert "--resume" not in manifest["command"]
+    [again] = manifest["resumed"]
+    assert "--resume" in again["command"] and again["started"] >= first
+    fresh = tacit.retrieve([tiny_bert], norms=toy_norms_path, quiet=True)
+    assert fresh.manifest["resumed"] == []

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.labels import short_labels
+from tacit.probes.elicit.summary import ALL
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: str = "") -> Figure:
     """Bars of mAP by relation for (run name, summary, manifest) of one or more runs; the
-    legend, under the bars, names every bar; the y-axis says what the runs ranked over (from
+    legend, beside the bars, names every bar; the y-axis says what the runs ranked over (from
     their manifests); `caption` is said under it all."""
     from matplotlib.figure import Figure
 
@@ -33,7 +34,7 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
     summary["model"] = summary["model"].map(short_labels(summary["model"]))
     relations = list(dict.fromkeys(summary["relation"]))
     series = list(dict.fromkeys(zip(summary["run"], summary["model"], summary["prefix"])))
-    figure = Figure(figsize=(10, 4.2 + 0.25 * ((len(series) + 1) // 2)), layout="constrained")
+    figure = Figure(figsize=(10, max(4.2, 1.0 + 0.22 * len(series))), layout="constrained")
     axis = figure.subplots()
     width = 0.8 / len(series)
     for number, (run, model, prefix) in enumerate(series):
@@ -62,7 +63,8 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
             label=label,
         )
     axis.set_xticks(np.arange(len(relations)), relations)
-    axis.set_xlabel("relation (all: every relation's prompts)")
+    pooled = " (all: every relation's prompts)" if ALL in relations else ""
+    axis.set_xlabel(f"relation{pooled}")
     axis.set_ylabel(f"mAP over {over}")
     axis.grid(axis="y", alpha=0.3)
     axis.set_title(
@@ -70,6 +72,7 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
         "interval over concepts)",
         fontsize="medium",
     )
-    figure.legend(loc="outside lower center", ncols=min(2, len(series)), fontsize="small")
+    # the legend beside the bars, so that a caption under it all (say_under) overlaps nothing
+    figure.legend(loc="outside right upper", fontsize="small")
     say_under(figure, caption)
     return figure

@@ -34,6 +34,7 @@ class State:
     relations: list[str]
     sensible: dict[str, Any] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
+    dropped: pd.DataFrame | None = None  # concept, relation, reason: asked for, not asked
 
 
 class ElicitProbe(Probe[ElicitOptions]):
@@ -93,8 +94,15 @@ class ElicitProbe(Probe[ElicitOptions]):
         return values
 
     def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
-        from tacit.probes.elicit.prompts import check_prefixes
-        from tacit.probes.shared_options import SPAN_PARAMS, chosen_norms, refuse_span_options
+        from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
+        from tacit.probes.shared_options import (
+            SPAN_PARAMS,
+            chosen_norms,
+            norms_record,
+            nothing_left,
+            refuse_span_options,
+            requested_concepts,
+        )
         from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
@@ -105,9 +113,47 @@ class ElicitProbe(Probe[ElicitOptions]):
         values = replace(values, relations=relations)
         check_prefixes(templates, relations, prefixes)
         norms = chosen_norms(values)
-        work_of = self._vocab_golds if values.candidates == "vocab" else self._span_golds
-        state, golds, needs = work_of(models, norms, values, relations, prefixes, run, templates)
-        return Plan(self._work(state.prompts, golds, needs), values, state.candidates, state=state)
+        concepts = requested_concepts(norms, values.concepts)
+        unanswered = unasked(norms, relations, concepts)
+        if len(unanswered) == len(concepts) * len(relations):  # before anything loads
+            raise nothing_left(
+                unanswered, asking_about(relations), given=values.concepts is not None
+            )
+        golds_of = self._vocab_golds if values.candidates == "vocab" else self._span_golds
+        state, golds, needs = golds_of(models, norms, values, relations, prefixes, run, templates)
+        work = self._work(state.prompts, golds, needs)
+        known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
+        return Plan(work, values, state.candidates, manifest=known, state=state)
+
+    @staticmethod
+    def _asked(
+        prompts: pd.DataFrame, norms: Any, values: ElicitOptions, run: RunOptions, why: str
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The prompts `--limit` keeps, and each concept asked for (every concept of the norms
+        without `--concepts`) that gets no prompt for a relation and why (`why`: none of its
+        answers kept); a run left with nothing to ask fails here, naming the relations."""
+        import pandas as pd
+
+        from tacit.probes.elicit.prompts import asking_about, unasked
+        from tacit.probes.shared_options import (
+            limit_concepts,
+            limit_reason,
+            nothing_left,
+            requested_concepts,
+        )
+
+        relations = values.relations or []
+        concepts = requested_concepts(norms, values.concepts)
+        dropped = unasked(norms, relations, concepts, prompts, why)
+        if prompts.empty:
+            given = values.concepts is not None
+            raise nothing_left(dropped, asking_about(relations), given=given)
+        kept, left_out = limit_concepts(prompts, run)
+        if left_out:
+            limited = prompts[prompts["concept"].isin(left_out)][["concept", "relation"]]
+            limited = limited.drop_duplicates().assign(reason=limit_reason(run))
+            dropped = pd.concat([dropped, limited], ignore_index=True)
+        return kept, dropped
 
     def _work(self, prompts: pd.DataFrame, golds: Golds, needs: Needs) -> Work:
         """Every model ranks every prompt's gold answers (tacit.probes.elicit.scoring): a chunk
@@ -146,9 +192,12 @@ class ElicitProbe(Probe[ElicitOptions]):
         """Each relation's one-word answers, ranked among the shared vocabulary."""
         import numpy as np
 
-        from tacit.probes.elicit.prompts import build_elicitation_prompts, gold_answers
+        from tacit.probes.elicit.prompts import (
+            NO_WORD_IN_VOCABULARY,
+            build_elicitation_prompts,
+            gold_answers,
+        )
         from tacit.probes.elicit.scoring import Golds
-        from tacit.probes.shared_options import limit_concepts
         from tacit.ranking import SharedVocabulary
         from tacit.ranking.candidates import Candidates, vocab_needs
 
@@ -159,9 +208,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         prompts = build_elicitation_prompts(
             golds.answers, relations, prefixes, values.concepts, templates=templates
         )
-        if prompts.empty:
-            raise TacitError("no concept has a gold answer in the shared vocabulary")
-        prompts = limit_concepts(prompts, run)[0]
+        prompts, dropped = self._asked(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -169,7 +216,15 @@ class ElicitProbe(Probe[ElicitOptions]):
             if len(words := answers.loc[answers.relation == r, "word"])
         }
         state = State(
-            norms, prefixes, prompts, candidates, golds.excluded, templates, relations, sensible
+            norms,
+            prefixes,
+            prompts,
+            candidates,
+            golds.excluded,
+            templates,
+            relations,
+            sensible,
+            dropped=dropped,
         )
         return state, Golds(SharedVocabulary(vocab), sensible), needs
 
@@ -189,9 +244,13 @@ class ElicitProbe(Probe[ElicitOptions]):
         the norms' answers."""
         from tacit.probes.candidates import relation_answers
         from tacit.probes.elicit.options import CANDIDATE_SETS
-        from tacit.probes.elicit.prompts import build_span_prompts, concept_free, span_golds
+        from tacit.probes.elicit.prompts import (
+            NO_CANDIDATE,
+            build_span_prompts,
+            concept_free,
+            span_golds,
+        )
         from tacit.probes.elicit.scoring import Golds
-        from tacit.probes.shared_options import limit_concepts
         from tacit.ranking import SpanCandidates
         from tacit.ranking.candidates import (
             SPAN_NEEDS,
@@ -213,9 +272,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
-        if prompts.empty:
-            raise TacitError(f"no concept has a gold answer among the candidates ({given})")
-        prompts = limit_concepts(prompts, run)[0]
+        prompts, dropped = self._asked(prompts, norms, values, run, NO_CANDIDATE)
         free = concept_free(prompts, templates) if values.normalize == "pmi" else {}
         ranked = SpanCandidates(
             dict(sets),
@@ -231,7 +288,15 @@ class ElicitProbe(Probe[ElicitOptions]):
             sensible[relation] = [index[s] for s in sets[relation].spans if s in answering]
         candidates = Candidates(tokenizers=tokenizers, spans=ranked)
         state = State(
-            norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
+            norms,
+            prefixes,
+            prompts,
+            candidates,
+            left_out,
+            templates,
+            relations,
+            unread=unread,
+            dropped=dropped,
         )
         return state, Golds(ranked, sensible), SPAN_NEEDS
 
@@ -239,7 +304,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.core.manifest import with_keys
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS, dropped_by_reason
         from tacit.probes.elicit.report import (
             elicitation_report,
             elicitation_span_report,
@@ -247,7 +312,6 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
-        from tacit.probes.shared_options import norms_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -268,17 +332,17 @@ class ElicitProbe(Probe[ElicitOptions]):
                 normalize=values.normalize,
             )
         added["options"]["concepts"] = values.concepts
-        added["norms"] = norms_record(state.norms)
         added["templates"] = state.templates.record()
         added["counts"] = {
             "prompts_per_model": len(per_model),
             "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
+            "concepts_dropped_by_reason": dropped_by_reason(state.dropped),
         }
         if spans:
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
             added["counts"]["answers_not_read_whole"] = state.unread
         else:
-            if paper_norms(added):  # type: ignore[arg-type]
+            if paper_norms(with_keys(manifest, added)):
                 added["counts"]["paper_prompts_by_relation"] = {
                     r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS
                 }
@@ -290,10 +354,11 @@ class ElicitProbe(Probe[ElicitOptions]):
         full = with_keys(manifest, added)
         summary = summarize_elicitation(rows, seed=run.seed)
         report = elicitation_span_report if spans else elicitation_report
-        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
+        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS, state.dropped)
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
+        extra["dropped"] = state.dropped
         if tokens is not None:
             extra[TOKENS_TABLE] = tokens
         return Outcome(

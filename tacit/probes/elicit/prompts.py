@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tacit.core.errors import TacitError
-from tacit.core.option_names import option
 from tacit.lexicon import sentence_start
 from tacit.norms.phrasing import one_word_answers
 from tacit.probes.candidates import relation_answers
@@ -125,12 +124,7 @@ def build_elicitation_prompts(
     concept's answers (`answers[column]`, in the table's order) as `answer:pf`."""
     templates = templates or load_templates()
     check_prefixes(templates, relations, prefixes)
-    if concepts is not None:
-        unknown = sorted(set(concepts) - set(answers["concept"]))
-        if unknown:
-            raise TacitError(
-                f"{option('--concepts')}: no gold answer for any relation: {', '.join(unknown)}"
-            )
+    if concepts is not None:  # those without an answer get no prompt (unasked says why)
         answers = answers[answers["concept"].isin(concepts)]
     records = []
     for relation in relations:
@@ -144,6 +138,51 @@ def build_elicitation_prompts(
                     )
     columns = [*QUESTION, "template", *PROMPT_COLUMNS[3:]]
     return with_items(pd.DataFrame.from_records(records, columns=columns), QUESTION)
+
+
+# Why a concept gets no prompt for a relation (unasked), as dropped.csv and the report say it.
+NO_ANSWER = "no answer to the relation in the norms"
+NO_WORD_IN_VOCABULARY = "no one-word answer in the shared vocabulary"
+NO_CANDIDATE = "no answer among the candidates"
+DROPPED_COLUMNS = ["concept", "relation", "reason"]
+
+
+def unasked(
+    norms: NormSet,
+    relations: Sequence[str],
+    concepts: Sequence[str],
+    prompts: pd.DataFrame | None = None,
+    why: str = NO_WORD_IN_VOCABULARY,
+) -> pd.DataFrame:
+    """Each of the `concepts` that gets no prompt for a relation, and why (`concept, relation,
+    reason`): no feature of it answers the relation in the norms, or (given the `prompts`
+    built) none of its answers was kept, for the reason `why`."""
+    table = norms.table
+    rows = []
+    for relation in relations:
+        answering = set(table.loc[table["relation"] == relation, "concept"])
+        asked = (
+            set()
+            if prompts is None
+            else set(prompts.loc[prompts["relation"] == relation, "concept"])
+        )
+        for concept in concepts:
+            if concept not in answering:
+                rows.append((concept, relation, NO_ANSWER))
+            elif prompts is not None and concept not in asked:
+                rows.append((concept, relation, why))
+    return pd.DataFrame(rows, columns=DROPPED_COLUMNS)
+
+
+def dropped_by_reason(dropped: pd.DataFrame) -> dict[str, int]:
+    """How many concepts each relation left out for each reason: `{"has: REASON": n}`."""
+    labels = dropped["relation"] + ": " + dropped["reason"]
+    return {str(k): int(v) for k, v in labels.value_counts(sort=False).items()}
+
+
+def asking_about(relations: Sequence[str]) -> str:
+    """`ask about has` / `ask about has, is a`: what an elicitation run asks, for its errors."""
+    return f"ask about {', '.join(relations)}"
 
 
 def check_prefixes(

@@ -17,6 +17,7 @@ import pandas as pd
 
 from tacit.core.display import render
 from tacit.core.labels import short_labels
+from tacit.core.numbers import counted
 from tacit.norms.cslb import PAPER_SHA256
 from tacit.probes.elicit.summary import elicitation_tables
 from tacit.probes.run_notes import ranked_among, run_notes
@@ -52,6 +53,13 @@ def prefixes(manifest: Manifest | None) -> list[str] | None:
     return list(dict.fromkeys(found))
 
 
+def answers_are_candidates(manifest: Manifest | None) -> bool:
+    """Were the candidates every answer to each relation (`--candidates answers`)? Then mAP
+    over them and mAP sens (over the relation's answers) are one number."""
+    options: dict[str, Any] = dict(manifest or {}).get("options") or {}  # type: ignore[assignment]
+    return options.get("candidates") == "answers"
+
+
 def elicitation_text(
     summary: pd.DataFrame, manifest: Manifest, paper_counts: dict[str, int]
 ) -> str:
@@ -59,9 +67,25 @@ def elicitation_text(
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
     counts = paper_counts if paper_norms(manifest) else None
     tables = elicitation_tables(
-        labelled, counts, spans="candidates" in manifest, prefixes=prefixes(manifest)
+        labelled,
+        counts,
+        spans="candidates" in manifest,
+        prefixes=prefixes(manifest),
+        answers=answers_are_candidates(manifest),
     )
     return render(tables).rstrip()
+
+
+def concepts_asked(manifest: Manifest, dropped: pd.DataFrame) -> list[str]:
+    """Per relation, how many concepts were asked about and how many were left out and why:
+    `has: 2 concepts asked, 2 left out (no answer to the relation in the norms: 2)`."""
+    lines = []
+    for relation, asked in manifest["counts"]["prompts_by_relation"].items():
+        reasons = dropped.loc[dropped["relation"] == relation, "reason"].value_counts(sort=False)
+        said = ", ".join(f"{reason}: {n}" for reason, n in reasons.items())
+        left = f"{int(reasons.sum())} left out ({said})" if said else "none left out"
+        lines.append(f"{relation}: {counted(asked, 'concept', 'concepts')} asked, {left}")
+    return lines
 
 
 def elicitation_report(
@@ -69,9 +93,12 @@ def elicitation_report(
     excluded: pd.DataFrame,
     manifest: Manifest,
     paper_counts: dict[str, int],
+    dropped: pd.DataFrame,
 ) -> tuple[str, list[str]]:
-    """Table 1's layout, then per relation how many features answer it and what was left out."""
+    """Table 1's layout, then per relation the concepts asked and left out, how many features
+    answer it and what was left out."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
+    lines += concepts_asked(manifest, dropped)
     for row in excluded.itertuples():
         lines.append(
             f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
@@ -90,9 +117,12 @@ def elicitation_span_report(
     left_out: pd.DataFrame,
     manifest: Manifest,
     paper_counts: dict[str, int],
+    dropped: pd.DataFrame,
 ) -> tuple[str, list[str]]:
-    """Table 1's layout over candidate spans, and per relation how many answers are candidates."""
+    """Table 1's layout over candidate spans, and per relation the concepts asked and left out
+    and how many answers are candidates."""
     lines = [elicitation_text(summary, manifest, paper_counts), ""]
+    lines += concepts_asked(manifest, dropped)
     for row in left_out.itertuples():
         whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
         lines.append(
@@ -120,6 +150,7 @@ class ElicitReport(Report):
     """How elicit runs are shown."""
 
     extra_tables = {
+        "dropped.csv": "Concepts left out of a relation, and why",
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
         "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
@@ -142,12 +173,17 @@ class ElicitReport(Report):
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms, prefixes
         from tacit.probes.elicit.summary import elicitation_tables
 
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
         spans = bool(manifest and "candidates" in manifest)
-        return elicitation_tables(summary, paper, spans=spans, prefixes=prefixes(manifest))
+        return elicitation_tables(
+            summary,
+            paper,
+            spans=spans,
+            prefixes=prefixes(manifest),
+            answers=answers_are_candidates(manifest),
+        )
 
     def figures(
         self,

@@ -118,15 +118,22 @@ def elicitation_tables(
     paper_counts: dict[str, int] | None,
     spans: bool = False,
     prefixes: Sequence[str] | None = None,
+    answers: bool = False,
 ) -> list[Table]:
     """The paper's Table 1 a row per model and relation, one table per prefix: prompts (and
     the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
     the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
     models and relations that have both. `summary`'s models are already labelled. With
     several templates: their ensemble's. `prefixes`: the templates' prefixes, named in the
-    title (None: not known)."""
+    title (None: not known). `answers`: the candidates are the relation's answers
+    (`--candidates answers`), so that mAP over them is mAP sens: shown once, and said why."""
     summary = ensemble_rows(summary)
     over = "the candidates" if spans else "the shared vocabulary"
+    if answers:
+        over = "the candidates, every answer to the relation: mAP sens is the same number"
+        sens = ""
+    else:
+        sens = "; mAP sens: over the answers to the relation"
     if not prefixes:
         named = "with the prefix"
     elif len(prefixes) == 1:
@@ -143,7 +150,7 @@ def elicitation_tables(
             "map_vocab",
             "map_vocab_ci_low",
             "map_vocab_ci_high",
-            "map_sens",
+            *([] if answers else ["map_sens"]),
             "spearman_mean",
         ]
         if paper_counts:
@@ -153,8 +160,7 @@ def elicitation_tables(
         tables.append(
             Table(
                 shown[columns],
-                f"Elicitation {title} (mAP over {over}; mAP sens: over the answers "
-                "to the relation; rho: Spearman)",
+                f"Elicitation {title} (mAP over {over}{sens}; rho: Spearman)",
                 intervals={"map_vocab": ("map_vocab_ci_low", "map_vocab_ci_high")},
                 headers={
                     "n_prompts": "prompts",
@@ -165,16 +171,16 @@ def elicitation_tables(
                 },
             )
         )
-    change = prefix_change(summary)
+    change = prefix_change(summary, answers=answers)
     if change is not None:
         tables.append(change)
     return tables
 
 
-def prefix_change(summary: pd.DataFrame) -> Table | None:
+def prefix_change(summary: pd.DataFrame, *, answers: bool = False) -> Table | None:
     """Table 2: what dropping the prefix changes (without - with), for every model and
-    relation that has both; None where none has."""
-    metrics = ["map_vocab", "map_sens", "spearman_mean"]
+    relation that has both; None where none has (`answers`: mAP sens, the same as mAP, once)."""
+    metrics = ["map_vocab", *([] if answers else ["map_sens"]), "spearman_mean"]
     keyed = summary.assign(prefix=summary["prefix"].astype(str) == "True")
     both = keyed.pivot_table(
         index=["model", "relation"], columns="prefix", values=metrics, sort=False, dropna=False

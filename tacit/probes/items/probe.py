@@ -85,8 +85,9 @@ class ItemsProbe(Probe[ItemsOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
+        from tacit.core.manifest import with_keys
         from tacit.probes.items.scoring import items_report, summarize_items
-        from tacit.probes.run_notes import run_notes
+        from tacit.probes.run_notes import run_notes, span_scoring_said
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
         from tacit.ranking import record as tie_record
         from tacit.ranking.candidates import span_work, token_scores_key
@@ -125,10 +126,8 @@ class ItemsProbe(Probe[ItemsOptions]):
             rows, extra[TOKENS_TABLE] = token_table(rows, ["id"])
         summary = summarize_items(rows, k, seed=run.seed)
         text = items_report(summary, k)
-        text += (
-            f"\n{len(items)} items, {len(state.items)} candidates; scored "
-            f"{values.span_scoring}, normalised {values.normalize}"
-        )
+        said = span_scoring_said(with_keys(manifest, added))
+        text += f"\n{len(items)} items, {len(state.items)} candidates; {said}"
         return Outcome(rows, summary, text, run_notes(manifest), added, extra)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
@@ -142,8 +141,11 @@ class ItemsProbe(Probe[ItemsOptions]):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
+        from tacit.probes.run_notes import masked_ran
+
         items = manifest.get("items") or {}
         return {
             "items": f"{items.get('name')} ({str(items.get('sha256'))[:8]})",
-            "span scoring": f"{manifest.get('span_scoring')}, {manifest.get('normalize')}",
+            "span scoring": str(manifest.get("span_scoring")) if masked_ran(manifest) else "",
+            "normalisation": str(manifest.get("normalize")),
         }

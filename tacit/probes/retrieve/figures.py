@@ -115,12 +115,7 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
             if panel:
                 ax.set_title(panel, fontsize="medium")
             if not any(rows[value].notna().any() for t, _, rows in lines if t == panel):
-                why = (
-                    ":\nthe runs' scores are not probabilities\n(span scores normalised "
-                    "other than by sum)"
-                    if value == "mean_target_prob"
-                    else ""
-                )
+                why = _why_empty(value, [rows for t, _, rows in lines if t == panel])
                 ax.text(
                     0.5,
                     0.5,
@@ -141,6 +136,20 @@ def retrieval_figure(summary: pd.DataFrame, *, kind: str = "auto", caption: str 
     )
     say_under(figure, caption)
     return figure
+
+
+def _why_empty(value: str, panel: list[pd.DataFrame]) -> str:
+    """Why a panel has nothing to draw: for the target probability, the reasons the runs'
+    manifests give (summary.why_no_probability, in a `why_no_probability` column), else that
+    the scores are no probabilities of the concept alone."""
+    from tacit.probes.retrieve.summary import WHY_NO_PROBABILITY
+
+    if value != "mean_target_prob":
+        return ""
+    given = [rows[WHY_NO_PROBABILITY] for rows in panel if WHY_NO_PROBABILITY in rows]
+    reasons = list(dict.fromkeys(str(w) for c in given for w in c.dropna()))
+    said = "\n".join(reasons) or "no probabilities of the concept alone"
+    return f":\nthe scores are not probabilities\n({said})"
 
 
 def _draw_line(axes: object, label: str, rows: pd.DataFrame) -> None:

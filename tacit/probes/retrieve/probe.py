@@ -58,14 +58,12 @@ def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
     concepts, with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
 
-    from tacit.core.options import limit_said
-    from tacit.probes.shared_options import limit_concepts
+    from tacit.probes.shared_options import limit_concepts, limit_reason
 
     prompts, left_out = limit_concepts(prompt_set.prompts, run)
     if not left_out:
         return prompt_set
-    reason = f"left out by the limit (kept {limit_said(run, 'concepts')})"
-    reason = pd.DataFrame({"concept": left_out, "reason": reason})
+    reason = pd.DataFrame({"concept": left_out, "reason": limit_reason(run)})
     kept = set(prompts["concept"])
     short = {k: [c for c in v if c in kept] for k, v in prompt_set.short.items()}
     short = {k: v for k, v in short.items() if v}
@@ -109,7 +107,12 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import check_categories, retrieval_conditions
-        from tacit.probes.shared_options import SPAN_PARAMS, chosen_norms, refuse_span_options
+        from tacit.probes.shared_options import (
+            SPAN_PARAMS,
+            chosen_norms,
+            norms_record,
+            refuse_span_options,
+        )
         from tacit.templates import load_templates
 
         refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
@@ -125,7 +128,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         )
         work = self._work(prompt_set.prompts, candidates, targets, needs)
         state = State(norms, conditions, prompt_set, candidates, templates)
-        return Plan(work, values, candidates, state=state)
+        known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
+        return Plan(work, values, candidates, manifest=known, state=state)
 
     def _targets(
         self,
@@ -143,16 +147,22 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         every target). A span some model's tokenizer does not read whole is refused in a FILE,
         and left out (its concept dropped, with the reason) among the norms' concepts."""
         from tacit.probes.retrieve.fills import a_before_blank
-        from tacit.probes.retrieve.prompts import build_prompts
+        from tacit.probes.retrieve.prompts import build_prompts, eligible_concepts
         from tacit.probes.retrieve.scoring import Targets
         from tacit.probes.retrieve.spans import span_sets
+        from tacit.probes.shared_options import nothing_left
         from tacit.ranking import SharedVocabulary
         from tacit.ranking.candidates import SPAN_NEEDS, Candidates, vocab_needs
 
         vocabulary = values.candidates == "vocab"
         needs = vocab_needs(templates.retrieval, "concepts") if vocabulary else SPAN_NEEDS
         candidates = None
+        given = values.concepts is not None
+        a_rule = a_before_blank(templates, spans=False) if vocabulary else True
         if vocabulary:
+            eligible, dropped = eligible_concepts(norms, None, values.concepts, a_rule)
+            if not eligible:  # said before any tokenizer or model loads
+                raise nothing_left(dropped, "retrieve", given=given)
             candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
         prompt_set = build_prompts(
             norms,
@@ -162,11 +172,13 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             concepts=values.concepts,
             seed=run.seed,
             fills=fills,
-            a_rule=a_before_blank(templates, spans=False) if vocabulary else True,
+            a_rule=a_rule,
         )
+        if prompt_set.prompts.empty and vocabulary:
+            hint = "" if given else "see `probe norms show --model ...`"
+            raise nothing_left(prompt_set.dropped, "retrieve", given=given, hint=hint)
         if prompt_set.prompts.empty:
-            see = ": see `probe norms show --model ...`" if vocabulary else ""
-            raise TacitError(f"no concept is left to probe{see}")
+            raise TacitError("no concept is left to probe")
         prompt_set = limited(prompt_set, run)
         if candidates is not None:
             vocab = candidates.vocab
@@ -208,7 +220,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
-        from tacit.probes.shared_options import norms_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -237,7 +248,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 else {}
             ),
         }
-        added["norms"] = norms_record(state.norms)
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)

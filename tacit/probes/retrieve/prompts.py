@@ -24,6 +24,7 @@ from tacit.core.option_names import option
 from tacit.probes.paraphrase import with_items
 from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
+from tacit.probes.shared_options import requested_concepts
 from tacit.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
@@ -85,26 +86,18 @@ def names_target(prompt: str, target: str) -> bool:
     )
 
 
-def requested_concepts(norms: NormSet, requested: Sequence[str] | None) -> list[str]:
-    """Every concept of the norms, or those asked for (an unknown one is an error)."""
-    if requested is None:
-        return list(norms.concepts)
-    known = set(norms.concepts)
-    unknown = [c for c in requested if c not in known]
-    if unknown:
-        raise TacitError(f"{option('--concepts')}: not in the norms: {', '.join(unknown)}")
-    return list(dict.fromkeys(requested))
-
-
-def ineligibility(concept: str, vocab: Vocabulary, a_rule: bool = True) -> str | None:
+def ineligibility(concept: str, vocab: Vocabulary | None, a_rule: bool = True) -> str | None:
     """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md); the
-    vowel rule applies where a template writes "a" before the blank (`a_rule`)."""
+    vowel rule applies where a template writes "a" before the blank (`a_rule`). Without a
+    vocabulary, only the rules that need none (checked before any tokenizer loads)."""
     if "(" in concept:
         return REASON_SENSE_LABEL
     if "_" in concept or " " in concept:
         return REASON_MULTI_WORD
     if a_rule and concept[0].lower() in "aeiou":
         return REASON_VOWEL
+    if vocab is None:
+        return None
     for model, words in vocab.single_token.items():
         if concept not in words:
             return reason_not_single_token(model)
@@ -114,23 +107,18 @@ def ineligibility(concept: str, vocab: Vocabulary, a_rule: bool = True) -> str |
 
 
 def eligible_concepts(
-    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None, a_rule: bool = True
+    norms: NormSet,
+    vocab: Vocabulary | None,
+    requested: Sequence[str] | None = None,
+    a_rule: bool = True,
 ) -> tuple[list[str], pd.DataFrame]:
     """The concepts that can be targets, and a `concept, reason` table of those left out.
 
-    With `requested`, only those concepts are considered; naming an unknown or an ineligible
-    concept is an error (the user asked for it explicitly).
+    With `requested`, only those concepts are considered (naming one the norms do not hold is
+    an error); one that cannot be a target is dropped with its reason, as every other is.
+    Without `vocab`, only the rules that need no vocabulary apply.
     """
-    known = requested_concepts(norms, requested)
-    if requested is not None:
-        reasons = [(c, ineligibility(c, vocab, a_rule)) for c in known]
-        refused = [f"{c} ({why})" for c, why in reasons if why]
-        if refused:
-            raise TacitError(
-                f"{option('--concepts')}: cannot be retrieval targets: {', '.join(refused)}"
-            )
-        return known, pd.DataFrame(columns=["concept", "reason"])
-    reasons = [(c, ineligibility(c, vocab, a_rule)) for c in known]
+    reasons = [(c, ineligibility(c, vocab, a_rule)) for c in requested_concepts(norms, requested)]
     eligible = [c for c, why in reasons if why is None]
     dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
     return eligible, dropped

@@ -137,8 +137,13 @@ class RetrieveReport(Report):
 
         from tacit.probes.paraphrase import ensemble_rows
         from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
+        from tacit.probes.retrieve.summary import WHY_NO_PROBABILITY, why_no_probability
 
-        frames = [ensemble_rows(summary).assign(run=name) for name, summary, _ in runs]
+        frames = []
+        for name, summary, manifest in runs:
+            reasons = why_no_probability(manifest)
+            frame = ensemble_rows(summary).assign(run=name)
+            frames.append(frame.assign(**{WHY_NO_PROBABILITY: frame["model"].map(reasons)}))
         kinds = [figure_kind(frame) for frame in frames]
         distinct = list(dict.fromkeys(kinds))
         if kind == "auto" and len(distinct) > 1 and set(distinct) - {"models"}:

@@ -5,6 +5,8 @@ printed form (tables: tacit.core.display)."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -150,6 +152,28 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
         headers=headers,
         note=no_probability(table),
     )
+
+
+WHY_NO_PROBABILITY = "why_no_probability"  # the column a figure reads the reason from
+
+
+def why_no_probability(manifest: Mapping[str, Any] | None) -> dict[str, str]:
+    """Per model of a run, why its scores are no probability of the concept alone, as its
+    manifest tells: a decoder-only model scores the whole sentence, a seq2seq model its span's
+    target with both sentinels, and spans normalised by `mean` or `pmi` are no probabilities
+    (a model whose scores are probabilities is left out)."""
+    manifest = manifest or {}
+    normalize = manifest.get("normalize")
+    reasons = {}
+    for record in manifest.get("models", []):
+        kind = record.get("kind")
+        if normalize in ("mean", "pmi"):
+            reasons[record["name"]] = f"span scores normalised by {normalize}, not sum"
+        elif kind == "causal":
+            reasons[record["name"]] = "a decoder-only model scores the whole sentence"
+        elif kind == "seq2seq" and "candidates" in manifest:
+            reasons[record["name"]] = "a seq2seq model scores its span's target with sentinels"
+    return reasons
 
 
 def no_probability(summary: pd.DataFrame) -> str:

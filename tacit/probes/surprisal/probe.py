@@ -76,7 +76,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
     ) -> Outcome:
         from tacit.core.display import render
         from tacit.core.numbers import counted
-        from tacit.probes.run_notes import run_notes
+        from tacit.probes.run_notes import masked_ran, run_notes
         from tacit.probes.surprisal.scoring import summarize, surprisal_tables
 
         texts: Texts = plan.state.texts
@@ -96,7 +96,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
         }
         text = render(surprisal_tables(summary)).rstrip()
         text += f"\n{counted(len(texts.table), 'text', 'texts')}, rows by {values.by}"
-        if any(r.get("kind") == "masked" for r in manifest["models"]):
+        if masked_ran(manifest):
             text += f"; masked models: pseudo-log-likelihood {values.pll}"
         notes = run_notes(manifest)
         if texts.blank_lines:

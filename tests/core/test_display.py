@@ -1,0 +1,57 @@
+"""Tables where the output goes (issue 47): fitted to a terminal's width, folded a row at a time
+only where a terminal is too narrow; piped to a file or CI's log they keep their layout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pandas as pd
+
+from tacit.core.display import Table, render
+
+WIDE = Table(
+    pd.DataFrame(
+        {
+            "model": ["/models/SmolLM2-135M-Instruct.Q4_1.gguf", "/models/gemma-3-270m.gguf"],
+            "relation": ["has", "has"],
+            "mAP": [0.123456, 0.23456],
+            "rho": [0.3, 0.4],
+            "scored over": ["the_candidates_every_answer_to_the_relation_in_full"] * 2,
+        }
+    ),
+    "A table wider than a terminal of 100 columns, as elicitation's are with long model paths",
+)
+SHOW = "from tacit.core.display import render; from test_display import WIDE; print(render(WIDE))"
+
+
+def _printed(columns: str | None) -> str:
+    """What the table prints from a process whose stdout is a pipe (a log file, CI)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), *sys.path])
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout
+
+
+def test_piped_output_keeps_the_table_layout():
+    """With stdout a pipe and no $COLUMNS, the table printed one row per line as `model: ... |
+    relation: ...`: it keeps its columns."""
+    piped = _printed(None)
+    assert "model: " not in piped and " | " not in piped
+    header = next(line for line in piped.splitlines() if line.startswith("model"))
+    assert header.split() == ["model", "relation", "mAP", "rho", "scored", "over"]
+    row = next(line for line in piped.splitlines() if line.startswith("/models/SmolLM2"))
+    assert len(row) > 100  # wider than the 100 columns it was folded to
+    assert row.split()[:2] == ["/models/SmolLM2-135M-Instruct.Q4_1.gguf", "has"]
+    assert all(len(line) <= 100 for line in piped.splitlines()[:1])  # the title still wraps
+
+
+def test_a_narrow_terminal_still_folds_rows():
+    narrow = _printed("60")
+    assert "model: /models/SmolLM2-135M-Instruct.Q4_1.gguf |" in narrow
+    assert render(WIDE, width=60) + "\n" == narrow
