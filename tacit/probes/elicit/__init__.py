@@ -37,6 +37,7 @@ class State:
     left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
     templates: TemplateSet
     relations: list[str]
+    # relation -> positions of the answers to it among the candidates (what ap_sens ranks)
     sensible: dict[str, Any] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
 
@@ -181,6 +182,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
         model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
         the norms' answers."""
+        import numpy as np
+
         from tacit.probes.candidates import (
             SPAN_NEEDS,
             Candidates,
@@ -243,8 +246,19 @@ class ElicitProbe(Probe[ElicitOptions]):
         key = ITEM if paraphrased(prompts) else "prompt"
         cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
         work = Work(prompts, key, score, SPAN_NEEDS, cost=cost)
+        sensible = {
+            r: np.flatnonzero([s in answering[r] for s in sets[r].spans]) for r in relations
+        }
         state = State(
-            norms, prefixes, prompts, candidates, left_out, templates, relations, unread=unread
+            norms,
+            prefixes,
+            prompts,
+            candidates,
+            left_out,
+            templates,
+            relations,
+            sensible,
+            unread=unread,
         )
         return state, work
 
@@ -301,7 +315,12 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
         added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
         full = with_keys(manifest, added)
-        summary = summarize_elicitation(rows, seed=run.seed)
+        summary = summarize_elicitation(
+            rows,
+            seed=run.seed,
+            n_candidates=None if spans else len(candidates.vocab),
+            n_sensible={r: len(v) for r, v in state.sensible.items()},
+        )
         report = elicitation_span_report if spans else elicitation_report
         text, notes = report(summary, state.left_out, full, PAPER_PROMPTS)
         if paraphrased(rows):

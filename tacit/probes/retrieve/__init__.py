@@ -265,7 +265,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
-        summary = summarize_retrieval(rows, seed=run.seed)
+        summary = summarize_retrieval(
+            rows, seed=run.seed, n_candidates=None if spans else len(candidates.vocab)
+        )
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(
