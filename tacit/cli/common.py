@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tacit.core.choices import LIMIT_BY, LOAD_DTYPES, TRACKERS, VOCAB_WORDS
+from tacit.core.choices import CONTROLS, LIMIT_BY, LOAD_DTYPES, TRACKERS, VOCAB_WORDS
 from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.modelspec import parse_model_args
 from tacit.core.option_names import command_line
@@ -267,6 +267,16 @@ Compile = Annotated[
         "same; on a CPU it measured no faster, so try it on long GPU runs only.",
     ),
 ]
+ControlOption = Annotated[
+    str | None,
+    choice(
+        "--control",
+        choices=CONTROLS,
+        help="Run each model's control beside it: random-weights, the same architecture and "
+        "tokenizer with weights drawn at random (torch seeded with --seed), named 'MODEL "
+        "(random weights, seed S)' in every table: what length and tokens alone give.",
+    ),
+]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for random selections and orders.")]
 Out = Annotated[
     Path | None,
@@ -328,6 +338,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "device_map": (DeviceMap, None),
     "max_memory": (MaxMemory, None),
     "offload_folder": (OffloadFolder, None),
+    "control": (ControlOption, None),
     "seed": (Seed, 0),
     "out": (Out, None),
     "resume": (Resume, False),
@@ -359,6 +370,7 @@ def run_options(
     threads: int | None = None,
     dry_run: bool = False,
     cache: Path | None = None,
+    control: str | None = None,
 ) -> RunOptions:
     """The options every probe takes, as the API's RunOptions."""
     return RunOptions(
@@ -372,6 +384,7 @@ def run_options(
         threads=threads,
         dry_run=dry_run,
         cache=cache,
+        control=control,  # type: ignore[arg-type]  # RunOptions checks it
         device=device,
         dtype=dtype,  # type: ignore[arg-type]  # RunOptions checks it
         batch_size=parse_batch_size(batch_size),

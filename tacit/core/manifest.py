@@ -79,6 +79,8 @@ ModelRecord = TypedDict(
         # lists it, the engine and version it reports, the start token and who adds it, the
         # consistency check's result, prompts per request, concurrency, retries made
         "server": "dict[str, Any]",
+        # --control random-weights: the model it controls (`of`), its seed, how it was drawn
+        "control": "dict[str, Any]",
         # --cache: the directory, the model's fingerprint, entries found and scored
         "cache": "dict[str, Any]",
         "batch_size_used": "int | None",
@@ -172,6 +174,7 @@ class Manifest(TypedDict, total=False):
     resumed: bool
     model_args: dict[str, Any]  # --model-args: loading options of every model
     vocab_words: str  # --vocab-words, where not `all`
+    control: str  # --control: `random-weights` (each model's control is among `models`)
     limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
     training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int

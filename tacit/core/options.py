@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tacit.core.choices import (
+    CONTROLS,
     LIMIT_BY,
     LOAD_DTYPES,
     TRACKERS,
     VOCAB_WORDS,
+    Control,
     LimitBy,
     LoadDtype,
     VocabWords,
@@ -94,6 +96,9 @@ class RunOptions:
         log_to: log the run's summary to an experiment tracker, `wandb` or `mlflow`
             (tacit.results.tracking; the package is an extra: `pip install
             'tacit-probe[wandb]'`).
+        control: `random-weights`: each model is followed by its control, the same
+            architecture and tokenizer with weights drawn at random (torch seeded with `seed`),
+            named `MODEL (random weights, seed S)` (tacit.models.controls).
     """
 
     vocab_models: Sequence[str] = ()
@@ -119,6 +124,7 @@ class RunOptions:
     cache: str | Path | None = None
 
     log_to: str | None = None
+    control: Control | None = None
 
     def __post_init__(self) -> None:
         """Check what can be checked before anything slow is loaded."""
@@ -129,6 +135,8 @@ class RunOptions:
         check_choice(option("--vocab-words"), self.vocab_words, VOCAB_WORDS)
         if self.log_to is not None:
             check_choice(option("--log-to"), self.log_to, TRACKERS)
+        if self.control is not None:
+            check_choice(option("--control"), self.control, CONTROLS)
         object.__setattr__(self, "model_args", parse_model_args(self.model_args))
         for key in ("revision", "dtype"):
             if key in self.model_args:
@@ -136,6 +144,11 @@ class RunOptions:
                     f"{option('--model-args')}: {key} has its own option, {option('--' + key)} "
                     f"(or give it one model: NAME,{key}=...)"
                 )
+        if "random_weights" in self.model_args:
+            raise TacitError(
+                f"{option('--model-args')}: random_weights is set by {option('--control')} "
+                "random-weights, which runs each model's control beside it"
+            )
         check_choice(option("--dtype"), self.dtype, LOAD_DTYPES)
         check_device(self.device)  # whether this machine has it: when a run starts
         if self.resume and self.checkpoint is None:
@@ -195,6 +208,7 @@ class RunOptions:
             **({"model_args": dict(self.model_args)} if self.model_args else {}),
             **({"limit": self.limit, "limit_by": self.limit_by} if self.limit is not None else {}),
             **({"vocab_words": self.vocab_words} if self.vocab_words != "all" else {}),
+            **({"control": self.control} if self.control is not None else {}),
             **(
                 {
                     "device_map": self.device_map,

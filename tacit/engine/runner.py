@@ -349,6 +349,7 @@ def run_manifest(
         "resumed": options.resume,
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
+        **({"control": options.control} if options.control is not None else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
         **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,
