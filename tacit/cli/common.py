@@ -223,8 +223,18 @@ DryRun = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Plan the run and time a short calibration on each model: prompts, candidates, "
-        "sentences, tokens and the time it would take. Scores nothing else, writes nothing.",
+        help="Say what the run would cost, in seconds: prompts, candidates and sentences from "
+        "the plan, and each model's time from a short calibration on its own prompts (with "
+        "what takes less, where it is long). Scores nothing else, writes nothing.",
+    ),
+]
+DryRunSeconds = Annotated[
+    float,
+    typer.Option(
+        "--dry-run-seconds",
+        help="With --dry-run: how long each model's calibration may take past loading (it "
+        "also stops at 2,048 sentences); 0: the counts alone, no model loaded.  [default: 10]",
+        show_default=False,
     ),
 ]
 VocabWordsOption = Annotated[
@@ -333,6 +343,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "limit_by": (LimitByOption, "random"),
     "threads": (Threads, None),
     "dry_run": (DryRun, False),
+    "dry_run_seconds": (DryRunSeconds, 10.0),
     "cache": (CacheDir, None),
     "compile": (Compile, False),
     "device_map": (DeviceMap, None),
@@ -369,6 +380,7 @@ def run_options(
     vocab_words: str = "all",
     threads: int | None = None,
     dry_run: bool = False,
+    dry_run_seconds: float = 10.0,
     cache: Path | None = None,
     control: str | None = None,
 ) -> RunOptions:
@@ -383,6 +395,7 @@ def run_options(
         limit_by=limit_by,  # type: ignore[arg-type]  # RunOptions checks it
         threads=threads,
         dry_run=dry_run,
+        dry_run_seconds=dry_run_seconds,
         cache=cache,
         control=control,  # type: ignore[arg-type]  # RunOptions checks it
         device=device,

@@ -83,6 +83,10 @@ ModelRecord = TypedDict(
         "control": "dict[str, Any]",
         # --cache: the directory, the model's fingerprint, entries found and scored
         "cache": "dict[str, Any]",
+        # seconds: load_seconds, scoring_seconds (this run's chunks), the sentences they
+        # held, and estimate_seconds, what the first chunk's pace said the scoring would take
+        # (from estimated_from_sentences in estimated_from_seconds): compare the two
+        "timing": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder

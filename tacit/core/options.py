@@ -87,6 +87,9 @@ class RunOptions:
         threads: CPU threads torch may use (None: torch's own choice); recorded either way.
         dry_run: plan the run and time a short calibration on each model, score nothing
             else, write nothing: what a run would cost (tacit.engine.estimate).
+        dry_run_seconds: with dry_run, the seconds each model's calibration may take past its
+            loading and warm-up (it also stops at 2,048 sentences); 0: the plan's counts alone,
+            no model loaded.
         cache: a directory where models' answers are kept across runs (tacit.models.
             score_cache): a sentence scored by an earlier run with the same model is read, not
             scored again. None (the default): nothing is kept.
@@ -121,6 +124,7 @@ class RunOptions:
     vocab_words: VocabWords = "all"
     threads: int | None = None
     dry_run: bool = False
+    dry_run_seconds: float = 10.0
     cache: str | Path | None = None
 
     log_to: str | None = None
@@ -137,6 +141,16 @@ class RunOptions:
             check_choice(option("--log-to"), self.log_to, TRACKERS)
         if self.control is not None:
             check_choice(option("--control"), self.control, CONTROLS)
+        if not isinstance(self.dry_run_seconds, int | float) or self.dry_run_seconds < 0:
+            raise TacitError(
+                f"{option('--dry-run-seconds')} {self.dry_run_seconds!r}: expected a number of "
+                "seconds, 0 or more (0: the counts alone)"
+            )
+        if self.dry_run_seconds != RunOptions.dry_run_seconds and not self.dry_run:
+            raise TacitError(
+                f"{option('--dry-run-seconds')} says how long {option('--dry-run')} may time "
+                f"each model: give it with {option('--dry-run')}"
+            )
         object.__setattr__(self, "model_args", parse_model_args(self.model_args))
         for key in ("revision", "dtype"):
             if key in self.model_args:
