@@ -155,8 +155,9 @@ class Metric:
     """A probe's metric: its summary column, how it is printed, which way is better, the
     columns of its interval (if it has one), the column counting the units (concepts, prompts,
     items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
-    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
-    column naming each row's metric (`named_by`: NLI's `metric`)."""
+    per-sample score of an export, tacit.results.lm_eval), for a long-form summary, the
+    column naming each row's metric (`named_by`: NLI's `metric`), and the column of what a
+    uniformly random ranking scores on it (`chance`), where the summary has one."""
 
     column: str
     label: str
@@ -166,6 +167,7 @@ class Metric:
     count: str | None = None
     row: str | None = None
     named_by: str | None = None
+    chance: str | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)

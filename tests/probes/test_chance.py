@@ -85,3 +85,21 @@ def test_elicitation_among_answers_has_the_same_chance_over_both(tiny_gpt2, toy_
     (row,) = run.summary.itertuples()
     assert row.map_vocab_chance == pytest.approx(want)
     assert row.map_sens_chance == pytest.approx(want)  # every candidate answers the relation
+
+
+def test_the_leaderboard_has_chance_beside_the_value(tiny_bert, toy_norms_path, tmp_path):
+    from typer.testing import CliRunner
+
+    from tacit.cli import app
+
+    run = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, progress=False)
+    run.save(tmp_path / "runs" / "one")
+    board = tacit.leaderboard(tmp_path / "runs")
+    n = run.manifest["vocabulary"]["size"]
+    assert board["chance"].tolist() == pytest.approx([_harmonic(n) / n])
+    printed = CliRunner().invoke(
+        app, ["leaderboard", str(tmp_path / "runs")], env={"COLUMNS": "200"}
+    )
+    assert printed.exit_code == 0, printed.output
+    header = next(line for line in printed.stdout.splitlines() if line.startswith("rank"))
+    assert header.split() == ["rank", "model", "run", "MRR", "[95%", "CI]", "chance", "n"]

@@ -65,6 +65,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         "map_vocab_ci_high",
         "n_concepts",
         row="ap_vocab",
+        chance="map_vocab_chance",
     )
     metrics = (
         Metric(

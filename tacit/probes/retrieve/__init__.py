@@ -94,7 +94,14 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         "tokens.csv": "The target and top candidates' tokens and their log-probabilities",
     }
     primary = Metric(
-        "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
+        "mrr",
+        "MRR",
+        True,
+        "mrr_ci_low",
+        "mrr_ci_high",
+        "n_concepts",
+        row="reciprocal_rank",
+        chance="mrr_chance",
     )
     metrics = (
         Metric("p_at_1", "P@1", True, "p_at_1_ci_low", "p_at_1_ci_high", "n_concepts"),
