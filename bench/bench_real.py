@@ -2,9 +2,9 @@
 controls of the same shapes and the chance level.
 
 For each model given (a local folder: the GGUF checkpoints of tests/support_real.py,
-dequantised to float32, or any causal LM) and a control built from its own config with random
-weights (seeded, the same tokenizer), on the same seeded sample of CSLB concepts
-(`--limit N --limit-by random --seed S`):
+dequantised to float32, or any causal LM) and its control (`--control random-weights`: its own
+config and tokenizer with random weights, torch seeded with --seed), on the same seeded sample
+of CSLB concepts (`--limit N --limit-by random --seed S`):
 
 - elicitation, every relation of the paper (is, is a, has, has a, made of), with the prefix,
   ranking every answer people gave to the relation (`--candidates answers`: exact span
@@ -16,9 +16,10 @@ weights (seeded, the same tokenizer), on the same seeded sample of CSLB concepts
   blank-last paraphrases ("Something that has fur, ... is called a <mask>.", which share
   the text before the blank): MRR, P@1 and hits@10 with their intervals.
 
-Chance is exact where it can be: a uniformly random ranking of N candidates has MRR H_N / N,
-P@1 1/N, hits@10 10/N; mAP by simulation (the same number of answers among the same number of
-candidates, 200 seeded draws per prompt), Spearman's rho 0. Writes bench/results/real.json
+Chance is what a uniformly random ranking of the N candidates scores, exactly, as every
+summary has it (`mrr_chance` H_N / N, `p_at_1_chance` 1/N, `hits_at_10_chance` 10/N,
+`map_vocab_chance` the expected AP given each prompt's answers; Spearman's rho 0). Each
+model's seconds are its scoring time as its manifest records it. Writes bench/results/real.json
 (tables `elicit` and `retrieve`), which docs/real-models.md renders. Run, e.g.:
 `python bench/bench_real.py --model SmolLM2-135M-Instruct=DIR --model gemma-3-270m=DIR2`
 (--quick: a tiny random GPT-2 as "the model", 3 concepts).
@@ -36,35 +37,15 @@ import time
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 from bench_causal import SHARED, build_model
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 import tacit
 
 BENCH = Path(__file__).resolve().parent
 RELATIONS = ["is", "is a", "has", "has a", "made of"]
-CHANCE_DRAWS = 200
-
-
-def control(model_dir: str, where: Path, seed: int) -> str:
-    """A model of the same config with random weights (seeded), and the same tokenizer."""
-    torch.manual_seed(seed)
-    config = AutoConfig.from_pretrained(model_dir)
-    AutoModelForCausalLM.from_config(config).save_pretrained(where)
-    AutoTokenizer.from_pretrained(model_dir).save_pretrained(where)
-    return str(where)
-
-
-def expected_ap(golds: int, candidates: int, rng: np.random.Generator) -> float:
-    """Mean AP of `golds` answers placed uniformly at random among `candidates` ranks."""
-    aps = []
-    for _ in range(CHANCE_DRAWS):
-        ranks = np.sort(rng.choice(candidates, size=golds, replace=False)) + 1
-        aps.append(float(np.mean(np.arange(1, golds + 1) / ranks)))
-    return float(np.mean(aps))
+PRETRAINED, CONTROL = "pretrained", "random (same shape)"
 
 
 def interval(row: pd.Series, name: str, ci: str | None = None) -> str:
@@ -76,7 +57,8 @@ def interval(row: pd.Series, name: str, ci: str | None = None) -> str:
 
 
 def sample(args: argparse.Namespace) -> dict:
-    """What every run shares: the norms, the seeded sample of concepts, the threads."""
+    """What every run shares: the norms, the seeded sample of concepts, the threads, and each
+    model's random-weight control beside it (seeded with the same --seed)."""
     return {
         "norms": args.norms,
         "limit": args.concepts,
@@ -84,49 +66,49 @@ def sample(args: argparse.Namespace) -> dict:
         "seed": args.seed,
         "threads": args.threads,
         "progress": False,
+        **({} if args.skip_controls else {"control": "random-weights"}),
     }
 
 
-def elicit(label: str, kind: str, model: str, args: argparse.Namespace) -> list[dict]:
-    """One model's elicitation rows: a row per relation, with its chance level."""
-    result = tacit.elicit(
-        [model],
-        relations=RELATIONS,
-        candidates="answers",
-        **sample(args),
-    )
-    summary = result.summary.set_index("relation")
-    prompts = result.prompts
-    rng = np.random.default_rng(args.seed)
+def each_model(result: tacit.ProbeResult) -> list[tuple[str, str, float]]:
+    """(name, weights, scoring seconds) of each model of a run: the model, then its control."""
+    return [
+        (r["name"], CONTROL if "control" in r else PRETRAINED, r["timing"]["scoring_seconds"])
+        for r in result.manifest["models"]
+    ]
+
+
+def elicit(label: str, model: str, args: argparse.Namespace, seconds: dict) -> list[dict]:
+    """The elicitation rows of a model and its control: a row per relation, with chance."""
+    result = tacit.elicit([model], relations=RELATIONS, candidates="answers", **sample(args))
     rows = []
-    for relation in RELATIONS:
-        if relation not in summary.index:
-            continue
-        row = summary.loc[relation]
-        asked = prompts[prompts["relation"] == relation]
-        chance = np.mean(
-            [
-                expected_ap(int(g), int(n), rng)
-                for g, n in zip(asked["n_gold"], asked["n_candidates"])
-            ]
-        )
-        rows.append(
-            {
-                "model": label,
-                "weights": kind,
-                "relation": relation,
-                "prompts": len(asked),
-                "candidates": int(asked["n_candidates"].iloc[0]),
-                "mAP [95% CI]": interval(row, "map_vocab"),
-                "chance mAP": f"{chance:.3f}",
-                "Spearman rho [95% CI]": interval(row, "spearman_mean", "spearman"),
-            }
-        )
+    for name, kind, took in each_model(result):
+        seconds[f"{label}, {kind}"] = round(seconds.get(f"{label}, {kind}", 0) + took, 1)
+        summary = result.summary[result.summary["model"] == name].set_index("relation")
+        prompts = result.prompts[result.prompts["model"] == name]
+        for relation in RELATIONS:
+            if relation not in summary.index:
+                continue
+            row = summary.loc[relation]
+            asked = prompts[prompts["relation"] == relation]
+            rows.append(
+                {
+                    "model": label,
+                    "weights": kind,
+                    "relation": relation,
+                    "prompts": len(asked),
+                    "candidates": int(asked["n_candidates"].iloc[0]),
+                    "mAP [95% CI]": interval(row, "map_vocab"),
+                    "chance mAP": f"{row['map_vocab_chance']:.3f}",
+                    "Spearman rho [95% CI]": interval(row, "spearman_mean", "spearman"),
+                }
+            )
     return rows
 
 
-def retrieve(label: str, kind: str, model: str, args: argparse.Namespace) -> list[dict]:
-    """One model's retrieval rows: a row per template at --max-props properties."""
+def retrieve(label: str, model: str, args: argparse.Namespace, seconds: dict) -> list[dict]:
+    """The retrieval rows of a model and its control: a row per template at --max-props
+    properties, with chance."""
     result = tacit.retrieve(
         [model],
         candidates="concepts",
@@ -134,25 +116,29 @@ def retrieve(label: str, kind: str, model: str, args: argparse.Namespace) -> lis
         max_props=args.max_props,
         **sample(args),
     )
-    summary = result.summary
     n = int(result.prompts["n_candidates"].iloc[0])
-    harmonic = float(np.sum(1.0 / np.arange(1, n + 1)))
-    last = summary[summary["n_props"] == summary["n_props"].max()]
-    return [
-        {
-            "model": label,
-            "weights": kind,
-            "template": row["template"],
-            "properties": int(row["n_props"]),
-            "concepts": int(row["n_concepts"]),
-            "candidates": n,
-            "MRR [95% CI]": interval(row, "mrr"),
-            "P@1 [95% CI]": interval(row, "p_at_1"),
-            "hits@10 [95% CI]": interval(row, "hits_at_10"),
-            "chance MRR / P@1 / hits@10": f"{harmonic / n:.4f} / {1 / n:.4f} / {10 / n:.4f}",
-        }
-        for _, row in last.iterrows()
-    ]
+    rows = []
+    for name, kind, took in each_model(result):
+        seconds[f"{label}, {kind}"] = round(seconds.get(f"{label}, {kind}", 0) + took, 1)
+        summary = result.summary[result.summary["model"] == name]
+        last = summary[summary["n_props"] == summary["n_props"].max()]
+        rows += [
+            {
+                "model": label,
+                "weights": kind,
+                "template": row["template"],
+                "properties": int(row["n_props"]),
+                "concepts": int(row["n_concepts"]),
+                "candidates": n,
+                "MRR [95% CI]": interval(row, "mrr"),
+                "P@1 [95% CI]": interval(row, "p_at_1"),
+                "hits@10 [95% CI]": interval(row, "hits_at_10"),
+                "chance MRR / P@1 / hits@10": f"{row['mrr_chance']:.4f} / "
+                f"{row['p_at_1_chance']:.4f} / {row['hits_at_10_chance']:.4f}",
+            }
+            for _, row in last.iterrows()
+        ]
+    return rows
 
 
 def write(args: argparse.Namespace, seconds: dict, elicit_rows: list, retrieve_rows: list) -> None:
@@ -201,18 +187,12 @@ def main() -> int:
             args.concepts, args.max_props = 3, 2
             models = {"tiny GPT-2": build_model(args.tokenizer, "tiny", tmp / "tiny")}
         for label, directory in models.items():
-            runs = [("pretrained", directory)]
-            if not args.skip_controls:
-                built = control(directory, tmp / f"control-{len(seconds)}", 1000 + args.seed)
-                runs.append(("random (same shape)", built))
-            for kind, model in runs:
-                start = time.perf_counter()
-                elicit_rows += elicit(label, kind, model, args)
-                retrieve_rows += retrieve(label, kind, model, args)
-                seconds[f"{label}, {kind}"] = round(time.perf_counter() - start, 1)
-                print(f"{label}, {kind}: {seconds[f'{label}, {kind}']} s", flush=True)
-                if not args.quick:  # after each model: a run stopped later keeps these
-                    write(args, seconds, elicit_rows, retrieve_rows)
+            start = time.perf_counter()
+            elicit_rows += elicit(label, directory, args, seconds)
+            retrieve_rows += retrieve(label, directory, args, seconds)
+            print(f"{label} and its control: {time.perf_counter() - start:.0f} s", flush=True)
+            if not args.quick:  # after each model: a run stopped later keeps these
+                write(args, seconds, elicit_rows, retrieve_rows)
     print(pd.DataFrame(elicit_rows).to_string(), pd.DataFrame(retrieve_rows).to_string(), sep="\n")
     return 0
 

@@ -67,6 +67,10 @@ def run_probe(
     models = _model_texts(models)
     if probe.models_required and not models:
         raise TacitError(f"no {option('--model')} given")
+    if run.control is not None:  # each model's control beside it (tacit.models.controls)
+        from tacit.models.controls import with_controls
+
+        models = with_controls(models, run)
     _check_device(run, [m for m in models if isinstance(m, str)])
     started = now()
     plan = probe.plan(list(models), values, run)

@@ -44,6 +44,9 @@ LimitBy = Literal["random", "first"]
 LIMIT_BY: tuple[LimitBy, ...] = get_args(LimitBy)
 
 TRACKERS = ("wandb", "mlflow")  # --log-to: experiment trackers (tacit.results.tracking)
+# --control: a model run beside each model, to read its numbers against (tacit.models.controls)
+Control = Literal["random-weights"]
+CONTROLS: tuple[Control, ...] = get_args(Control)
 
 T = TypeVar("T")
 

@@ -61,9 +61,11 @@ class Table:
                     with_interval(v, lo, hi, signed=signed) for v, lo, hi in zip(values, low, high)
                 ]
             else:
-                if _whole(values):  # counts in a float column (NaN made it one)
-                    values = values.map(lambda v: v if pd.isna(v) else int(v))
-                texts = [format_number(v, signed=signed) for v in values]
+                whole = _whole(values)  # counts in a float column (NaN made it one)
+                texts = [
+                    format_number(int(v) if whole and not pd.isna(v) else v, signed=signed)
+                    for v in values
+                ]
             shown[self.headers.get(column, str(column))] = texts
         return pd.DataFrame(shown, index=range(len(self.frame)))
 

@@ -79,8 +79,14 @@ ModelRecord = TypedDict(
         # lists it, the engine and version it reports, the start token and who adds it, the
         # consistency check's result, prompts per request, concurrency, retries made
         "server": "dict[str, Any]",
+        # --control random-weights: the model it controls (`of`), its seed, how it was drawn
+        "control": "dict[str, Any]",
         # --cache: the directory, the model's fingerprint, entries found and scored
         "cache": "dict[str, Any]",
+        # seconds: load_seconds, scoring_seconds (this run's chunks), the sentences they
+        # held, and estimate_seconds, what the first chunk's pace said the scoring would take
+        # (from estimated_from_sentences in estimated_from_seconds): compare the two
+        "timing": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
         "seed": str,  # NLI released predictions: the seed folder
@@ -172,6 +178,7 @@ class Manifest(TypedDict, total=False):
     resumed: list[dict[str, Any]]  # each resume: its started and command
     model_args: dict[str, Any]  # --model-args: loading options of every model
     vocab_words: str  # --vocab-words, where not `all`
+    control: str  # --control: `random-weights` (each model's control is among `models`)
     limit: dict[str, Any]  # --limit: {"first": N, "of": "concepts"}
     training: dict[str, Any]  # a run during training (ProbeCallback): global_step, epoch
     processes: int

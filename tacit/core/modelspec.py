@@ -47,9 +47,15 @@ LOAD_OPTIONS = {
     "system turn (default: what the template writes, often a system turn of its own)",
     "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
     "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
+    "random_weights": "a control: the model's architecture and tokenizer with weights drawn at "
+    "random, torch seeded with this number (`--control random-weights`); its text ends "
+    "` (random weights, seed N)`",
 }
+# a random-weight control's text: the model's, then this (ModelSpec.text, ModelSpec.parse)
+RANDOM_WEIGHTS = re.compile(r"\s+\(random weights, seed (\d+)\)$")
 _FLAGS = ("trust_remote_code", "load_in_8bit", "load_in_4bit")  # booleans
-_TEXTS = tuple(k for k in LOAD_OPTIONS if k not in _FLAGS)  # kept as text, never read as numbers
+_WHOLE = ("random_weights",)  # whole numbers
+_TEXTS = tuple(k for k in LOAD_OPTIONS if k not in _FLAGS + _WHOLE)  # never read as numbers
 _BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _KEY = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
 
@@ -81,6 +87,8 @@ class ModelSpec:
         for key in _FLAGS:
             if key in given:
                 given[key] = _boolean(given[key], f"{label} {name}: {key}")
+        if "random_weights" in given:
+            given["random_weights"] = _seed(given["random_weights"], f"{label} {name}")
         if "dtype" in given:
             check_choice(f"{label} {name}: dtype", given["dtype"], LOAD_DTYPES)
         if given.get("load_in_8bit") and given.get("load_in_4bit"):
@@ -109,6 +117,10 @@ class ModelSpec:
         directory may have a comma in its name); the KEY=VALUE parts at the end are options."""
         if not isinstance(text, str):
             raise TacitError(f"{option(flag)} {text!r}: expected a model's name or path")
+        control = RANDOM_WEIGHTS.search(text)
+        if control is not None and not _exists(text):  # `NAME (random weights, seed N)`
+            model = cls.parse(text[: control.start()], flag=flag)
+            return cls(model.name, **model.given(), random_weights=int(control[1]))
         if "=" not in text or _exists(text):
             return cls(text.strip())
         where = f"{option(flag)} {shorten(text)}"
@@ -156,9 +168,14 @@ class ModelSpec:
     def text(self) -> str:
         """The model as one line of text (how tables and manifests name it)."""
         pairs = [
-            f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in self.given().items()
+            f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+            for k, v in self.given().items()
+            if k != "random_weights"
         ]
-        return ",".join([self.name, *pairs])
+        text = ",".join([self.name, *pairs])
+        if self.random_weights is not None:
+            text += f" (random weights, seed {self.random_weights})"
+        return text
 
     def over(self, defaults: Mapping[str, Any]) -> ModelSpec:
         """This model's options, the run's `defaults` where it gives none."""
@@ -182,6 +199,7 @@ class ModelSpec:
     chat_template = property(lambda self: self.get("chat_template"))
     system = property(lambda self: self.get("system"))
     base_url = property(lambda self: self.get("base_url"))
+    random_weights = property(lambda self: self.get("random_weights"))
 
     @property
     def quantization(self) -> str | None:
@@ -257,6 +275,14 @@ def _boolean(value: Any, where: str) -> bool:
     if str(value).lower() not in _BOOLEANS:
         raise TacitError(f"{where}={value}: expected true or false")
     return _BOOLEANS[str(value).lower()]
+
+
+def _seed(value: Any, where: str) -> int:
+    """A random-weight control's seed: a whole number of at least 0."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise TacitError(f"{where}: random_weights={value}: expected a seed, a whole number >= 0")
+    return int(text)
 
 
 def _exists(text: str) -> bool:

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tacit.core.choices import (
+    CONTROLS,
     LIMIT_BY,
     LOAD_DTYPES,
     TRACKERS,
     VOCAB_WORDS,
+    Control,
     LimitBy,
     LoadDtype,
     VocabWords,
@@ -206,6 +208,14 @@ DRY_RUN = Param(
     help="Plan the run and time a short calibration on each model: prompts, candidates, "
     "sentences, tokens and the time it would take. Scores nothing else, writes nothing.",
 )
+DRY_RUN_SECONDS = Param(
+    "dry_run_seconds",
+    10.0,
+    kind="float",
+    minimum=0,
+    help="With --dry-run: how long each model's calibration may take past loading (it also "
+    "stops at 2,048 sentences); 0: the counts alone, no model loaded.",
+)
 CACHE = Param(
     "cache",
     None,
@@ -274,6 +284,15 @@ LOG_TO = Param(
     help="Log the run's summary, manifest and files to an experiment tracker once it is saved "
     "(its extra: pip install 'tacit-probe[wandb]'; offline modes work).",
 )
+CONTROL = Param(
+    "control",
+    None,
+    choices=CONTROLS,
+    recorded="set",
+    help="Run each model's control beside it: random-weights, the same architecture and "
+    "tokenizer with weights drawn at random (torch seeded with --seed), named 'MODEL (random "
+    "weights, seed S)' in every table: what length and tokens alone give.",
+)
 QUIET = Param("quiet", False, kind="bool", flags=("--quiet", "-q"), help="No progress bar.")
 
 
@@ -298,6 +317,7 @@ class RunOptions(Options):
     limit_by: LimitBy = LIMIT_BY_PARAM.field()
     threads: int | None = THREADS.field()
     dry_run: bool = DRY_RUN.field()
+    dry_run_seconds: float = DRY_RUN_SECONDS.field()
     cache: str | Path | None = CACHE.field()
     compile: bool = COMPILE.field()
     device_map: str | None = DEVICE_MAP.field()
@@ -307,6 +327,7 @@ class RunOptions(Options):
     checkpoint: Path | None = CHECKPOINT.field()
     resume: bool = RESUME.field()
     log_to: str | None = LOG_TO.field()
+    control: Control | None = CONTROL.field()
     quiet: bool = QUIET.field()
 
     def __post_init__(self) -> None:
@@ -328,6 +349,16 @@ class RunOptions(Options):
                 else "checkpoint: where the interrupted run kept its chunks"
             )
             raise TacitError(f"{option('--resume')} needs {needs}")
+        if self.dry_run_seconds != DRY_RUN_SECONDS.default and not self.dry_run:
+            raise TacitError(
+                f"{option('--dry-run-seconds')} says how long {option('--dry-run')} may time "
+                f"each model: give it with {option('--dry-run')}"
+            )
+        if "random_weights" in self.model_args:
+            raise TacitError(
+                f"{option('--model-args')}: random_weights is set by {option('--control')} "
+                "random-weights, which runs each model's control beside it"
+            )
         if self.device_map is None and (self.max_memory or self.offload_folder):
             raise TacitError(
                 f"{option('--max-memory')} and {option('--offload-folder')} need "

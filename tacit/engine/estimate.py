@@ -1,22 +1,41 @@
-"""What a run would cost, before it runs (`--dry-run`): the probe's plan counted (prompts,
-candidates, sentences per model) and each model timed on a short calibration (a few of the
-run's own prompts, scored after one more to warm the model up), extrapolated over every
-sentence. Nothing is written and nothing else is scored. The estimate is the calibration's
-pace times the work: batches of a full run are fuller, so a long run usually goes a little
-faster than said; the tokens are the calibration's per sentence, where the family counts them.
+"""What a run would cost, before it runs (`--dry-run`), in seconds rather than minutes:
+
+- the plan counted, from the plan alone (no model is loaded for it): the prompts, the rows,
+  what they are ranked among, and the sentences each model scores (a candidate span in a
+  distinct prompt text is one; a prompt over the shared vocabulary is one, and a causal LM adds
+  the text after the blank of each word it must score, which only scoring tells);
+- each model timed on a short calibration of the run's own work, scored as the run scores it
+  (a causal LM's word suffixes, a seq2seq LM's sentinels, pmi baselines and the tie rule
+  included): one batch to warm up, then prompts in turn (a prompt with candidate spans: one of
+  its texts, a template at a time) until `RunOptions.dry_run_seconds` (default 10) or
+  CALIBRATION_SENTENCES are spent. A prompt is stopped part-way once the budget is spent
+  (tacit.models.meter), and what was timed is scaled by the share of it that was done: every
+  planned sentence of the prompt, or, where a causal LM prunes, every word it would score.
+  With `dry_run_seconds=0` no model is loaded and the counts alone are said;
+- past LONG_RUN_SECONDS, what takes less: `--limit N` with the N that takes about that long,
+  and the cheaper settings of this plan that exist (fewer candidates, fewer words, one pass
+  per span, a GPU).
+
+Nothing is written. What the calibration cannot see: a full run's batches are fuller (on a
+GPU it goes faster than said), and a prompt stopped part-way was timed on its longest
+sentences (they are batched first), so the estimate errs long; near ties settled after a
+prompt (tacit.models.ties) are timed only where a timed prompt finished. A real run records
+its own estimate (from its first chunk) beside its actual time (tacit.engine.runner), so that
+the two can be compared.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from tqdm.auto import tqdm
-
 from tacit.core.numbers import format_number
-from tacit.engine.runner import each_model, score_chunk, use_threads
+from tacit.core.option_names import option
+from tacit.engine.runner import LONG_RUN_SECONDS, each_model, model_name, score_chunk, use_threads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,57 +44,86 @@ if TYPE_CHECKING:
     from tacit.models.base import Scorer
     from tacit.probes.base import Plan, Work
 
-# sentences a calibration scores at least (or the whole run, if it is smaller)
-CALIBRATION_SENTENCES = 64
+# sentences a calibration scores at most, past its warm-up (a budget of seconds stops it too)
+CALIBRATION_SENTENCES = 2048
 # the work counts a scorer keeps (tacit.models.answers.SpanScores.work) that are tokens
 TOKEN_COUNTS = ("span_tokens", "span_rows")
 
 
 @dataclass(frozen=True)
 class ModelEstimate:
-    """One model's part of a run: its sentences, the calibration that timed it, the estimate."""
+    """One model's part of a run: the sentences it would score, the estimate, and the
+    calibration it rests on (None where the dry run loaded no model: counts alone)."""
 
     model: str
-    sentences: int
-    seconds: float  # the whole run's scoring, extrapolated
-    load_seconds: float
-    calibration_sentences: int
-    calibration_seconds: float
+    sentences: int  # what the plan counts, or, with a calibration, what it found per prompt
+    seconds: float | None = None  # the whole run's scoring, extrapolated
+    load_seconds: float | None = None
+    calibration_seconds: float = 0.0
+    calibration_sentences: int = 0
+    calibration_prompts: int = 0  # prompt texts timed (the last one possibly in part)
+    calibration_partial: bool = False  # a prompt was stopped part-way and scaled up
+    kind: str | None = None  # the family's kind (masked, causal, ...), once loaded
     tokens: Mapping[str, int] = field(default_factory=dict)  # extrapolated work counts
 
 
 @dataclass(frozen=True)
 class RunEstimate:
-    """What `--dry-run` says of a run: the plan's counts and each model's estimate."""
+    """What `--dry-run` says of a run: the plan's counts, each model's estimate, and what
+    would take less where it is long (`notes`)."""
 
     probe: str
     prompts: int
     rows: int
     candidates: str
+    sentences: int  # per model, as the plan counts them
     models: list[ModelEstimate]
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def seconds(self) -> float:
-        return sum(m.seconds + m.load_seconds for m in self.models)
+    def seconds(self) -> float | None:
+        """The whole run, loading included; None where no model was timed."""
+        if any(m.seconds is None for m in self.models):
+            return None
+        return sum((m.seconds or 0) + (m.load_seconds or 0) for m in self.models)
 
     def __str__(self) -> str:
+        timed = any(m.seconds is not None for m in self.models)
+        what = (
+            "nothing scored beyond a calibration" if timed else "the plan counted, no model loaded"
+        )
         lines = [
-            f"{self.probe} (dry run: nothing scored beyond a calibration, nothing written)",
-            f"  prompts: {self.prompts:,} ({self.rows:,} rows), ranked among {self.candidates}",
+            f"{self.probe} (dry run: {what}, nothing written)",
+            f"  prompts: {self.prompts:,} ({self.rows:,} rows) per model, ranked among "
+            f"{self.candidates}; {self.sentences:,} sentences per model",
         ]
+        untimed = [m.model for m in self.models if m.seconds is None]
+        if untimed:
+            lines.append(
+                f"  not loaded, not timed ({option('--dry-run-seconds')} 0): {', '.join(untimed)}"
+            )
         for m in self.models:
+            if m.seconds is None:
+                continue
             tokens = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in m.tokens.items())
             pace = m.calibration_sentences / m.calibration_seconds if m.calibration_seconds else 0
+            found = f"{m.sentences:,} sentences" if m.sentences != self.sentences else ""
+            counted = "; ".join(t for t in (found, tokens) if t)
+            part = ", the last in part" if m.calibration_partial else ""
             lines.append(
-                f"  {m.model}: {m.sentences:,} sentences{f' ({tokens})' if tokens else ''}; "
-                f"about {_duration(m.seconds)} to score at {format_number(pace)} sentences/s "
-                f"(timed on {m.calibration_sentences:,}), {_duration(m.load_seconds)} to load"
+                f"  {m.model}: about {duration(m.seconds)} to score"
+                + (f" ({counted})" if counted else "")
+                + f"; timed {m.calibration_sentences:,} sentences of "
+                f"{m.calibration_prompts:,} prompt(s){part} in {m.calibration_seconds:.1f} s "
+                f"({format_number(pace)} sentences/s); {duration(m.load_seconds or 0)} to load"
             )
-        lines.append(f"  in all: about {_duration(self.seconds)}")
-        return "\n".join(lines)
+        if self.seconds is not None:
+            lines.append(f"  in all: about {duration(self.seconds)}")
+        return "\n".join(lines + self.notes)
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """`42 s`, `12 min`, `3.5 h`."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -91,21 +139,27 @@ def estimate_run(
     assert work is not None, "a plan without work costs nothing"
     costs = work.costs()
     total = int(costs.sum())
-    sample = _calibration_keys(costs)
-    use_threads(options)
     estimates = []
-    for _, model in each_model(
-        models,
-        options,
-        probe=probe,
-        needs=work.needs,
-        tokenizers=plan.tokenizers,
-        load_options=work.load_options,
-    ):
-        started = time.monotonic()
-        scorer: Any = model if work.lazy else model.scorer
-        loaded = time.monotonic() - started
-        estimates.append(_timed(model.name, scorer, work, sample, total, loaded, options))
+    if options.dry_run_seconds == 0:  # the counts alone: no model loaded
+        names = dict.fromkeys(model_name(m) for m in models)
+        estimates = [ModelEstimate(name, total) for name in names]
+    else:
+        use_threads(options)
+        calibrating = replace(options, cache=None)  # time the scoring, not a cache's reads
+        for _, model in each_model(
+            models,
+            calibrating,
+            probe=probe,
+            needs=work.needs,
+            tokenizers=plan.tokenizers,
+            load_options=work.load_options,
+        ):
+            started = time.monotonic()
+            scorer: Any = model if work.lazy else model.scorer
+            loaded = time.monotonic() - started
+            batch = options.batch_size if isinstance(options.batch_size, int) else 32
+            timed = _calibrated(work, scorer, costs, batch, options.dry_run_seconds)
+            estimates.append(replace(timed, model=model.name, load_seconds=loaded))
     candidates = plan.candidates
     among = (
         f"a shared vocabulary of {len(candidates.vocab):,} words"
@@ -114,43 +168,182 @@ def estimate_run(
         if candidates is not None and candidates.sets
         else "what the probe asks"
     )
-    return RunEstimate(probe, len(costs), len(work.rows), among, estimates)
+    estimate = RunEstimate(probe, len(costs), len(work.rows), among, total, estimates)
+    return replace(estimate, notes=faster(estimate, probe, plan, options))
 
 
-def _calibration_keys(costs: pd.Series) -> list[Any]:
-    """The keys a calibration scores: one to warm up, then enough for CALIBRATION_SENTENCES."""
-    keys, sentences = [], 0
-    for key, cost in costs.items():
-        keys.append(key)
-        if len(keys) > 1:
-            sentences += int(cost)
-        if sentences >= CALIBRATION_SENTENCES:
-            break
-    return keys
+@dataclass(frozen=True)
+class _Group:
+    """Work a calibration times in one go: rows of the plan, their sentences, their texts."""
+
+    rows: pd.DataFrame
+    cost: int
+    texts: int
 
 
-def _timed(
-    name: str,
-    scorer: Any,
-    work: Work,
-    keys: list[Any],
-    total: int,
-    loaded: float,
-    options: RunOptions,
+def _groups(work: Work, costs: pd.Series, batch: int) -> Iterator[_Group]:
+    """The run's work in its order, in pieces a calibration times: prompts that cost a
+    sentence each, as many as a batch holds; prompts of candidate spans, one text of each (its
+    templates in turn, from one prompt to the next), as many as fill a batch of sentences (a
+    prompt of more sentences alone)."""
+    import pandas as pd
+
+    keys = list(costs.index)
+    column = work.rows[work.key]
+    if work.cost is None:
+        for start in range(0, len(keys), batch):
+            chosen = keys[start : start + batch]
+            rows = work.rows[column.isin(chosen)]
+            texts = rows["prompt"].nunique() if "prompt" in rows else len(chosen)
+            yield _Group(rows, len(chosen), int(texts))
+        return
+    pieces: list[pd.DataFrame] = []
+    cost = 0
+    for n, key in enumerate(keys):
+        rows = work.rows[column == key]
+        if "prompt" in rows:
+            texts = list(dict.fromkeys(rows["prompt"]))
+            rows = rows[rows["prompt"] == texts[n % len(texts)]]
+        pieces.append(rows)
+        cost += int(work.cost(rows).sum())
+        if cost >= batch:
+            yield _Group(pd.concat(pieces), cost, len(pieces))
+            pieces, cost = [], 0
+    if pieces:
+        yield _Group(pd.concat(pieces), cost, len(pieces))
+
+
+def _calibrated(
+    work: Work, scorer: Any, costs: pd.Series, batch: int, seconds: float
 ) -> ModelEstimate:
-    """One model's calibration: the first key alone (warm-up, not timed), then the rest."""
-    rows = work.rows[work.key].isin(keys[:1])
-    with tqdm(disable=True) as quiet:
-        score_chunk(work, scorer, work.rows[rows], quiet)
-        timed = work.rows[work.key].isin(keys[1:] or keys[:1])
-        started = time.monotonic()
-        scored = score_chunk(work, scorer, work.rows[timed], quiet)
-        seconds = max(time.monotonic() - started, 1e-9)
-    sentences = int(work.costs()[list(keys[1:] or keys[:1])].sum())
-    per_sentence = seconds / max(sentences, 1)
+    """One model timed: its first piece of work to warm up (one batch, untimed), then the
+    next ones until `seconds` or CALIBRATION_SENTENCES are spent (the first again for a run
+    of one), each scaled by the share of it done; the pace per sentence of the plan, times
+    every sentence of the plan."""
+    from tacit.models.meter import Meter, Spent, metering
+
+    groups = _groups(work, costs, batch)
+    first = next(groups)
+
+    def meter(group: _Group, seconds: float, sentences: int) -> Meter:
+        # a block of a prompt's sentences (a family's bar) is one text's where a prompt's
+        # sentences are its own (a causal LM's word suffixes), or where it is timed alone
+        alone = work.cost is None or group.texts == 1
+        return Meter(seconds, sentences, group.texts, in_block=alone)
+
+    warm = meter(first, 0, 0)
+    with metering(warm), warm.bar() as bar, suppress(Spent):
+        score_chunk(work, scorer, first.rows, bar)
+    spent, sentences, prompts, partial = 0.0, 0, 0, False
+    whole_seconds, whole_cost, whole_sentences = 0.0, 0, 0.0
+    counts: Counter[str] = Counter()
+    counted_cost = 0
+    for group in _timed(groups, first):
+        timing = meter(group, seconds - spent, CALIBRATION_SENTENCES - sentences)
+        scored = None
+        with metering(timing), timing.bar() as bar:
+            try:
+                scored = score_chunk(work, scorer, group.rows, bar)
+            except Spent:
+                partial = True
+        took = timing.elapsed
+        whole = timing.whole()
+        spent += took
+        sentences += timing.sentences_done
+        prompts += timing.texts_done + (1 if timing.stopped and timing.block_done else 0)
+        whole_seconds += whole[0]
+        whole_cost += group.cost
+        whole_sentences += whole[1]
+        if scored is not None:
+            counts.update(scored.counts)
+            counted_cost += group.cost
+        if spent >= seconds or sentences >= CALIBRATION_SENTENCES:
+            break
+    total = int(costs.sum())
+    per_cost = total / max(whole_cost, 1)
     tokens = {
-        key: round(scored.counts[key] / max(sentences, 1) * total)
+        key: round(counts[key] / counted_cost * total)
         for key in TOKEN_COUNTS
-        if key in scored.counts
+        if key in counts and counted_cost
     }
-    return ModelEstimate(name, total, per_sentence * total, loaded, sentences, seconds, tokens)
+    return ModelEstimate(
+        "",  # named by the caller
+        # the plan's count, or, where a prompt is one sentence in the plan but a causal LM
+        # scores its words' suffixes too, what the calibration found per prompt
+        sentences=total if work.cost is not None else max(total, round(whole_sentences * per_cost)),
+        seconds=whole_seconds * per_cost,
+        calibration_seconds=spent,
+        calibration_sentences=sentences,
+        calibration_prompts=prompts,
+        calibration_partial=partial,
+        kind=getattr(scorer, "kind", None),
+        tokens=tokens,
+    )
+
+
+def _timed(groups: Iterator[_Group], first: _Group) -> Iterator[_Group]:
+    """The groups after the warm-up's, or the warm-up's again where it was the only one."""
+    any_left = False
+    for group in groups:
+        any_left = True
+        yield group
+    if not any_left:
+        yield first
+
+
+def faster(estimate: RunEstimate, probe: str, plan: Plan, options: RunOptions) -> list[str]:
+    """Where the run would take longer than LONG_RUN_SECONDS: a `note:` line with what takes
+    less, as this plan and these models allow: `--limit N` (the N that takes about that long,
+    for a probe that can be limited), fewer candidates, fewer words, one pass per span, a GPU.
+    None for a short run or one not timed."""
+    from tacit.probes import registry
+
+    seconds = estimate.seconds
+    if seconds is None or seconds <= LONG_RUN_SECONDS:
+        return []
+    ways = []
+    unit = registry.get(probe).limit
+    work = plan.work
+    column = {"concepts": "concept", "items": "item"}.get(unit or "")
+    if work is not None and column in work.rows:
+        units = int(work.rows[column].nunique())
+        n = max(1, int(units * LONG_RUN_SECONDS / seconds))
+        ways.append(
+            f"{option('--limit')} {n} takes about {duration(seconds * n / units)} "
+            f"({n} of {units:,} {unit}, a first look)"
+        )
+    elif unit is not None:
+        ways.append(f"{option('--limit')} N takes the first look at N {unit}")
+    candidates = plan.candidates
+    kinds = {m.kind for m in estimate.models}
+    if candidates is not None and candidates.vocabulary is not None:
+        if any(m.sentences > estimate.sentences for m in estimate.models):  # a word's suffix
+            ways.append(
+                f"{option('--vocab-words')} lower (fewer words, so fewer texts after the blank "
+                "for a causal LM to score)"
+            )
+    elif candidates is not None and candidates.sets:
+        # the span options are the probe's own (retrieve and elicit declare them)
+        scoring = getattr(plan.values, "span_scoring", None)
+        normalize = getattr(plan.values, "normalize", None)
+        if scoring == "l2r" and kinds & {"masked", None}:
+            ways.append(
+                f"{option('--span-scoring')} independent (a masked LM: one pass per span, not "
+                "one per token)"
+            )
+        if normalize == "pmi":
+            ways.append(
+                f"{option('--normalize')} sum (pmi scores every span again without the properties)"
+            )
+        ways.append(f"{option('--candidates')} FILE (fewer candidates: the time goes with them)")
+    if options.device in ("auto", "cpu") and not _gpu_here():
+        ways.append(f"a GPU ({option('--device')} cuda)")
+    return [f"note: about {duration(seconds)}: " + "; ".join(ways)]
+
+
+def _gpu_here() -> bool:
+    """Does this machine have a CUDA GPU (where torch is loaded: a calibration loaded it)?"""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is not None and bool(torch.cuda.is_available())

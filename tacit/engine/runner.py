@@ -67,6 +67,7 @@ class ModelHandle:
         self.name, self.options, self.probe, self.needs = model_name(model), options, probe, needs
         self.tokenizer, self.load_options = tokenizer, load_options or {}
         self._scorer: Scorer | None = None
+        self.load_seconds: float | None = None  # how long loading took, where it loaded here
         self._given = not isinstance(model, str)
         if not isinstance(model, str):
             needs.check(model.name, model, probe)
@@ -77,6 +78,7 @@ class ModelHandle:
         if self._scorer is None:
             from tacit.models import load_scorer
 
+            started = time.monotonic()
             self._scorer = load_scorer(
                 self.name,
                 self.options,
@@ -85,6 +87,7 @@ class ModelHandle:
                 tokenizer=self.tokenizer,
                 load_options=self.load_options,
             )
+            self.load_seconds = time.monotonic() - started
             if self.options.cache is not None:  # a model loaded by name: its answers keep
                 from tacit.models.score_cache import ScoreCache
 
@@ -217,6 +220,7 @@ def run_models(
         load_options=work.load_options,
     ):
         scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
+        timing: dict[str, Any] = {}
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
         if any(s is None for s in scored):
@@ -235,12 +239,14 @@ def run_models(
                 pace = Pace(work, chunks, [s is None for s in scored], model.name, bar)
                 for c, chunk in enumerate(chunks):
                     if scored[c] is None:
+                        started = time.monotonic()
                         scored[c] = new = score_chunk(work, scorer, chunk, bar)
+                        pace.done(c, time.monotonic() - started)
                         if model.loaded and not recorded:  # a kill after the chunk keeps both
                             checkpoint.keep_record(number, model.record())
                             recorded = True
                         checkpoint.keep_chunk(number, c, new)
-                        pace.done(c)
+                timing = pace.record(model.load_seconds)
         table = pd.concat([s.table for s in scored if s is not None]).sort_index(kind="stable")
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         extras: dict[str, Any] = {}
@@ -249,7 +255,8 @@ def run_models(
         # a model that did not load this time (all resumed) keeps the record of when it did
         record = (None if model.loaded else checkpoint.record(number)) or model.record()
         checkpoint.keep_record(number, record)
-        records.append(cast(ModelRecord, {**record, **dict(counts), **extras}))
+        timed = {"timing": timing} if timing else {}
+        records.append(cast(ModelRecord, {**record, **dict(counts), **extras, **timed}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
 
@@ -271,22 +278,34 @@ def chunked(work: Work) -> list[pd.DataFrame]:
 
 
 class Pace:
-    """How long a model's part of the run will take, from its first chunks' pace: said once, in
-    a `note:` line above the bar, where it is over LONG_RUN_SECONDS (with what to do instead)."""
+    """How long a model's part of the run takes: its estimate once its first chunk is scored
+    (that chunk's seconds per sentence, times every sentence this run scores: what a dry run
+    says, made from the run's own first chunk), and the time it took; kept in the manifest
+    (`timing`) so that the two can be compared. Where the pace says the rest will take over
+    LONG_RUN_SECONDS, said once, in a `note:` line above the bar (with what to do instead)."""
 
     def __init__(
         self, work: Work, chunks: list[pd.DataFrame], todo: list[bool], model: str, bar: tqdm
     ) -> None:
         costs = work.costs()
         self.cost = [int(costs[list(dict.fromkeys(c[work.key]))].sum()) for c in chunks]
-        self.left = sum(cost for cost, new in zip(self.cost, todo) if new)
+        self.left = self.planned = sum(cost for cost, new in zip(self.cost, todo) if new)
         self.model, self.bar, self.said = model, bar, False
         self.started = time.monotonic()
         self.scored = 0
+        self.seconds = 0.0  # scoring, summed over the chunks scored
+        self.estimate: dict[str, float] = {}
 
-    def done(self, chunk: int) -> None:
+    def done(self, chunk: int, seconds: float) -> None:
         self.scored += self.cost[chunk]
         self.left -= self.cost[chunk]
+        self.seconds += seconds
+        if not self.estimate and self.scored:
+            self.estimate = {
+                "estimate_seconds": round(seconds / self.scored * self.planned, 3),
+                "estimated_from_sentences": self.scored,
+                "estimated_from_seconds": round(seconds, 3),
+            }
         elapsed = time.monotonic() - self.started
         if self.said or self.bar.disable or not self.scored or elapsed < PACE_AFTER_SECONDS:
             return
@@ -300,6 +319,16 @@ class Pace:
                 f"{option('--dry-run')} says what a run costs before it starts",
                 file=sys.stderr,
             )
+
+    def record(self, load_seconds: float | None) -> dict[str, Any]:
+        """The manifest's `timing` of the model: loading and scoring seconds, the sentences
+        scored, and the estimate its first chunk gave."""
+        return {
+            **({"load_seconds": round(load_seconds, 3)} if load_seconds is not None else {}),
+            "scoring_seconds": round(self.seconds, 3),
+            "sentences": self.scored,
+            **self.estimate,
+        }
 
 
 def use_threads(options: RunOptions) -> None:
@@ -367,6 +396,7 @@ def run_manifest(
         "resumed": list(history.get("resumed") or []),
         **({"model_args": dict(options.model_args)} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
+        **({"control": options.control} if options.control is not None else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),
         **({"launch_warning": problem} if (problem := distributed.launch_problem()) else {}),
         **extra,

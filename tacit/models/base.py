@@ -52,6 +52,7 @@ from tacit.models.answers import (
     TokenScores,
     VocabScores,
 )
+from tacit.models.meter import metered
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -103,16 +104,21 @@ def group_rows(text_of_row: np.ndarray, n_texts: int) -> list[np.ndarray]:
 
 
 @contextmanager
-def progress_bar(progress: bool | tqdm, total: int, desc: str, unit: str) -> Iterator[tqdm]:
+def progress_bar(
+    progress: bool | tqdm, total: int, desc: str, unit: str, lengths: Sequence[int] | None = None
+) -> Iterator[tqdm]:
     """The caller's bar (one that spans several calls), or a new one closed at the end (and
     cleared: under a run's bar, it is the inner one that moves while a chunk is scored); with
-    `progress=False`, a silent one (every family's scoring shows one)."""
+    `progress=False`, a silent one (every family's scoring shows one). A new bar of sentences
+    tells a calibration (tacit.models.meter) what it plans (`lengths`: their tokens, in the
+    order they are scored, where the family knows it)."""
     from tqdm.auto import tqdm
 
     if isinstance(progress, tqdm):
         yield progress
         return
     with tqdm(total=total, desc=desc, unit=unit, disable=not progress, leave=False) as bar:
+        metered(bar, total, unit, lengths)  # a calibration's count (--dry-run), where one is on
         yield bar
 
 
@@ -458,6 +464,7 @@ class Scorer(ABC):
             leave=outer is None,
             disable=not shown,
         ) as inner:
+            metered(inner, len(unique) * len(words))
             for indices, scores in self._words_in_place(unique, list(words), inner):
                 for at, i in enumerate(indices):
                     shared = scores[at : at + 1]

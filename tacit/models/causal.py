@@ -50,6 +50,7 @@ from tacit.models.causal_cache import (
 )
 from tacit.models.chat import chat_prefix
 from tacit.models.huggingface import HFScorer
+from tacit.models.meter import longest_first
 from tacit.models.runtime import compile_errors_explained
 from tacit.models.start import StartToken, start_token
 
@@ -282,8 +283,19 @@ class CausalLMScorer(HFScorer):
         # tokens run as input: a sentence scored whole runs start + every token but its last
         naive_tokens = sum(self._n_start - 1 + len(p.ids) for row in pairs for p in row)
         ran = sum(len(q) - 1 for q in sequences)
+        # the sentences' tokens run, in the order they are (each batching longest first)
+        order = [
+            *(
+                n
+                for prefix, members in groups.items()
+                for n in longest_first([len(pairs[t][s].ids) - len(prefix) for t, s in members])
+            ),
+            *longest_first([len(q) for q in sequences]),
+        ]
         with (
-            progress_bar(progress, n_t * n_s, f"scoring spans {self.name}", "sentence") as bar,
+            progress_bar(
+                progress, n_t * n_s, f"scoring spans {self.name}", "sentence", order
+            ) as bar,
             torch.inference_mode(),
         ):
             for prefix, members in groups.items():

@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 from tacit.models.answers import Needed, ScoredBatch
 from tacit.models.base import progress_bar
 from tacit.models.causal_cache import CausalModel
+from tacit.models.meter import longest_first, quiet
 
 if TYPE_CHECKING:
     from tacit.models.causal_cache import PrefixRun
@@ -192,8 +193,9 @@ class Suffixed:
         rests = self._rests(chosen)
         self.scored += len(rests)
         out = np.zeros(len(rests))
-        with tqdm(disable=True) as quiet:
-            for indices, result in self.scorer._after_prefix(self.run, rests, quiet):
+        lengths = longest_first([len(r) for r in rests])
+        with quiet(len(rests), lengths) as bar:  # a calibration counts them (models.meter)
+            for indices, result in self.scorer._after_prefix(self.run, rests, bar):
                 for at, i in enumerate(indices):
                     out[i] = result[at, : len(rests[i])].sum()
         return torch.as_tensor(out, dtype=torch.float32, device=self.bound.device)

@@ -88,16 +88,14 @@ FAMILIES: Registry[Family] = Registry(
 
 def loading_options() -> list[str]:
     """Every loading option a model's text may give, as the families declare them: tacit's
-    own (LOAD_OPTIONS, which the in-process family takes but a server's), the server family's
-    own settings, and those of families registered at run time. (The in-process family is
-    not imported for this: it brings torch, and its options are LOAD_OPTIONS.)"""
+    own (LOAD_OPTIONS, which the in-process family takes), then every other family's, read
+    from the registry (the server's settings, families registered at run time). The in-process
+    family is not imported for this: it brings torch."""
     from tacit.core.modelspec import LOAD_OPTIONS
-    from tacit.models.server import FAMILY as served
 
-    names = [*LOAD_OPTIONS, *served.options]
-    builtin = FAMILIES.builtin()
+    names = list(LOAD_OPTIONS)
     for name in FAMILIES.names():
-        if name not in builtin:
+        if name != "huggingface":  # its options are LOAD_OPTIONS
             names += list(FAMILIES.get(name).options)
     return list(dict.fromkeys(names))
 

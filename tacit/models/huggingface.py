@@ -24,7 +24,7 @@ from tacit.core.option_names import option
 from tacit.models import gguf
 from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
 from tacit.models.families import Family
-from tacit.models.loading import check_passed_on
+from tacit.models.loading import check_passed_on, read_config
 from tacit.models.runtime import ModelRuntime
 
 if TYPE_CHECKING:
@@ -78,24 +78,6 @@ def kind_of_architecture(architecture: str) -> str | None:
     if architecture in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES.values():
         return "seq2seq"
     return None
-
-
-def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
-    """The model's config (no weights are loaded; a GGUF file's is read by transformers from
-    the file)."""
-    from transformers import AutoConfig
-
-    from tacit.hub.access import hub_access
-    from tacit.hub.model_files import check_model_source, explain_load_error, quiet_transformers
-
-    check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
-    extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
-    try:
-        with quiet_transformers(), hub_access(spec.name) as hub:
-            return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
-    except (OSError, ValueError) as err:  # a damaged config.json named as such
-        explain_load_error(spec.name, spec.revision, err, flag)
-        raise
 
 
 def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:

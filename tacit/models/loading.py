@@ -126,6 +126,47 @@ def load_weights(
     return model.eval()
 
 
+def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
+    """The model's config (no weights are loaded; a GGUF file's is read by transformers from
+    the file)."""
+    from transformers import AutoConfig
+
+    check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
+    extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
+    try:
+        with quiet_transformers(), hub_access(spec.name) as hub:
+            return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
+    except (OSError, ValueError) as err:  # a damaged config.json named as such
+        explain_load_error(spec.name, spec.revision, err, flag)
+        raise
+
+
+def random_weights(
+    auto_class: Any, spec: ModelSpec, dtype: torch.dtype | str, device: torch.device
+) -> PreTrainedModel:
+    """A random-weight control (`spec.random_weights`: its seed): the model's own architecture,
+    read from its config as loading reads it (revision, remote code, a GGUF file's header),
+    every weight drawn by transformers' initialisation after `torch.manual_seed(seed)`, as
+    `auto_class.from_config` does it by hand. Drawn on the CPU in a forked generator (the
+    process's own random stream is left as it was, and the weights are the same on every
+    device), then put in the run's precision (`auto`: float32, as there is no checkpoint's)."""
+    where = f"{option('--model')} {spec.text}"
+    trained = [key for key in ("peft", "load_in_8bit", "load_in_4bit") if spec.get(key)]
+    if trained:
+        raise TacitError(
+            f"{where}: {trained[0]} puts trained or quantised weights on the model; a "
+            f"random-weight control has none (drop {option('--control')}, or {trained[0]})"
+        )
+    config = read_config(spec)
+    extra = {k: v for k in ("trust_remote_code", "attn_implementation") if (v := spec.get(k))}
+    with quiet_transformers(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(spec.random_weights))
+        model = auto_class.from_config(config, **extra)
+    if isinstance(dtype, torch.dtype):
+        model = model.to(dtype)
+    return cast(PreTrainedModel, model.to(device).eval())
+
+
 def passed_on(spec: ModelSpec) -> dict[str, Any]:
     """The loading options that are not tacit's own: `from_pretrained` keywords, passed on."""
     return {k: v for k, v in spec.given().items() if k not in LOAD_OPTIONS}

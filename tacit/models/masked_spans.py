@@ -30,6 +30,7 @@ from tacit.core.errors import TacitError, shorten
 from tacit.models.answers import cut_tokens, span_token_grid
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
+from tacit.models.meter import longest_first
 
 
 class MaskedModel(Protocol):
@@ -203,7 +204,13 @@ def run_plan(
     hook = scorer._mask_rows_hook()
     try:
         with (
-            progress_bar(progress, len(plan.rows), f"{desc} {scorer.name}", "row") as bar,
+            progress_bar(
+                progress,
+                len(plan.rows),
+                f"{desc} {scorer.name}",
+                "row",
+                longest_first([len(r) for r in plan.rows]),
+            ) as bar,
             torch.inference_mode(),
         ):
             for indices, _ in longest_first_batches([len(r) for r in plan.rows], scorer, run):

@@ -25,7 +25,7 @@ from tacit.core.options import BATCH_SIZE
 from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
 from tacit.models.batching import starting_batch_size
-from tacit.models.loading import load_spread, load_weights, passed_on, placed
+from tacit.models.loading import load_spread, load_weights, passed_on, placed, random_weights
 
 if TYPE_CHECKING:
     from tacit.core.manifest import ModelRecord
@@ -186,7 +186,16 @@ class ModelRuntime:
                 gguf_file=self.spec.gguf_file,
             )
             self.check_tokenizer()
-            if device_map is None:
+            if self.spec.random_weights is not None:  # a control: its architecture, no weights
+                if device_map is not None:
+                    raise TacitError(
+                        f"{option('--model')} {self.spec.text}: a random-weight control is built "
+                        f"on one device; drop {option('--device-map')}"
+                    )
+                self.model = random_weights(
+                    self.auto_class, self.spec, self.load_dtype, self.device
+                )
+            elif device_map is None:
                 self.model = load_weights(
                     self.auto_class, self.spec, self.load_dtype, self.device, head=self.head
                 )
@@ -270,6 +279,13 @@ class ModelRuntime:
             record["device_map"] = placed(self.model.hf_device_map)  # type: ignore[arg-type]
         if self.spec.gguf_file is not None:
             record["gguf"] = gguf.record(self.spec)
+        if self.spec.random_weights is not None:
+            record["control"] = {
+                "of": ModelSpec.parse(self.name).without("random_weights").text,
+                "weights": "random",
+                "seed": self.spec.random_weights,
+                "how": "transformers' from_config after torch.manual_seed(seed), on the CPU",
+            }
         return record
 
     def load_record(self) -> dict[str, Any]:

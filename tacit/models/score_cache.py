@@ -80,6 +80,9 @@ def identity(record: Mapping[str, Any]) -> dict[str, Any]:
         "chat_template": record.get("chat_template"),
         "server": served_identity(record.get("server")),
         "software": {k: versions.get(k) for k in ("tacit", "torch", "transformers")},
+        # a random-weight control: its seed, not the files it shares with its model (said
+        # only for a control, so that every other model's entries keep their names)
+        **({"control": record["control"]} if record.get("control") else {}),
     }
 
 

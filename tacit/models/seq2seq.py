@@ -55,6 +55,7 @@ from tacit.models.base import SpanScores, VocabScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal import logsumexp_rows
 from tacit.models.huggingface import HFScorer
+from tacit.models.meter import quiet
 from tacit.models.runtime import compile_errors_explained
 
 # the blank in the encoder's input, and the sentinel that closes its span in the target
@@ -334,7 +335,7 @@ class Seq2SeqScorer(HFScorer):
         targets = [[opening, int(w), closing] for _ in texts for w in words]
         input_of = np.repeat(np.arange(len(texts)), len(words))
         terms = np.zeros(len(targets))
-        with torch.inference_mode(), tqdm(disable=True) as silent:
+        with torch.inference_mode(), quiet(len(targets)) as silent:  # counted in a calibration
             states = self._encoder_states(encoded)
             rows = self._target_logprobs(states, input_of, targets, silent, columns=(0, 2))
             for indices, result in rows:

@@ -106,7 +106,7 @@ class Plan:
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
     values: the run's options, checked (Probe.validate): an instance of the probe's Options.
-    candidates: what the blank is ranked among (tacit.probes.candidates.Candidates: the shared
+    candidates: what the blank is ranked among (tacit.ranking.candidates.Candidates: the shared
         vocabulary or candidate spans); a resumed run must have ranked over the same (its key
         joins `resume_key`), and the tokenizers loaded to build it are reused by the models.
     resume_key: what else a resumed run must match.
@@ -152,8 +152,9 @@ class Metric:
     """A probe's metric: its summary column, how it is printed, which way is better, the
     columns of its interval (if it has one), the column counting the units (concepts, prompts,
     items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
-    per-sample score of an export, tacit.results.lm_eval) and, for a long-form summary, the
-    column naming each row's metric (`named_by`: NLI's `metric`)."""
+    per-sample score of an export, tacit.results.lm_eval), for a long-form summary, the
+    column naming each row's metric (`named_by`: NLI's `metric`), and the column of what a
+    uniformly random ranking scores on it (`chance`), where the summary has one."""
 
     column: str
     label: str
@@ -163,6 +164,7 @@ class Metric:
     count: str | None = None
     row: str | None = None
     named_by: str | None = None
+    chance: str | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)

@@ -9,7 +9,7 @@ run looks.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,6 +24,38 @@ if TYPE_CHECKING:
 
 # (run name, summary, manifest): a run as the figures and tables take it
 ShownRun = tuple[str, "pd.DataFrame", "Manifest"]
+CHANCE = "chance"  # the model column of a printed table's chance rows
+
+
+def with_chance(
+    rows: pd.DataFrame, chance: Mapping[str, str], by: Sequence[str] = ()
+) -> pd.DataFrame:
+    """A printed table's rows, then a row per distinct chance level (per `by`: a relation's
+    own), `chance` in the model column and each metric's chance level in the metric's own
+    column (`chance`: metric column -> its chance column in summary.csv), the other columns
+    blank: what a uniformly random ranking of the candidates scores, read where its metric is,
+    without widening the table. The chance columns are not shown themselves; a summary saved
+    before they existed gets no chance row."""
+    import pandas as pd
+
+    present = {metric: column for metric, column in chance.items() if column in rows}
+    if not present:
+        return rows
+    levels = (
+        rows[[*by, *present.values()]]
+        .drop_duplicates()
+        .dropna(how="all", subset=[*present.values()])
+    )
+    added = pd.DataFrame(
+        {
+            "model": CHANCE,
+            **{key: levels[key].to_numpy() for key in by},
+            **{metric: levels[column].to_numpy() for metric, column in present.items()},
+        },
+        columns=rows.columns,
+    )
+    shown = pd.concat([rows, added], ignore_index=True) if len(added) else rows
+    return shown.drop(columns=list(present.values())).infer_objects()  # counts stay numbers
 
 
 class Report:

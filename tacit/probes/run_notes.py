@@ -27,9 +27,19 @@ def listed(names: Sequence[str], limit: int = 8) -> str:
 
 
 def run_notes(manifest: Manifest) -> list[str]:
-    """Notes every probe shares: vocabulary warnings, batches halved on out of memory, and
-    --revision given for a local directory (where it has no effect)."""
+    """Notes every probe shares: vocabulary warnings, batches halved on out of memory,
+    --revision given for a local directory (where it has no effect), and what a random-weight
+    control is (--control)."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
+    for record in manifest.get("models", []):
+        control = record.get("control")
+        if control:
+            notes.append(
+                f"note: {record['name']} is the control of {control['of']}: its architecture and "
+                f"tokenizer with {control['weights']} weights (seed {control['seed']}), what "
+                "length and tokens alone give; read the model's numbers against it, not only "
+                "against chance"
+            )
     if manifest.get("launch_warning"):
         notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):

@@ -29,6 +29,7 @@ COLUMNS = [
     "value",
     "ci_low",
     "ci_high",
+    "chance",
     "n",
     "rank",
 ]
@@ -71,6 +72,7 @@ def _entries(
             "value": _value(rows, metric.column),
             "ci_low": _value(rows, metric.low),
             "ci_high": _value(rows, metric.high),
+            "chance": _value(rows, metric.chance),  # a uniformly random ranking's
             "n": _value(rows, metric.count),
             "_scored": scored,
             "_greater": metric.greater_is_better,
@@ -109,7 +111,8 @@ def leaderboard(
     elicitation without the prefix, ...). `value` is the probe's primary metric at the run's
     main condition (retrieval: MRR at the largest number of properties, or the largest up to
     `n_props`; elicitation: mAP with the prefix over every relation), `ci_low`/`ci_high` its
-    95% interval and `n` the units it averages (concepts), all as in the run's summary.csv.
+    95% interval, `chance` what a uniformly random ranking scores on it (NaN for a probe or a
+    run without) and `n` the units it averages (concepts), all as in the run's summary.csv.
     Runs that are like for like and show the same condition share a `group`, ranked by value
     (`rank`, 1 the best); groups are numbered in the order first met. A run that cannot be
     read is left out with a warning.
@@ -150,7 +153,7 @@ def leaderboard_tables(table: pd.DataFrame) -> tuple[list[Table], list[str]]:
     for group, rows in table.groupby("group", sort=False):
         first = rows.iloc[0]
         extra = [c for c in rows.columns if c not in COLUMNS]
-        shown = rows[["rank", "model", "run", "value", "ci_low", "ci_high", "n", *extra]]
+        shown = rows[["rank", "model", "run", "value", "ci_low", "ci_high", "chance", "n", *extra]]
         shown = shown.dropna(axis=1, how="all").reset_index(drop=True)
         title = f"{group}. {first['probe']}: {first['metric']}, {first['condition']}".rstrip(", ")
         interval = {"ci_low", "ci_high"} <= set(shown.columns)  # a metric with an interval

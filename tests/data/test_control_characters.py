@@ -16,9 +16,9 @@ from tacit.core.errors import TacitError
 from tacit.core.files import check_text, check_value
 from tacit.lexicon import read_articles
 from tacit.norms import read_norms
-from tacit.probes.candidates import read_candidates
 from tacit.probes.items.reading import read_items
 from tacit.probes.shared_options import parse_concepts
+from tacit.ranking.candidates import read_candidates
 from tacit.templates.reading import read_templates
 from tacit.vocab.shared import read_vocab_file
 

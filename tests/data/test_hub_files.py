@@ -187,8 +187,8 @@ def test_mcrae_without_registration_is_one_documented_command(
     file pinned to a commit), as the README and docs/norms.md do; run here on a cache holding a
     stand-in file of the same shape at that path (the Hub cannot be reached)."""
     from support import REPO, write_mcrae
-    from tacit.core.hub_files import parse_hub_url
 
+    from tacit.hub.dataset_files import parse_hub_url
     from tacit.norms.store import MCRAE_HUB
 
     command = f"probe norms install mcrae {MCRAE_HUB}"

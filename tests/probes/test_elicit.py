@@ -155,12 +155,15 @@ def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_
         "map_vocab",
         "map_vocab_ci_low",
         "map_vocab_ci_high",
+        "map_vocab_chance",
         "map_sens",
         "map_sens_ci_low",
         "map_sens_ci_high",
+        "map_sens_chance",
         "spearman_mean",
         "spearman_ci_low",
         "spearman_ci_high",
+        "spearman_chance",
         "n_spearman",
     ]
     assert (summary.n_spearman <= summary.n_prompts).all()

@@ -55,6 +55,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         "map_vocab_ci_high",
         "n_concepts",
         row="ap_vocab",
+        chance="map_vocab_chance",
     )
     metrics = (
         Metric(
@@ -295,6 +296,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             left_out,
             templates,
             relations,
+            sensible,
             unread=unread,
             dropped=dropped,
         )
@@ -352,7 +354,12 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
         added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
         full = with_keys(manifest, added)
-        summary = summarize_elicitation(rows, seed=run.seed)
+        summary = summarize_elicitation(
+            rows,
+            seed=run.seed,
+            n_candidates=None if spans else len(candidates.vocab),
+            n_sensible={r: len(v) for r, v in state.sensible.items()},
+        )
         report = elicitation_span_report if spans else elicitation_report
         text, notes = report(summary, state.left_out, full, PAPER_PROMPTS, state.dropped)
         if paraphrased(rows):

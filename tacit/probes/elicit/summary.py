@@ -6,18 +6,27 @@ per model and relation, so that it fits a terminal)."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from tacit.core.display import Table
+from tacit.core.metrics import chance_average_precision
 from tacit.core.stats import bootstrap_ratio_ci
 from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
+from tacit.probes.report import CHANCE as CHANCE_ROW
+from tacit.probes.report import with_chance
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ALL = "all"  # the relation of the rows that pool every relation's prompts
 _METRICS = {"map_vocab": "ap_vocab", "map_sens": "ap_sens", "spearman": "spearman"}
+# each metric with a chance level -> its chance column
+CHANCE = {
+    "map_vocab": "map_vocab_chance",
+    "map_sens": "map_sens_chance",
+    "spearman_mean": "spearman_chance",
+}
 ELICITATION_SUMMARY_COLUMNS = [
     *ELICITATION_GROUPS,
     "n_prompts",
@@ -25,12 +34,15 @@ ELICITATION_SUMMARY_COLUMNS = [
     "map_vocab",
     "map_vocab_ci_low",
     "map_vocab_ci_high",
+    "map_vocab_chance",
     "map_sens",
     "map_sens_ci_low",
     "map_sens_ci_high",
+    "map_sens_chance",
     "spearman_mean",
     "spearman_ci_low",
     "spearman_ci_high",
+    "spearman_chance",
     "n_spearman",
 ]
 
@@ -57,12 +69,19 @@ def _summarize(
         defined = bool(counts[column].sum())
         row[f"{name}_ci_low"] = low[i] if defined else np.nan
         row[f"{name}_ci_high"] = high[i] if defined else np.nan
+        row[f"{name}_chance"] = group[f"_{column}_chance"].mean() if name != "spearman" else 0.0
     row["n_spearman"] = int(group["spearman"].count())
     return row
 
 
 def summarize_elicitation(
-    prompts: pd.DataFrame, *, seed: int = 0, n_resamples: int = 1000, confidence: float = 0.95
+    prompts: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    n_candidates: int | None = None,
+    n_sensible: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
     """mAP over the shared (or candidate) and the sensible vocabulary and mean Spearman's rho,
     by model x relation x prefix, and by model x prefix over every relation (`all`, where a run
@@ -71,7 +90,25 @@ def summarize_elicitation(
     `n_spearman` counts the prompts where rho is defined (the mean is over those only). Models,
     relations (`all` last) and prefixes in the order of the prompts (--model first). With
     several templates, a row per template and one for their ensemble, which carries the spread
-    and consistency (tacit.probes.paraphrase)."""
+    and consistency (tacit.probes.paraphrase).
+
+    Beside each mAP, its chance level (`map_vocab_chance`, `map_sens_chance`): the mean over the
+    prompts of the exact expected AP of a uniformly random ranking of N candidates with the
+    prompt's `n_gold` answers among them (tacit.core.metrics.chance_average_precision). N: the
+    prompt's `n_candidates` (candidate spans) or, where the rows have none, `n_candidates` (the
+    shared vocabulary's size); for `map_sens`, the answers to the prompt's relation among them
+    (`n_sensible`, by relation). NaN where a count is not given. `spearman_chance` is 0.
+    """
+    among = (
+        prompts["n_candidates"].astype(float)
+        if "n_candidates" in prompts
+        else pd.Series(np.nan if n_candidates is None else float(n_candidates), index=prompts.index)
+    )
+    sensible = prompts["relation"].map(dict(n_sensible or {})).astype(float)
+    prompts = prompts.assign(
+        _ap_vocab_chance=chance_average_precision(prompts["n_gold"], among),
+        _ap_sens_chance=chance_average_precision(prompts["n_gold"], sensible),
+    )
     several = prompts["relation"].nunique() > 1
     by_template = paraphrased(prompts)
     rows = []
@@ -157,10 +194,13 @@ def elicitation_tables(
             shown = shown.assign(paper_n_prompts=shown["relation"].map(paper_counts))
             columns.insert(3, "paper_n_prompts")
         title = named if prefix else "without the prefix"
+        # a run saved before the chance columns: none; answers mode shows no mAP sens
+        chance = [c for m, c in CHANCE.items() if c in shown and m in columns]
         tables.append(
             Table(
-                shown[columns],
-                f"Elicitation {title} (mAP over {over}{sens}; rho: Spearman)",
+                with_chance(shown[columns + chance], CHANCE, by=["relation"]),
+                f"Elicitation {title} (mAP over {over}{sens}; rho: Spearman; {CHANCE_ROW}: a "
+                "uniformly random ranking of the candidates, whose rho is 0)",
                 intervals={"map_vocab": ("map_vocab_ci_low", "map_vocab_ci_high")},
                 headers={
                     "n_prompts": "prompts",

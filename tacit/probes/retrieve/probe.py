@@ -83,7 +83,14 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     properties."""
     options = RetrieveOptions
     primary = Metric(
-        "mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_concepts", row="reciprocal_rank"
+        "mrr",
+        "MRR",
+        True,
+        "mrr_ci_low",
+        "mrr_ci_high",
+        "n_concepts",
+        row="reciprocal_rank",
+        chance="mrr_chance",
     )
     metrics = (
         Metric("p_at_1", "P@1", True, "p_at_1_ci_low", "p_at_1_ci_high", "n_concepts"),
@@ -251,7 +258,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
-        summary = summarize_retrieval(rows, seed=run.seed)
+        summary = summarize_retrieval(
+            rows, seed=run.seed, n_candidates=None if spans else len(candidates.vocab)
+        )
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(

@@ -1,6 +1,7 @@
 """Summaries of retrieval runs (MRR, precision at 1, hits at 10 and mean target probabilities
-by condition and number of properties, with bootstrap intervals over concepts), and their
-printed form (tables: tacit.core.display)."""
+by condition and number of properties, with bootstrap intervals over concepts, and what chance
+scores beside each: a uniformly random ranking of the same candidates), and their printed form
+(tables: tacit.core.display)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import pandas as pd
 
 from tacit.core.display import Table
 from tacit.core.labels import short_labels
-from tacit.core.metrics import hits_at_k
+from tacit.core.metrics import chance_hits_at_k, chance_reciprocal_rank, hits_at_k
 from tacit.core.stats import bootstrap_mean_ci
 from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
+from tacit.probes.report import CHANCE as CHANCE_ROW
+from tacit.probes.report import with_chance
 
 HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
@@ -28,25 +31,39 @@ RETRIEVAL_SUMMARY_COLUMNS = [
     "mrr",
     "mrr_ci_low",
     "mrr_ci_high",
+    "mrr_chance",
     "mrr_sample_sd",
     "p_at_1",
     "p_at_1_ci_low",
     "p_at_1_ci_high",
+    "p_at_1_chance",
     f"hits_at_{HITS_K}",
     f"hits_at_{HITS_K}_ci_low",
     f"hits_at_{HITS_K}_ci_high",
+    f"hits_at_{HITS_K}_chance",
     "mean_target_prob",
     "target_prob_ci_low",
     "target_prob_ci_high",
     "mean_target_prob_shared",
 ]
+# each metric with a chance level -> its chance column
+CHANCE = {
+    "mrr": "mrr_chance",
+    "p_at_1": "p_at_1_chance",
+    f"hits_at_{HITS_K}": f"hits_at_{HITS_K}_chance",
+}
 # per-prompt metrics averaged per concept and resampled; the first three in the order of old
 # runs, so that adding a metric leaves the earlier intervals as they were (the same resamples)
 _METRICS = ["reciprocal_rank", "target_prob", "target_prob_shared", "hit_1", "hit_k"]
 
 
 def summarize_retrieval(
-    prompts: pd.DataFrame, *, seed: int = 0, n_resamples: int = 1000, confidence: float = 0.95
+    prompts: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    n_candidates: int | None = None,
 ) -> pd.DataFrame:
     """MRR and mean target probabilities by model x selection x order x category x n_props.
 
@@ -59,9 +76,19 @@ def summarize_retrieval(
     is the share of prompts whose target is ranked first, `hits_at_10` in the first ten. With
     several templates, a row per template and one for their ensemble, which carries the spread
     and consistency (tacit.probes.paraphrase).
+
+    Beside each of MRR, P@1 and hits@10, its chance level (`mrr_chance`, ...): the mean over
+    the prompts of what a uniformly random ranking of the prompt's N candidates scores, H_N / N,
+    1 / N and min(10, N) / N, N the prompt's `n_candidates` (candidate spans) or, where the
+    rows have none, `n_candidates` (the shared vocabulary's size; None: NaN).
     """
+    among = _candidate_counts(prompts, n_candidates)
     prompts = prompts.assign(
-        hit_1=hits_at_k(prompts["rank"], 1), hit_k=hits_at_k(prompts["rank"], HITS_K)
+        hit_1=hits_at_k(prompts["rank"], 1),
+        hit_k=hits_at_k(prompts["rank"], HITS_K),
+        _rr_chance=chance_reciprocal_rank(among),
+        _hit_1_chance=chance_hits_at_k(among, 1),
+        _hit_k_chance=chance_hits_at_k(among, HITS_K),
     )
     keys = [*RETRIEVAL_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
     rows = []
@@ -90,13 +117,16 @@ def summarize_retrieval(
                 "mrr": group["reciprocal_rank"].mean(),
                 "mrr_ci_low": low[0],
                 "mrr_ci_high": high[0],
+                "mrr_chance": group["_rr_chance"].mean(),
                 "mrr_sample_sd": sample_sd,
                 "p_at_1": group["hit_1"].mean(),
                 "p_at_1_ci_low": low[3],
                 "p_at_1_ci_high": high[3],
+                "p_at_1_chance": group["_hit_1_chance"].mean(),
                 f"hits_at_{HITS_K}": group["hit_k"].mean(),
                 f"hits_at_{HITS_K}_ci_low": low[4],
                 f"hits_at_{HITS_K}_ci_high": high[4],
+                f"hits_at_{HITS_K}_chance": group["_hit_k_chance"].mean(),
                 "mean_target_prob": group["target_prob"].mean(),
                 "target_prob_ci_low": low[1],
                 "target_prob_ci_high": high[1],
@@ -112,6 +142,14 @@ def summarize_retrieval(
     if paraphrased(prompts):
         summary = paraphrase_columns(summary, prompts, RETRIEVAL_GROUPS, "mrr")
     return summary
+
+
+def _candidate_counts(prompts: pd.DataFrame, n_candidates: int | None) -> pd.Series:
+    """Each prompt's number of candidates: its own (`n_candidates`, candidate spans), else the
+    shared vocabulary's size given; NaN where neither says."""
+    if "n_candidates" in prompts:
+        return prompts["n_candidates"].astype(float)
+    return pd.Series(np.nan if n_candidates is None else float(n_candidates), index=prompts.index)
 
 
 def condition_labels(summary: pd.DataFrame) -> pd.Series:
@@ -137,6 +175,7 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
     ]
     if table["condition"].nunique() == 1:
         columns.remove("condition")
+    chance = [c for c in CHANCE.values() if c in table]  # a run saved before them: none
     headers = {
         "n_props": "props",
         "n_concepts": "concepts",
@@ -146,7 +185,7 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
         "mean_target_prob": "prob",
     }
     return Table(
-        table[columns].reset_index(drop=True),
+        with_chance(table[columns + chance].reset_index(drop=True), CHANCE),
         title,
         intervals={"mrr": ("mrr_ci_low", "mrr_ci_high")},
         headers=headers,
@@ -224,7 +263,8 @@ def retrieval_tables(summary: pd.DataFrame, *, verbose: bool = False) -> list[Ta
         return [table]
     samples = int(summary["n_samples"].max())
     title = "Concept retrieval by number of properties (props; P@1: target ranked first"
-    title += f"; hits@{HITS_K}: among the first {HITS_K}; prob: mean target probability)"
+    title += f"; hits@{HITS_K}: among the first {HITS_K}; prob: mean target probability;"
+    title += f" {CHANCE_ROW}: a uniformly random ranking of the candidates)"
     if samples > 1:
         title += f"; {samples} random samples per concept in the random baseline"
     return [retrieval_table(summary, title)]
