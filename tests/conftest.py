@@ -9,10 +9,20 @@ them skip with a reason elsewhere.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-import pytest
-from support import (
+# Under pytest-xdist (python -m pytest -n auto), each worker takes its share of the CPUs for
+# torch's threads and the processes tests start: workers that each used every core would
+# oversubscribe them. Set before torch is imported (support imports it); an OMP_NUM_THREADS
+# of your own wins.
+if os.environ.get("PYTEST_XDIST_WORKER") and "OMP_NUM_THREADS" not in os.environ:
+    _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _workers))
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from support import (  # noqa: E402
     REAL_BERT_VOCAB,
     REAL_ROBERTA_DIR,
     SHARED_DATA,
@@ -30,7 +40,7 @@ from support import (
     tiny_t5_tokenizer,
     write_norms,
 )
-from support_nli import PRAGMEVAL_WORDS, save_nli_masked_lm, write_pragmeval
+from support_nli import PRAGMEVAL_WORDS, save_nli_masked_lm, write_pragmeval  # noqa: E402
 
 
 @pytest.fixture(scope="session")

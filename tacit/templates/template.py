@@ -11,9 +11,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tacit import lexicon  # read through the module, one home for how concepts are written
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.lexicon import article, concept_text, noun_phrase, sentence_start
 
 SHIPPED = Path(__file__).parent  # the shipped sets: paper.jsonl, paraphrases.jsonl
 DEFAULT = "paper"
@@ -117,7 +117,7 @@ class Template:
         text = PLACEHOLDER.sub(lambda m: values[m.group(1)], self.body)
         if self.prefix is not None and prefix:
             return f"{self.prefix} {text}"
-        return sentence_start(text) if self.prefix is not None else text
+        return lexicon.sentence_start(text) if self.prefix is not None else text
 
     def record(self) -> dict[str, Any]:
         return {
@@ -190,14 +190,14 @@ class TemplateSet:
         """How a concept reads in a concept placeholder (`X`, `a X`, `A X`): bare, or after
         its article: the one `articles` (`--articles`) or the settings give, else (English
         only) `a` or `an` by its sound."""
-        text = concept_text(concept)
+        text = lexicon.concept_text(concept)
         if form in (None, "X"):
             return text
         chosen = self.article_of(concept, articles)
         if chosen is None:
-            chosen = article(text)
+            chosen = lexicon.article(text)
         phrase = f"{chosen} {text}" if chosen else text
-        return sentence_start(phrase) if form == "A X" else phrase
+        return lexicon.sentence_start(phrase) if form == "A X" else phrase
 
     def blank_phrase(
         self, concept: str, form: str, articles: Mapping[str, str] | None = None
@@ -207,20 +207,24 @@ class TemplateSet:
         "Scissors"), with the articles given overriding it; in another language the article
         given (`--articles`, then the settings)."""
         if form == "Y":
-            return concept_text(concept)
+            return lexicon.concept_text(concept)
         if self.settings.english:
-            phrase = noun_phrase(concept, {**self.settings.articles, **(articles or {})})
+            phrase = lexicon.noun_phrase(concept, {**self.settings.articles, **(articles or {})})
         else:
             chosen = self.article_of(concept, articles)
-            phrase = f"{chosen} {concept_text(concept)}" if chosen else concept_text(concept)
-        return sentence_start(phrase) if form == "A Y" else phrase
+            phrase = (
+                f"{chosen} {lexicon.concept_text(concept)}"
+                if chosen
+                else lexicon.concept_text(concept)
+            )
+        return lexicon.sentence_start(phrase) if form == "A Y" else phrase
 
     def article_of(self, concept: str, articles: Mapping[str, str] | None = None) -> str | None:
         """The article given for a concept (`--articles` first, then the settings), looked up
         by its name, then its text; None where none is given. Outside English, a concept
         without one is an error: no English rule is applied to another language."""
         for table in (articles or {}, self.settings.articles):
-            for name in (concept, concept_text(concept)):
+            for name in (concept, lexicon.concept_text(concept)):
                 if name in table:
                     return table[name]
         if not self.settings.english:

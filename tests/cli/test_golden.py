@@ -114,11 +114,12 @@ SCORED_WORD = re.compile(r"^(.*):(-?[0-9.]+(?:e-?[0-9]+)?)$")
 
 
 def _assert_same_cell(got: str, want: str, where: str) -> None:
-    """Text cells equal; in `word:probability` lists (top5) the words equal and the printed
-    probabilities within their last printed digit (a float error can round either way)."""
+    """Text cells equal; in `word:probability` lists (top5: words apart by spaces, spans of
+    several words by ` | `) the words equal and the printed probabilities within their last
+    printed digit (a float error can round either way)."""
     if got == want:
         return
-    got_parts, want_parts = got.split(), want.split()
+    got_parts, want_parts = _scored_parts(got), _scored_parts(want)
     assert len(got_parts) == len(want_parts), f"{where}: {got!r} != {want!r}"
     for got_part, want_part in zip(got_parts, want_parts, strict=True):
         got_match, want_match = SCORED_WORD.match(got_part), SCORED_WORD.match(want_part)
@@ -126,6 +127,11 @@ def _assert_same_cell(got: str, want: str, where: str) -> None:
         assert got_match[1] == want_match[1], f"{where}: {got!r} != {want!r}"
         got_p, want_p = float(got_match[2]), float(want_match[2])
         assert abs(got_p - want_p) <= 1.5e-3 * abs(want_p), f"{where}: {got!r} != {want!r}"
+
+
+def _scored_parts(cell: str) -> list[str]:
+    """The `word:probability` parts of a top-5 cell."""
+    return cell.split(" | ") if " | " in cell else cell.split()
 
 
 def _check_run(name: str, out: Path, models: dict[str, str]) -> None:

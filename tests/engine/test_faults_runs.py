@@ -104,7 +104,7 @@ def test_a_run_killed_at_any_phase_resumes_to_identical_files(
     args = run_args([tiny_bert, tiny_roberta], toy_norms_path, out)
     killed = probe(args, TACIT_FAULT=phase)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    listed = runner.invoke(app, ["runs", str(tmp_path)])
+    listed = runner.invoke(app, ["runs", str(tmp_path)], env={"COLUMNS": "200"})  # one line a run
     state = "complete" if phase == "save:written" else "interrupted (--resume)"
     assert state in listed.stdout, (phase, listed.stdout)
     if state != "complete":

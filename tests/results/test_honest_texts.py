@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.probes import registry
+from tacit.probes.report import report_of
 
 runner = CliRunner()
 
@@ -27,7 +28,7 @@ def test_an_empty_probability_panel_gives_the_runs_own_reason(tiny_gpt2, toy_nor
     )
     assert result.summary["mean_target_prob"].isna().all()
     assert result.manifest["normalize"] == "sum"
-    report = registry.get("retrieve").report
+    report = report_of(registry.get("retrieve"))
     [(_, figure)] = report.figures([("run", result.summary, result.manifest)])
     said = _texts(figure)
     assert "no mean target probability to draw" in said
@@ -40,7 +41,7 @@ def test_the_first_look_note_overlaps_nothing(tiny_bert, toy_norms_path):
     spoke of `all`, which it has not."""
     result = tacit.elicit([tiny_bert], norms=toy_norms_path, relations=["has"], limit=2, quiet=True)
     assert set(result.summary["relation"]) == {"has"}
-    report = registry.get("elicit").report
+    report = report_of(registry.get("elicit"))
     [(_, figure)] = report.figures(
         [("run", result.summary, result.manifest)], caption="a first look (limit): 2 concepts"
     )

@@ -186,21 +186,24 @@ def test_cells_as_separate_processes_make_the_same_folder_as_one_sweep(
     finally:
         torch.set_num_threads(threads)
     assert whole.exit_code == 0 and "4 run now" in whole.stdout, whole.output
-    array = tmp_path / "array"  # a job array of two jobs, each given its share of the cells
-    finished([sweep_process(grid, array, cells) for cells in ("0,2", "1,3")])
-    shared = tmp_path / "shared"  # two processes given every cell: each cell runs once
-    outputs = finished([sweep_process(grid, shared, "0-3") for _ in range(2)])
+    # two processes, as a job array whose shares overlap: cell 0 is the first's alone, cell 3
+    # the second's, cells 1 and 2 both processes' (each must run once, by whichever takes it)
+    shared = tmp_path / "shared"
+    outputs = finished([sweep_process(grid, shared, cells) for cells in ("0-2", "1-3")])
+    said = [line for output in outputs for line in output.splitlines()]
     for cell in read_sweep(grid).cells:
-        said = [line for output in outputs for line in output.splitlines()]
         assert sum(line.endswith(f" {cell.name}: running") for line in said) == 1, outputs
+    first, second = (output.splitlines() for output in outputs)
+    cells = read_sweep(grid).cells
+    assert any(line.endswith(f" {cells[0].name}: running") for line in first), outputs
+    assert any(line.endswith(f" {cells[3].name}: running") for line in second), outputs
     expected = data_files(tmp_path / "whole")
     assert len(expected) >= 4 * 3
-    for folder in (array, shared):
-        assert data_files(folder) == expected
-        for run in (tmp_path / "whole").glob("*/manifest.json"):
-            mine = json.loads((folder / run.parent.name / "manifest.json").read_text())
-            assert mine["sweep"] == json.loads(run.read_text())["sweep"]
-        assert invoke_leaderboard(folder) == invoke_leaderboard(tmp_path / "whole")
+    assert data_files(shared) == expected
+    for run in (tmp_path / "whole").glob("*/manifest.json"):
+        mine = json.loads((shared / run.parent.name / "manifest.json").read_text())
+        assert mine["sweep"] == json.loads(run.read_text())["sweep"]
+    assert invoke_leaderboard(shared) == invoke_leaderboard(tmp_path / "whole")
 
 
 def invoke_leaderboard(folder) -> str:
