@@ -1,0 +1,190 @@
+"""Matching a model's answers to the norms: which target an answer names, and by which rule.
+
+A `Matcher` is built from targets, each a name as the norms write it and the texts that name
+it: the concepts for retrieval (`bat_(animal)`: `bat`, its sense `animal` kept as a record),
+a concept's features of one relation for elicitation (CSLB `has fur_hair` under `has`: `fur`
+or `hair`; `has four legs`: `four legs`). Both sides are normalised by the same Normaliser
+(tacit.matching.normal). An answer is matched by the first rule that gives a target:
+
+1. `exact`: the answer's normal form is a target's (`Bears` -> `bear`; `mice` -> `mouse`;
+   `4 legs` -> `four legs`).
+2. `head`: the answer's normal form ends with a target's, as whole words (`thick fur` ->
+   `fur`, `a big brown bear` -> `bear`), unless the answer says no (`NEGATIONS`: `no fur` is
+   no match). Why the end: an English noun phrase's head is its last word, and what comes
+   before it narrows it (thick fur is fur); a target's words elsewhere name something else
+   (a fur coat is a coat, not fur; a bear cub is a cub). What it cannot tell: a modifier
+   that changes the kind (`teddy bear` -> `bear`). Every match says its rule (answers.csv's
+   `rule`), so a reader can count or drop the `head` matches.
+
+Before both rules, an elicitation matcher takes the relation off the answer's start (the
+model writes "has fur" as the norms' participants did: `has fur` -> `fur`; `is a mammal` ->
+`mammal`), in its normal form (`have`, `be a`, `make of`, `be make of`).
+
+Where several targets match, the longest (in words) wins (`thick fur coat` with targets
+`fur` and `fur coat`: `fur coat`); targets of the same normal form and length all match, and
+`matched` names them all (`bat`: `bat_(animal)` and `bat_(sporting)`), in the order the
+targets were given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from tacit.lexicon import concept_text
+from tacit.matching.normal import Normaliser, without_articles
+from tacit.norms.phrasing import ANSWER_PREFIXES, every_alternative
+
+EXACT = "exact"
+HEAD = "head"
+RULES = (EXACT, HEAD)
+# words that make an answer say the target is absent: no `head` match
+NEGATIONS = frozenset({"no", "not", "never", "without", "none", "nor", "cannot", "cant"})
+SEPARATOR = " | "  # between the names of targets matched together
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing an answer can name: `name` as the norms write it, the `texts` that name it,
+    and the `sense` its name carries (`bat_(animal)`: `animal`), for the record."""
+
+    name: str
+    texts: tuple[str, ...]
+    sense: str = ""
+
+
+@dataclass(frozen=True)
+class Match:
+    """What an answer matched: the targets' names (none: no match), the rule, the answer's
+    normal form (after the relation was taken off)."""
+
+    targets: tuple[str, ...]
+    rule: str
+    normal: str
+
+    @property
+    def name(self) -> str:
+        """The matched names as answers.csv writes them (empty: nothing)."""
+        return SEPARATOR.join(self.targets)
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Matches answers to targets (the module docstring's rules).
+
+    targets: what answers are matched to, in the order ties are named in.
+    normaliser: the one normaliser, for both sides.
+    relation_starts: normal forms of the relation an answer may begin with, taken off first
+        (elicitation; none for retrieval).
+    """
+
+    targets: tuple[Target, ...]
+    normaliser: Normaliser = field(default_factory=Normaliser)
+    relation_starts: tuple[tuple[str, ...], ...] = ()
+
+    @cached_property
+    def forms(self) -> Mapping[tuple[str, ...], list[str]]:
+        """Each target's normal form (as words) -> the targets it names, in target order."""
+        by_form: dict[tuple[str, ...], list[str]] = {}
+        for target in self.targets:
+            for text in target.texts:
+                form = tuple(self.normaliser.words(text))
+                if form and target.name not in by_form.setdefault(form, []):
+                    by_form[form].append(target.name)
+        return by_form
+
+    @cached_property
+    def longest(self) -> int:
+        """The most words of any target's normal form."""
+        return max(map(len, self.forms), default=0)
+
+    def words(self, answer: str) -> list[str]:
+        """The answer's normal form as words, its relation taken off."""
+        words = self.normaliser.words(answer)
+        for start in self.relation_starts:
+            if len(words) > len(start) and tuple(words[: len(start)]) == start:
+                return without_articles(words[len(start) :], self.normaliser.every_article)
+        return words
+
+    def match(self, answer: str) -> Match:
+        """What `answer` names, by the first rule that gives a target.
+
+        Examples:
+            >>> matcher = concept_matcher(["bear", "bat_(animal)", "mouse"])
+            >>> [matcher.match(a).name for a in ["Bears", "a bat", "mice", "wolf"]]
+            ['bear', 'bat_(animal)', 'mouse', '']
+            >>> matcher.match("a big brown bear").rule
+            'head'
+        """
+        words = self.words(answer)
+        normal = " ".join(words)
+        exact = self.forms.get(tuple(words))
+        if exact:
+            return Match(tuple(exact), EXACT, normal)
+        if not NEGATIONS.intersection(words):
+            for size in range(min(len(words) - 1, self.longest), 0, -1):
+                found = self.forms.get(tuple(words[-size:]))
+                if found:
+                    return Match(tuple(found), HEAD, normal)
+        return Match((), "", normal)
+
+    def senses(self) -> dict[str, str]:
+        """Each target's sense, where its name has one."""
+        return {t.name: t.sense for t in self.targets if t.sense}
+
+
+_SENSE = re.compile(r"[_ ]\((.*)\)\s*$")
+
+
+def concept_target(concept: str) -> Target:
+    """A concept as retrieval's target: the text its name reads as (tacit.lexicon: no sense
+    label, spaces for underscores), and its sense label.
+
+    Examples:
+        >>> concept_target("bat_(animal)")
+        Target(name='bat_(animal)', texts=('bat',), sense='animal')
+    """
+    sense = _SENSE.search(concept)
+    return Target(
+        concept, (concept_text(concept),), sense.group(1).replace("_", " ") if sense else ""
+    )
+
+
+def concept_matcher(concepts: Iterable[str], normaliser: Normaliser | None = None) -> Matcher:
+    """Retrieval's matcher: every concept of the norms a target, so that an answer that names
+    another concept says which (`wolf` for a bear's prompt)."""
+    targets = tuple(concept_target(c) for c in dict.fromkeys(concepts))
+    return Matcher(targets, normaliser or Normaliser())
+
+
+def relation_starts(relation: str, normaliser: Normaliser) -> tuple[tuple[str, ...], ...]:
+    """How an answer may begin with `relation` (the norms' prefixes of it, normalised without
+    dropping articles: `is a` -> `be a`), longest first."""
+    prefixes = dict(ANSWER_PREFIXES).get(relation, (relation,))
+    forms = {tuple(normaliser.lemmas(p)) for p in prefixes}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+def feature_matcher(
+    features: Sequence[str],
+    answers: Sequence[str],
+    relation: str,
+    normaliser: Normaliser | None = None,
+) -> Matcher:
+    """Elicitation's matcher for one concept and relation: each feature (its name as the norms
+    write it, `has fur_hair`) named by every reading of its answer (`fur`, `hair`; the NormSet's
+    `answer` column), answers beginning with the relation taken off first.
+
+    Examples:
+        >>> features = ["has fur_hair", "has four legs"]
+        >>> matcher = feature_matcher(features, ["fur_hair", "four legs"], "has")
+        >>> [matcher.match(a).name for a in ["hair", "has 4 legs", "thick fur", "no fur"]]
+        ['has fur_hair', 'has four legs', 'has fur_hair', '']
+    """
+    if len(features) != len(answers):
+        raise ValueError("one answer per feature")
+    normaliser = normaliser or Normaliser()
+    targets = tuple(Target(f, tuple(every_alternative(a))) for f, a in zip(features, answers))
+    return Matcher(targets, normaliser, relation_starts(relation, normaliser))
