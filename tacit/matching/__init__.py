@@ -24,6 +24,7 @@ from tacit.matching.read import (
     DUPLICATE,
     ROW_STATUSES,
     Completion,
+    answers_by_prompt,
     answers_frame,
     read_completion,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "DUPLICATE",
     "ROW_STATUSES",
     "Completion",
+    "answers_by_prompt",
     "answers_frame",
     "read_completion",
     "EMPTY",

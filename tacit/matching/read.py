@@ -20,7 +20,7 @@ completion gave none).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import pandas as pd
@@ -120,3 +120,18 @@ def answers_frame(
             for row in read_completion(completion.text, completion.finish_reason, matcher):
                 records.append({**dict(zip(keys, key)), "draw": draw, **row})
     return pd.DataFrame.from_records(records, columns=[*keys, *ANSWER_COLUMNS])
+
+
+def answers_by_prompt(
+    prompts: pd.DataFrame, answers: pd.DataFrame, keys: Sequence[str]
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Each prompt's position in `prompts` and its rows of the answers frame (none: an empty
+    frame), matched by the `keys` columns, which must tell the prompts apart."""
+    keys = list(keys)
+    repeated = prompts[keys].duplicated()
+    if repeated.any():
+        first = prompts[keys][repeated].iloc[0].tolist()
+        raise ValueError(f"the key columns {keys} do not tell the prompts apart: {first} repeats")
+    by_prompt = dict(iter(answers.groupby(keys, sort=False, dropna=False)))
+    for i, key in enumerate(prompts[keys].itertuples(index=False)):
+        yield i, by_prompt.get(tuple(key), answers.iloc[:0])
