@@ -18,7 +18,9 @@ or `hair`; `has four legs`: `four legs`). Both sides are normalised by the same 
 
 Before both rules, an elicitation matcher takes the relation off the answer's start (the
 model writes "has fur" as the norms' participants did: `has fur` -> `fur`; `is a mammal` ->
-`mammal`), in its normal form (`have`, `be a`, `make of`, `be make of`).
+`mammal`), in its normal form (`have`, `be a`, `make of`, `be make of`); the answer whole is
+tried too, exactly, for a target that itself begins with the relation's word (CSLB's wolf
+`is being reintroduced in Scotland`: `being` is `be`).
 
 Where several targets match, the longest (in words) wins (`thick fur coat` with targets
 `fur` and `fur coat`: `fur coat`); targets of the same normal form and length all match, and
@@ -123,6 +125,9 @@ class Matcher:
         exact = self.forms.get(tuple(words))
         if exact:
             return Match(tuple(exact), EXACT, normal)
+        whole = self.normaliser.words(answer)  # a target may begin with the relation's word
+        if whole != words and tuple(whole) in self.forms:
+            return Match(tuple(self.forms[tuple(whole)]), EXACT, " ".join(whole))
         if not NEGATIONS.intersection(words):
             for size in range(min(len(words) - 1, self.longest), 0, -1):
                 found = self.forms.get(tuple(words[-size:]))

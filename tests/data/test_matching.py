@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 import pytest
+from support import REAL_MCRAE, REAL_NORMS, needs_mcrae, needs_shared
 
 from tacit.matching import (
     ANSWER_COLUMNS,
@@ -352,3 +353,50 @@ def test_answers_frame_keys_and_columns() -> None:
     ]
     with pytest.raises(ValueError, match="one list of completions per prompt"):
         answers_frame(prompts, ["concept"], [[]], MATCHERS["concepts"])
+
+
+def self_matches(path) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], dict]:
+    """Over a real norms file: concepts whose text does not match them, feature texts (the
+    phrase, each reading of the answer) that do not match their feature, and the normal
+    forms several concepts share."""
+    from tacit.lexicon import concept_text
+    from tacit.norms import read_norms
+    from tacit.norms.phrasing import every_alternative
+
+    norms = read_norms(path)
+    concepts = concept_matcher(norms.concepts)
+    missed_concepts = [
+        (c, concept_text(c))
+        for c in norms.concepts
+        if c not in concepts.match(concept_text(c)).targets
+    ]
+    table = norms.table[norms.table["answer"] != ""]
+    missed = []
+    for (_, relation), rows in table.groupby(["concept", "relation"]):
+        matcher = feature_matcher(list(rows["feature"]), list(rows["answer"]), relation)
+        for feature, answer, phrase in zip(rows["feature"], rows["answer"], rows["phrase"]):
+            for text in [phrase, *every_alternative(answer)]:
+                if feature not in matcher.match(text).targets:
+                    missed.append((relation, feature, text))
+    shared = {" ".join(f): names for f, names in concepts.forms.items() if len(names) > 1}
+    return missed_concepts, missed, shared
+
+
+@needs_shared
+def test_every_cslb_name_matches_itself() -> None:
+    """Every CSLB concept's text names it, and every feature's phrase and reading of its answer
+    names the feature (`is being reintroduced in Scotland`: the answer starts with the
+    relation's own word); only sense labels share a form."""
+    missed_concepts, missed, shared = self_matches(REAL_NORMS)
+    assert missed_concepts == [] and missed == []
+    assert shared == {
+        "bat": ["bat_(animal)", "bat_(sporting)"],
+        "crane": ["crane_(bird)", "crane_(equipment)"],
+    }
+
+
+@needs_mcrae
+def test_every_mcrae_name_matches_itself() -> None:
+    missed_concepts, missed, shared = self_matches(REAL_MCRAE)
+    assert missed_concepts == [] and missed == []
+    assert shared["mouse"] == ["mouse", "mouse_(computer)"] and len(shared) == 9
