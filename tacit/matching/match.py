@@ -22,8 +22,8 @@ model writes "has fur" as the norms' participants did: `has fur` -> `fur`; `is a
 tried too, exactly, for a target that itself begins with the relation's word (CSLB's wolf
 `is being reintroduced in Scotland`: `being` is `be`).
 
-Where several targets match, the longest (in words) wins (`thick fur coat` with targets
-`fur` and `fur coat`: `fur coat`); targets of the same normal form and length all match, and
+Where several targets match, the longest (in words) wins (`a big polar bear` with targets
+`bear` and `polar bear`: `polar bear`); targets of the same normal form and length all match, and
 `matched` names them all (`bat`: `bat_(animal)` and `bat_(sporting)`), in the order the
 targets were given.
 """

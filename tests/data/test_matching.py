@@ -228,8 +228,11 @@ CASES = {
     "head: a modifier before the target": Case(
         "thick fur", "has", [("thick fur", "has fur_hair", HEAD, "ok")]
     ),
-    "head: the longest target wins": Case(
+    "head: the head, not a modifier": Case(
         "a thick fur coat", "has", [("a thick fur coat", "has a fur coat", HEAD, "ok")]
+    ),
+    "head: the longest target wins": Case(
+        "a big polar bear", "concepts", [("a big polar bear", "polar_bear", HEAD, "ok")]
     ),
     "head: longer concept exact beats shorter": Case(
         "polar bears", "concepts", [("polar bears", "polar_bear", EXACT, "ok")]
