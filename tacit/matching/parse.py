@@ -13,6 +13,7 @@ The rules, in the order they apply (docs/probes/generation.md shows each with an
    item keeps what comes before an explanation: a colon (`**Fur**: thick and brown` -> `Fur`)
    or a spaced dash (`Fur - thick` -> `Fur`). A numbered list on one line (`1. bear 2. wolf`) is
    a list too.
+   Markdown headings (`### Answer`) are left out too.
 4. **Lines.** Otherwise each line is read as one line is (rule 5, without its preface rule),
    a line that ends with a colon (a preface) left out.
 5. **One line.** A preface up to a colon is dropped (`The answer is: bear` -> `bear`), and the
@@ -111,6 +112,7 @@ SENTENCE_STARTS = tuple(
 )
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
 _NUMBERED = re.compile(r"^\s*(?:\(?\d{1,3}[.)]|\d{1,3}\s*[:\-–])\s+")
+_HEADING = re.compile(r"^#{1,6}\s")  # a markdown heading: no answer
 _BULLET = re.compile(r"^\s*[-*•·–—]\s+")
 _INLINE_NUMBERS = re.compile(r"(?:^|\s)\d{1,3}[.)]\s+")
 _LEADING_AND = re.compile(r"^(?:and|or)\s+", re.IGNORECASE)
@@ -172,8 +174,16 @@ def parse_completion(text: str, finish_reason: str | None = None) -> Parsed:
 
 
 def _items(text: str) -> tuple[list[str], list[str]]:
-    """The raw answers of a completion (rules 3 to 5), and the lines left out."""
+    """The raw answers of a completion (rules 3 to 5), and the lines left out (markdown
+    headings first: `### Answer` is no answer)."""
     lines = [line for line in (raw.strip() for raw in text.splitlines()) if line]
+    headings = [line for line in lines if _HEADING.match(line)]
+    items, ignored = _from_lines([line for line in lines if not _HEADING.match(line)] or [""])
+    return items, [*headings, *ignored]
+
+
+def _from_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The raw answers of a completion's lines (rules 3 to 5), and the lines left out."""
     marked = [_marker(line) for line in lines]
     if len(lines) == 1 and len(_INLINE_NUMBERS.findall(lines[0])) > 1:
         parts = [p for p in _INLINE_NUMBERS.split(lines[0]) if p.strip()]

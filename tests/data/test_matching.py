@@ -103,6 +103,9 @@ CASES = {
         "has",
         [("Fur", "has fur_hair", EXACT, "ok"), ("Claws", "has claws", EXACT, "ok")],
     ),
+    "a markdown heading is no answer": Case(
+        "### Answer\nbear\nwolf", "concepts", [("bear", "bear", EXACT, "ok"), ("wolf", *NO, "ok")]
+    ),
     "one per line": Case(
         "bear\nwolf\n", "concepts", [("bear", "bear", EXACT, "ok"), ("wolf", *NO, "ok")]
     ),
