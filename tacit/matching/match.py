@@ -50,11 +50,13 @@ SEPARATOR = " | "  # between the names of targets matched together
 @dataclass(frozen=True)
 class Target:
     """One thing an answer can name: `name` as the norms write it, the `texts` that name it,
-    and the `sense` its name carries (`bat_(animal)`: `animal`), for the record."""
+    the `sense` its name carries (`bat_(animal)`: `animal`), for the record, and the
+    `relation` a feature states (an answer that states another relation does not name it)."""
 
     name: str
     texts: tuple[str, ...]
     sense: str = ""
+    relation: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,19 +80,36 @@ class Matcher:
 
     targets: what answers are matched to, in the order ties are named in.
     normaliser: the one normaliser, for both sides.
-    relation_starts: normal forms of the relation an answer may begin with, taken off first
-        (elicitation; none for retrieval).
+    relation_starts: the normal forms an answer may begin with (longest first), each with the
+        relation it states: taken off first, and the answer then names only targets of that
+        relation (elicitation; none for retrieval).
     """
 
     targets: tuple[Target, ...]
     normaliser: Normaliser = field(default_factory=Normaliser)
-    relation_starts: tuple[tuple[str, ...], ...] = ()
+    relation_starts: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     @cached_property
     def forms(self) -> Mapping[tuple[str, ...], list[str]]:
         """Each target's normal form (as words) -> the targets it names, in target order."""
+        return self._forms(self.targets)
+
+    @cached_property
+    def forms_by_verb(self) -> Mapping[str, Mapping[tuple[str, ...], list[str]]]:
+        """The forms of the targets an answer may name after a relation's verb, the first word
+        it starts with: those of every relation that starts with it (`have`: `has` and `has
+        a`, which answers confuse; `be`: `is`, `is a`, and `made of` as `is made of`)."""
+        verbs: dict[str, set[str]] = {}
+        for start, relation in self.relation_starts:
+            verbs.setdefault(start[0], set()).add(relation)
+        return {
+            verb: self._forms([t for t in self.targets if t.relation in relations])
+            for verb, relations in verbs.items()
+        }
+
+    def _forms(self, targets: Iterable[Target]) -> dict[tuple[str, ...], list[str]]:
         by_form: dict[tuple[str, ...], list[str]] = {}
-        for target in self.targets:
+        for target in targets:
             for text in target.texts:
                 form = tuple(self.normaliser.words(text))
                 if form and target.name not in by_form.setdefault(form, []):
@@ -104,11 +123,17 @@ class Matcher:
 
     def words(self, answer: str) -> list[str]:
         """The answer's normal form as words, its relation taken off."""
+        return self.stated(answer)[0]
+
+    def stated(self, answer: str) -> tuple[list[str], str | None]:
+        """The answer's normal form as words, its relation taken off, and the verb the
+        relation it stated starts with (None: it stated none)."""
         words = self.normaliser.words(answer)
-        for start in self.relation_starts:
+        for start, _ in self.relation_starts:
             if len(words) > len(start) and tuple(words[: len(start)]) == start:
-                return without_articles(words[len(start) :], self.normaliser.every_article)
-        return words
+                rest = without_articles(words[len(start) :], self.normaliser.every_article)
+                return rest, start[0]
+        return words, None
 
     def match(self, answer: str) -> Match:
         """What `answer` names, by the first rule that gives a target.
@@ -120,9 +145,10 @@ class Matcher:
             >>> matcher.match("a big brown bear").rule
             'head'
         """
-        words = self.words(answer)
+        words, verb = self.stated(answer)
+        forms = self.forms if verb is None else self.forms_by_verb[verb]
         normal = " ".join(words)
-        exact = self.forms.get(tuple(words))
+        exact = forms.get(tuple(words))
         if exact:
             return Match(tuple(exact), EXACT, normal)
         whole = self.normaliser.words(answer)  # a target may begin with the relation's word
@@ -130,7 +156,7 @@ class Matcher:
             return Match(tuple(self.forms[tuple(whole)]), EXACT, " ".join(whole))
         if not NEGATIONS.intersection(words):
             for size in range(min(len(words) - 1, self.longest), 0, -1):
-                found = self.forms.get(tuple(words[-size:]))
+                found = forms.get(tuple(words[-size:]))
                 if found:
                     return Match(tuple(found), HEAD, normal)
         return Match((), "", normal)
@@ -149,7 +175,7 @@ def concept_target(concept: str) -> Target:
 
     Examples:
         >>> concept_target("bat_(animal)")
-        Target(name='bat_(animal)', texts=('bat',), sense='animal')
+        Target(name='bat_(animal)', texts=('bat',), sense='animal', relation='')
     """
     sense = _SENSE.search(concept)
     return Target(
@@ -164,23 +190,39 @@ def concept_matcher(concepts: Iterable[str], normaliser: Normaliser | None = Non
     return Matcher(targets, normaliser or Normaliser())
 
 
-def relation_starts(relation: str, normaliser: Normaliser) -> tuple[tuple[str, ...], ...]:
-    """How an answer may begin with `relation` (the norms' prefixes of it, normalised without
-    dropping articles: `is a` -> `be a`), longest first."""
-    prefixes = dict(ANSWER_PREFIXES).get(relation, (relation,))
-    forms = {tuple(normaliser.lemmas(p)) for p in prefixes}
-    return tuple(sorted(forms, key=len, reverse=True))
+def relation_starts(
+    relations: Iterable[str], normaliser: Normaliser
+) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """How an answer may begin with each of `relations` (the norms' prefixes of it, normalised
+    without dropping articles: `is a` -> `be a`), longest first. `does` and `other` features
+    are matched by their whole phrase: nothing is taken off for them."""
+    prefixes = dict(ANSWER_PREFIXES)
+    forms = {
+        (tuple(normaliser.lemmas(prefix)), relation)
+        for relation in relations
+        for prefix in prefixes.get(relation, ())
+    }
+    return tuple(sorted(forms, key=lambda start: (-len(start[0]), start)))
 
 
 def feature_matcher(
     features: Sequence[str],
     answers: Sequence[str],
-    relation: str,
+    relation: str | Sequence[str],
     normaliser: Normaliser | None = None,
+    *,
+    phrases: Sequence[str] | None = None,
 ) -> Matcher:
     """Elicitation's matcher for one concept and relation: each feature (its name as the norms
     write it, `has fur_hair`) named by every reading of its answer (`fur`, `hair`; the NormSet's
     `answer` column), answers beginning with the relation taken off first.
+
+    `relation` may instead give each feature's relation (a concept's features of every
+    relation, for a listing of all its properties): an answer that states a relation's verb
+    (`is big`, `has fur`) names only the features of the relations that start with it; one
+    that states none (`fur`) names any. A feature without an answer (`does` and `other`: CSLB
+    `does eat fish`) is named by its phrase (`eats fish`), given `phrases` (the NormSet's
+    `phrase` column); without, by nothing.
 
     Examples:
         >>> features = ["has fur_hair", "has four legs"]
@@ -188,8 +230,17 @@ def feature_matcher(
         >>> [matcher.match(a).name for a in ["hair", "has 4 legs", "thick fur", "no fur"]]
         ['has fur_hair', 'has four legs', 'has fur_hair', '']
     """
-    if len(features) != len(answers):
-        raise ValueError("one answer per feature")
+    relations = [relation] * len(features) if isinstance(relation, str) else list(relation)
+    if not len(features) == len(answers) == len(relations) == len(phrases or features):
+        raise ValueError("one answer, relation and phrase per feature")
     normaliser = normaliser or Normaliser()
-    targets = tuple(Target(f, tuple(every_alternative(a))) for f, a in zip(features, answers))
-    return Matcher(targets, normaliser, relation_starts(relation, normaliser))
+    targets = tuple(
+        Target(
+            feature,
+            tuple(every_alternative(answer) if answer else [phrases[i]] if phrases else []),
+            relation=relations[i],
+        )
+        for i, (feature, answer) in enumerate(zip(features, answers))
+    )
+    starts = relation_starts(dict.fromkeys(relations), normaliser)
+    return Matcher(targets, normaliser, starts)

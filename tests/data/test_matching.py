@@ -45,12 +45,29 @@ HAS = {
     "has leaves": "leaves",
 }
 IS = {"is big_large": "big_large", "is brown": "brown", "is a mammal": "mammal"}
+# a bear's features of every relation, for a listing of all its properties:
+# (feature, relation, answer, phrase)
+EVERY = [
+    ("has fur_hair", "has", "fur_hair", "has fur"),
+    ("has a tail", "has a", "tail", "has a tail"),
+    ("is big_large", "is", "big_large", "is big"),
+    ("is a mammal", "is a", "mammal", "is a mammal"),
+    ("made of meat", "made of", "meat", "is made of meat"),
+    ("does eat fish", "does", "", "eats fish"),
+    ("does hibernate", "does", "", "hibernates"),
+]
 
 MATCHERS = {
     "concepts": concept_matcher(CONCEPTS),
     "has": feature_matcher(list(HAS), list(HAS.values()), "has"),
     "is": feature_matcher(list(IS), list(IS.values()), "is"),
     "is a": feature_matcher(["is a mammal"], ["mammal"], "is a"),
+    "every": feature_matcher(
+        [f for f, *_ in EVERY],
+        [a for _, _, a, _ in EVERY],
+        [r for _, r, *_ in EVERY],
+        phrases=[p for *_, p in EVERY],
+    ),
 }
 
 
@@ -227,6 +244,22 @@ CASES = {
     "noun read as a verb on both sides": Case(
         "leaves", "has", [("leaves", "has leaves", EXACT, "ok")]
     ),
+    # a listing of every relation: a stated relation names its own features (and its verb's)
+    "every: has": Case("has fur", "every", [("has fur", "has fur_hair", EXACT, "ok")]),
+    "every: no relation stated": Case("fur", "every", [("fur", "has fur_hair", EXACT, "ok")]),
+    "every: is": Case("is big", "every", [("is big", "is big_large", EXACT, "ok")]),
+    "every: is a": Case("is a mammal", "every", [("is a mammal", "is a mammal", EXACT, "ok")]),
+    "every: has for has a": Case("has tail", "every", [("has tail", "has a tail", EXACT, "ok")]),
+    "every: made of": Case(
+        "is made of meat", "every", [("is made of meat", "made of meat", EXACT, "ok")]
+    ),
+    "every: another relation's answer": Case("is fur", "every", [("is fur", *NO, "ok")]),
+    "every: a does feature by its phrase": Case(
+        "eats fish", "every", [("eats fish", "does eat fish", EXACT, "ok")]
+    ),
+    "every: a does feature, inflected": Case(
+        "- hibernating", "every", [("hibernating", "does hibernate", EXACT, "ok")]
+    ),
     # the head rule, and what it does not do
     "head: a modifier before the target": Case(
         "thick fur", "has", [("thick fur", "has fur_hair", HEAD, "ok")]
@@ -363,8 +396,9 @@ def test_answers_frame_keys_and_columns() -> None:
 
 def self_matches(path) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], dict]:
     """Over a real norms file: concepts whose text does not match them, feature texts (the
-    phrase, each reading of the answer) that do not match their feature, and the normal
-    forms several concepts share."""
+    phrase, each reading of the answer) that do not match their feature among the concept's
+    features of the relation, and phrases that do not among all of its features; and the
+    normal forms several concepts share."""
     from tacit.lexicon import concept_text
     from tacit.norms import read_norms
     from tacit.norms.phrasing import every_alternative
@@ -384,6 +418,16 @@ def self_matches(path) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]
             for text in [phrase, *every_alternative(answer)]:
                 if feature not in matcher.match(text).targets:
                     missed.append((relation, feature, text))
+    for _, rows in norms.table.groupby("concept"):
+        every = feature_matcher(
+            list(rows["feature"]),
+            list(rows["answer"]),
+            list(rows["relation"]),
+            phrases=list(rows["phrase"]),
+        )
+        for feature, phrase in zip(rows["feature"], rows["phrase"]):
+            if feature not in every.match(phrase).targets:
+                missed.append(("every", feature, phrase))
     shared = {" ".join(f): names for f, names in concepts.forms.items() if len(names) > 1}
     return missed_concepts, missed, shared
 

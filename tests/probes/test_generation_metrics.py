@@ -304,3 +304,18 @@ def test_feature_listing_summary() -> None:
     assert has["recall_pf_ci_low"] <= has["recall_pf"] <= has["recall_pf_ci_high"]
     everything = summary.iloc[2]
     assert everything["n_prompts"] == 3
+
+
+def test_a_listing_of_every_relation() -> None:
+    """A prompt of relation `all` is scored against every feature of its concept given."""
+    listing = LISTING[LISTING["concept"] == "bear"].assign(relation="all")
+    listing = listing.assign(
+        draw=listing["draw"] + 10 * (LISTING.loc[listing.index, "relation"] == "is")
+    )
+    prompts = pd.DataFrame({"concept": ["bear"], "relation": ["all"], "model": "m"})
+    scored = score_feature_lists(prompts, listing, FEATURES, ["concept", "relation"])
+    bear = FEATURES[FEATURES["concept"] == "bear"]
+    listed = {"has fur_hair", "has claws", "is big", "is brown"}
+    expected = bear.loc[bear["feature"].isin(listed), "pf"].sum() / bear["pf"].sum()
+    assert scored.loc[0, "recall_pf"] == pytest.approx(expected)  # (20 + 15 + 18 + 9) / 74
+    assert scored.loc[0, "n_features"] == 6 and scored.loc[0, "recall"] == pytest.approx(4 / 6)

@@ -2,7 +2,8 @@
 times (N draws, as N participants), its answers are read and matched to the norms
 (tacit.matching), and each concept and relation is scored against the features people listed.
 
-Per prompt (a concept and relation), over the norms' features F of that concept and relation
+Per prompt (a concept and relation; or `all`: a listing of every property, against all of the
+concept's features given), over the norms' features F of that concept and relation
 (pf: how many people listed each) and the `ok` answers of every draw (tacit.matching.read):
 
 - `listed_by[f]`: how many draws gave an answer that matched feature f (once per draw).
@@ -91,7 +92,9 @@ def score_feature_lists(
 ) -> pd.DataFrame:
     """Each prompt's features listed against the norms (the module docstring's metrics).
 
-    prompts: a row per prompt, its `keys` (with `concept` and `relation`).
+    prompts: a row per prompt, its `keys` (with `concept` and `relation`; relation `all`: a
+        listing of every property, scored against all of the concept's `features`, matched
+        by feature_matcher given every feature's relation).
     answers: the answers frame (tacit.matching.answers_frame) with the same `keys`, matched to
         each prompt's features by their names (tacit.matching.feature_matcher).
     features: the norms' rows (NormSet.table: `concept`, `relation`, `feature`, `pf`).
@@ -99,6 +102,7 @@ def score_feature_lists(
     Returns `prompts` with LISTING_COLUMNS after its own.
     """
     norms = dict(iter(features.groupby(["concept", "relation"], sort=False)))
+    norms |= {(c, ALL): rows for c, rows in features.groupby("concept", sort=False)}
     asked = list(zip(prompts["concept"], prompts["relation"]))
     records = [
         _score_one(rows, norms.get(asked[i], features.iloc[:0]))
