@@ -30,6 +30,7 @@ from tacit.matching.read import (
 )
 
 __all__ = [
+    "record",
     "ANSWER_COLUMNS",
     "DUPLICATE",
     "ROW_STATUSES",
@@ -54,3 +55,22 @@ __all__ = [
     "feature_matcher",
     "parse_completion",
 ]
+
+
+def record(normaliser: Normaliser | None = None) -> dict[str, object]:
+    """How answers were read, as the manifest records it: the normaliser (lemmatiser and its
+    version, language, articles), the match rules in order, the negations that stop the
+    `head` rule, and the refusal phrases.
+
+    Examples:
+        >>> record()["rules"], record()["normaliser"]["lang"]
+        (['exact', 'head'], 'en')
+    """
+    from tacit.matching.match import NEGATIONS, RULES
+
+    return {
+        "normaliser": (normaliser or Normaliser()).record(),
+        "rules": list(RULES),
+        "negations": sorted(NEGATIONS),
+        "refusals": list(REFUSALS),
+    }
