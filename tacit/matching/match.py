@@ -43,7 +43,12 @@ EXACT = "exact"
 HEAD = "head"
 RULES = (EXACT, HEAD)
 # words that make an answer say the target is absent: no `head` match
-NEGATIONS = frozenset({"no", "not", "never", "without", "none", "nor", "cannot", "cant"})
+NEGATIONS = frozenset(
+    {"no", "not", "never", "without", "none", "nor", "cannot"}
+    # contractions as the normaliser leaves them (apostrophes dropped)
+    | {"cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "hasnt"}
+    | {"havent", "hadnt", "wont", "couldnt", "wouldnt", "shouldnt"}
+)
 SEPARATOR = " | "  # between the names of targets matched together
 
 

@@ -278,6 +278,9 @@ CASES = {
     ),
     "not the head: target first": Case("bear cub", "concepts", [("bear cub", *NO, "ok")]),
     "negation is no match": Case("no fur", "has", [("no fur", *NO, "ok")]),
+    "a contracted negation is no match": Case(
+        "doesn't have thick fur", "has", [("doesn't have thick fur", *NO, "ok")]
+    ),
     "without is no match": Case("without claws", "has", [("without claws", *NO, "ok")]),
     # refusals, empty, truncated
     "refusal sorry": Case(
