@@ -27,6 +27,7 @@ LAYERS = {
     "vocab": 1,
     "hub": 1,
     "pragmatics": 1,  # data
+    "matching": 1,  # a model's answers parsed, normalised and matched to the norms
     "models": 2,
     "ranking": 3,  # between the models and the probes: ranks, scores, top k, ties
     "probes": 4,

@@ -86,6 +86,26 @@ def answer_spans(answer: str) -> list[str]:
     return words if words is not None else [first_alternatives(answer)]
 
 
+def every_alternative(answer: str) -> list[str]:
+    """Every reading of an answer's `_`-joined alternatives, word by word, in order (rule 2:
+    an alternative that starts a phrase of its own ends the answer); what matching a model's
+    words to the answer accepts, where `answer_spans` keeps one span to score.
+
+    Examples:
+        >>> every_alternative("fur_hair"), every_alternative("hard_tough skin")
+        (['fur', 'hair'], ['hard skin', 'tough skin'])
+        >>> every_alternative("technology_is technological")
+        ['technology']
+    """
+    readings = [""]
+    for word in answer.split(" "):
+        alternatives, starts_phrase = _alternatives(word)
+        readings = [f"{r} {a}".strip() for r in readings for a in alternatives or [word]]
+        if starts_phrase:
+            break
+    return list(dict.fromkeys(readings))
+
+
 def first_alternatives(feature: str) -> str:
     """Keep the first of each set of `_`-joined alternatives (rule 2).
 

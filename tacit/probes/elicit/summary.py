@@ -47,12 +47,17 @@ ELICITATION_SUMMARY_COLUMNS = [
 ]
 
 
-def _summarize(
-    group: pd.DataFrame, rng: np.random.Generator, n_resamples: int, confidence: float
-) -> dict[str, float]:
-    """One condition's means, each with a percentile bootstrap interval over concepts (a
-    concept's prompts resampled together: the mean is over prompts)."""
-    values = group[list(_METRICS.values())].astype(float)
+def concept_intervals(
+    group: pd.DataFrame,
+    columns: Sequence[str],
+    rng: np.random.Generator,
+    n_resamples: int,
+    confidence: float,
+) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """Per column of `group`, a percentile bootstrap interval over concepts for its mean over
+    the prompts where it is defined (a concept's prompts resampled together), NaN where it is
+    defined on none; and on how many prompts each column is defined."""
+    values = group[list(columns)].astype(float)
     per_concept = values.fillna(0.0).groupby(group["concept"], sort=True).sum()
     counts = values.notna().groupby(group["concept"], sort=True).sum()
     low, high = bootstrap_ratio_ci(
@@ -62,13 +67,24 @@ def _summarize(
         n_resamples=n_resamples,
         confidence=confidence,
     )
-    row: dict[str, float] = {"n_prompts": len(group), "n_concepts": len(per_concept)}
+    defined = counts.sum().to_numpy() > 0
+    return np.where(defined, low, np.nan), np.where(defined, high, np.nan), counts.sum()
+
+
+def _summarize(
+    group: pd.DataFrame, rng: np.random.Generator, n_resamples: int, confidence: float
+) -> dict[str, float]:
+    """One condition's means, each with a percentile bootstrap interval over concepts (a
+    concept's prompts resampled together: the mean is over prompts)."""
+    low, high, counts = concept_intervals(
+        group, list(_METRICS.values()), rng, n_resamples, confidence
+    )
+    row: dict[str, float] = {"n_prompts": len(group), "n_concepts": group["concept"].nunique()}
     for i, (name, column) in enumerate(_METRICS.items()):
         mean = group[column].mean()
         row[name if name != "spearman" else "spearman_mean"] = mean
-        defined = bool(counts[column].sum())
-        row[f"{name}_ci_low"] = low[i] if defined else np.nan
-        row[f"{name}_ci_high"] = high[i] if defined else np.nan
+        row[f"{name}_ci_low"] = low[i]
+        row[f"{name}_ci_high"] = high[i]
         row[f"{name}_chance"] = group[f"_{column}_chance"].mean() if name != "spearman" else 0.0
     row["n_spearman"] = int(group["spearman"].count())
     return row

@@ -1,0 +1,118 @@
+"""The one normaliser: what a model's answer and a norm's name are compared as.
+
+Both sides go through the same `Normaliser`, so a rule can never favour one of them. In order:
+
+1. Unicode NFKC, then case folded (`Bear`, `BEAR` -> `bear`).
+2. Punctuation becomes a space, apostrophes are dropped (`four-legged` -> `four legged`,
+   `bear's` -> `bears`), whitespace runs collapse; digits stay.
+3. Numbers from 0 to 20 written in digits become words (`4 legs` -> `four legs`): the norms
+   write them both ways (McRae `has_4_legs`, CSLB `has four legs`).
+4. Each word is lemmatised on its own by simplemma (`mice` -> `mouse`, `teeth` -> `tooth`,
+   `wolves` -> `wolf`, `has` -> `have`, `is` -> `be`, `flying` -> `fly`), and the lemma case
+   folded again (simplemma gives German nouns capitalised: `Häuser` -> `haus`).
+5. Leading articles are dropped: `a`, `an`, `the` (tacit.lexicon's English articles and
+   `the`), and any other forms given (a template language's articles, `ein`, `une`).
+
+Why simplemma (https://github.com/adbar/simplemma, pinned at 2.0.0): it needs no other package,
+covers more than 50 languages (the languages of mLAMA-style norms, which a normaliser of
+English alone would leave unmatched) and is a lookup in a dictionary of word forms, fast and
+deterministic (the same word always gets the same lemma, whatever the sentence around it).
+lemminflect, the other well-kept choice, is English only. What a dictionary lookup without
+context cannot do: tell a noun from a verb of the same spelling (`leaves` -> `leave`, not
+`leaf`; both sides agree, so the norms' `leaves` still matches the model's `leaves`, but not
+its `leaf`).
+
+Examples:
+    >>> normal = Normaliser()
+    >>> [normal(t) for t in ["The Mice", "4 Legs", "sharp teeth!", "an aardvark", "wolves"]]
+    ['mouse', 'four leg', 'sharp tooth', 'aardvark', 'wolf']
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from tacit.lexicon import ARTICLES
+
+# tacit.lexicon's articles (`a`, `an`; its "" is no word) and the definite one
+ENGLISH_ARTICLES = frozenset(a for a in ARTICLES if a) | {"the"}
+_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+_NUMBER_WORDS = _NUMBERS.split()
+_APOSTROPHES = re.compile(r"['’‘`´]")
+_NOT_A_WORD = re.compile(r"[^\w]+|_+")  # punctuation, symbols and underscores
+
+
+@lru_cache(maxsize=65536)
+def lemma(word: str, lang: str) -> str:
+    """A word's lemma in `lang` (simplemma's dictionary; the word itself where it has none)."""
+    import simplemma
+
+    return str(simplemma.lemmatize(word, lang=lang)).casefold()  # German nouns come capitalised
+
+
+def words_of(text: str) -> list[str]:
+    """Rules 1 to 3: the text's words, case folded, without punctuation, small numbers as words.
+
+    Examples:
+        >>> words_of("  **Four-legged**, 4 LEGS!")
+        ['four', 'legged', 'four', 'legs']
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _NOT_A_WORD.sub(" ", _APOSTROPHES.sub("", text))
+    return [_NUMBER_WORDS[int(w)] if w.isdigit() and int(w) <= 20 else w for w in text.split()]
+
+
+def without_articles(words: list[str], articles: Iterable[str]) -> list[str]:
+    """The words without their leading articles (`the`, `a` ...; several: `the a`)."""
+    articles = frozenset(articles)
+    start = 0
+    while start < len(words) and words[start] in articles:
+        start += 1
+    return words[start:]
+
+
+@dataclass(frozen=True)
+class Normaliser:
+    """The normal form of any text, the model's or the norms' (the module docstring's rules).
+
+    lang: the language simplemma lemmatises in (an ISO 639-1 code: `en`, `de`, `fr`).
+    articles: leading words dropped besides English's `a`, `an`, `the` (a template language's
+        articles, as `--articles FILE` gives them).
+    """
+
+    lang: str = "en"
+    articles: frozenset[str] = field(default_factory=frozenset)
+
+    def words(self, text: str) -> list[str]:
+        """The normal form as words (rules 1 to 5)."""
+        words = without_articles(words_of(text), self.every_article)
+        return [lemma(w, self.lang) for w in words]
+
+    def lemmas(self, text: str) -> list[str]:
+        """The text's words lemmatised, articles kept (rules 1 to 4): a relation's prefix
+        (`is a` -> `be a`)."""
+        return [lemma(w, self.lang) for w in words_of(text)]
+
+    def __call__(self, text: str) -> str:
+        return " ".join(self.words(text))
+
+    @property
+    def every_article(self) -> frozenset[str]:
+        return ENGLISH_ARTICLES | frozenset(a.casefold() for a in self.articles)
+
+    def record(self) -> dict[str, object]:
+        """What the manifest says of the normaliser."""
+        import simplemma
+
+        return {
+            "lemmatiser": f"simplemma {simplemma.__version__}",
+            "lang": self.lang,
+            "articles": sorted(self.every_article),
+        }

@@ -1,0 +1,137 @@
+"""Completions read into the answers frame: every raw answer beside its normal form and match
+(answers.csv), one row per answer.
+
+A completion gives a row per answer it parses into (tacit.matching.parse), in order, and one
+row where it gives none (a refusal, an empty completion, a truncated one cut to nothing), so
+that every completion is there and counted. A row's `status`:
+
+- `ok`: an answer, matched or not; the only rows the metrics read.
+- `duplicate`: an answer whose normal form an earlier answer of the same completion had
+  ("bear, Bears"): shown, with what it matched, but counted once.
+- `truncated`: the last answer of a completion stopped by its length (finish_reason
+  `length`), which may be cut; never matched. A truncated completion's earlier answers are
+  `ok`. A truncated completion with no answer at all is one `truncated` row, answer empty.
+- `refusal`, `empty`: the completion's one row, answer empty; never matched.
+
+`position` is the answer's place among the completion's distinct answers, from 1 (a
+duplicate: its first occurrence's; the cut answer: the place it would have had; 0 where the
+completion gave none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import pandas as pd
+
+from tacit.matching.match import Matcher
+from tacit.matching.parse import EMPTY, OK, REFUSAL, TRUNCATED, parse_completion
+
+DUPLICATE = "duplicate"
+ROW_STATUSES = (OK, DUPLICATE, TRUNCATED, REFUSAL, EMPTY)
+# after the prompt's key columns; `draw`, not `sample`: retrieval's prompts already have a
+# `sample` (the random baseline's), so each of a prompt's N completions is a draw
+ANSWER_COLUMNS = [
+    "draw",
+    "position",
+    "completion",
+    "finish_reason",
+    "answer",
+    "normal",
+    "matched",
+    "rule",
+    "status",
+]
+
+
+class Completion(Protocol):
+    """What a model said to one prompt: its text and why it stopped (`stop`, `length`, ...)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def finish_reason(self) -> str | None: ...
+
+
+def read_completion(text: str, finish_reason: str | None, matcher: Matcher) -> list[dict[str, Any]]:
+    """One completion's rows (`position` to `status` of ANSWER_COLUMNS; the module docstring).
+
+    Examples:
+        >>> from tacit.matching.match import concept_matcher
+        >>> matcher = concept_matcher(["bear"])
+        >>> rows = read_completion("1. Bears\\n2. bear\\n3. wolf", "stop", matcher)
+        >>> [(r["position"], r["normal"], r["matched"], r["status"]) for r in rows]
+        [(1, 'bear', 'bear', 'ok'), (1, 'bear', 'bear', 'duplicate'), (2, 'wolf', '', 'ok')]
+    """
+    parsed = parse_completion(text, finish_reason)
+    base = {"completion": text, "finish_reason": finish_reason or ""}
+    none = {"answer": "", "normal": "", "matched": "", "rule": ""}
+    rows: list[dict[str, Any]] = []
+    first: dict[str, int] = {}
+    for answer in parsed.answers:
+        match = matcher.match(answer)
+        seen = match.normal in first
+        position = first.setdefault(match.normal, len(first) + 1)
+        rows.append(
+            {
+                **base,
+                "position": position,
+                "answer": answer,
+                "normal": match.normal,
+                "matched": match.name,
+                "rule": match.rule,
+                "status": DUPLICATE if seen else OK,
+            }
+        )
+    if parsed.cut is not None:
+        normal = " ".join(matcher.words(parsed.cut))
+        cut = {"position": len(first) + 1, "answer": parsed.cut, "normal": normal}
+        rows.append({**base, **none, **cut, "status": TRUNCATED})
+    elif not rows:
+        rows.append({**base, **none, "position": 0, "status": parsed.status})
+    return rows
+
+
+def answers_frame(
+    prompts: pd.DataFrame,
+    keys: Sequence[str],
+    completions: Sequence[Sequence[Completion]],
+    matchers: Matcher | Sequence[Matcher],
+) -> pd.DataFrame:
+    """The answers frame: per prompt (a row of `prompts`, its `keys` columns first), per draw
+    (each of its completions, numbered from 0), the completion's rows (read_completion);
+    columns `*keys, *ANSWER_COLUMNS`.
+
+    matchers: one for every prompt (retrieval: the concepts), or one per prompt (elicitation:
+        the prompt's concept's features of its relation).
+    """
+    if len(completions) != len(prompts):
+        raise ValueError(
+            f"one list of completions per prompt ({len(completions)} for {len(prompts)})"
+        )
+    if not isinstance(matchers, Matcher) and len(matchers) != len(prompts):
+        raise ValueError(f"one matcher per prompt ({len(matchers)} for {len(prompts)})")
+    records = []
+    for i, key in enumerate(prompts[list(keys)].itertuples(index=False)):
+        matcher = matchers if isinstance(matchers, Matcher) else matchers[i]
+        for draw, completion in enumerate(completions[i]):
+            for row in read_completion(completion.text, completion.finish_reason, matcher):
+                records.append({**dict(zip(keys, key)), "draw": draw, **row})
+    return pd.DataFrame.from_records(records, columns=[*keys, *ANSWER_COLUMNS])
+
+
+def answers_by_prompt(
+    prompts: pd.DataFrame, answers: pd.DataFrame, keys: Sequence[str]
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Each prompt's position in `prompts` and its rows of the answers frame (none: an empty
+    frame), matched by the `keys` columns, which must tell the prompts apart."""
+    keys = list(keys)
+    repeated = prompts[keys].duplicated()
+    if repeated.any():
+        first = prompts[keys][repeated].iloc[0].tolist()
+        raise ValueError(f"the key columns {keys} do not tell the prompts apart: {first} repeats")
+    by_prompt = dict(iter(answers.groupby(keys, sort=False, dropna=False)))
+    for i, key in enumerate(prompts[keys].itertuples(index=False)):
+        yield i, by_prompt.get(tuple(key), answers.iloc[:0])

@@ -1,0 +1,197 @@
+"""Elicitation by generation, the norming task itself: a model lists a concept's features N
+times (N draws, as N participants), its answers are read and matched to the norms
+(tacit.matching), and each concept and relation is scored against the features people listed.
+
+Per prompt (a concept and relation; or `all`: a listing of every property, against all of the
+concept's features given), over the norms' features F of that concept and relation
+(pf: how many people listed each) and the `ok` answers of every draw (tacit.matching.read):
+
+- `listed_by[f]`: how many draws gave an answer that matched feature f (once per draw).
+- `recall_pf`: sum of pf over the features listed (listed_by > 0) / sum of pf over F: recall
+  of the human features weighted by production frequency.
+- `recall`: the features listed / |F|.
+- `precision`: the model's distinct answers (by normal form, over every draw) that matched a
+  feature of F / its distinct answers; NaN where it gave none (`n_distinct` 0).
+- `spearman`: Spearman's rho between listed_by and pf over F (0 for a feature not listed);
+  NaN where undefined (fewer than 2 features, or either side constant: a model that lists
+  every feature or none), as scoring's rho (tacit.probes.elicit.scoring.rank_correlation).
+- `novel`: the distinct answers no person listed for the concept and relation (matched
+  nothing), each with the draws that gave it (`answer:draws | ...`, most first), and
+  `n_novel` how many: kept, counted and shown, for a reader to judge (a model's new feature
+  is not always wrong; the norms are what people thought of first).
+- `listed`: the features listed, each with its draws (`feature:draws | ...`).
+
+Refusals, empty and truncated draws give no answers (their counts are columns), so a concept
+the model refused every time has recall 0 and no precision.
+
+Chance: a model's words are open, so recall and precision have no chance level; rho has 0
+(answers that ignore the norms are listed as often whatever a feature's pf).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from tacit.matching.match import SEPARATOR
+from tacit.matching.parse import OK
+from tacit.matching.read import answers_by_prompt
+from tacit.probes.elicit.scoring import rank_correlation
+from tacit.probes.elicit.summary import ALL, concept_intervals
+
+LISTING_COLUMNS = [
+    "n_draws",
+    "n_answers",
+    "n_refusal",
+    "n_empty",
+    "n_truncated",
+    "n_features",
+    "n_listed",
+    "recall_pf",
+    "recall",
+    "n_distinct",
+    "precision",
+    "spearman",
+    "n_novel",
+    "novel",
+    "listed",
+]
+# summary metric -> the per-prompt column it averages
+_LISTING_METRICS = {
+    "recall_pf": "recall_pf",
+    "recall": "recall",
+    "precision": "precision",
+    "spearman_mean": "spearman",
+}
+LISTING_GROUPS = ["model", "relation"]
+LISTING_SUMMARY_COLUMNS = [
+    *LISTING_GROUPS,
+    "n_prompts",
+    "n_concepts",
+    *(f"{name}{part}" for name in _LISTING_METRICS for part in ("", "_ci_low", "_ci_high")),
+    "spearman_chance",
+    "n_precision",
+    "n_spearman",
+    "n_draws",
+    "n_answers",
+    "n_refusal",
+    "n_empty",
+    "n_truncated",
+    "n_novel",
+]
+
+
+def score_feature_lists(
+    prompts: pd.DataFrame,
+    answers: pd.DataFrame,
+    features: pd.DataFrame,
+    keys: Sequence[str],
+) -> pd.DataFrame:
+    """Each prompt's features listed against the norms (the module docstring's metrics).
+
+    prompts: a row per prompt, its `keys` (with `concept` and `relation`; relation `all`: a
+        listing of every property, scored against all of the concept's `features`, matched
+        by feature_matcher given every feature's relation).
+    answers: the answers frame (tacit.matching.answers_frame) with the same `keys`, matched to
+        each prompt's features by their names (tacit.matching.feature_matcher).
+    features: the norms' rows (NormSet.table: `concept`, `relation`, `feature`, `pf`).
+
+    Returns `prompts` with LISTING_COLUMNS after its own.
+    """
+    norms = dict(iter(features.groupby(["concept", "relation"], sort=False)))
+    norms |= {(c, ALL): rows for c, rows in features.groupby("concept", sort=False)}
+    asked = list(zip(prompts["concept"], prompts["relation"]))
+    records = [
+        _score_one(rows, norms.get(asked[i], features.iloc[:0]))
+        for i, rows in answers_by_prompt(prompts, answers, keys)
+    ]
+    table = pd.DataFrame.from_records(records, columns=LISTING_COLUMNS, index=prompts.index)
+    return pd.concat([prompts, table], axis=1)
+
+
+def _score_one(rows: pd.DataFrame, people: pd.DataFrame) -> dict[str, object]:
+    """One prompt's metrics from its answers and its concept's features of the relation."""
+    read = rows[rows["status"] == OK]
+    draws = rows.drop_duplicates("draw")["status"].value_counts()
+    named = read.assign(feature=read["matched"].str.split(SEPARATOR, regex=False)).explode(
+        "feature"
+    )
+    named = named[named["feature"] != ""]
+    listed_by = named.groupby("feature")["draw"].nunique()
+    counts = listed_by.reindex(people["feature"]).fillna(0).to_numpy(float)
+    pf = people["pf"].to_numpy(float)
+    first = read.drop_duplicates("normal")
+    novel = first[first["matched"] == ""]
+    novel_draws = read[read["matched"] == ""].groupby("normal", sort=False)["draw"].nunique()
+    novel_listed = sorted(
+        zip(novel["answer"], novel["normal"].map(novel_draws)), key=lambda item: -item[1]
+    )
+    features_listed = sorted(listed_by.items(), key=lambda item: -item[1])
+    listed = counts > 0
+    return {
+        "n_draws": int(rows["draw"].nunique()),
+        "n_answers": len(read),
+        "n_refusal": int(draws.get("refusal", 0)),
+        "n_empty": int(draws.get("empty", 0)),
+        "n_truncated": int(rows["status"].eq("truncated").groupby(rows["draw"]).any().sum()),
+        "n_features": len(people),
+        "n_listed": int(listed.sum()),
+        "recall_pf": float(pf[listed].sum() / pf.sum()) if pf.sum() > 0 else np.nan,
+        "recall": float(listed.mean()) if len(people) else np.nan,
+        "n_distinct": len(first),
+        "precision": float((first["matched"] != "").mean()) if len(first) else np.nan,
+        "spearman": rank_correlation(pf, counts),
+        "n_novel": len(novel),
+        "novel": " | ".join(f"{a}:{n}" for a, n in novel_listed),
+        "listed": " | ".join(f"{f}:{n}" for f, n in features_listed),
+    }
+
+
+def summarize_feature_lists(
+    scored: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Mean recall (weighted by pf and not), precision and Spearman's rho by model x relation,
+    and by model over every relation (`all`, where there are several), each with a percentile
+    bootstrap interval over concepts (tacit.probes.elicit.summary.concept_intervals), seeded
+    by `seed` and the relation, not the model (the resamples are paired across models). A mean
+    is over the prompts where the metric is defined (`n_precision`, `n_spearman`); the draws,
+    answers, refusals, empty and truncated draws and novel answers are totals. `spearman_chance`
+    is 0; recall and precision have no chance level (the module docstring)."""
+    several = scored["relation"].nunique() > 1
+    rows = []
+    for model, by_model in scored.groupby("model", sort=False):
+        parts = list(by_model.groupby("relation", sort=False))
+        if several:
+            parts.append((ALL, by_model))
+        for relation, group in parts:
+            rng = np.random.default_rng([seed, zlib.crc32(repr((relation,)).encode())])
+            columns = list(_LISTING_METRICS.values())
+            low, high, defined = concept_intervals(group, columns, rng, n_resamples, confidence)
+            row: dict[str, object] = {
+                "model": model,
+                "relation": relation,
+                "n_prompts": len(group),
+                "n_concepts": group["concept"].nunique(),
+            }
+            for i, (name, column) in enumerate(_LISTING_METRICS.items()):
+                row |= {
+                    name: group[column].mean(),
+                    f"{name}_ci_low": low[i],
+                    f"{name}_ci_high": high[i],
+                }
+            row |= {
+                "spearman_chance": 0.0,
+                "n_precision": int(defined["precision"]),
+                "n_spearman": int(defined["spearman"]),
+            }
+            totals = ["n_draws", "n_answers", "n_refusal", "n_empty", "n_truncated", "n_novel"]
+            row |= {column: int(group[column].sum()) for column in totals}
+            rows.append(row)
+    return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)
