@@ -5,6 +5,7 @@ arrays, or, from a family that runs its model in this process, torch tensors on 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -371,12 +372,16 @@ class Completion:
         )
 
 
-def generation_counts(answers: Sequence[Sequence[Completion]]) -> dict[str, int]:
+def generation_counts(
+    answers: Sequence[Sequence[Completion]],
+    requests: Sequence[GenerationRequest] | None = None,
+) -> dict[str, int]:
     """What generating `answers` (Scorer.generate's) cost, for the model's manifest record
     (added up over chunks as every count is: tacit.probes.base.Scored.counts):
     `generation_requests` run by the model and their `generation_prompt_tokens` and
     `generation_completion_tokens`; `generation_cached`, the requests read from `--cache`
-    (their tokens cost nothing this time)."""
+    (their tokens cost nothing this time). Given the `requests` asked, a repeated one counts
+    once, as Scorer.generate runs it once."""
     counts = dict.fromkeys(
         (
             "generation_requests",
@@ -386,13 +391,18 @@ def generation_counts(answers: Sequence[Sequence[Completion]]) -> dict[str, int]
         ),
         0,
     )
-    for completions in answers:
+    seen: set[str] = set()
+    for n, completions in enumerate(answers):
+        if requests is not None:
+            key = json.dumps(requests[n].record(), sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
         if completions and all(c.cached for c in completions):
             counts["generation_cached"] += 1
             continue
         counts["generation_requests"] += 1
-        counts["generation_prompt_tokens"] += (
-            (completions[0].prompt_tokens or 0) if completions else 0
-        )
+        if completions:
+            counts["generation_prompt_tokens"] += completions[0].prompt_tokens or 0
         counts["generation_completion_tokens"] += sum(c.completion_tokens or 0 for c in completions)
     return counts
