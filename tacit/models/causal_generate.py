@@ -12,7 +12,8 @@ batched, with what tacit adds around it.
 - Sampled requests one at a time, each under its own seed (Sampling.seed and the request:
   tacit.models.answers.request_seed) in a forked random state, its N completions drawn
   together: a request's samples do not depend on what else is asked, nor on the batch size,
-  and the caller's random state is left as it was. No top-k is applied (top_p and the
+  and the caller's random state is left as it was. Unseeded (`seed=None`), they draw on
+  torch's own random state, as a plain `generate` call does. No top-k is applied (top_p and the
   temperature only, as the OpenAI API samples).
 - A completion ends at the model's end-of-sequence token (its generation config's, else its
   tokenizer's) or a stop text (Sampling.stop: cut there, as servers cut), `finish_reason:
@@ -126,10 +127,12 @@ def generate(
         else:
             devices = [scorer.device] if scorer.device.type == "cuda" else []
             for i, (request, ids) in enumerate(zip(requests, encoded)):
-                with torch.random.fork_rng(devices=devices):
-                    if sampling.seed is not None:
-                        torch.manual_seed(request_seed(sampling.seed, request))
+                if sampling.seed is None:  # unseeded: torch's own random state, drawn on
                     found[i] = _run(scorer, [ids], sampling, sampling.n)
+                else:
+                    with torch.random.fork_rng(devices=devices):
+                        torch.manual_seed(request_seed(sampling.seed, request))
+                        found[i] = _run(scorer, [ids], sampling, sampling.n)
                 bar.update(1)
     return found
 

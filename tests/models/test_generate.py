@@ -34,6 +34,10 @@ QUESTIONS = [
 REQUESTS = [GenerationRequest.chat([{"role": "user", "content": q}]) for q in QUESTIONS]
 
 
+def texts(answers) -> list[list[str]]:
+    return [[c.text for c in completions] for completions in answers]
+
+
 @pytest.fixture(scope="module")
 def instruct(tiny_gpt2, tmp_path_factory) -> str:
     return with_chat_template(tiny_gpt2, tmp_path_factory.mktemp("generate-instruct"))
@@ -215,9 +219,10 @@ def test_a_rerun_with_the_cache_generates_nothing(instruct, tmp_path, monkeypatc
     ]
     assert generation_counts(again)["generation_cached"] == len(REQUESTS)
     assert second.cache.record()["found"] == len(REQUESTS) + 2
-    second.generate(REQUESTS[:1], Sampling(temperature=1.0, max_tokens=2), progress=False)
-    second.generate(REQUESTS[:1], Sampling(temperature=1.0, max_tokens=2), progress=False)
-    assert len(calls) == 2  # unseeded: drawn anew each time
+    unseeded = Sampling(n=3, temperature=1.0, max_tokens=8)
+    drawn = [second.generate(REQUESTS[:1], unseeded, progress=False) for _ in range(2)]
+    assert len(calls) == 2  # unseeded: drawn anew each time, never kept
+    assert texts(drawn[0]) != texts(drawn[1])
 
 
 def test_repeated_requests_are_generated_once(scorer, monkeypatch):
