@@ -172,7 +172,9 @@ def main() -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
         f"torch {torch.__version__}",
         "date": date.today().isoformat(),
-        "command": " ".join(["python", "bench/bench_generate.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "bench/bench_generate.py", *sys.argv[1:]]).replace(
+            str(Path.home()), "~"
+        ),
         "model": args.model.name if args.model else f"random GPT-2 ({args.shape})",
         "requests": len(requests),
         "max_tokens": args.max_tokens,
