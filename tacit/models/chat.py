@@ -158,7 +158,7 @@ def conversation(
     except Exception as error:  # jinja2's errors, and the template's own raise_exception
         raise TacitError(f"{where}: the chat template fails ({shorten(str(error))})") from None
     if system is not None and system.lower() == NO_SYSTEM and not own_system:
-        start, end = _default_system_turn(written, text, f"{where},system={system}", asked)
+        start, end = _default_system_turn(written, text, where, asked)
         text = text[:start] + text[end:]
     return text
 

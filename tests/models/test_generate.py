@@ -258,7 +258,8 @@ def test_refusals_are_one_line(tiny_gpt2, tiny_bert, scorer):
 
 def test_system_option_applies_to_the_conversation(instruct):
     """`system=TEXT` puts a system message first where the messages hold none (as for
-    scoring's prefix); their own system message wins."""
+    scoring's prefix); their own system message wins; `system=none` cuts only a system turn
+    the template writes by itself."""
     from tacit.models.causal_generate import prompt_ids
 
     mine = CausalLMScorer(f"{instruct},chat_template=true,system=Be brief.", device="cpu")
@@ -274,3 +275,6 @@ def test_system_option_applies_to_the_conversation(instruct):
     )
     own = [{"role": "system", "content": "Be long."}, *user]
     assert mine.tokenizer.decode(prompt_ids(mine, GenerationRequest.chat(own))) == written(own)
+    # a template that writes no system turn of its own: system=none leaves the messages be
+    none = CausalLMScorer(f"{instruct},chat_template=true,system=none", device="cpu")
+    assert none.tokenizer.decode(prompt_ids(none, REQUESTS[0])) == written(user)

@@ -42,3 +42,18 @@ def test_smollm2_greedy_answers_equal_plain_generate(smollm2):
         ended = tokenizer.convert_tokens_to_ids("<|im_end|>") in new
         assert completion.finish_reason == ("stop" if ended else "length")
         assert completion.prompt_tokens == inputs["input_ids"].shape[1]
+
+
+def test_smollm2_system_none_cuts_its_default_system_turn(smollm2):
+    """`system=none` writes the conversation without the system turn SmolLM2's template adds
+    by itself (as for scoring): the user's turn first, then the assistant's opened."""
+    from tacit.models.causal_generate import prompt_ids
+
+    scorer = CausalLMScorer(f"{smollm2.directory},chat_template=true,system=none", device="cpu")
+    request = GenerationRequest.chat([{"role": "user", "content": QUESTIONS[0]}])
+    text = scorer.tokenizer.decode(prompt_ids(scorer, request))
+    assert text == f"<|im_start|>user\n{QUESTIONS[0]}<|im_end|>\n<|im_start|>assistant\n"
+    default = CausalLMScorer(str(smollm2.directory), device="cpu")
+    assert scorer.tokenizer.decode(prompt_ids(default, request)).startswith(
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM"
+    )
