@@ -34,6 +34,16 @@ QUESTIONS = [
 REQUESTS = [GenerationRequest.chat([{"role": "user", "content": q}]) for q in QUESTIONS]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """generate runs a tiny model a token at a time: on a loaded 2-core machine torch's
+    threads, waiting on each other for every small step, made it 10-20x slower than one."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
 def texts(answers) -> list[list[str]]:
     return [[c.text for c in completions] for completions in answers]
 
