@@ -544,6 +544,25 @@ def seq2seq_reference(model_dir, templates, spans):
     return np.reshape(total, shape), np.reshape(span, shape), np.reshape(n, shape)
 
 
+# a made-up chat template of the common shape (a role marker, the message, an end marker)
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}"
+    "{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def with_chat_template(model_dir, directory: Path, template: str = CHAT_TEMPLATE) -> str:
+    """A copy of a model directory whose tokenizer carries `template` as its chat template."""
+    import shutil
+
+    shutil.copytree(model_dir, directory, dirs_exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(directory)
+    tokenizer.chat_template = template
+    tokenizer.save_pretrained(directory)
+    return str(directory)
+
+
 def start_of(tokenizer) -> int:
     """The start token tacit puts before a causal model's sentences (its rule is tested on its
     own in tests/models/test_start_token.py)."""

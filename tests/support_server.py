@@ -1,13 +1,17 @@
 """A real OpenAI-compatible completions server for the tests, on 127.0.0.1 (a free port), that
 scores with a transformers model in its own thread: `/v1/models`, `/v1/completions` (echo,
-logprobs, max_tokens as vLLM answers them), `/tokenize`, `/detokenize` and `/version` as
-vLLM's, `/openapi.json` with its own title.
+logprobs, max_tokens as vLLM answers them; without echo and more than one token, a
+generation), `/v1/chat/completions` (the tokenizer's chat template, transformers' own
+generate: greedy, or sampled under the request's seed; n, max_tokens, logprobs and
+top_logprobs, usage), `/tokenize`, `/detokenize` and `/version` as vLLM's, `/openapi.json`
+with its own title.
 
 It can be made to misbehave: `faults` (a queue, one taken per completion request: `429`,
 `500`, `drop` (the connection closed without an answer), `sleep:SECONDS` (an answer later than
 the client waits), `idle-close` (an answer, then the connection closed without saying so, as
 a server closes a kept connection that stayed idle)); `fail_after` (every completion request after that many answers 500, until
-set back to None); `own_position` (prompt log-probabilities read at each token's own position,
+set back to None); for generation, also `empty` (a choice whose content is null), `missing`
+(an answer without choices), `refusal` (a choice that says REFUSAL); `own_position` (prompt log-probabilities read at each token's own position,
 as llama-cpp-python 0.3's echo does); `batching=False` (one prompt a request, as
 llama-cpp-python's server); `add_bos` (its tokenizer puts BOS before every prompt, as Llama's
 does); `api_key` (it wants one).
@@ -27,6 +31,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 TITLE = "tacit test server"
+REFUSAL = "I'm sorry, but I can't help with that."
 
 
 class TestServer:
@@ -52,6 +57,7 @@ class TestServer:
         self.faults: deque[str] = deque()
         self.fail_after: int | None = None
         self.completions = 0  # completion requests answered
+        self.completions_generated = 0  # completions generated (chat and completions)
         self.prompts = 0  # prompts scored
         self._lock = threading.Lock()
         self._http: ThreadingHTTPServer | None = None
@@ -155,6 +161,62 @@ class TestServer:
             }
         return choice
 
+    def generate(self, ids: list[int], body: dict) -> tuple[list[dict], dict]:
+        """transformers' generate after the prompt's tokens (greedy, or sampled under the
+        body's seed): (a choice per completion, as vLLM gives them, and usage). Each choice:
+        `text`, `finish_reason`, and with logprobs its tokens' ({token, logprob,
+        top_logprobs}: chat's shape)."""
+        n = int(body.get("n", 1))
+        temperature = float(body.get("temperature", 1.0))
+        top = body.get("top_logprobs") if "messages" in body else body.get("logprobs")
+        with self._lock, torch.no_grad():
+            sampled = {"do_sample": False}
+            if temperature > 0:
+                torch.manual_seed(int(body.get("seed", 0)))
+                sampled = {"do_sample": True, "temperature": temperature, "top_k": 0}
+                sampled |= {"top_p": float(body.get("top_p", 1.0))}
+            out = self.model.generate(
+                input_ids=torch.tensor([ids]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                max_new_tokens=int(body.get("max_tokens", 16)),
+                num_return_sequences=n,
+                pad_token_id=self.tokenizer.eos_token_id,
+                output_logits=True,
+                return_dict_in_generate=True,
+                **sampled,
+            )
+            self.completions_generated += n
+        end = self.model.generation_config.eos_token_id
+        logprobs = torch.log_softmax(torch.stack(out.logits, 1).float(), -1)
+        choices, generated = [], 0
+        for row, sequence in enumerate(out.sequences[:, len(ids) :].tolist()):
+            ended = sequence.index(end) if end in sequence else None
+            kept = sequence if ended is None else sequence[:ended]
+            generated += len(kept) + (ended is not None)
+            choice = {
+                "index": row,
+                "text": self.tokenizer.decode(kept, skip_special_tokens=True),
+                "finish_reason": "length" if ended is None else "stop",
+            }
+            if top:
+                entries = []
+                for at, (piece, token) in enumerate(zip(self.pieces(kept), kept)):
+                    best = torch.topk(logprobs[row, at], int(top))
+                    entries.append(
+                        {
+                            "token": piece,
+                            "logprob": float(logprobs[row, at, token]),
+                            "top_logprobs": [
+                                {"token": self.tokenizer.decode([int(t)]), "logprob": float(v)}
+                                for v, t in zip(best.values, best.indices)
+                            ],
+                        }
+                    )
+                choice["logprobs"] = entries
+            choices.append(choice)
+        usage = {"prompt_tokens": len(ids), "completion_tokens": generated}
+        return choices, usage
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the engines
@@ -219,16 +281,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(200, {"prompt": state.tokenizer.decode(body["tokens"])})
         elif self.path == "/v1/completions":
             self._completions(body)
+        elif self.path == "/v1/chat/completions":
+            self._chat(body)
         else:
             self._error(404, "Not Found")
 
-    def _completions(self, body: dict) -> None:
+    def _fault(self, body: dict) -> str | None:
+        """The next fault: `done` where it has been acted on (the connection dropped, an error
+        answered), else the fault the answer should show (None: none)."""
         state = self.server_state
         fault = state.faults.popleft() if state.faults else None
         if fault == "drop":
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
-            return
+            return "done"
         if fault == "idle-close":
             self.close_connection = True  # after this answer, with no `Connection: close`
         if fault is not None and fault.startswith("sleep:"):
@@ -237,12 +303,82 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(
                 int(fault), "fault injected", **({"Retry-After": "0"} if fault == "429" else {})
             )
-            return
+            return "done"
         if state.fail_after is not None and state.completions >= state.fail_after:
             self._error(500, "fault injected: the server is failing")
-            return
+            return "done"
         if body.get("model") != state.name:
             self._error(404, f"The model `{body.get('model')}` does not exist.")
+            return "done"
+        return fault
+
+    def _chat(self, body: dict) -> None:
+        """A chat completion: the messages written by the tokenizer's chat template, the
+        assistant's turn opened, then generate (TestServer.generate)."""
+        state = self.server_state
+        fault = self._fault(body)
+        if fault == "done":
+            return
+        ids = state.tokenizer.apply_chat_template(
+            body["messages"], add_generation_prompt=True, return_dict=True
+        )["input_ids"]
+        choices, usage = state.generate(ids, body)
+        state.completions += 1
+        answer = []
+        for choice in choices:
+            content = REFUSAL if fault == "refusal" else choice["text"]
+            entry = {
+                "index": choice["index"],
+                "message": {"role": "assistant", "content": None if fault == "empty" else content},
+                "finish_reason": choice["finish_reason"],
+            }
+            if "logprobs" in choice:
+                entry["logprobs"] = {"content": choice["logprobs"]}
+            answer.append(entry)
+        self._answer(
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "model": state.name,
+                "choices": [] if fault == "missing" else answer,
+                "usage": usage,
+            },
+        )
+
+    def _generated(self, body: dict, fault: str | None) -> None:
+        """A completion generated after a plain prompt (no echo), as vLLM answers one."""
+        state = self.server_state
+        choices, usage = state.generate(state.ids(body["prompt"]), body)
+        state.completions += 1
+        for choice in choices:
+            entries = choice.pop("logprobs", None)
+            if entries is not None:
+                choice["logprobs"] = {
+                    "tokens": [e["token"] for e in entries],
+                    "token_logprobs": [e["logprob"] for e in entries],
+                    "top_logprobs": [
+                        {t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in entries
+                    ],
+                }
+        self._answer(
+            200,
+            {
+                "id": "cmpl-test",
+                "object": "text_completion",
+                "model": state.name,
+                "choices": [] if fault == "missing" else choices,
+                "usage": usage,
+            },
+        )
+
+    def _completions(self, body: dict) -> None:
+        state = self.server_state
+        fault = self._fault(body)
+        if fault == "done":
+            return
+        if not body.get("echo") and int(body.get("max_tokens", 16)) > 1:
+            self._generated(body, fault)
             return
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         if len(prompts) > 1 and not state.batching:

@@ -110,6 +110,12 @@ ModelRecord = TypedDict(
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
         "vocab_suffixes_naive": int,
+        # generation (tacit.models.answers.generation_counts): requests the model ran, their
+        # prompt and completion tokens, and requests read from --cache instead
+        "generation_requests": int,
+        "generation_prompt_tokens": int,
+        "generation_completion_tokens": int,
+        "generation_cached": int,
         "feature_cache": "dict[str, Any] | None",
         "configs": "dict[str, Any]",
         "labels": "dict[str, str]",

@@ -1,9 +1,11 @@
-"""What a scorer answers (tacit.models.base.Scorer): typed values a caller can use without
-torch. Arrays are numpy arrays, or, from a family that runs its model in this process, torch
-tensors on its device (ScoredBatch: so that a reduction over a vocabulary stays there)."""
+"""What a scorer answers (tacit.models.base.Scorer), and what generation is asked with
+(Sampling, GenerationRequest): typed values a caller can use without torch. Arrays are numpy
+arrays, or, from a family that runs its model in this process, torch tensors on its device
+(ScoredBatch: so that a reduction over a vocabulary stays there)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -173,3 +175,234 @@ class Needed:
             kept.tolist(),
             self.every_word or split,
         )
+
+
+# --- generation: what a model says (Scorer.generate) ------------------------------------------
+
+FINISH_REASONS = ("stop", "length")  # the ones tacit's families give; a server may say others
+NO_CHOICE = "no_choice"  # a server's answer that lacked a choice asked for (counted, not matched)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How completions are drawn (one setting for every request of a call).
+
+    n: completions per request (N samples, N participants of a norming study).
+    temperature: 0 is greedy (the default: a run is reproducible; its N completions are one
+        completion N times); above 0, sampled.
+    top_p: nucleus sampling's mass (1: the whole distribution; no top-k is applied).
+    max_tokens: the longest completion, in tokens; one cut there ends with
+        `finish_reason: length`.
+    seed: sampling's seed (None: unseeded, drawn anew each run and never cached); each
+        request draws from its own generator, seeded by this seed and the request itself
+        (request_seed), so that a request's samples do not depend on what else is asked with it.
+    logprobs: how many top alternatives to keep for each generated token, beside its own
+        log-probability (0: none, no token log-probabilities at all).
+    stop: texts that end a completion where one appears (not included in the text;
+        `finish_reason: stop`), beside the model's end-of-sequence token.
+    """
+
+    n: int = 1
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 64
+    seed: int | None = None
+    logprobs: int = 0
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from tacit.core.errors import TacitError
+
+        object.__setattr__(self, "stop", tuple(self.stop))
+        checks = [
+            ("n", self.n >= 1, "at least 1"),
+            ("temperature", self.temperature >= 0, "0 (greedy) or more"),
+            ("top_p", 0 < self.top_p <= 1, "in (0, 1]"),
+            ("max_tokens", self.max_tokens >= 1, "at least 1"),
+            ("logprobs", self.logprobs >= 0, "0 (none) or more"),
+            ("stop", all(isinstance(s, str) and s for s in self.stop), "non-empty texts"),
+        ]
+        for name, fine, expected in checks:
+            if not fine:
+                raise TacitError(f"sampling {name}={getattr(self, name)!r}: expected {expected}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    @property
+    def cacheable(self) -> bool:
+        """Greedy completions and seeded samples are the same in every run, so a cache may
+        keep them (tacit.models.score_cache); an unseeded sample is a fresh draw each run,
+        and a kept one would pass a single draw off as many."""
+        return self.greedy or self.seed is not None
+
+    def record(self) -> dict[str, Any]:
+        """The settings for the manifest (and a cache entry's name)."""
+        return {
+            "n": self.n,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "logprobs": self.logprobs,
+            "stop": list(self.stop),
+        }
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One request: a conversation (`messages`: {"role", "content"} each, rendered with the
+    model's chat template, the assistant's turn opened) or a plain `prompt` (a base model's
+    text, no template). Exactly one of the two."""
+
+    messages: tuple[Mapping[str, str], ...] | None = None
+    prompt: str | None = None
+
+    def __post_init__(self) -> None:
+        from tacit.core.errors import TacitError
+
+        if (self.messages is None) == (self.prompt is None):
+            raise TacitError("a generation request takes messages or a prompt (one of the two)")
+        if self.messages is not None:
+            messages = tuple(dict(m) for m in self.messages)
+            for m in messages:
+                if set(m) != {"role", "content"} or not all(isinstance(v, str) for v in m.values()):
+                    raise TacitError(
+                        f"a chat message is {{'role': ..., 'content': ...}} (texts), not {m!r}"
+                    )
+            if not messages:
+                raise TacitError("a generation request's messages are empty")
+            object.__setattr__(self, "messages", messages)
+
+    @classmethod
+    def chat(cls, messages: Sequence[Mapping[str, str]]) -> GenerationRequest:
+        return cls(messages=tuple(messages))
+
+    @classmethod
+    def text(cls, prompt: str) -> GenerationRequest:
+        return cls(prompt=prompt)
+
+    def record(self) -> dict[str, Any]:
+        """As JSON (messages.jsonl, a cache entry's name)."""
+        if self.messages is not None:
+            return {"messages": [dict(m) for m in self.messages]}
+        return {"prompt": self.prompt}
+
+
+def request_seed(seed: int, request: GenerationRequest) -> int:
+    """The seed of one request's samples: from the run's `seed` and the request itself (not its
+    position in a call, which depends on the chunk and on what else was asked), a 31-bit
+    number every engine takes.
+
+    Examples:
+        >>> request_seed(0, GenerationRequest.text("A bear")) == request_seed(
+        ...     0, GenerationRequest.text("A bear"))
+        True
+    """
+    from tacit.core.cache import fingerprint
+
+    return int(fingerprint(seed, request.record())[:8], 16) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class GeneratedToken:
+    """One generated token: its text (as it adds to the text before it), its natural-log
+    probability under the model's distribution (before temperature or top_p), and the `top`
+    most likely tokens at that step with theirs (Sampling.logprobs of them, most likely
+    first)."""
+
+    text: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One completion of a request.
+
+    text: what the model said (its end-of-sequence token and a stop text left out); empty
+        where a server gave no content or no choice (`finish_reason` says which).
+    finish_reason: `stop` (the model ended, or a stop text), `length` (max_tokens reached), a
+        server's own word, or `no_choice` (the server's answer lacked this choice).
+    tokens: the generated tokens with their log-probabilities (Sampling.logprobs > 0, where
+        the model gives them), else None.
+    prompt_tokens: the request's tokens as the model read it (its template included); the
+        same for each of a request's completions.
+    completion_tokens: the tokens generated for this completion (a server that reports only
+        a request's total for several completions: the total on the first, 0 on the others).
+    cached: read from `--cache`, not generated in this run.
+    """
+
+    text: str
+    finish_reason: str
+    tokens: tuple[GeneratedToken, ...] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """As JSON (what a cache keeps; Completion.from_record reads it back)."""
+        tokens = None
+        if self.tokens is not None:
+            tokens = [[t.text, t.logprob, [list(pair) for pair in t.top]] for t in self.tokens]
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "tokens": tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], *, cached: bool = False) -> Completion:
+        tokens = record.get("tokens")
+        return cls(
+            text=str(record["text"]),
+            finish_reason=str(record["finish_reason"]),
+            tokens=None
+            if tokens is None
+            else tuple(
+                GeneratedToken(str(text), float(lp), tuple((str(t), float(v)) for t, v in top))
+                for text, lp, top in tokens
+            ),
+            prompt_tokens=record.get("prompt_tokens"),
+            completion_tokens=record.get("completion_tokens"),
+            cached=cached,
+        )
+
+
+def generation_counts(
+    answers: Sequence[Sequence[Completion]],
+    requests: Sequence[GenerationRequest] | None = None,
+) -> dict[str, int]:
+    """What generating `answers` (Scorer.generate's) cost, for the model's manifest record
+    (added up over chunks as every count is: tacit.probes.base.Scored.counts):
+    `generation_requests` run by the model and their `generation_prompt_tokens` and
+    `generation_completion_tokens`; `generation_cached`, the requests read from `--cache`
+    (their tokens cost nothing this time). Given the `requests` asked, a repeated one counts
+    once, as Scorer.generate runs it once."""
+    counts = dict.fromkeys(
+        (
+            "generation_requests",
+            "generation_cached",
+            "generation_prompt_tokens",
+            "generation_completion_tokens",
+        ),
+        0,
+    )
+    seen: set[str] = set()
+    for n, completions in enumerate(answers):
+        if requests is not None:
+            key = json.dumps(requests[n].record(), sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+        if completions and all(c.cached for c in completions):
+            counts["generation_cached"] += 1
+            continue
+        counts["generation_requests"] += 1
+        if completions:
+            counts["generation_prompt_tokens"] += completions[0].prompt_tokens or 0
+        counts["generation_completion_tokens"] += sum(c.completion_tokens or 0 for c in completions)
+    return counts

@@ -17,22 +17,26 @@ A Scorer is anything that answers the questions probes ask; what it can answer i
 - `encode`: `encode(texts, pooling=...)`: frozen features;
 - `classify`: `label_probabilities(premises, hypotheses)`: an NLI classifier's labels;
 - `tokens`: `token_scores(texts, pll=...)`: every token of each text with its log-probability
-  (TokenScores: a causal LM's given the tokens before it, a masked LM's pseudo-log-likelihood).
+  (TokenScores: a causal LM's given the tokens before it, a masked LM's pseudo-log-likelihood);
+- `generate`: `generate(requests, sampling)`: what the model says to each request (a chat's
+  messages or a plain prompt), N completions each (Completion: text, finish reason, and where
+  asked and given, the generated tokens' log-probabilities).
 
 Probes ask for capabilities (Needs), never for a family or a kind. The base does once what
 every family shares (a question the family cannot answer is a one-line error; repeated texts
 are scored once; results come back in the order asked, with their own counts of the work done);
 a family implements the hooks of its capabilities (`_vocab_scores`, `_words_in_place`,
-`_span_scores`, `_encode`, `_classify`, `_token_scores`), and a test runs every family against
-every method (tests/models/test_conformance.py). Arrays in answers are numpy arrays, or, from
-a family that runs a model in this process, torch tensors on its device, so that reductions
-over a vocabulary stay there (tacit.ranking.vocabulary takes either).
+`_span_scores`, `_encode`, `_classify`, `_token_scores`, `_generate`), and a test runs every
+family against every method (tests/models/test_conformance.py). Arrays in answers are numpy
+arrays, or, from a family that runs a model in this process, torch tensors on its device, so
+that reductions over a vocabulary stay there (tacit.ranking.vocabulary takes either).
 Families that run Hugging Face models in this process share tacit.models.huggingface; a new
 family is one module and its registration (tacit.models.families; docs/extending.md).
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -46,7 +50,10 @@ from tacit.core.choices import PLL_METRICS, SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.models.answers import (
+    Completion,
+    GenerationRequest,
     Needed,
+    Sampling,
     ScoredBatch,
     SpanScores,
     TokenScores,
@@ -68,6 +75,7 @@ HOOKS = {
     "encode": "_encode",
     "classify": "_classify",
     "tokens": "_token_scores",
+    "generate": "_generate",
 }
 # what a probe may ask for beyond HOOKS: the vocabulary at a blank anywhere in a sentence (a
 # family with `vocab` and `blank_anywhere`), not only at one that ends it
@@ -81,6 +89,7 @@ ASKS = {
     "encode": "encode texts into features",
     "classify": "classify premise-hypothesis pairs",
     "tokens": "score every token of a text",
+    "generate": "generate text (answer a chat or a prompt in words)",
 }
 
 
@@ -342,6 +351,34 @@ class Scorer(ABC):
         scores = self._token_scores(unique, pll, progress)
         return [scores[i] for i in inverse]
 
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        sampling: Sampling | None = None,
+        *,
+        progress: bool | tqdm = True,
+    ) -> list[list[Completion]]:
+        """What the model says to each request: `sampling.n` completions each, in the order
+        asked (Sampling: greedy by default). A repeated request is generated once (its
+        completions given again); with `--cache` (a cache attached), greedy and seeded
+        completions are read where kept and kept where new (unseeded samples never are:
+        Sampling.cacheable)."""
+        self._require("generate")
+        sampling = sampling or Sampling()
+        asked = list(requests)
+        unique, inverse = distinct([json.dumps(r.record(), sort_keys=True) for r in asked])
+        first = {int(i): n for n, i in reversed(list(enumerate(inverse)))}
+        chosen = [asked[first[i]] for i in range(len(unique))]
+
+        def generate(missing: list[GenerationRequest]) -> list[list[Completion]]:
+            return self._generate(missing, sampling, progress) if missing else []
+
+        if self.cache is None or not sampling.cacheable:
+            answers = generate(chosen)
+        else:
+            answers = self.cache.completions(chosen, sampling, generate)
+        return [list(answers[i]) for i in inverse]
+
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 
     def _vocab_scores(
@@ -383,6 +420,12 @@ class Scorer(ABC):
 
     def _token_scores(self, texts: list[str], pll: str, progress: bool | tqdm) -> list[TokenScores]:
         """TokenScores of each of the distinct `texts`."""
+        raise NotImplementedError
+
+    def _generate(
+        self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
+    ) -> list[list[Completion]]:
+        """`sampling.n` Completions of each of the distinct `requests`, in their order."""
         raise NotImplementedError
 
     # --- shared by the families -------------------------------------------------------------

@@ -10,6 +10,8 @@
   (leading-space form) scored as span mode scores it, less the text before the blank:
   log P(w | before) + log P(after | before, w), exactly where a reduction reads it
   (tacit.models.causal_words).
+- Generation (`generate`): what the model says to a chat's messages (its chat template) or a
+  plain prompt, batched, greedy or seeded sampling (tacit.models.causal_generate).
 
 Speed: the text before the blank is the same for every span of a template (and for every
 template that begins with the same words), so it runs once and its key/value cache is reused
@@ -36,7 +38,15 @@ from tacit.core.blank import MASK, split_blank
 from tacit.core.choices import POOLINGS, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
-from tacit.models.answers import Needed, ScoredBatch, SpanTokens, TokenScores
+from tacit.models.answers import (
+    Completion,
+    GenerationRequest,
+    Needed,
+    Sampling,
+    ScoredBatch,
+    SpanTokens,
+    TokenScores,
+)
 from tacit.models.base import SpanScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal_cache import (
@@ -75,7 +85,7 @@ class CausalLMScorer(HFScorer):
     """
 
     kind = "causal"
-    capabilities = frozenset({"vocab", "words", "spans", "encode", "tokens"})
+    capabilities = frozenset({"vocab", "words", "spans", "encode", "tokens", "generate"})
     blank_anywhere = False  # the next token: only a blank that ends the sentence
     auto_class = AutoModelForCausalLM
     head = "causal-LM"
@@ -446,6 +456,16 @@ class CausalLMScorer(HFScorer):
         assert scores.sentence is not None
         sentence = torch.as_tensor(scores.sentence, dtype=torch.float32, device=self.device)
         yield np.arange(len(texts)), sentence
+
+    # --- generation -------------------------------------------------------------------------
+
+    def _generate(
+        self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
+    ) -> list[list[Completion]]:
+        """transformers' generate, batched and seeded as tacit.models.causal_generate says."""
+        from tacit.models.causal_generate import generate
+
+        return generate(self, requests, sampling, progress)
 
     # --- features ---------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ template came from, its sha256, the system message asked for (`system`: the text
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,9 @@ NO_SYSTEM = "none"  # system=none: no system turn at all
 _MARKS = ("\u2042system\u2042", "\u2042user\u2042", "\u2042assistant\u2042")
 
 
-def chat_prefix(
-    tokenizer: Any, setting: str, model: str, system: str | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The text every sentence follows, and its manifest record, for `chat_template=setting`
-    (`true`: the tokenizer's template; otherwise a Jinja file's path) and `system=system`
-    (a system message; `none`: no system turn; None: the template's default)."""
+def chat_template_of(tokenizer: Any, setting: str, model: str) -> tuple[str, str]:
+    """(the template, where it came from: `tokenizer` or the file's path) for
+    `chat_template=setting` (`true`: the tokenizer's template; otherwise a Jinja file's path)."""
     where = f"{option('--model')} {model}: chat_template={setting}"
     if str(setting).lower() in ("true", "1", "yes"):
         template = getattr(tokenizer, "chat_template", None)
@@ -66,24 +64,46 @@ def chat_prefix(
         except (OSError, UnicodeDecodeError) as error:
             raise TacitError(f"{where}: cannot read the template file ({error})") from None
         source = str(path.resolve())
+    return template, source
+
+
+def render(
+    tokenizer: Any, template: str, messages: Sequence[Mapping[str, str]], opened: bool = False
+) -> str:
+    """The conversation as the template writes it (`opened`: the assistant's turn opened
+    after it, add_generation_prompt)."""
+    return str(
+        tokenizer.apply_chat_template(
+            [dict(m) for m in messages],
+            chat_template=template,
+            add_generation_prompt=opened,
+            tokenize=False,
+        )
+    )
+
+
+def chat_prefix(
+    tokenizer: Any, setting: str, model: str, system: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The text every sentence follows, and its manifest record, for `chat_template=setting`
+    (`true`: the tokenizer's template; otherwise a Jinja file's path) and `system=system`
+    (a system message; `none`: no system turn; None: the template's default)."""
+    where = f"{option('--model')} {model}: chat_template={setting}"
+    template, source = chat_template_of(tokenizer, setting, model)
     user = [{"role": "user", "content": REQUEST}]
     if system is not None and system.lower() != NO_SYSTEM:
         user = [{"role": "system", "content": system}, *user]
 
-    def render(messages: list[dict[str, str]], opened: bool = False) -> str:
-        return str(
-            tokenizer.apply_chat_template(
-                messages, chat_template=template, add_generation_prompt=opened, tokenize=False
-            )
-        )
+    def written(messages: list[dict[str, str]], opened: bool = False) -> str:
+        return render(tokenizer, template, messages, opened)
 
     try:
-        prefix = render(user, opened=True)
-        answered = render([*user, {"role": "assistant", "content": _PROBE}])
+        prefix = written(user, opened=True)
+        answered = written([*user, {"role": "assistant", "content": _PROBE}])
     except Exception as error:  # jinja2's errors, and the template's own raise_exception
         raise TacitError(f"{where}: the template fails ({shorten(str(error))})") from None
     if system is not None and system.lower() == NO_SYSTEM:
-        start, end = _default_system_turn(render, prefix, f"{where},system={system}")
+        start, end = _default_system_turn(written, prefix, f"{where},system={system}")
         prefix, answered = prefix[:start] + prefix[end:], answered[:start] + answered[end:]
     elif system is not None and system not in prefix:
         raise TacitError(
@@ -105,9 +125,50 @@ def chat_prefix(
     return str(prefix), record
 
 
-def _default_system_turn(render: Any, prefix: str, where: str) -> tuple[int, int]:
+def conversation(
+    tokenizer: Any,
+    setting: str | None,
+    model: str,
+    messages: Sequence[Mapping[str, str]],
+    system: str | None = None,
+) -> str:
+    """A generation request's messages as the model reads them: written by the chat template
+    (`chat_template=setting`, as for scoring; None: the tokenizer's own, refused in one line
+    where it has none) with the assistant's turn opened. `system=` applies as it does to
+    scoring's prefix, where the messages hold no system message of their own: its text put
+    first, or (`none`) the template's default system turn cut out."""
+    where = f"{option('--model')} {model}"
+    if setting is None and not getattr(tokenizer, "chat_template", None):
+        raise TacitError(
+            f"{where}: its tokenizer carries no chat template (a base model?), so chat "
+            "messages cannot be written for it: ask it with a plain prompt, or give "
+            "chat_template=path/to/template.jinja"
+        )
+    template, _ = chat_template_of(tokenizer, setting or "true", model)
+    asked = [dict(m) for m in messages]
+    own_system = any(m["role"] == "system" for m in asked)
+    if system is not None and system.lower() != NO_SYSTEM and not own_system:
+        asked = [{"role": "system", "content": system}, *asked]
+
+    def written(chosen: list[dict[str, str]], opened: bool = False) -> str:
+        return render(tokenizer, template, chosen, opened)
+
+    try:
+        text = written(asked, opened=True)
+    except Exception as error:  # jinja2's errors, and the template's own raise_exception
+        raise TacitError(f"{where}: the chat template fails ({shorten(str(error))})") from None
+    if system is not None and system.lower() == NO_SYSTEM and not own_system:
+        start, end = _default_system_turn(written, text, where, asked)
+        text = text[:start] + text[end:]
+    return text
+
+
+def _default_system_turn(
+    render: Any, prefix: str, where: str, messages: Sequence[Mapping[str, str]] | None = None
+) -> tuple[int, int]:
     """Where the system turn the template writes by itself sits in `prefix` (the conversation
-    rendered without a system message): (start, end), empty where it writes none.
+    `messages`, by default scoring's one user turn, rendered without a system message and the
+    assistant's turn opened): (start, end), empty where it writes none.
 
     A template that writes a system message in place of its default (rather than beside
     it) has one; its turn's shape comes from the turns the template writes around its
@@ -116,9 +177,8 @@ def _default_system_turn(render: Any, prefix: str, where: str) -> tuple[int, int
     `<|im_start|>user\n`)."""
     system, user, assistant = _MARKS
     try:
-        marked = render(
-            [{"role": "system", "content": system}, {"role": "user", "content": REQUEST}], True
-        )
+        asked = messages if messages is not None else [{"role": "user", "content": REQUEST}]
+        marked = render([{"role": "system", "content": system}, *asked], True)
         turns = render(
             [
                 {"role": "system", "content": system},

@@ -2,12 +2,14 @@
 cells, ablations, paraphrase runs and reruns never score the same sentence twice.
 
 An entry is one text's answer: a template's scores over a list of candidate spans (per span:
-its log-probability, its token count and, for a causal model, its sentence's), or a prompt's
-scores over a shared vocabulary. It is named by a fingerprint of everything the answer depends
-on (tacit.core.cache): the model's identity (where its weights came from: the hub commit, the
-GGUF file's sha256, a local directory's files; its class, precision, loading options and start
-token; tacit's, torch's and transformers' versions), the question (span scoring, the vocabulary's
-token ids) and the text with its candidates. Any change is a new name, never a stale answer.
+its log-probability, its token count and, for a causal model, its sentence's), a prompt's
+scores over a shared vocabulary, or a generation request's completions (JSON; greedy and
+seeded sampling only: Sampling.cacheable). It is named by a fingerprint of everything the
+answer depends on (tacit.core.cache): the model's identity (where its weights came from: the
+hub commit, the GGUF file's sha256, a local directory's files; its class, precision, loading
+options and start token; tacit's, torch's and transformers' versions), the question (span
+scoring, the vocabulary's token ids, every sampling setting) and the text with its candidates
+(or the request). Any change is a new name, never a stale answer.
 Entries are written whole, by a rename, so processes on one machine or on a network file
 system can share a directory; a damaged entry is scored again. A model handed in from memory
 (one being trained) is never cached: its weights change under the same name.
@@ -29,6 +31,9 @@ import numpy as np
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.option_names import option
 from tacit.models.answers import (
+    Completion,
+    GenerationRequest,
+    Sampling,
     SpanScores,
     SpanTokens,
     VocabScores,
@@ -36,7 +41,8 @@ from tacit.models.answers import (
     span_token_grid,
 )
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model")
+# a model's files whose change makes it another model (`.jinja`: a chat template of its own)
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".json", ".model", ".jinja")
 
 
 def _dump(arrays: dict[str, np.ndarray]) -> bytes:
@@ -115,6 +121,14 @@ class ScoreCache:
             _dump,
             _load,
             what="scores",
+            advice=f"give {option('--cache')} a directory it can write",
+        )
+        self.generations: DiskCache[list[dict[str, Any]]] = DiskCache(
+            self.directory / "generations" / self.model[:16],
+            ".json",
+            lambda value: json.dumps(value).encode("utf-8"),
+            lambda data: json.loads(data.decode("utf-8")),
+            what="generations",
             advice=f"give {option('--cache')} a directory it can write",
         )
         self.found = self.scored = 0
@@ -225,14 +239,44 @@ class ScoreCache:
                     self.keep(found[missing[i]][0], arrays)
             yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
 
+    def completions(
+        self,
+        requests: list[GenerationRequest],
+        sampling: Sampling,
+        generate: Callable[[list[GenerationRequest]], list[list[Completion]]],
+    ) -> list[list[Completion]]:
+        """Completions of distinct requests, each request's read here where kept (marked
+        `cached`), the rest generated in one call of `generate` and kept. Only for settings
+        that give the same completions every run (Sampling.cacheable: the caller checks)."""
+        keys = [
+            fingerprint(self.model, "generate", r.record(), sampling.record()) for r in requests
+        ]
+        found: list[list[Completion] | None] = []
+        for key in keys:
+            kept = self.generations.read(
+                key, lambda v: isinstance(v, list) and len(v) == sampling.n
+            )
+            found.append(
+                None if kept is None else [Completion.from_record(c, cached=True) for c in kept]
+            )
+            self._count(kept)
+        missing = [n for n, answer in enumerate(found) if answer is None]
+        if missing:
+            fresh = generate([requests[n] for n in missing])
+            for n, completions in zip(missing, fresh):
+                self.generations.write(keys[n], [c.record() for c in completions])
+                found[n] = completions
+        return [answer or [] for answer in found]
+
     def record(self) -> dict[str, Any]:
         """For the manifest: where, under which model fingerprint, entries found and scored."""
+        unwritten = self.store.unwritten or self.generations.unwritten
         return {
             "directory": str(self.directory),
             "model": self.model,
             "found": self.found,
             "scored": self.scored,
-            **({"unwritten": self.store.unwritten} if self.store.unwritten else {}),
+            **({"unwritten": unwritten} if unwritten else {}),
         }
 
     def __repr__(self) -> str:

@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from support import chat_logprobs, fails_cleanly, sentence_of
+from support import CHAT_TEMPLATE, chat_logprobs, fails_cleanly, sentence_of, with_chat_template
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import tacit
@@ -22,11 +22,7 @@ from tacit.models.causal import CausalLMScorer
 from tacit.models.chat import REQUEST
 from tacit.models.masked import MaskedLMScorer
 
-TEMPLATE = (
-    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}"
-    "{% if m['role'] == 'assistant' %}{{ eos_token }}{% endif %}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
-)
+TEMPLATE = CHAT_TEMPLATE
 TEMPLATES = ["A <mask> has fur.", "Everyone knows that a bear has <mask>.", "<mask> has claws."]
 SPANS = ["bear", "fur", "a tail", "A coffee machine"]
 
@@ -34,12 +30,7 @@ SPANS = ["bear", "fur", "a tail", "A coffee machine"]
 @pytest.fixture(scope="module")
 def instruct(tiny_gpt2, tmp_path_factory) -> str:
     """The tiny GPT-2 with TEMPLATE as its tokenizer's chat template."""
-    directory = tmp_path_factory.mktemp("instruct")
-    shutil.copytree(tiny_gpt2, directory, dirs_exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(directory)
-    tokenizer.chat_template = TEMPLATE
-    tokenizer.save_pretrained(directory)
-    return str(directory)
+    return with_chat_template(tiny_gpt2, tmp_path_factory.mktemp("instruct"))
 
 
 @pytest.mark.parametrize("cache", [True, False])

@@ -13,6 +13,7 @@ from transformers import AutoTokenizer
 
 import tacit
 from tacit.core.errors import TacitError
+from tacit.models.answers import GenerationRequest, Sampling
 from tacit.models.base import HOOKS, Scorer
 from tacit.models.causal import CausalLMScorer
 from tacit.models.classifier import NLIClassifier
@@ -54,6 +55,9 @@ def ask(scorer: Scorer, capability: str) -> object:
         return scorer.encode(["the cat <mask>", "a dog <mask> here"], progress=False)
     if capability == "tokens":
         return scorer.token_scores(["the cat sat.", "a dog", "the cat sat."], progress=False)
+    if capability == "generate":
+        asked = [GenerationRequest.text(t) for t in ("the cat", "a dog", "the cat")]
+        return scorer.generate(asked, Sampling(n=2, max_tokens=3), progress=False)
     return scorer.label_probabilities(["It rained."], ["The ground is wet."], progress=False)
 
 
@@ -96,6 +100,10 @@ def test_each_family_answers_or_refuses_each_question(families, family, capabili
         for scores in answer:
             assert len(scores.tokens) == len(scores.logprob) == len(scores.offsets) > 0
             assert (scores.logprob <= 0).all()
+    elif capability == "generate":
+        assert [len(completions) for completions in answer] == [2, 2, 2]  # N each, in order
+        assert answer[0] == answer[2]  # a repeated request
+        assert all(0 < c.completion_tokens <= 3 for completions in answer for c in completions)
     else:
         probs, too_long = answer
         np.testing.assert_allclose(probs.sum(axis=1), 1, rtol=1e-6)

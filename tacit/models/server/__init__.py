@@ -1,5 +1,6 @@
 """The server family: a causal LM scored by an OpenAI-compatible completions server that
-returns prompt log-probabilities (vLLM's `vllm serve`, SGLang, llama.cpp's server), named
+returns prompt log-probabilities (vLLM's `vllm serve`, SGLang, llama.cpp's server), or asked
+to generate by any chat-completions server (hosted APIs too), named
 `--model NAME,base_url=http://HOST:PORT/v1` (NAME: the model as the server serves it).
 
 It claims every model with a `base_url`. Its loading options: `tokenizer=` (a tokenizer to
@@ -13,7 +14,8 @@ $TACIT_API_KEY, else $OPENAI_API_KEY, never from the command line or the manifes
 
 Modules: client (HTTP: pool, timeouts, retries), echo (reading a server's prompt
 log-probabilities), connect (what is checked at start, the consistency check among it),
-scorer (ServerScorer: spans and words in place), tokenizer (the server's tokenize endpoint).
+scorer (ServerScorer: spans, words in place and generation; ServerGenerator: generation
+alone), generation (chat and completion requests), tokenizer (the server's tokenize endpoint).
 """
 
 from __future__ import annotations
@@ -90,8 +92,12 @@ class ServerFamily(Family):
             setting(spec, key)
 
     def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:
-        from tacit.models.server.scorer import ServerScorer
+        """ServerGenerator for a probe that asks for generation alone (any chat API serves
+        it), else ServerScorer (a completions server with prompt log-probabilities)."""
+        from tacit.models.server.scorer import ServerGenerator, ServerScorer
 
+        if needs is not None and needs.met_by(ServerGenerator):
+            return ServerGenerator
         return ServerScorer
 
     def client(self, spec: ModelSpec) -> Client:
@@ -119,9 +125,11 @@ class ServerFamily(Family):
         return server_tokenizer(client, spec.name)
 
     def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
-        from tacit.models.server.scorer import ServerScorer
+        from tacit.models.server.scorer import ServerGenerator, ServerScorer
 
         _, spec = resolve(text, options.model_defaults())
+        if scorer is ServerGenerator:
+            return ServerGenerator(text, spec, self.client(spec))
         tokenizer = extra.get("tokenizer")
         if tokenizer is None and spec.get("tokenizer") is not None:
             tokenizer = self.tokenizer(spec)

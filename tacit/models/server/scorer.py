@@ -7,6 +7,12 @@ log-probabilities.
   span's own share (the tokens that overlap its characters, its leading space included), read
   off the echo's tokens and their texts (tacit.models.server.echo).
 - Words in a blank anywhere: each word put in the blank and its sentence scored, as above.
+- Generation (`generate`): a chat's messages to the chat-completions endpoint, a plain prompt
+  to the completions endpoint (tacit.models.server.generation).
+
+A probe that asks for nothing but generation loads a ServerGenerator: its start checks are
+the model served and the engine (a chat API gives no prompt log-probabilities to check), so
+any chat-completions API serves.
 
 The vocabulary at a blank (the next-token distribution over a whole vocabulary) is not asked
 of a server: a completions API returns a few top tokens, not the whole distribution, so a
@@ -22,11 +28,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from tacit.core.blank import filled
-from tacit.models.answers import SpanTokens
+from tacit.models.answers import Completion, GenerationRequest, Sampling, SpanTokens
 from tacit.models.base import Scorer, SpanScores, progress_bar
 from tacit.models.server.client import Client
-from tacit.models.server.connect import Served, connect, sentence_logprobs
+from tacit.models.server.connect import (
+    Served,
+    connect,
+    engine_of,
+    sentence_logprobs,
+    served_model,
+)
 from tacit.models.server.echo import Echo, echoes
+from tacit.models.server.generation import generate
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,11 +50,51 @@ if TYPE_CHECKING:
     from tacit.core.modelspec import ModelSpec
 
 
-class ServerScorer(Scorer):
-    """A model a completions server scores (see the module docstring)."""
+class ServerGenerator(Scorer):
+    """A model a server runs, asked only to generate (see the module docstring)."""
 
     kind: ClassVar[str] = "server"
-    capabilities: ClassVar[frozenset[str]] = frozenset({"spans", "words"})
+    capabilities: ClassVar[frozenset[str]] = frozenset({"generate"})
+
+    def __init__(self, text: str, spec: ModelSpec, client: Client) -> None:
+        """Connect: a one-line error if the server is down or serves another model."""
+        self.name, self.spec, self.client, self.tokenizer = text, spec, client, None
+        self.model_entry = served_model(client, spec.name)
+        self.engine = engine_of(client)
+        self.batch_size = 1  # one conversation a request, `concurrency` requests at a time
+        self.where = f"{client.url} ({spec.name})"
+
+    def record(self) -> ModelRecord:
+        return {
+            "name": self.name,
+            "source": self.spec.name,
+            "kind": self.kind,
+            "class": type(self).__name__,
+            "revision": None,
+            "device": "server",
+            "server": {
+                "base_url": self.client.url,
+                "model": self.model_entry,
+                "engine": self.engine,
+                "concurrency": self.client.concurrency,
+                "timeout_s": self.client.timeout,
+                "retries_allowed": self.client.retries,
+                "retries_made": self.client.retried,
+            },
+        }
+
+    def _generate(
+        self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
+    ) -> list[list[Completion]]:
+        """Each request to its endpoint (tacit.models.server.generation), concurrently."""
+        with progress_bar(progress, len(requests), f"generating {self.name}", "request") as bar:
+            return generate(self.client, self.spec.name, requests, sampling, bar.update)
+
+
+class ServerScorer(ServerGenerator):
+    """A model a completions server scores (see the module docstring)."""
+
+    capabilities: ClassVar[frozenset[str]] = frozenset({"spans", "words", "generate"})
 
     def __init__(
         self,
@@ -56,6 +109,7 @@ class ServerScorer(Scorer):
         """Connect and check the server (tacit.models.server.connect): a one-line error if it
         is down, serves another model, or its log-probabilities are missing or inconsistent."""
         self.name, self.spec, self.client, self.tokenizer = text, spec, client, tokenizer
+        self.where = f"{client.url} ({spec.name})"
         self.served: Served = connect(
             client,
             spec.name,
@@ -71,31 +125,19 @@ class ServerScorer(Scorer):
         # tolerance (tacit.ranking.ties), so near ties are settled on prompts scored alone
         self.dtype = torch.bfloat16
         self.max_tokens = self.served.max_tokens or self.max_tokens
-        self.where = f"{client.url} ({spec.name})"
+        self.model_entry, self.engine = self.served.model, self.served.engine
 
     def record(self) -> ModelRecord:
+        """The generator's record, with what the start checks found for scoring."""
+        record = super().record()
         served = self.served
-        return {
-            "name": self.name,
-            "source": self.spec.name,
-            "kind": self.kind,
-            "class": type(self).__name__,
-            "revision": None,
-            "device": "server",
-            "server": {
-                "base_url": self.client.url,
-                "model": served.model,
-                "engine": served.engine,
-                "start_token": served.start_record,
-                "consistency_check": served.check,
-                "prompts_per_request": served.per_request,
-                "concurrency": self.client.concurrency,
-                "timeout_s": self.client.timeout,
-                "retries_allowed": self.client.retries,
-                "retries_made": self.client.retried,
-                "planning_tokenizer": planning_tokenizer(self.spec, self.tokenizer),
-            },
+        record["server"] |= {
+            "start_token": served.start_record,
+            "consistency_check": served.check,
+            "prompts_per_request": served.per_request,
+            "planning_tokenizer": planning_tokenizer(self.spec, self.tokenizer),
         }
+        return record
 
     def _echoes(self, sentences: list[str], bar: tqdm) -> list[Echo]:
         start = self.served.start
