@@ -196,6 +196,7 @@ class Manifest(TypedDict, total=False):
     norms: NormsRecord
     vocabulary: VocabularyRecord
     candidates: dict[str, CandidatesRecord]
+    generation: dict[str, Any]  # --by generation: how models were asked (tacit.probes.asking)
     span_scoring: str
     normalize: str
     span_work: dict[str, int]

@@ -379,6 +379,11 @@ class Scorer(ABC):
             answers = self.cache.completions(chosen, sampling, generate)
         return [list(answers[i]) for i in inverse]
 
+    def chats(self) -> bool:
+        """Whether `generate` is best asked with a chat's messages (an instruct model's chat
+        template, a chat server) rather than a plain prompt (a base model)."""
+        return False
+
     # --- the families' hooks (declared in `capabilities`) -----------------------------------
 
     def _vocab_scores(

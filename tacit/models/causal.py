@@ -459,6 +459,12 @@ class CausalLMScorer(HFScorer):
 
     # --- generation -------------------------------------------------------------------------
 
+    def chats(self) -> bool:
+        """An instruct model: its tokenizer carries a chat template, or one was given."""
+        return self.spec.chat_template is not None or bool(
+            getattr(self.tokenizer, "chat_template", None)
+        )
+
     def _generate(
         self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
     ) -> list[list[Completion]]:

@@ -79,7 +79,16 @@ def span_scoring_said(manifest: Manifest) -> str:
 
 def ranked_among(manifest: Manifest) -> str:
     """What targets were ranked among: the shared vocabulary, or candidate spans (with the
-    work their scoring took against the naive count)."""
+    work their scoring took against the naive count), or the answers a model generated."""
+    if "generation" in manifest:
+        asked = manifest["generation"]
+        sampling = asked["sampling"]
+        how = (
+            "greedy"
+            if not sampling.get("temperature")
+            else f"{sampling['n']} samples at temperature {sampling['temperature']}"
+        )
+        return f"by generation: the answers each model gave, {how} (answers.csv)"
     if "candidates" not in manifest:
         return f"shared vocabulary: {manifest['vocabulary']['size']} words"
     sizes = ", ".join(

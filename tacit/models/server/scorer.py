@@ -64,6 +64,10 @@ class ServerGenerator(Scorer):
         self.batch_size = 1  # one conversation a request, `concurrency` requests at a time
         self.where = f"{client.url} ({spec.name})"
 
+    def chats(self) -> bool:
+        """A server is asked through its chat endpoint (its model's own template)."""
+        return True
+
     def record(self) -> ModelRecord:
         return {
             "name": self.name,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from tacit.core.params import Options, Param
+from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -99,3 +100,8 @@ class RetrieveOptions(Options):
     token_scores: bool = TOKEN_SCORES.field()
     articles: str | Path | Mapping[str, str] | None = ARTICLES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
+    by: By = BY.field()
+    guesses: int = GUESSES.field()
+    samples: int = SAMPLES.field()
+    temperature: float = TEMPERATURE.field()
+    max_tokens: int = MAX_TOKENS.field()

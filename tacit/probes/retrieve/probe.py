@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.core.numbers import counted
+from tacit.core.option_names import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import RetrieveOptions
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
+    from tacit.matching.match import Matcher
+    from tacit.models.answers import Sampling
     from tacit.models.base import Needs, Scorer
     from tacit.probes.retrieve.prompts import PromptSet
     from tacit.probes.retrieve.scoring import Targets
@@ -49,8 +52,9 @@ class State:
     norms: Any
     conditions: list[Any]
     prompt_set: PromptSet
-    candidates: Candidates
+    candidates: Candidates | None  # None: by generation
     templates: TemplateSet
+    asked: tuple[Sampling, Matcher] | None = None  # by generation: how, and what answers name
 
 
 def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
@@ -111,6 +115,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     def plan(
         self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
     ) -> Plan:
+        from tacit.probes.asking import check_generation_options
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES
         from tacit.probes.retrieve.prompts import check_categories, retrieval_conditions
@@ -122,6 +127,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         )
         from tacit.templates import load_templates
 
+        check_generation_options(values, self.name)
+        if values.by == "generation":
+            return self._plan_generation(values, run)
         refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
         templates = load_templates(values.templates)
         fills = retrieval_fills(templates, spans=values.candidates != "vocab")
@@ -137,6 +145,63 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         state = State(norms, conditions, prompt_set, candidates, templates)
         known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
         return Plan(work, values, candidates, manifest=known, state=state)
+
+    def _plan_generation(self, values: RetrieveOptions, run: RunOptions) -> Plan:
+        """Retrieval by generation (tacit.probes.retrieve.generation): the prompts of
+        retrieval over spans (every concept asked, its article in the blank), asked in words;
+        the concepts the answers can name, every concept of the norms."""
+        from tacit.matching import concept_matcher
+        from tacit.models.base import Needs
+        from tacit.probes.asking import sampling_of
+        from tacit.probes.retrieve.fills import retrieval_fills
+        from tacit.probes.retrieve.generation import score_generated
+        from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
+        from tacit.probes.retrieve.prompts import (
+            build_prompts,
+            check_categories,
+            retrieval_conditions,
+        )
+        from tacit.probes.shared_options import SPAN_PARAMS, chosen_norms, norms_record
+        from tacit.templates import load_templates
+
+        for param in (CANDIDATES, *SPAN_PARAMS, ARTICLES):
+            if getattr(values, param.name) != param.default:
+                raise TacitError(
+                    f"retrieve: {option(param.flag)} sets what a model's scores rank among; "
+                    f"{option('--by')} generation reads what the model says"
+                )
+        templates = load_templates(values.templates)
+        norms = chosen_norms(values)
+        conditions = retrieval_conditions(
+            values.selection, values.order, values.category, values.ablation
+        )
+        check_categories(norms, conditions)
+        prompt_set = build_prompts(
+            norms,
+            None,
+            conditions,
+            max_props=values.max_props,
+            concepts=values.concepts,
+            seed=run.seed,
+            fills=retrieval_fills(templates, spans=True),
+            a_rule=True,
+        )
+        if prompt_set.prompts.empty:
+            raise TacitError("no concept is left to probe")
+        prompt_set = limited(prompt_set, run)
+        sampling = sampling_of(values, run.seed)
+        matcher = concept_matcher(norms.concepts)
+        work = Work(
+            prompt_set.prompts,
+            "prompt",
+            lambda scorer, rows, bar: score_generated(
+                rows, scorer, sampling=sampling, matcher=matcher, values=values, progress=bar
+            ),
+            needs=Needs.of("generate"),
+        )
+        state = State(norms, conditions, prompt_set, None, templates, (sampling, matcher))
+        known = {"norms": norms_record(norms)}
+        return Plan(work, values, None, manifest=known, state=state)
 
     def _targets(
         self,
@@ -232,11 +297,22 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         state: State = plan.state
         values = plan.values
         candidates = state.candidates
-        spans = candidates.vocabulary is None
         extra = {"dropped": state.prompt_set.dropped}
-        if candidates.token_scores:
-            rows, extra[TOKENS_TABLE] = token_table(rows, ["prompt"])
-        added: dict[str, Any] = dict(candidates.record(manifest["models"]))
+        files: dict[str, str] = {}
+        added: dict[str, Any] = {}
+        if candidates is None:  # by generation: what was said, kept beside the ranks
+            from tacit.probes.retrieve.generation import finish_generated
+
+            assert state.asked is not None
+            rows, more, files, added["generation"] = finish_generated(rows, *state.asked, values)
+            extra.update(more)
+            spans = True
+        else:
+            spans = candidates.vocabulary is None
+            if candidates.token_scores:
+                rows, extra[TOKENS_TABLE] = token_table(rows, ["prompt"])
+            added.update(candidates.record(manifest["models"]))
+            files = candidates.files() if spans else {}
         added["options"] = {
             "max_props": values.max_props,
             "selection": values.selection or "top",
@@ -246,12 +322,13 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             "conditions": [asdict(c) for c in state.conditions],
             "concepts": values.concepts,
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
+            **({"by": values.by} if values.by != "scoring" else {}),
             **(
                 {
                     "candidates": str(values.candidates),
                     "articles": str(values.articles) if values.articles else None,
                 }
-                if spans
+                if spans and candidates is not None
                 else {}
             ),
         }
@@ -259,14 +336,15 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
         summary = summarize_retrieval(
-            rows, seed=run.seed, n_candidates=None if spans else len(candidates.vocab)
+            rows,
+            seed=run.seed,
+            n_candidates=None if spans or candidates is None else len(candidates.vocab),
         )
         text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
         if paraphrased(rows):
             text += "\n\n" + format_paraphrases(
                 summary, ["selection", "order", "category", "n_props"], "mrr", "MRR"
             )
-        files = candidates.files() if spans else {}
         return Outcome(
             rows,
             summary,
@@ -275,7 +353,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             added,
             extra,
             files,
-            vocab=candidates.vocabulary,
+            vocab=None if candidates is None else candidates.vocabulary,
         )
 
     def conditions(

@@ -206,7 +206,9 @@ def why_no_probability(manifest: Mapping[str, Any] | None) -> dict[str, str]:
     reasons = {}
     for record in manifest.get("models", []):
         kind = record.get("kind")
-        if normalize in ("mean", "pmi"):
+        if "generation" in manifest:
+            reasons[record["name"]] = "asked by generation: what a model says has no probability"
+        elif normalize in ("mean", "pmi"):
             reasons[record["name"]] = f"span scores normalised by {normalize}, not sum"
         elif kind == "causal":
             reasons[record["name"]] = "a decoder-only model scores the whole sentence"

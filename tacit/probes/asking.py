@@ -1,0 +1,222 @@
+"""Asking a model in words (`--by generation`, issue 46): the options every probe that asks
+takes, the question a cloze prompt becomes, the requests sent, the messages kept in
+messages.jsonl, and the answers read back (tacit.matching).
+
+A probe by generation asks about exactly what its scoring run scores: each prompt's cloze text
+("A <mask> has fur, is big, and has claws.") with its blank written `___`, wrapped in an
+instruction (QUESTIONS). An instruct model (Scorer.chats: a chat template, a chat server) gets
+it as the user's message of a chat, its template's own system turn as for scoring (`system=`
+sets or drops it); a base model gets it as a plain prompt ending `Answer:`. Greedy by default,
+so a run is reproducible; `--samples N` with `--temperature` above 0 draws N completions per
+prompt, each request seeded from the run's `--seed` (the same draws at any batch size).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from tacit.core.blank import MASK
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
+from tacit.core.params import Param
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from tacit.matching.match import Matcher
+    from tacit.models.answers import Completion, GenerationRequest, Sampling
+    from tacit.models.base import Scorer
+
+By = Literal["scoring", "generation"]
+BY_WAYS: tuple[By, ...] = get_args(By)
+BLANK = "___"  # the cloze's blank as a question writes it
+
+BY = Param(
+    "by",
+    "scoring",
+    choices=BY_WAYS,
+    help="How each model is probed: `scoring` reads its probabilities of the candidates at the "
+    "blank (the paper's); `generation` asks it the same prompt in words and reads what it "
+    "answers (docs/probes/generation.md).",
+)
+GUESSES = Param(
+    "guesses",
+    5,
+    kind="int",
+    minimum=1,
+    help="With --by generation: how many answers each prompt asks for, most likely first.",
+)
+SAMPLES = Param(
+    "samples",
+    1,
+    kind="int",
+    minimum=1,
+    help="With --by generation: completions per prompt (retrieval: above 1, one guess each, "
+    "ranked by how many gave it). Above 1 needs --temperature above 0.",
+)
+TEMPERATURE = Param(
+    "temperature",
+    0.0,
+    kind="float",
+    minimum=0,
+    help="With --by generation: sampling temperature; 0, the default, is greedy (reproducible).",
+)
+MAX_TOKENS = Param(
+    "max_tokens",
+    64,
+    kind="int",
+    minimum=1,
+    help="With --by generation: the longest completion, in tokens; one cut there is counted "
+    "as truncated and its last answer left out.",
+)
+GENERATION_PARAMS = (BY, GUESSES, SAMPLES, TEMPERATURE, MAX_TOKENS)
+
+# what each probe asks, {cloze} the prompt with its blank written ___, {k} the answers wanted
+QUESTIONS = {
+    # a retrieval prompt that starts at its blank ("<mask> has fur, is big, and has claws.")
+    "retrieve": (
+        "Which concept {rest}? Give your {k} best guesses, most likely first, as a numbered "
+        "list of names with nothing else."
+    ),
+    "retrieve-one": "Which concept {rest}? Answer with one name only.",
+    # any other prompt, its blank written ___
+    "retrieve-blank": (
+        'Fill in the blank with the name of a concept: "{cloze}" Give your {k} best guesses, '
+        "most likely first, as a numbered list with nothing else."
+    ),
+    "retrieve-blank-one": (
+        'Fill in the blank with the name of a concept: "{cloze}" Answer with one name only.'
+    ),
+    "elicit": (
+        'Fill in the blank: "{cloze}" List up to {k} different answers, most likely first, as a '
+        "numbered list with nothing else."
+    ),
+}
+
+
+def check_generation_options(values: Any, probe: str) -> None:
+    """Refuse generation options without --by generation, and samples that would all be one
+    greedy completion; one line each, naming the option."""
+    if values.by != "generation":
+        for param in GENERATION_PARAMS[1:]:
+            if getattr(values, param.name) != param.default:
+                raise TacitError(
+                    f"{probe}: {option(param.flag)} is an option of {option('--by')} generation"
+                )
+        return
+    if values.samples > 1 and values.temperature == 0:
+        raise TacitError(
+            f"{option('--samples')} {values.samples} at {option('--temperature')} 0: greedy "
+            f"decoding gives one completion {values.samples} times; give a temperature above 0"
+        )
+
+
+def sampling_of(values: Any, seed: int) -> Sampling:
+    """The sampling settings of a run (recorded in the manifest)."""
+    from tacit.models.answers import Sampling
+
+    return Sampling(
+        n=values.samples,
+        temperature=values.temperature,
+        max_tokens=values.max_tokens,
+        seed=seed,
+    )
+
+
+def question_key(cloze: str, probe: str, k: int) -> str:
+    """Which of QUESTIONS asks this prompt: retrieval's `Which concept has fur ...?` where
+    the prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
+    if probe != "retrieve":
+        return probe
+    key = "retrieve" if cloze.startswith(MASK + " ") else "retrieve-blank"
+    return key + ("-one" if k == 1 else "")
+
+
+def question(cloze: str, probe: str, k: int) -> str:
+    """A prompt's cloze text asked as a question (QUESTIONS)."""
+    rest = cloze[len(MASK) :].strip().rstrip(".!?")
+    return QUESTIONS[question_key(cloze, probe, k)].format(
+        cloze=cloze.replace(MASK, BLANK), rest=rest, k=k
+    )
+
+
+def request_for(text: str, chats: bool) -> GenerationRequest:
+    """The question as a chat's user message (an instruct model) or a plain prompt."""
+    from tacit.models.answers import GenerationRequest
+
+    if chats:
+        return GenerationRequest.chat([{"role": "user", "content": text}])
+    return GenerationRequest.text(f"Question: {text}\nAnswer:")
+
+
+def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -> str:
+    """messages.jsonl: one object per prompt and model, its key columns, what was sent
+    (`messages`, or `prompt` for a base model) and the sampling settings."""
+    lines = []
+    for row in rows.to_dict("records"):
+        sent = json.loads(row["request"])
+        lines.append(
+            json.dumps(
+                {**{k: row[k] for k in keys}, **sent, "sampling": sampling.record()},
+                ensure_ascii=False,
+                default=str,
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def ask(
+    rows: pd.DataFrame,
+    scorer: Scorer,
+    sampling: Sampling,
+    texts: Sequence[str],
+    progress: bool | tqdm,
+) -> tuple[list[list[Completion]], list[GenerationRequest]]:
+    """Each row's question sent to the model: its completions, and the requests."""
+    chats = scorer.chats()
+    requests = [request_for(text, chats) for text in texts]
+    return scorer.generate(requests, sampling, progress=progress), requests
+
+
+def with_completions(
+    rows: pd.DataFrame, completions: Sequence[Sequence[Completion]], requests: Sequence[Any]
+) -> pd.DataFrame:
+    """The rows with what was sent (`request`) and said (`completions`, JSON), kept in the
+    checkpoint so that answers.csv and messages.jsonl are made from the rows alone."""
+    return rows.assign(
+        request=[json.dumps(r.record(), ensure_ascii=False) for r in requests],
+        completions=[
+            json.dumps([c.record() for c in said], ensure_ascii=False) for said in completions
+        ],
+    )
+
+
+def read_answers(
+    rows: pd.DataFrame, keys: Sequence[str], matchers: Matcher | Sequence[Matcher]
+) -> pd.DataFrame:
+    """The answers frame (tacit.matching.answers_frame) of rows that hold their completions."""
+    from tacit.matching import answers_frame
+    from tacit.models.answers import Completion
+
+    said = [[Completion.from_record(c) for c in json.loads(text)] for text in rows["completions"]]
+    return answers_frame(rows, list(keys), said, matchers)
+
+
+def generation_record(
+    sampling: Sampling, probe: str, k: int, clozes: Sequence[str]
+) -> dict[str, Any]:
+    """The manifest's record of how the models were asked: the questions used (QUESTIONS),
+    the answers asked for, the sampling, how answers were read."""
+    from tacit.matching import record
+
+    keys = dict.fromkeys(question_key(cloze, probe, k) for cloze in clozes)
+    return {
+        "by": "generation",
+        "questions": {key: QUESTIONS[key] for key in keys},
+        "guesses": k,
+        "sampling": sampling.record(),
+        "matching": record(),
+    }
