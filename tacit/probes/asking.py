@@ -74,23 +74,25 @@ MAX_TOKENS = Param(
 )
 GENERATION_PARAMS = (BY, GUESSES, SAMPLES, TEMPERATURE, MAX_TOKENS)
 
-# what each probe asks, {cloze} the prompt with its blank written ___, {k} the answers wanted
+# what a probe asks for (`concept`: retrieval's; `answers`: elicitation's), {cloze} the prompt with
+# its blank written ___, {rest} what follows a blank the prompt starts at, {k} the answers wanted
 QUESTIONS = {
     # a retrieval prompt that starts at its blank ("<mask> has fur, is big, and has claws.")
-    "retrieve": (
+    "concept": (
         "Which concept {rest}? Give your {k} best guesses, most likely first, as a numbered "
         "list of names with nothing else."
     ),
-    "retrieve-one": "Which concept {rest}? Answer with one name only.",
+    "concept-one": "Which concept {rest}? Answer with one name only.",
     # any other prompt, its blank written ___
-    "retrieve-blank": (
+    "concept-blank": (
         'Fill in the blank with the name of a concept: "{cloze}" Give your {k} best guesses, '
         "most likely first, as a numbered list with nothing else."
     ),
-    "retrieve-blank-one": (
+    "concept-blank-one": (
         'Fill in the blank with the name of a concept: "{cloze}" Answer with one name only.'
     ),
-    "elicit": (
+    # the answers to a prompt (elicitation's)
+    "answers": (
         'Fill in the blank: "{cloze}" List up to {k} different answers, most likely first, as a '
         "numbered list with nothing else."
     ),
@@ -126,19 +128,20 @@ def sampling_of(values: Any, seed: int) -> Sampling:
     )
 
 
-def question_key(cloze: str, probe: str, k: int) -> str:
-    """Which of QUESTIONS asks this prompt: retrieval's `Which concept has fur ...?` where
+def question_key(cloze: str, asks: str, k: int) -> str:
+    """Which of QUESTIONS asks this prompt: for a concept, `Which concept has fur ...?` where
     the prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
-    if probe != "retrieve":
-        return probe
-    key = "retrieve" if cloze.startswith(MASK + " ") else "retrieve-blank"
+    if asks != "concept":
+        return asks
+    key = "concept" if cloze.startswith(MASK + " ") else "concept-blank"
     return key + ("-one" if k == 1 else "")
 
 
-def question(cloze: str, probe: str, k: int) -> str:
-    """A prompt's cloze text asked as a question (QUESTIONS)."""
+def question(cloze: str, asks: str, k: int) -> str:
+    """A prompt's cloze text asked as a question (QUESTIONS; `asks`: `concept` or
+    `answers`)."""
     rest = cloze[len(MASK) :].strip().rstrip(".!?")
-    return QUESTIONS[question_key(cloze, probe, k)].format(
+    return QUESTIONS[question_key(cloze, asks, k)].format(
         cloze=cloze.replace(MASK, BLANK), rest=rest, k=k
     )
 
@@ -206,13 +209,13 @@ def read_answers(
 
 
 def generation_record(
-    sampling: Sampling, probe: str, k: int, clozes: Sequence[str]
+    sampling: Sampling, asks: str, k: int, clozes: Sequence[str]
 ) -> dict[str, Any]:
     """The manifest's record of how the models were asked: the questions used (QUESTIONS),
     the answers asked for, the sampling, how answers were read."""
     from tacit.matching import record
 
-    keys = dict.fromkeys(question_key(cloze, probe, k) for cloze in clozes)
+    keys = dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes)
     return {
         "by": "generation",
         "questions": {key: QUESTIONS[key] for key in keys},

@@ -60,7 +60,7 @@ def score_generated(
     from tacit.ranking.generated import rank_generated
 
     way, k = way_of(values)
-    texts = [question(prompt, "retrieve", k) for prompt in rows["prompt"]]
+    texts = [question(prompt, "concept", k) for prompt in rows["prompt"]]
     completions, requests = ask(rows, scorer, sampling, texts, progress)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(rows)
@@ -83,7 +83,7 @@ def finish_generated(
     answers = read_answers(rows, keys, matcher)
     messages = messages_file(rows, keys, sampling)
     _, k = way_of(values)
-    record = generation_record(sampling, "retrieve", k, list(rows["prompt"].unique()))
+    record = generation_record(sampling, "concept", k, list(rows["prompt"].unique()))
     record["way"] = way_of(values)[0]
     record["answers_by_status"] = {
         str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
