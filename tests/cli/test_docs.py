@@ -19,6 +19,7 @@ from support import (
     TINY_MCRAE,
     save_tiny_gpt2,
     toy_gpt2_tokenizer,
+    with_chat_template,
     write_mcrae,
     write_mlama,
     write_norms,
@@ -124,7 +125,9 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "garden-paths.txt": str(garden),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
+    chat = with_chat_template(gpt2, root / "chat")  # an instruct model: a chat template
     models = {
+        "HuggingFaceTB/SmolLM2-135M-Instruct": chat,
         "roberta-large": tiny_roberta,
         "roberta-base": tiny_roberta,
         "bert-base-cased": tiny_bert,
