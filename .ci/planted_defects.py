@@ -186,9 +186,11 @@ def suite(copy: Path, tests: list[str], workers: str) -> tuple[bool, float, str]
         [*command, *tests], cwd=copy, env=environment, capture_output=True, text=True
     )
     said = (done.stdout + done.stderr).strip().splitlines()
-    if done.returncode not in (0, 1):  # 2-5: an error collecting or running pytest itself
+    # pytest-xdist stops a run at its first failure as an interruption: exit 2, `N failed`
+    stopped = done.returncode == 2 and bool(said) and " failed" in said[-1]
+    if done.returncode not in (0, 1) and not stopped:  # an error collecting or running pytest
         raise SystemExit(f"pytest could not run in {copy}: {' / '.join(said[-3:])}")
-    return done.returncode == 1, time.perf_counter() - start, said[-1] if said else ""
+    return done.returncode == 1 or stopped, time.perf_counter() - start, said[-1] if said else ""
 
 
 def main() -> int:
