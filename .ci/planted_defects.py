@@ -129,7 +129,7 @@ DEFECTS = (
         "tacit/engine/runner.py",
         "                    if scored[c] is None:\n",
         "                    if scored[c] is None and not (done and c == len(chunks) - 1):\n",
-        ("tests/engine/test_faults_runs.py", "tests/engine/test_checkpoint_safety.py"),
+        ("tests/engine/test_run_costs.py", "tests/engine/test_faults_runs.py"),
     ),
     Defect(
         "reciprocal-rank",
