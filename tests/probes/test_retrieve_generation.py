@@ -88,6 +88,7 @@ def test_ranks_come_from_the_first_matching_guess(toy_norms_path):
     record = result.manifest["models"][0]
     assert record["generation_requests"] == len(set(model.asked)) == 3  # bear's and cat's 1st
     assert result.manifest["generation"]["sampling"]["temperature"] == 0
+    assert "prob –: asked by generation, what a model says has no probability" in result.text
     assert any(q.startswith("Which concept has fur? Give your 5 best") for q in model.asked)
 
 

@@ -27,9 +27,13 @@ def retrieval_report(
     """The MRR table, what was kept and dropped, and notes on prompts naming their target and
     concepts short of --max-props."""
     counts = manifest["counts"]
+    tables = retrieval_tables(summary)
+    if "generation" in manifest:  # no probability to read: the models were asked in words
+        for table in tables:
+            table.note = "prob –: asked by generation, what a model says has no probability"
     text = "\n".join(
         [
-            render(retrieval_tables(summary)).rstrip(),
+            render(tables).rstrip(),
             "",
             describe_drops(dropped, counts["concepts"]),
             f"prompts: {counts['prompts_per_model']} per model ({counts['unique_prompt_texts']} "
