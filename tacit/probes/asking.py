@@ -172,13 +172,12 @@ def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -
 
 
 def ask(
-    rows: pd.DataFrame,
     scorer: Scorer,
     sampling: Sampling,
     texts: Sequence[str],
     progress: bool | tqdm,
 ) -> tuple[list[list[Completion]], list[GenerationRequest]]:
-    """Each row's question sent to the model: its completions, and the requests."""
+    """Each question sent to the model: its completions, and the requests."""
     chats = scorer.chats()
     requests = [request_for(text, chats) for text in texts]
     return scorer.generate(requests, sampling, progress=progress), requests

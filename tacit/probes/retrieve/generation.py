@@ -61,7 +61,7 @@ def score_generated(
 
     way, k = way_of(values)
     texts = [question(prompt, "concept", k) for prompt in rows["prompt"]]
-    completions, requests = ask(rows, scorer, sampling, texts, progress)
+    completions, requests = ask(scorer, sampling, texts, progress)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(rows)
     answers = read_answers(table, keys, matcher)
@@ -82,9 +82,9 @@ def finish_generated(
     keys = ["model", *prompt_keys(rows)]
     answers = read_answers(rows, keys, matcher)
     messages = messages_file(rows, keys, sampling)
-    _, k = way_of(values)
+    way, k = way_of(values)
     record = generation_record(sampling, "concept", k, list(rows["prompt"].unique()))
-    record["way"] = way_of(values)[0]
+    record["way"] = way
     record["answers_by_status"] = {
         str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
     }

@@ -57,6 +57,19 @@ class State:
     asked: tuple[Sampling, Matcher] | None = None  # by generation: how, and what answers name
 
 
+def _refuse_scoring_options(values: RetrieveOptions) -> None:
+    """--by generation reads what a model says: what its scores rank among has no place."""
+    from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
+    from tacit.probes.shared_options import SPAN_PARAMS
+
+    for param in (CANDIDATES, *SPAN_PARAMS, ARTICLES):
+        if getattr(values, param.name) != param.default:
+            raise TacitError(
+                f"retrieve: {option(param.flag)} sets what a model's scores rank among; "
+                f"{option('--by')} generation reads what the model says"
+            )
+
+
 def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
     """The prompts of the target concepts `--limit` keeps; the others join the dropped
     concepts, with the limit as their reason (the concept list and counts stay honest)."""
@@ -128,16 +141,20 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.templates import load_templates
 
         check_generation_options(values, self.name)
-        if values.by == "generation":
-            return self._plan_generation(values, run)
-        refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
+        generation = values.by == "generation"
+        if generation:
+            _refuse_scoring_options(values)
+        else:
+            refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
         templates = load_templates(values.templates)
-        fills = retrieval_fills(templates, spans=values.candidates != "vocab")
         norms = chosen_norms(values)
         conditions = retrieval_conditions(
             values.selection, values.order, values.category, values.ablation
         )
         check_categories(norms, conditions)
+        if generation:
+            return self._plan_generation(values, run, norms, conditions, templates)
+        fills = retrieval_fills(templates, spans=values.candidates != "vocab")
         prompt_set, candidates, targets, needs = self._targets(
             models, norms, conditions, values, run, templates, fills
         )
@@ -146,7 +163,14 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
         return Plan(work, values, candidates, manifest=known, state=state)
 
-    def _plan_generation(self, values: RetrieveOptions, run: RunOptions) -> Plan:
+    def _plan_generation(
+        self,
+        values: RetrieveOptions,
+        run: RunOptions,
+        norms: Any,
+        conditions: list[Any],
+        templates: TemplateSet,
+    ) -> Plan:
         """Retrieval by generation (tacit.probes.retrieve.generation): the prompts of
         retrieval over spans (every concept asked, its article in the blank), asked in words;
         the concepts the answers can name, every concept of the norms."""
@@ -155,27 +179,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.asking import sampling_of
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.generation import score_generated
-        from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
-        from tacit.probes.retrieve.prompts import (
-            build_prompts,
-            check_categories,
-            retrieval_conditions,
-        )
-        from tacit.probes.shared_options import SPAN_PARAMS, chosen_norms, norms_record
-        from tacit.templates import load_templates
+        from tacit.probes.retrieve.prompts import build_prompts
+        from tacit.probes.shared_options import norms_record
 
-        for param in (CANDIDATES, *SPAN_PARAMS, ARTICLES):
-            if getattr(values, param.name) != param.default:
-                raise TacitError(
-                    f"retrieve: {option(param.flag)} sets what a model's scores rank among; "
-                    f"{option('--by')} generation reads what the model says"
-                )
-        templates = load_templates(values.templates)
-        norms = chosen_norms(values)
-        conditions = retrieval_conditions(
-            values.selection, values.order, values.category, values.ablation
-        )
-        check_categories(norms, conditions)
         prompt_set = build_prompts(
             norms,
             None,
