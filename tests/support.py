@@ -33,6 +33,9 @@ from transformers import (
 )
 from typer.testing import CliRunner
 
+from tacit.models.answers import Completion, GenerationRequest, Sampling
+from tacit.models.base import Scorer
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("TACIT_SHARED_DATA", REPO.parent / "shared" / "data"))
 REAL_NORMS = SHARED_DATA / "cslb" / "norms.dat"
@@ -845,3 +848,37 @@ def write_mlama(root: Path, language: str = "de") -> Path:
         ]
         (folder / f"{relation}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return root
+
+
+class Scripted(Scorer):
+    """A model that answers a question by the first of `script`'s keys it contains (`default`
+    else), so that what is said, and every number made from it, is known by hand. An answer
+    ending `...` is cut (finish reason `length`); a list of answers gives one per draw."""
+
+    kind = "scripted"
+    capabilities = frozenset({"generate"})
+
+    def __init__(self, script: dict[str, str | list[str]], default: str = "I don't know.") -> None:
+        self.name, self.script, self.default = "scripted", script, default
+        self.tokenizer, self.batch_size, self.asked = None, 1, []
+
+    def record(self):
+        return {"name": self.name, "kind": self.kind, "class": "Scripted"}
+
+    def chats(self) -> bool:
+        return True
+
+    def _generate(self, requests: list[GenerationRequest], sampling: Sampling, progress):
+        said = []
+        for request in requests:
+            text = request.messages[-1]["content"]
+            self.asked.append(text)
+            answer = next((a for key, a in self.script.items() if key in text), self.default)
+            draws = answer if isinstance(answer, list) else [answer] * sampling.n
+            said.append(
+                [
+                    Completion(a, "length" if a.endswith("...") else "stop", None, 10, 5)
+                    for a in draws
+                ]
+            )
+        return said

@@ -113,7 +113,7 @@ class ProbeCallback(TrainerCallback):
         if self.out is not None:
             result.manifest["training"] = {"global_step": step, "epoch": epoch}
             result.save(self.out / f"step-{step}", overwrite=True)
-        values = self.probe.headline(result.summary, result.manifest)
+        values = self.probe.as_run(result.manifest).headline(result.summary, result.manifest)
         return {self.key: values[self.name]} if self.name in values else {}
 
 

@@ -55,7 +55,8 @@ SAMPLES = Param(
     kind="int",
     minimum=1,
     help="With --by generation: completions per prompt (retrieval: above 1, one guess each, "
-    "ranked by how many gave it). Above 1 needs --temperature above 0.",
+    "ranked by how many gave it; elicitation: N participants, each listing up to --guesses "
+    "answers). Above 1 needs --temperature above 0.",
 )
 TEMPERATURE = Param(
     "temperature",
@@ -91,10 +92,13 @@ QUESTIONS = {
     "concept-blank-one": (
         'Fill in the blank with the name of a concept: "{cloze}" Answer with one name only.'
     ),
-    # the answers to a prompt (elicitation's)
+    # the answers to a prompt (elicitation's): the norming studies' feature listing (CSLB,
+    # McRae: name the properties of an everyday concept, one at a time; CSLB's participants
+    # began each with a relation word), asked for the prompt's relation
     "answers": (
-        'Fill in the blank: "{cloze}" List up to {k} different answers, most likely first, as a '
-        "numbered list with nothing else."
+        "People were asked to list the properties of everyday concepts. Complete "
+        '"{cloze}" with up to {k} different properties, the one people would name first at the '
+        "top, as a numbered list with nothing else."
     ),
 }
 
@@ -114,6 +118,17 @@ def check_generation_options(values: Any, probe: str) -> None:
             f"{option('--samples')} {values.samples} at {option('--temperature')} 0: greedy "
             f"decoding gives one completion {values.samples} times; give a temperature above 0"
         )
+
+
+def refuse_scoring_options(values: Any, probe: str, params: Sequence[Param]) -> None:
+    """--by generation reads what a model says: the options that set what its scores rank
+    among (`params`) have no place; one line, naming the option."""
+    for param in params:
+        if getattr(values, param.name) != param.default:
+            raise TacitError(
+                f"{probe}: {option(param.flag)} sets what a model's scores rank among; "
+                f"{option('--by')} generation reads what the model says"
+            )
 
 
 def sampling_of(values: Any, seed: int) -> Sampling:

@@ -238,6 +238,11 @@ class Probe(ABC, Generic[OptionsT]):
         By default one condition, every row (a probe with one row per model needs no more)."""
         return [("", summary)]
 
+    def as_run(self, manifest: Manifest) -> Probe[OptionsT]:
+        """The probe as the run of this manifest reports (its metrics may depend on how it
+        ran: elicitation by generation reports recall, not average precision)."""
+        return self
+
     def main_rows(self, summary: pd.DataFrame, manifest: Manifest, **options: Any) -> pd.DataFrame:
         """The summary rows of the main condition: one per model."""
         return self.conditions(summary, manifest, **options)[0][1]

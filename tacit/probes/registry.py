@@ -62,8 +62,9 @@ def _instance(probe: type[Probe]) -> Probe:
 
 
 def of_run(manifest: Manifest, where: object = "") -> Probe:
-    """The probe that wrote a run (its manifest's `probe`)."""
+    """The probe that wrote a run (its manifest's `probe`), as that run reports
+    (Probe.as_run)."""
     name = manifest.get("probe") if isinstance(manifest, dict) else None
     if not isinstance(name, str) or name not in PROBES:
         raise TacitError(f"{where}: not a run of any probe tacit knows (probe {name!r})")
-    return get(name)
+    return get(name).as_run(manifest)

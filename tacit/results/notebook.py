@@ -35,7 +35,7 @@ def _probe(result: Shown) -> Any:
     from tacit.probes import registry
 
     try:
-        return registry.get(str(result.manifest.get("probe")))
+        return registry.of_run(result.manifest)
     except (TacitError, KeyError):
         return None
 

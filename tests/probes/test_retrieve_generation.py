@@ -13,43 +13,14 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from support import with_chat_template
+from support import Scripted, with_chat_template
 from typer.testing import CliRunner
 
 import tacit
 from tacit.cli import app
 from tacit.core.errors import TacitError
-from tacit.models.answers import Completion, GenerationRequest, Sampling
-from tacit.models.base import Scorer
 
 runner = CliRunner()
-
-
-class Scripted(Scorer):
-    """Answers a question by the first of `script`'s keys it contains (`default` else)."""
-
-    kind = "scripted"
-    capabilities = frozenset({"generate"})
-
-    def __init__(self, script: dict[str, str], default: str = "I don't know.") -> None:
-        self.name, self.script, self.default = "scripted", script, default
-        self.tokenizer, self.batch_size, self.asked = None, 1, []
-
-    def record(self):
-        return {"name": self.name, "kind": self.kind, "class": "Scripted"}
-
-    def chats(self) -> bool:
-        return True
-
-    def _generate(self, requests: list[GenerationRequest], sampling: Sampling, progress):
-        said = []
-        for request in requests:
-            text = request.messages[-1]["content"]
-            self.asked.append(text)
-            answer = next((a for key, a in self.script.items() if key in text), self.default)
-            reason = "length" if answer.endswith("...") else "stop"
-            said.append([Completion(answer, reason, None, 10, 5)] * sampling.n)
-        return said
 
 
 def _ranks(result) -> dict[tuple[str, int], float]:

@@ -1,5 +1,6 @@
 """The figure of elicitation runs: mAP over the vocabulary (or the candidates) by relation, a
-bar per model, prefix and run, with its 95% bootstrap interval."""
+bar per model, prefix and run, with its 95% bootstrap interval; for runs by generation, the
+recall of the people's features weighted by pf."""
 
 from __future__ import annotations
 
@@ -15,11 +16,16 @@ from tacit.probes.elicit.summary import ALL
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from tacit.probes.base import Metric
 
-def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: str = "") -> Figure:
-    """Bars of mAP by relation for (run name, summary, manifest) of one or more runs; the
-    legend, beside the bars, names every bar; the y-axis says what the runs ranked over (from
-    their manifests); `caption` is said under it all."""
+
+def elicitation_figure(
+    runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: str = "", metric: Metric | None = None
+) -> Figure:
+    """Bars of mAP (or `metric`: a run by generation's recall) by relation for (run name,
+    summary, manifest) of one or more runs; the legend, beside the bars, names every bar; the
+    y-axis says what the runs ranked over (from their manifests); `caption` is said under it
+    all."""
     from matplotlib.figure import Figure
 
     from tacit.probes.figures import say_under
@@ -30,6 +36,11 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
         frozenset({False}): "the shared vocabulary",
     }.get(frozenset(spans), "the vocabulary (or, runs\nover spans, the candidates)")
 
+    column, low_column, high_column = (
+        ("map_vocab", "map_vocab_ci_low", "map_vocab_ci_high")
+        if metric is None
+        else (metric.column, str(metric.low), str(metric.high))
+    )
     summary = pd.concat([table.assign(run=name) for name, table, _ in runs], ignore_index=True)
     summary["model"] = summary["model"].map(short_labels(summary["model"]))
     relations = list(dict.fromkeys(summary["relation"]))
@@ -50,13 +61,13 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
         label = f"{model}, {'with' if str(prefix) == 'True' else 'without'} prefix"
         label += f" ({run})" if len(runs) > 1 else ""
         spread = None
-        if "map_vocab_ci_low" in rows:
-            low = (rows["map_vocab"] - rows["map_vocab_ci_low"]).to_numpy(float)
-            high = (rows["map_vocab_ci_high"] - rows["map_vocab"]).to_numpy(float)
+        if low_column in rows:
+            low = (rows[column] - rows[low_column]).to_numpy(float)
+            high = (rows[high_column] - rows[column]).to_numpy(float)
             spread = np.vstack([low, high])
         axis.bar(
             np.arange(len(relations)) - 0.4 + width * (number + 0.5),
-            rows["map_vocab"],
+            rows[column],
             width,
             yerr=spread,
             capsize=2,
@@ -65,11 +76,11 @@ def elicitation_figure(runs: Sequence[tuple[str, pd.DataFrame, Any]], caption: s
     axis.set_xticks(np.arange(len(relations)), relations)
     pooled = " (all: every relation's prompts)" if ALL in relations else ""
     axis.set_xlabel(f"relation{pooled}")
-    axis.set_ylabel(f"mAP over {over}")
+    axis.set_ylabel(f"mAP over {over}" if metric is None else f"{metric.label}, by generation")
     axis.grid(axis="y", alpha=0.3)
+    named = "mean average precision" if metric is None else metric.label
     axis.set_title(
-        "Elicitation: mean average precision by relation (bars: 95% bootstrap "
-        "interval over concepts)",
+        f"Elicitation: {named} by relation (bars: 95% bootstrap interval over concepts)",
         fontsize="medium",
     )
     # the legend beside the bars, so that a caption under it all (say_under) overlaps nothing

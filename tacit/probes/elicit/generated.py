@@ -31,7 +31,8 @@ Chance: a model's words are open, so recall and precision have no chance level; 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -39,8 +40,12 @@ import pandas as pd
 from tacit.matching.match import SEPARATOR
 from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
+from tacit.probes.base import Metric
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.elicit.summary import ALL, concept_intervals
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
 
 LISTING_COLUMNS = [
     "n_draws",
@@ -66,7 +71,7 @@ _LISTING_METRICS = {
     "precision": "precision",
     "spearman_mean": "spearman",
 }
-LISTING_GROUPS = ["model", "relation"]
+LISTING_GROUPS = ["model", "relation", "prefix"]  # prefix: where the prompts have one
 LISTING_SUMMARY_COLUMNS = [
     *LISTING_GROUPS,
     "n_prompts",
@@ -82,6 +87,37 @@ LISTING_SUMMARY_COLUMNS = [
     "n_truncated",
     "n_novel",
 ]
+
+
+# what a run by generation reports, as the probe's declared metrics (Probe.as_run)
+LISTING_PRIMARY = Metric(
+    "recall_pf",
+    "recall (pf-weighted)",
+    True,
+    "recall_pf_ci_low",
+    "recall_pf_ci_high",
+    "n_concepts",
+    row="recall_pf",
+)
+LISTING_METRICS = (
+    Metric("recall", "recall", True, "recall_ci_low", "recall_ci_high", row="recall"),
+    Metric("precision", "precision", True, "precision_ci_low", "precision_ci_high"),
+    Metric(
+        "spearman_mean",
+        "Spearman",
+        True,
+        "spearman_mean_ci_low",
+        "spearman_mean_ci_high",
+        row="spearman",
+        chance="spearman_chance",
+    ),
+)
+
+
+def by_generation(manifest: Manifest | Mapping[str, Any] | None) -> bool:
+    """Was the run asked in words (its manifest's options say `by: generation`)?"""
+    options = dict(manifest or {}).get("options") or {}
+    return isinstance(options, Mapping) and options.get("by") == "generation"
 
 
 def score_feature_lists(
@@ -157,26 +193,31 @@ def summarize_feature_lists(
     n_resamples: int = 1000,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Mean recall (weighted by pf and not), precision and Spearman's rho by model x relation,
-    and by model over every relation (`all`, where there are several), each with a percentile
-    bootstrap interval over concepts (tacit.probes.elicit.summary.concept_intervals), seeded
-    by `seed` and the relation, not the model (the resamples are paired across models). A mean
+    """Mean recall (weighted by pf and not), precision and Spearman's rho by model x relation
+    (x prefix, where the prompts have one), and by model over every relation (`all`, where
+    there are several), each with a percentile bootstrap interval over concepts
+    (tacit.probes.elicit.summary.concept_intervals), seeded by `seed`, the relation and the
+    prefix, not the model (the resamples are paired across models). A mean
     is over the prompts where the metric is defined (`n_precision`, `n_spearman`); the draws,
     answers, refusals, empty and truncated draws and novel answers are totals. `spearman_chance`
     is 0; recall and precision have no chance level (the module docstring)."""
     several = scored["relation"].nunique() > 1
+    prefixed = "prefix" in scored
     rows = []
-    for model, by_model in scored.groupby("model", sort=False):
+    for key, by_model in scored.groupby(["model", "prefix"] if prefixed else ["model"], sort=False):
+        model, prefix = key if prefixed else (key[0], None)
         parts = list(by_model.groupby("relation", sort=False))
         if several:
             parts.append((ALL, by_model))
         for relation, group in parts:
-            rng = np.random.default_rng([seed, zlib.crc32(repr((relation,)).encode())])
+            stream = (relation, prefix) if prefixed else (relation,)
+            rng = np.random.default_rng([seed, zlib.crc32(repr(stream).encode())])
             columns = list(_LISTING_METRICS.values())
             low, high, defined = concept_intervals(group, columns, rng, n_resamples, confidence)
             row: dict[str, object] = {
                 "model": model,
                 "relation": relation,
+                "prefix": prefix,
                 "n_prompts": len(group),
                 "n_concepts": group["concept"].nunique(),
             }
@@ -194,4 +235,5 @@ def summarize_feature_lists(
             totals = ["n_draws", "n_answers", "n_refusal", "n_empty", "n_truncated", "n_novel"]
             row |= {column: int(group[column].sum()) for column in totals}
             rows.append(row)
-    return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)
+    columns = [c for c in LISTING_SUMMARY_COLUMNS if prefixed or c != "prefix"]
+    return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)[columns]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param, Switch
+from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -73,3 +74,8 @@ class ElicitOptions(Options):
     normalize: Normalize = NORMALIZE.field()
     token_scores: bool = TOKEN_SCORES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
+    by: By = BY.field()
+    guesses: int = GUESSES.field()
+    samples: int = SAMPLES.field()
+    temperature: float = TEMPERATURE.field()
+    max_tokens: int = MAX_TOKENS.field()

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.elicit.generated import LISTING_METRICS, LISTING_PRIMARY
 from tacit.probes.elicit.options import ElicitOptions
+from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,20 +23,6 @@ if TYPE_CHECKING:
     from tacit.probes.elicit.scoring import Golds
     from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
-
-
-@dataclass
-class State:
-    norms: Any
-    prefixes: list[bool]
-    prompts: pd.DataFrame
-    candidates: Candidates
-    left_out: pd.DataFrame  # features (vocabulary) or answers (spans) left out, per relation
-    templates: TemplateSet
-    relations: list[str]
-    sensible: dict[str, Any] = field(default_factory=dict)
-    unread: dict[str, str] = field(default_factory=dict)  # answers no model reads whole, why
-    dropped: pd.DataFrame | None = None  # concept, relation, reason: asked for, not asked
 
 
 class ElicitProbe(Probe[ElicitOptions]):
@@ -57,7 +45,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         row="ap_vocab",
         chance="map_vocab_chance",
     )
-    metrics = (
+    metrics: ClassVar[tuple[Metric, ...]] = (
         Metric(
             "map_sens",
             "mAP (sensitive)",
@@ -94,7 +82,16 @@ class ElicitProbe(Probe[ElicitOptions]):
                     )
         return values
 
+    def as_run(self, manifest: Manifest) -> ElicitProbe:
+        """A run by generation reports the norming task's metrics (recall weighted by pf
+        first), not average precision."""
+        from tacit.probes.elicit.generated import by_generation
+
+        return ElicitByGeneration() if by_generation(manifest) else self
+
     def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
+        from tacit.probes.asking import check_generation_options, refuse_scoring_options
+        from tacit.probes.elicit.options import CANDIDATES
         from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
@@ -106,7 +103,11 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.templates import load_templates
 
-        refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
+        check_generation_options(values, self.name)
+        if values.by == "generation":
+            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS))
+        else:
+            refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
         prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
         templates = load_templates(values.templates)
@@ -120,41 +121,15 @@ class ElicitProbe(Probe[ElicitOptions]):
             raise nothing_left(
                 unanswered, asking_about(relations), given=values.concepts is not None
             )
+        if values.by == "generation":
+            from tacit.probes.elicit.generation import plan_generation
+
+            return plan_generation(norms, values, relations, prefixes, run, templates)
         golds_of = self._vocab_golds if values.candidates == "vocab" else self._span_golds
         state, golds, needs = golds_of(models, norms, values, relations, prefixes, run, templates)
         work = self._work(state.prompts, golds, needs)
         known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
         return Plan(work, values, state.candidates, manifest=known, state=state)
-
-    @staticmethod
-    def _asked(
-        prompts: pd.DataFrame, norms: Any, values: ElicitOptions, run: RunOptions, why: str
-    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The prompts `--limit` keeps, and each concept asked for (every concept of the norms
-        without `--concepts`) that gets no prompt for a relation and why (`why`: none of its
-        answers kept); a run left with nothing to ask fails here, naming the relations."""
-        import pandas as pd
-
-        from tacit.probes.elicit.prompts import asking_about, unasked
-        from tacit.probes.shared_options import (
-            limit_concepts,
-            limit_reason,
-            nothing_left,
-            requested_concepts,
-        )
-
-        relations = values.relations or []
-        concepts = requested_concepts(norms, values.concepts)
-        dropped = unasked(norms, relations, concepts, prompts, why)
-        if prompts.empty:
-            given = values.concepts is not None
-            raise nothing_left(dropped, asking_about(relations), given=given)
-        kept, left_out = limit_concepts(prompts, run)
-        if left_out:
-            limited = prompts[prompts["concept"].isin(left_out)][["concept", "relation"]]
-            limited = limited.drop_duplicates().assign(reason=limit_reason(run))
-            dropped = pd.concat([dropped, limited], ignore_index=True)
-        return kept, dropped
 
     def _work(self, prompts: pd.DataFrame, golds: Golds, needs: Needs) -> Work:
         """Every model ranks every prompt's gold answers (tacit.probes.elicit.scoring): a chunk
@@ -209,7 +184,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         prompts = build_elicitation_prompts(
             golds.answers, relations, prefixes, values.concepts, templates=templates
         )
-        prompts, dropped = self._asked(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
+        prompts, dropped = asked_prompts(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -273,7 +248,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
-        prompts, dropped = self._asked(prompts, norms, values, run, NO_CANDIDATE)
+        prompts, dropped = asked_prompts(prompts, norms, values, run, NO_CANDIDATE)
         free = concept_free(prompts, templates) if values.normalize == "pmi" else {}
         ranked = SpanCandidates(
             dict(sets),
@@ -306,7 +281,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
         from tacit.core.manifest import with_keys
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS, dropped_by_reason
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.report import (
             elicitation_report,
             elicitation_span_report,
@@ -318,13 +293,14 @@ class ElicitProbe(Probe[ElicitOptions]):
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
+        if candidates is None:
+            from tacit.probes.elicit.generation import finish_generation
+
+            return finish_generation(state, values, rows, manifest, run)
         relations, spans = state.relations, candidates.vocabulary is None
         tokens = None
         if candidates.token_scores:
             rows, tokens = token_table(rows, ["prompt"])
-        per_model = state.prompts
-        questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
-        counts = questions[questions.prefix == state.prefixes[0]].groupby("relation").size()
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {"relations": relations, "prefix": values.prefix}
         if spans:
@@ -335,11 +311,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             )
         added["options"]["concepts"] = values.concepts
         added["templates"] = state.templates.record()
-        added["counts"] = {
-            "prompts_per_model": len(per_model),
-            "prompts_by_relation": {r: int(counts.get(r, 0)) for r in relations},
-            "concepts_dropped_by_reason": dropped_by_reason(state.dropped),
-        }
+        added["counts"] = prompt_counts(state)
         if spans:
             added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
             added["counts"]["answers_not_read_whole"] = state.unread
@@ -415,7 +387,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         rows = ensemble_rows(rows)
         prefixed = rows["prefix"].astype(str) == "True"
         chosen = rows[prefixed] if prefixed.any() else rows
-        return chosen.assign(unit=chosen["concept"], value=chosen["ap_vocab"])[
+        return chosen.assign(unit=chosen["concept"], value=chosen[self.primary.row])[
             ["model", "unit", "value"]
         ]
 
@@ -461,3 +433,11 @@ class ElicitProbe(Probe[ElicitOptions]):
                 "shared vocabulary"
             )
         return "\n".join(lines)
+
+
+class ElicitByGeneration(ElicitProbe):
+    """Elicitation as a run by generation reports it: the norming task's metrics
+    (tacit.probes.elicit.generation)."""
+
+    primary = LISTING_PRIMARY
+    metrics = LISTING_METRICS

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 import pandas as pd
 
 from tacit.core.display import render
+from tacit.core.errors import TacitError
 from tacit.core.labels import short_labels
 from tacit.core.numbers import counted
 from tacit.norms.cslb import PAPER_SHA256
@@ -146,6 +147,70 @@ def elicitation_span_report(
     return "\n".join(lines), notes
 
 
+def listing_tables(summary: pd.DataFrame) -> list[Any]:
+    """Recall (weighted by pf, with its interval), recall, precision and rho by model and
+    relation, one table per prefix; the draws that gave no answer, and the novel answers."""
+    from tacit.core.display import Table
+
+    labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
+    columns = [
+        "model",
+        "relation",
+        "n_prompts",
+        "recall_pf",
+        "recall_pf_ci_low",
+        "recall_pf_ci_high",
+        "recall",
+        "precision",
+        "spearman_mean",
+        "n_draws",
+        "n_refusal",
+        "n_empty",
+        "n_truncated",
+        "n_novel",
+    ]
+    tables = []
+    prefixed = labelled["prefix"].astype(str) == "True"
+    for prefix, rows in labelled.groupby(prefixed, sort=False):
+        title = "with the prefix" if prefix else "without the prefix"
+        tables.append(
+            Table(
+                rows[columns].reset_index(drop=True),
+                f"Elicitation by generation {title} (recall: of the people's features, "
+                "weighted by how many people listed each (pf) and not; precision: of the "
+                "model's distinct answers; rho: Spearman's, between how many draws listed a "
+                "feature and its pf, chance 0; novel: answers no person gave)",
+                intervals={"recall_pf": ("recall_pf_ci_low", "recall_pf_ci_high")},
+                headers={
+                    "n_prompts": "prompts",
+                    "recall_pf": "recall pf [95% CI]",
+                    "spearman_mean": "rho",
+                    "n_draws": "draws",
+                    "n_refusal": "refused",
+                    "n_empty": "empty",
+                    "n_truncated": "cut",
+                    "n_novel": "novel",
+                },
+            )
+        )
+    return tables
+
+
+def listing_report(
+    summary: pd.DataFrame, manifest: Manifest, dropped: pd.DataFrame
+) -> tuple[str, list[str]]:
+    """A run by generation: its tables, then per relation the concepts asked and left out,
+    and how many answers matched nothing."""
+    record = manifest["generation"]
+    lines = [render(listing_tables(summary)).rstrip(), "", *concepts_asked(manifest, dropped)]
+    lines.append(
+        f"answers: {record['answers_by_status'].get('ok', 0)} read, "
+        f"{record['answers_unmatched']} matched no feature of the concept and relation "
+        "(novel: kept in answers.csv and the prompts' `novel`)"
+    )
+    return "\n".join(lines), run_notes(manifest)
+
+
 class ElicitReport(Report):
     """How elicit runs are shown."""
 
@@ -172,9 +237,12 @@ class ElicitReport(Report):
     ) -> list[Table]:
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
+        from tacit.probes.elicit.generated import by_generation
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.summary import elicitation_tables
 
+        if by_generation(manifest):
+            return listing_tables(summary)
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
         spans = bool(manifest and "candidates" in manifest)
         return elicitation_tables(
@@ -193,6 +261,17 @@ class ElicitReport(Report):
         caption: str = "",
     ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
+        from tacit.probes.elicit.generated import LISTING_PRIMARY as PRIMARY
+        from tacit.probes.elicit.generated import by_generation
 
+        ways = {by_generation(manifest) for _, _, manifest in runs}
+        if ways == {True}:
+            title = f"Elicitation by generation: {PRIMARY.label} by relation"
+            return [(title, elicitation_figure(runs, caption, PRIMARY))]
+        if len(ways) > 1:
+            raise TacitError(
+                "elicitation runs by scoring and by generation have different metrics (average "
+                "precision, recall): plot each kind apart"
+            )
         title = "Elicitation: mean average precision by relation"
         return [(title, elicitation_figure(runs, caption))]

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
 from tacit.core.numbers import counted
-from tacit.core.option_names import option
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.retrieve.options import RetrieveOptions
 
@@ -55,19 +54,6 @@ class State:
     candidates: Candidates | None  # None: by generation
     templates: TemplateSet
     asked: tuple[Sampling, Matcher] | None = None  # by generation: how, and what answers name
-
-
-def _refuse_scoring_options(values: RetrieveOptions) -> None:
-    """--by generation reads what a model says: what its scores rank among has no place."""
-    from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
-    from tacit.probes.shared_options import SPAN_PARAMS
-
-    for param in (CANDIDATES, *SPAN_PARAMS, ARTICLES):
-        if getattr(values, param.name) != param.default:
-            raise TacitError(
-                f"retrieve: {option(param.flag)} sets what a model's scores rank among; "
-                f"{option('--by')} generation reads what the model says"
-            )
 
 
 def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
@@ -128,9 +114,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     def plan(
         self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
     ) -> Plan:
-        from tacit.probes.asking import check_generation_options
+        from tacit.probes.asking import check_generation_options, refuse_scoring_options
         from tacit.probes.retrieve.fills import retrieval_fills
-        from tacit.probes.retrieve.options import ARTICLES
+        from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
         from tacit.probes.retrieve.prompts import check_categories, retrieval_conditions
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
@@ -143,7 +129,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         check_generation_options(values, self.name)
         generation = values.by == "generation"
         if generation:
-            _refuse_scoring_options(values)
+            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS, ARTICLES))
         else:
             refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
         templates = load_templates(values.templates)

@@ -1,0 +1,207 @@
+"""Elicitation by generation (`probe elicit --by generation`): the norming task itself. Each
+of elicitation's prompts (a concept and relation: "Everyone knows that a bear has <mask>.") is
+asked as the norming studies' feature listing (tacit.probes.asking's `answers` question),
+`--samples` N times as N participants; the answers are read and matched to the norms'
+features of that concept and relation (tacit.matching.feature_matcher), and scored against
+them (tacit.probes.elicit.generated: recall weighted by production frequency, precision,
+Spearman's rho, the novel answers).
+
+Every concept with a feature of the relation is asked, whatever its answer's length: a
+model's words are open, so nothing is left out for want of a vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tacit.probes.base import Outcome, Plan, Scored, Work
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import RunOptions
+    from tacit.matching.match import Matcher
+    from tacit.models.answers import Sampling
+    from tacit.models.base import Scorer
+    from tacit.norms import NormSet
+    from tacit.probes.elicit.options import ElicitOptions
+    from tacit.probes.elicit.plans import State
+    from tacit.templates import TemplateSet
+
+RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
+KEYS = ["relation", "prefix", "concept", "template", "prompt"]  # what tells prompts apart
+
+
+def prompt_keys(rows: pd.DataFrame) -> list[str]:
+    """KEYS that the prompts have (`template` only where a relation has several)."""
+    return [k for k in KEYS if k in rows]
+
+
+def feature_matchers(norms: NormSet, prompts: pd.DataFrame) -> dict[tuple[str, str], Matcher]:
+    """Per concept and relation asked, a matcher of its features of the relation (by the
+    norms' names, each named by every reading of its answer)."""
+    from tacit.matching import feature_matcher
+
+    table = norms.table
+    asked = set(zip(prompts["concept"], prompts["relation"]))
+    chosen = table[[pair in asked for pair in zip(table["concept"], table["relation"])]]
+    return {
+        (concept, relation): feature_matcher(list(rows["feature"]), list(rows["answer"]), relation)
+        for (concept, relation), rows in chosen.groupby(["concept", "relation"], sort=False)
+    }
+
+
+def _matchers_of(rows: pd.DataFrame, matchers: Mapping[tuple[str, str], Matcher]) -> list[Matcher]:
+    return [matchers[pair] for pair in zip(rows["concept"], rows["relation"])]
+
+
+def score_listings(
+    rows: pd.DataFrame,
+    scorer: Scorer,
+    *,
+    sampling: Sampling,
+    matchers: Mapping[tuple[str, str], Matcher],
+    features: pd.DataFrame,
+    guesses: int,
+    progress: bool | tqdm,
+) -> Scored:
+    """A chunk of prompts asked, answered, read and scored against the norms; its rows keep
+    what was sent and said, and the model's record counts what it cost."""
+    from tacit.models.answers import generation_counts
+    from tacit.probes.asking import ask, question, read_answers, with_completions
+    from tacit.probes.elicit.generated import score_feature_lists
+
+    texts = [question(prompt, "answers", guesses) for prompt in rows["prompt"]]
+    completions, requests = ask(scorer, sampling, texts, progress)
+    table = with_completions(rows, completions, requests)
+    keys = prompt_keys(table)
+    answers = read_answers(table, keys, _matchers_of(table, matchers))
+    scored = score_feature_lists(table, answers, features, keys)
+    scored.insert(0, "model", scorer.name)
+    return Scored(scored, generation_counts(completions, requests))
+
+
+def finish_listings(
+    rows: pd.DataFrame,
+    sampling: Sampling,
+    matchers: Mapping[tuple[str, str], Matcher],
+    guesses: int,
+) -> tuple[pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
+    """(the prompts' rows without the raw request and completions, answers.csv's table,
+    messages.jsonl, the manifest's record of how the models were asked and what they said)."""
+    from tacit.probes.asking import generation_record, messages_file, read_answers
+
+    keys = ["model", *prompt_keys(rows)]
+    answers = read_answers(rows, keys, _matchers_of(rows, matchers))
+    messages = messages_file(rows, keys, sampling)
+    record = generation_record(sampling, "answers", guesses, list(rows["prompt"].unique()))
+    record["answers_by_status"] = {
+        str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
+    }
+    record["answers_unmatched"] = int(
+        ((answers["status"] == "ok") & (answers["matched"] == "")).sum()
+    )
+    return rows.drop(columns=RAW), answers, messages, record
+
+
+def plan_generation(
+    norms: Any,
+    values: ElicitOptions,
+    relations: list[str],
+    prefixes: list[bool],
+    run: RunOptions,
+    templates: TemplateSet,
+) -> Plan:
+    """The plan of a run by generation: a prompt per concept with a feature of the relation
+    (every answer counts, of any length), asked in words,
+    its answers matched to that concept's features of the relation."""
+    import pandas as pd
+
+    from tacit.models.base import Needs
+    from tacit.probes.asking import sampling_of
+    from tacit.probes.candidates import relation_answers
+    from tacit.probes.elicit.plans import State, asked_prompts
+    from tacit.probes.elicit.prompts import NO_ANSWER, build_span_prompts
+    from tacit.probes.shared_options import norms_record
+
+    gold = pd.concat(
+        [relation_answers(norms, r).assign(relation=r) for r in relations], ignore_index=True
+    )
+    prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
+    prompts, dropped = asked_prompts(prompts, norms, values, run, NO_ANSWER)
+    sampling = sampling_of(values, run.seed)
+    matchers = feature_matchers(norms, prompts)
+    features = norms.table
+    work = Work(
+        prompts,
+        "prompt",
+        lambda scorer, rows, bar: score_listings(
+            rows,
+            scorer,
+            sampling=sampling,
+            matchers=matchers,
+            features=features,
+            guesses=values.guesses,
+            progress=bar,
+        ),
+        needs=Needs.of("generate"),
+    )
+    state = State(
+        norms,
+        prefixes,
+        prompts,
+        None,
+        pd.DataFrame(),
+        templates,
+        relations,
+        dropped=dropped,
+        asked=(sampling, matchers),
+    )
+    known = {"norms": norms_record(norms)}
+    return Plan(work, values, None, manifest=known, state=state)
+
+
+def finish_generation(
+    state: State,
+    values: ElicitOptions,
+    rows: pd.DataFrame,
+    manifest: Manifest,
+    run: RunOptions,
+) -> Outcome:
+    """A run by generation: the listings scored against the norms, what was sent and said
+    (messages.jsonl, answers.csv), and the manifest's record of it."""
+    from tacit.core.manifest import with_keys
+    from tacit.probes.elicit.generated import summarize_feature_lists
+    from tacit.probes.elicit.plans import prompt_counts
+    from tacit.probes.elicit.report import listing_report
+
+    assert state.asked is not None
+    rows, answers, messages, record = finish_listings(rows, *state.asked, values.guesses)
+    added: dict[str, Any] = {
+        "options": {
+            "relations": state.relations,
+            "prefix": values.prefix,
+            "concepts": values.concepts,
+            "by": values.by,
+        },
+        "templates": state.templates.record(),
+        "counts": prompt_counts(state) | {"spearman_undefined": int(rows["spearman"].isna().sum())},
+        "generation": record,
+    }
+    full = with_keys(manifest, added)
+    summary = summarize_feature_lists(rows, seed=run.seed)
+    text, notes = listing_report(summary, full, state.dropped)
+    extra = {"answers": answers, "dropped": state.dropped}
+    return Outcome(
+        rows,
+        summary,
+        text,
+        notes,
+        added,
+        extra,
+        {"messages.jsonl": messages},
+        vocab=None,
+    )
