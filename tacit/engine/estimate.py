@@ -46,8 +46,14 @@ if TYPE_CHECKING:
 
 # sentences a calibration scores at most, past its warm-up (a budget of seconds stops it too)
 CALIBRATION_SENTENCES = 2048
-# the work counts a scorer keeps (tacit.models.answers.SpanScores.work) that are tokens
-TOKEN_COUNTS = ("span_tokens", "span_rows")
+# the work counts a scorer keeps (tacit.models.answers.SpanScores.work) that are tokens, and
+# what generating cost (tacit.models.answers.generation_counts)
+TOKEN_COUNTS = (
+    "span_tokens",
+    "span_rows",
+    "generation_prompt_tokens",
+    "generation_completion_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class RunEstimate:
     sentences: int  # per model, as the plan counts them
     models: list[ModelEstimate]
     notes: list[str] = field(default_factory=list)
+    asked: str = ""  # a plan by generation: its requests and completions, counted and bounded
 
     @property
     def seconds(self) -> float | None:
@@ -92,10 +99,14 @@ class RunEstimate:
         what = (
             "nothing scored beyond a calibration" if timed else "the plan counted, no model loaded"
         )
+        counted = (
+            f"asked in words: {self.asked}"
+            if self.asked
+            else f"ranked among {self.candidates}; {self.sentences:,} sentences per model"
+        )
         lines = [
             f"{self.probe} (dry run: {what}, nothing written)",
-            f"  prompts: {self.prompts:,} ({self.rows:,} rows) per model, ranked among "
-            f"{self.candidates}; {self.sentences:,} sentences per model",
+            f"  prompts: {self.prompts:,} ({self.rows:,} rows) per model, {counted}",
         ]
         untimed = [m.model for m in self.models if m.seconds is None]
         if untimed:
@@ -107,15 +118,16 @@ class RunEstimate:
                 continue
             tokens = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in m.tokens.items())
             pace = m.calibration_sentences / m.calibration_seconds if m.calibration_seconds else 0
-            found = f"{m.sentences:,} sentences" if m.sentences != self.sentences else ""
+            unit = "requests" if self.asked else "sentences"
+            found = f"{m.sentences:,} {unit}" if m.sentences != self.sentences else ""
             counted = "; ".join(t for t in (found, tokens) if t)
             part = ", the last in part" if m.calibration_partial else ""
             lines.append(
                 f"  {m.model}: about {duration(m.seconds)} to score"
                 + (f" ({counted})" if counted else "")
-                + f"; timed {m.calibration_sentences:,} sentences of "
+                + f"; timed {m.calibration_sentences:,} {unit} of "
                 f"{m.calibration_prompts:,} prompt(s){part} in {m.calibration_seconds:.1f} s "
-                f"({format_number(pace)} sentences/s); {duration(m.load_seconds or 0)} to load"
+                f"({format_number(pace)} {unit}/s); {duration(m.load_seconds or 0)} to load"
             )
         if self.seconds is not None:
             lines.append(f"  in all: about {duration(self.seconds)}")
@@ -168,8 +180,24 @@ def estimate_run(
         if candidates is not None and candidates.sets
         else "what the probe asks"
     )
-    estimate = RunEstimate(probe, len(costs), len(work.rows), among, total, estimates)
+    estimate = RunEstimate(
+        probe, len(costs), len(work.rows), among, total, estimates, asked=_asked(work)
+    )
     return replace(estimate, notes=faster(estimate, probe, plan, options))
+
+
+def _asked(work: Work) -> str:
+    """A plan by generation counted: `13 requests, 39 completions of at most 64 tokens (at
+    most 2,496 completion tokens) per model`; the prompt tokens are the calibration's."""
+    sampling = work.sampling
+    if sampling is None:
+        return ""
+    requests = int(work.rows[work.key].nunique())  # a repeated question is asked once
+    completions = requests * sampling.n
+    return (
+        f"{requests:,} requests, {completions:,} completions of at most {sampling.max_tokens:,} "
+        f"tokens (at most {completions * sampling.max_tokens:,} completion tokens) per model"
+    )
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
+    from tacit.models.answers import Sampling
     from tacit.models.base import Needs, Scorer
     from tacit.norms import NormSet
     from tacit.ranking.candidates import Candidates
@@ -77,6 +78,8 @@ class Work:
         key: a candidate span in a distinct prompt text is one sentence); None: one each.
         Checkpoint chunks are cut by it (a chunk holds about a minute of work), and `--dry-run`
         counts and times it.
+    sampling: a plan by generation: how each row's question is asked (one request a row, its
+        `n` completions of at most `max_tokens`), what `--dry-run` counts and bounds.
     """
 
     rows: pd.DataFrame
@@ -88,6 +91,7 @@ class Work:
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False
     cost: Callable[[pd.DataFrame], pd.Series] | None = None
+    sampling: Sampling | None = None
 
     def costs(self) -> pd.Series:
         """Sentences each distinct key costs a model, in the order of first appearance."""

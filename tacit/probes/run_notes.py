@@ -116,7 +116,9 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     vocabulary or the candidate sets (with their sha256), the span scoring (where a masked LM
     ran: empty, it matches any) and normalisation, the norms, the concepts, the templates (a
     run from before template files used the paper's). Two runs stand side by side like for
-    like when these match."""
+    like when these match. A run by generation ranks among the model's own words: it has no
+    vocabulary, candidates or normalisation, and stands beside a scoring run of the same
+    norms, concepts and templates (tacit.results.like_for_like)."""
     from tacit.templates import load_templates
 
     vocabulary = manifest.get("vocabulary") or {}
@@ -125,6 +127,14 @@ def scored_over(manifest: Manifest) -> dict[str, str]:
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
     masked = candidates and masked_ran(manifest)  # span scoring is a masked LM's option
+    if options.get("by") == "generation":  # its own words: nothing to rank among
+        return {
+            "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
+            if norms
+            else "",
+            "concepts": ",".join(options.get("concepts") or []) or "all",
+            "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
+        }
     return {
         "vocabulary": f"{vocabulary.get('size')} words ({str(vocabulary.get('sha256'))[:8]})"
         if vocabulary

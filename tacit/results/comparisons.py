@@ -241,14 +241,19 @@ def _alone(scores: list[Scores], condition: str) -> None:
 
 
 def _label(scores: list[Scores]) -> None:
-    """Short model labels; a model in several runs named with its run (as `probe table` does)."""
+    """Short model labels; a model in several runs named with its run (as `probe table` does),
+    one asked in words with `by generation`."""
+    from tacit.results.like_for_like import asked_in_words
+
     labels = short_labels(s.model for s in scores)
     runs_of: dict[str, set[str]] = {}
     for s in scores:
         runs_of.setdefault(labels[s.model], set()).add(s.run.name)
     for s in scores:
         label = labels[s.model]
-        s.label = f"{label} ({s.run.name})" if len(runs_of[label]) > 1 else label
+        named = [s.run.name] if len(runs_of[label]) > 1 else []
+        said = ", ".join([*named, *filter(None, [asked_in_words(s.run.manifest)])])
+        s.label = f"{label} ({said})" if said else label
 
 
 def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Table]:

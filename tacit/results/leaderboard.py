@@ -45,7 +45,7 @@ def _entries(
     """A run's rows: one per model, its main condition's primary metric (and the others')."""
     from tacit.core.manifest import read_manifest
     from tacit.probes import registry
-    from tacit.results.like_for_like import read_summary, scored_over
+    from tacit.results.like_for_like import asked_in_words, read_summary, scored_over
 
     manifest = read_manifest(run)
     probe = registry.of_run(manifest, run)
@@ -67,7 +67,7 @@ def _entries(
             "metric": metric.label,
             "condition": label,
             "scored_over": "",  # the group's, once grouped
-            "model": str(sweep_label if sweep_label is not None else model),
+            "model": " ".join(filter(None, [str(sweep_label or model), asked_in_words(manifest)])),
             "run": str(run.relative_to(folder)) if run != folder else run.name,
             "value": _value(rows, metric.column),
             "ci_low": _value(rows, metric.low),

@@ -115,6 +115,13 @@ def scored_over(probe: Probe, manifest: Manifest) -> dict[str, str]:
     return {**found, "limit": shown} if shown else found
 
 
+def asked_in_words(manifest: Manifest) -> str:
+    """`by generation` for a run that asked its models in words (`--by generation`), else
+    nothing: what a table names beside such a run, which may stand beside runs by scoring."""
+    options = manifest.get("options") or {}
+    return "by generation" if options.get("by") == "generation" else ""
+
+
 def limited_to(manifest: Manifest) -> str:
     """`2 concepts drawn at random (seed 0)` or `the first 2 concepts` for a `--limit` run
     (a run of an earlier version recorded only `first`), else nothing."""
@@ -221,14 +228,18 @@ class Group:
 
     def takes(self, scored: dict[str, str]) -> bool:
         """Whether a run that scored over `scored` is like for like with the group's runs (an
-        empty value of ANY_WHERE_EMPTY matches any); the group then takes its values."""
+        empty value of ANY_WHERE_EMPTY matches any, and a run by generation, which has none of
+        RANKED, stands beside runs by scoring of the same norms, concepts and templates); the
+        group then takes its values."""
         mine = self.scored_over
         for what in dict.fromkeys([*mine, *scored]):
+            if what in RANKED and (what not in mine or what not in scored):
+                continue  # a run by generation ranks among its own words, beside any
             ours, theirs = mine.get(what, ""), scored.get(what, "")
             if ours != theirs and not (what in ANY_WHERE_EMPTY and not (ours and theirs)):
                 return False
-        for what in ANY_WHERE_EMPTY:
-            if scored.get(what):
+        for what in [*ANY_WHERE_EMPTY, *RANKED]:
+            if scored.get(what) and not mine.get(what):
                 mine[what] = scored[what]
         return True
 

@@ -137,3 +137,25 @@ def test_generation_options_are_refused_where_they_mean_nothing(toy_norms_path):
         tacit.elicit(["m"], norms=toy_norms_path, samples=3)
     with pytest.raises(TacitError, match="elicit: candidates sets what a model.s scores rank"):
         tacit.elicit(["m"], norms=toy_norms_path, by="generation", candidates="answers")
+
+
+def test_a_dry_run_counts_what_generation_would_cost(toy_norms_path):
+    """Before a paid run: the requests, completions and the most completion tokens they can
+    take, counted from the plan (no model asked); timed, the tokens a calibration spent
+    extrapolated to the run."""
+    model = Scripted({"a bear has ___": "fur"})
+    given = dict(norms=toy_norms_path, by="generation", relations=["has"], max_tokens=16)
+    counted = tacit.elicit(
+        [model], dry_run=True, dry_run_seconds=0, samples=3, temperature=1, **given
+    )
+    prompts = counted.prompts
+    assert f"{prompts} requests, {prompts * 3} completions of at most 16 tokens" in str(counted)
+    assert f"at most {prompts * 3 * 16} completion tokens" in str(counted)
+    assert model.asked == []
+    timed = tacit.elicit([model], dry_run=True, **given)
+    (estimate,) = timed.models
+    # the scripted model says each completion cost 10 prompt and 5 completion tokens
+    assert estimate.tokens == {
+        "generation_prompt_tokens": 10 * prompts,
+        "generation_completion_tokens": 5 * prompts,
+    }

@@ -124,3 +124,25 @@ def test_votes_rank_the_guesses_of_several_samples(toy_norms_path):
     assert "Answer with one name only." in model.asked[0]
     row = result.prompts.iloc[0]
     assert row["rank"] == 1 and row["n_draws"] == 3 and row["top5"] == "bear:3"
+
+
+def test_scoring_and_generation_stand_side_by_side(tiny_gpt2, toy_norms_path, tmp_path):
+    """The same model by scoring (over the concepts' spans) and by generation asks the same
+    concepts and properties: `compare` pairs them over every concept, the generation side
+    named as such, and the leaderboard ranks them in one group; elicitation by generation
+    reports recall, not mAP, so it never stands beside elicitation by scoring."""
+    chat = with_chat_template(tiny_gpt2, tmp_path / "chat")
+    common = {"norms": toy_norms_path, "max_props": 1, "quiet": True}
+    scored = tacit.retrieve([chat], candidates="concepts", **common)
+    asked = tacit.retrieve([chat], by="generation", max_tokens=8, **common)
+    pairs = tacit.compare([scored, asked])
+    assert len(pairs) == 1
+    pair = pairs.iloc[0]
+    assert pair["model_b"].endswith("by generation)") and pair["units_left_out"] == 0
+    assert pair["n_units"] == scored.prompts["concept"].nunique()
+    elicit = {"norms": toy_norms_path, "relations": ["has"], "quiet": True}
+    by_scoring = tacit.elicit([chat], candidates="answers", **elicit)
+    by_words = tacit.elicit([chat], by="generation", max_tokens=8, **elicit)
+    with pytest.warns(Warning, match="no other run like for like"):
+        with pytest.raises(TacitError, match="no two models"):
+            tacit.compare([by_scoring, by_words])

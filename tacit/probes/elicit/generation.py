@@ -148,6 +148,7 @@ def plan_generation(
             progress=bar,
         ),
         needs=Needs.of("generate"),
+        sampling=sampling,
     )
     state = State(
         norms,

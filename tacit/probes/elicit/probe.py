@@ -394,11 +394,16 @@ class ElicitProbe(Probe[ElicitOptions]):
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         """What every norms-based run must share (vocabulary or candidates, norms, concepts,
         templates), and the relations: `all` pools the relations a run asked for, so runs of
-        other relations pool other prompts under the same name."""
+        other relations pool other prompts under the same name; a run by generation reports
+        another metric, so it never stands beside a run by scoring."""
+        from tacit.probes.elicit.generated import by_generation
         from tacit.probes.run_notes import scored_over
 
         relations = (manifest.get("options") or {}).get("relations") or []
-        return {**scored_over(manifest), "relations": ", ".join(relations)}
+        found = {**scored_over(manifest), "relations": ", ".join(relations)}
+        if by_generation(manifest):  # recall, not mAP
+            found["metric"] = LISTING_PRIMARY.label
+        return found
 
     def estimate(self, values: ElicitOptions) -> int | None:
         """Concepts with an answer to each relation, per prefix (before the vocabulary)."""

@@ -190,6 +190,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
                 rows, scorer, sampling=sampling, matcher=matcher, values=values, progress=bar
             ),
             needs=Needs.of("generate"),
+            sampling=sampling,
         )
         state = State(norms, conditions, prompt_set, None, templates, (sampling, matcher))
         known = {"norms": norms_record(norms)}
