@@ -15,6 +15,14 @@ fur.") are sent three ways, taking turns (--repeats rounds, the fastest of each 
 - in process: the same model scored by tacit's in-process causal family (the key/value cache
   reusing the text before the blank), for scale.
 
+With --generate, the same three ways generate instead: one chat per concept ("What does a
+bear have? List a few of its properties."), greedy, --max-tokens at most, to
+`/v1/chat/completions` (the model gets bench_generate's chat template): bare, the exact bodies
+tacit sends (tacit.models.server.generation.body) from a bare thread pool; tacit,
+`Scorer.generate` of the server family; in process, the in-process family's batched
+`generate`. It checks that tacit's texts equal the bare requests' (one server, greedy), and
+writes bench/results/server_generate.json.
+
 The goal is a client that is never the bottleneck: tacit >= 90% of the bare rate. With
 --llama-cpp, llama-cpp-python 0.3's echo reads each prompt token's log-probability at its own
 position (not the one before: tacit's start check refuses it, which this reports), so its
@@ -148,9 +156,12 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="the server's and tacit's")
     parser.add_argument("--repeats", type=int, default=2, help="fastest of these runs counts")
     parser.add_argument("--quick", action="store_true", help="tiny model, 2 x 6 sentences")
+    parser.add_argument("--generate", action="store_true", help="chats, not scores")
+    parser.add_argument("--max-tokens", type=int, default=16, help="with --generate")
     parser.add_argument("--json", type=Path, help="default: bench/results/server[_llama_cpp].json")
     args = parser.parse_args()
     name = "server_llama_cpp.json" if args.llama_cpp else "server.json"
+    name = "server_generate.json" if args.generate else name
     args.json = args.json or BENCH / "results" / name
     if args.quick:
         args.templates, args.concepts, args.repeats = 2, 6, 1
@@ -160,9 +171,14 @@ def main() -> int:
         model_dir = args.model or build_model(
             args.tokenizer, "tiny" if args.quick else "gpt2", Path(tmp) / "model"
         )
+        if args.generate and not args.model:
+            with_chat_template(model_dir)
         server, url = start_server(args, model_dir)
         try:
-            result = measure(args, model_dir, url, templates, spans)
+            if args.generate:
+                result = measure_generation(args, model_dir, url, spans)
+            else:
+                result = measure(args, model_dir, url, templates, spans)
         finally:
             server.kill()
     print(json.dumps(result["table"], indent=2))
@@ -227,6 +243,94 @@ def measure(
         "concurrency": args.concurrency,
         "max_gap_nats_server_vs_in_process": gap,
         "start_check_refusal": refusal,
+        "table": table,
+    }
+
+
+def with_chat_template(model_dir: str) -> None:
+    """bench_generate's chat template, given to the random-weight model's tokenizer."""
+    from bench_generate import TEMPLATE as CHAT
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.chat_template = CHAT
+    tokenizer.save_pretrained(model_dir)
+
+
+def bare_chats(url: str, bodies: list[dict], concurrency: int) -> list[str]:
+    """The chat requests tacit sends, sent and parsed, nothing else: each answer's text."""
+
+    def send(body: dict) -> str:
+        data = json.dumps(body).encode()
+        request = Request(
+            url + "/chat/completions", data, headers={"Content-Type": "application/json"}
+        )
+        with urlopen(request, timeout=600) as answer:
+            return json.loads(answer.read())["choices"][0]["message"]["content"]
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(send, bodies))
+
+
+def measure_generation(
+    args: argparse.Namespace, model_dir: str, url: str, spans: list[str]
+) -> dict:
+    """Each way of generating timed in turns; the rates in answers per second and tacit's
+    share of the bare rate; tacit's texts against the bare requests' and in process."""
+    from tacit.models.answers import GenerationRequest, Sampling
+    from tacit.models.server.generation import body
+
+    concepts = [span.removeprefix("A ") for span in spans]
+    requests = [
+        GenerationRequest.chat(
+            [{"role": "user", "content": f"What does a {c} have? List a few of its properties."}]
+        )
+        for c in concepts
+    ]
+    sampling = Sampling(max_tokens=args.max_tokens)
+    spec = f"{args.name},base_url={url},concurrency={args.concurrency},tokenizer={model_dir}"
+    served = load_scorer(spec, RunOptions(device="cpu", quiet=True))
+    local = load_scorer(model_dir, RunOptions(device="cpu", batch_size=16, quiet=True))
+    bodies = [body(args.name, r, sampling)[1] for r in requests]
+    said: dict[str, list[str]] = {}
+
+    def texts(answers) -> list[str]:
+        return [a[0].text for a in answers]
+
+    ways = {
+        "bare requests (the engine's rate)": lambda: bare_chats(url, bodies, args.concurrency),
+        "tacit's server client": lambda: texts(served.generate(requests, sampling, progress=False)),
+        "tacit in process": lambda: texts(local.generate(requests, sampling, progress=False)),
+    }
+    times: dict[str, float] = {}
+    for _ in range(args.repeats):
+        for way, run in ways.items():
+            start = time.perf_counter()
+            said[way] = run()
+            times[way] = min(times.get(way, float("inf")), time.perf_counter() - start)
+    bare_texts, client, in_process = said.values()
+    n = len(requests)
+    engine = n / times["bare requests (the engine's rate)"]
+    table = [
+        {
+            "way": way,
+            "answers": n,
+            "s": f"{t:.2f}",
+            "answers / s": f"{n / t:.2f}",
+            "of the engine's rate": f"{(n / t) / engine:.0%}" if "in process" not in way else "",
+        }
+        for way, t in times.items()
+    ]
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
+        "date": str(date.today()),
+        "command": "python bench/bench_server.py " + " ".join(sys.argv[1:]),
+        "server": "llama-cpp-python" if args.llama_cpp else "tests/support_server.py",
+        "model": args.llama_cpp.name if args.llama_cpp else (args.model or "GPT-2 small shape"),
+        "max_tokens": args.max_tokens,
+        "concurrency": args.concurrency,
+        "texts_alike_tacit_vs_bare": sum(a == b for a, b in zip(client, bare_texts)),
+        "texts_alike_server_vs_in_process": sum(a == b for a, b in zip(client, in_process)),
         "table": table,
     }
 

@@ -177,3 +177,19 @@ def test_counts_and_the_cache(server, tmp_path):
     assert server.completions == asked
     assert texts(again) == texts(answers)
     assert generation_counts(again)["generation_cached"] == 3
+
+
+def test_elicitation_by_generation_through_a_server_equals_in_process(
+    server, instruct, toy_norms_path
+):
+    """The norming task asked of a chat-completions server: the same answers, matches and
+    scores as the same model asked in process (greedy)."""
+    server.faults.clear()
+    given = dict(norms=toy_norms_path, by="generation", relations=["has"], max_tokens=6)
+    served = tacit.elicit([server.spec()], quiet=True, **given)
+    local = tacit.elicit([instruct], quiet=True, **given)
+    columns = ["concept", "recall_pf", "precision", "n_answers", "novel"]
+    assert served.prompts[columns].equals(local.prompts[columns])
+    said = served.extra["answers"]["completion"]
+    assert list(said) == list(local.extra["answers"]["completion"]) and said.str.len().sum() > 0
+    assert served.manifest["models"][0]["generation_requests"] == len(served.prompts)
