@@ -143,6 +143,8 @@ def test_scoring_and_generation_stand_side_by_side(tiny_gpt2, toy_norms_path, tm
     elicit = {"norms": toy_norms_path, "relations": ["has"], "quiet": True}
     by_scoring = tacit.elicit([chat], candidates="answers", **elicit)
     by_words = tacit.elicit([chat], by="generation", max_tokens=8, **elicit)
-    with pytest.warns(Warning, match="no other run like for like"):
-        with pytest.raises(TacitError, match="no two models"):
-            tacit.compare([by_scoring, by_words])
+    with (
+        pytest.warns(Warning, match="no other run like for like"),
+        pytest.raises(TacitError, match="no two models"),
+    ):
+        tacit.compare([by_scoring, by_words])
