@@ -399,7 +399,7 @@ def sentencepiece_style_tokenizer():
     )
 
 
-def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
+def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0, n_positions: int = 128) -> Path:
     """A random-weight GPT-2 (causal LM) with this tokenizer, saved for from_pretrained."""
     torch.manual_seed(seed)
     config = GPT2Config(
@@ -407,7 +407,7 @@ def save_tiny_gpt2(directory: Path, tokenizer, seed: int = 0) -> Path:
         n_embd=32,
         n_layer=2,
         n_head=2,
-        n_positions=128,
+        n_positions=n_positions,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )

@@ -125,7 +125,10 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "garden-paths.txt": str(garden),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
-    chat = with_chat_template(gpt2, root / "chat")  # an instruct model: a chat template
+    # an instruct model: a chat template, and room for a question and its answer
+    tokens = toy_gpt2_tokenizer(root / "gpt2-long")
+    long = str(save_tiny_gpt2(root / "gpt2-long", tokens, n_positions=512))
+    chat = with_chat_template(long, root / "chat")
     models = {
         "HuggingFaceTB/SmolLM2-135M-Instruct": chat,
         "roberta-large": tiny_roberta,
