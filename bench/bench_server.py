@@ -221,30 +221,40 @@ def measure(
     got = served.score_spans(templates, spans, progress=False).sentence
     want = local.score_spans(templates, spans, progress=False).sentence
     gap = float(abs(got - want).max())
-    n = len(prompts)
-    engine = n / times["bare requests (the engine's rate)"]
-    table = [
-        {
-            "way": way,
-            "sentences": n,
-            "s": f"{t:.2f}",
-            "sentences / s": f"{n / t:.1f}",
-            "of the engine's rate": f"{(n / t) / engine:.0%}" if "in process" not in way else "",
-        }
-        for way, t in times.items()
-    ]
+    return {
+        **about(args),
+        "prompts_per_request": served.batch_size,
+        "concurrency": args.concurrency,
+        "max_gap_nats_server_vs_in_process": gap,
+        "start_check_refusal": refusal,
+        "table": rates(times, len(prompts), "sentences"),
+    }
+
+
+def about(args: argparse.Namespace) -> dict:
+    """The machine, date, command, server and model a result was measured with."""
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
         "date": str(date.today()),
         "command": "python bench/bench_server.py " + " ".join(sys.argv[1:]),
         "server": "llama-cpp-python" if args.llama_cpp else "tests/support_server.py",
         "model": args.llama_cpp.name if args.llama_cpp else (args.model or "GPT-2 small shape"),
-        "prompts_per_request": served.batch_size,
-        "concurrency": args.concurrency,
-        "max_gap_nats_server_vs_in_process": gap,
-        "start_check_refusal": refusal,
-        "table": table,
     }
+
+
+def rates(times: dict[str, float], n: int, unit: str) -> list[dict]:
+    """Each way's time and rate of `n` `unit`s, and its share of the bare requests' rate."""
+    engine = n / times["bare requests (the engine's rate)"]
+    return [
+        {
+            "way": way,
+            unit: n,
+            "s": f"{t:.2f}",
+            f"{unit} / s": f"{n / t:.2f}",
+            "of the engine's rate": f"{(n / t) / engine:.0%}" if "in process" not in way else "",
+        }
+        for way, t in times.items()
+    ]
 
 
 def with_chat_template(model_dir: str) -> None:
@@ -309,29 +319,13 @@ def measure_generation(
             said[way] = run()
             times[way] = min(times.get(way, float("inf")), time.perf_counter() - start)
     bare_texts, client, in_process = said.values()
-    n = len(requests)
-    engine = n / times["bare requests (the engine's rate)"]
-    table = [
-        {
-            "way": way,
-            "answers": n,
-            "s": f"{t:.2f}",
-            "answers / s": f"{n / t:.2f}",
-            "of the engine's rate": f"{(n / t) / engine:.0%}" if "in process" not in way else "",
-        }
-        for way, t in times.items()
-    ]
     return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
-        "date": str(date.today()),
-        "command": "python bench/bench_server.py " + " ".join(sys.argv[1:]),
-        "server": "llama-cpp-python" if args.llama_cpp else "tests/support_server.py",
-        "model": args.llama_cpp.name if args.llama_cpp else (args.model or "GPT-2 small shape"),
+        **about(args),
         "max_tokens": args.max_tokens,
         "concurrency": args.concurrency,
         "texts_alike_tacit_vs_bare": sum(a == b for a, b in zip(client, bare_texts)),
         "texts_alike_server_vs_in_process": sum(a == b for a, b in zip(client, in_process)),
-        "table": table,
+        "table": rates(times, len(requests), "answers"),
     }
 
 
