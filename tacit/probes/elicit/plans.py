@@ -79,9 +79,9 @@ def with_shots(
     the text scored), each prompt text's context, and the demonstrations (None without)."""
     if values.shots == 0:
         return prompts, {}, None
-    from tacit.probes.shots import elicitation_demonstrations
+    from tacit.probes.elicit.prompts import demonstrations
 
-    shots = elicitation_demonstrations(
+    shots = demonstrations(
         norms, values.relations or [], prefixes, templates, k=values.shots, seed=run.seed
     )
     prompts, contexts = shots.apply(prompts, scoring=scoring)

@@ -85,10 +85,10 @@ def shots_of(
     """The run's demonstrations (`--shots`: tacit.probes.shots), or None without."""
     if values.shots == 0:
         return None
+    from tacit.probes.retrieve.prompts import demonstrations
     from tacit.probes.retrieve.spans import articles_table
-    from tacit.probes.shots import retrieval_demonstrations
 
-    return retrieval_demonstrations(
+    return demonstrations(
         norms,
         conditions,
         templates,
