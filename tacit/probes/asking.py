@@ -161,13 +161,21 @@ def question(cloze: str, asks: str, k: int) -> str:
     )
 
 
-def request_for(text: str, chats: bool) -> GenerationRequest:
-    """The question as a chat's user message (an instruct model) or a plain prompt."""
+def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -> GenerationRequest:
+    """The question as a chat's user message (an instruct model) or a plain prompt, after
+    its demonstrations (`--shots`: tacit.probes.shots.turns), each a question answered: a
+    user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line."""
     from tacit.models.answers import GenerationRequest
 
     if chats:
-        return GenerationRequest.chat([{"role": "user", "content": text}])
-    return GenerationRequest.text(f"Question: {text}\nAnswer:")
+        messages = [
+            {"role": role, "content": content}
+            for asked, answer in shown
+            for role, content in (("user", asked), ("assistant", answer))
+        ]
+        return GenerationRequest.chat([*messages, {"role": "user", "content": text}])
+    blocks = "".join(f"Question: {asked}\nAnswer: {answer}\n\n" for asked, answer in shown)
+    return GenerationRequest.text(f"{blocks}Question: {text}\nAnswer:")
 
 
 def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -> str:
@@ -191,10 +199,13 @@ def ask(
     sampling: Sampling,
     texts: Sequence[str],
     progress: bool | tqdm,
+    shown: Sequence[Sequence[tuple[str, str]]] | None = None,
 ) -> tuple[list[list[Completion]], list[GenerationRequest]]:
-    """Each question sent to the model: its completions, and the requests."""
+    """Each question sent to the model (after its demonstrations, `shown`, where there are):
+    its completions, and the requests."""
     chats = scorer.chats()
-    requests = [request_for(text, chats) for text in texts]
+    shown = shown or [()] * len(texts)
+    requests = [request_for(text, chats, demos) for text, demos in zip(texts, shown)]
     return scorer.generate(requests, sampling, progress=progress), requests
 
 

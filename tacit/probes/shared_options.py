@@ -143,6 +143,16 @@ TOKEN_SCORES = Param(
     "per token, in nats and bits, as `probe surprisal` writes them. Scored in the same pass.",
 )
 SPAN_PARAMS = (SPAN_SCORING, NORMALIZE, TOKEN_SCORES)
+SHOTS = Param(
+    "shots",
+    0,
+    kind="int",
+    minimum=0,
+    help="Few-shot demonstrations: before each prompt, this many prompts of the same kind about "
+    "other concepts (never the concept or one of its category), filled with their answers, "
+    "drawn with --seed; by scoring as text before the prompt, by generation as questions "
+    "answered (docs/probes/causal.md).",
+)
 
 
 def chosen_norms(values: NormsChoice) -> NormSet:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tacit.norms import NormSet
     from tacit.probes.elicit.options import ElicitOptions
     from tacit.probes.elicit.plans import State
+    from tacit.probes.shots import Demonstrations
     from tacit.templates import TemplateSet
 
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
@@ -67,15 +68,18 @@ def score_listings(
     features: pd.DataFrame,
     guesses: int,
     progress: bool | tqdm,
+    shots: Demonstrations | None = None,
 ) -> Scored:
     """A chunk of prompts asked, answered, read and scored against the norms; its rows keep
     what was sent and said, and the model's record counts what it cost."""
     from tacit.models.answers import generation_counts
     from tacit.probes.asking import ask, question, read_answers, with_completions
     from tacit.probes.elicit.generated import score_feature_lists
+    from tacit.probes.shots import asked_shots
 
     texts = [question(prompt, "answers", guesses) for prompt in rows["prompt"]]
-    completions, requests = ask(scorer, sampling, texts, progress)
+    shown = asked_shots(shots, rows, "answers", guesses)
+    completions, requests = ask(scorer, sampling, texts, progress, shown)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(table)
     answers = read_answers(table, keys, _matchers_of(table, matchers))
@@ -123,7 +127,7 @@ def plan_generation(
     from tacit.models.base import Needs
     from tacit.probes.asking import sampling_of
     from tacit.probes.candidates import relation_answers
-    from tacit.probes.elicit.plans import State, asked_prompts
+    from tacit.probes.elicit.plans import State, asked_prompts, with_shots
     from tacit.probes.elicit.prompts import NO_ANSWER, build_span_prompts
     from tacit.probes.shared_options import norms_record
 
@@ -132,6 +136,7 @@ def plan_generation(
     )
     prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
     prompts, dropped = asked_prompts(prompts, norms, values, run, NO_ANSWER)
+    prompts, _, shots = with_shots(prompts, norms, values, prefixes, run, templates, scoring=False)
     sampling = sampling_of(values, run.seed)
     matchers = feature_matchers(norms, prompts)
     features = norms.table
@@ -146,6 +151,7 @@ def plan_generation(
             features=features,
             guesses=values.guesses,
             progress=bar,
+            shots=shots,
         ),
         needs=Needs.of("generate"),
         sampling=sampling,
@@ -160,6 +166,7 @@ def plan_generation(
         relations,
         dropped=dropped,
         asked=(sampling, matchers),
+        shots=values.shots,
     )
     known = {"norms": norms_record(norms)}
     return Plan(work, values, None, manifest=known, state=state)
@@ -178,6 +185,7 @@ def finish_generation(
     from tacit.probes.elicit.generated import summarize_feature_lists
     from tacit.probes.elicit.plans import prompt_counts
     from tacit.probes.elicit.report import listing_report
+    from tacit.probes.shots import shots_record
 
     assert state.asked is not None
     rows, answers, messages, record = finish_listings(rows, *state.asked, values.guesses)
@@ -187,6 +195,7 @@ def finish_generation(
             "prefix": values.prefix,
             "concepts": values.concepts,
             "by": values.by,
+            **({"shots": shots_record(values.shots)} if values.shots else {}),
         },
         "templates": state.templates.record(),
         "counts": prompt_counts(state) | {"spearman_undefined": int(rows["spearman"].isna().sum())},

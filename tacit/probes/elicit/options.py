@@ -15,6 +15,7 @@ from tacit.probes.shared_options import (
     NORMS,
     NORMS_COLUMNS,
     NORMS_FORMAT,
+    SHOTS,
     SPAN_SCORING,
     TOKEN_SCORES,
 )
@@ -74,6 +75,7 @@ class ElicitOptions(Options):
     normalize: Normalize = NORMALIZE.field()
     token_scores: bool = TOKEN_SCORES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
+    shots: int = SHOTS.field()
     by: By = BY.field()
     guesses: int = GUESSES.field()
     samples: int = SAMPLES.field()

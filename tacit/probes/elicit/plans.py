@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from tacit.matching.match import Matcher
     from tacit.models.answers import Sampling
     from tacit.probes.elicit.options import ElicitOptions
+    from tacit.probes.shots import Demonstrations
     from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
 
@@ -31,6 +32,7 @@ class State:
     dropped: pd.DataFrame | None = None  # concept, relation, reason: asked for, not asked
     # by generation: how the models were asked, and a matcher of each concept's features
     asked: tuple[Sampling, dict[tuple[str, str], Matcher]] | None = None
+    shots: int = 0  # demonstrations before each prompt (--shots)
 
 
 def asked_prompts(
@@ -63,10 +65,34 @@ def asked_prompts(
     return kept, dropped
 
 
+def with_shots(
+    prompts: pd.DataFrame,
+    norms: Any,
+    values: ElicitOptions,
+    prefixes: list[bool],
+    run: RunOptions,
+    templates: TemplateSet,
+    *,
+    scoring: bool = True,
+) -> tuple[pd.DataFrame, dict[str, str], Demonstrations | None]:
+    """The prompts with their demonstrations (`--shots`: tacit.probes.shots; by scoring, in
+    the text scored), each prompt text's context, and the demonstrations (None without)."""
+    if values.shots == 0:
+        return prompts, {}, None
+    from tacit.probes.elicit.prompts import demonstrations
+
+    shots = demonstrations(
+        norms, values.relations or [], prefixes, templates, k=values.shots, seed=run.seed
+    )
+    prompts, contexts = shots.apply(prompts, scoring=scoring)
+    return prompts, contexts, shots
+
+
 def prompt_counts(state: State) -> dict[str, Any]:
     """The prompts per model and per relation, and the concepts left out of a relation
     by reason."""
     from tacit.probes.elicit.prompts import dropped_by_reason
+    from tacit.probes.shots import shots_counts
 
     per_model = state.prompts
     questions = per_model.drop_duplicates(["relation", "prefix", "concept"])
@@ -75,4 +101,5 @@ def prompt_counts(state: State) -> dict[str, Any]:
         "prompts_per_model": len(per_model),
         "prompts_by_relation": {r: int(counts.get(r, 0)) for r in state.relations},
         "concepts_dropped_by_reason": dropped_by_reason(state.dropped),
+        **shots_counts(per_model, state.shots),
     }

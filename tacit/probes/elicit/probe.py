@@ -11,7 +11,7 @@ from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.elicit.generated import LISTING_METRICS, LISTING_PRIMARY
 from tacit.probes.elicit.options import ElicitOptions
-from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts
+from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts, with_shots
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,6 +185,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             golds.answers, relations, prefixes, values.concepts, templates=templates
         )
         prompts, dropped = asked_prompts(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
+        prompts, _, _ = with_shots(prompts, norms, values, prefixes, run, templates)
         answers = golds.answers
         sensible = {
             r: np.array(sorted({vocab.index(w) for w in words}))
@@ -201,6 +202,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             relations,
             sensible,
             dropped=dropped,
+            shots=values.shots,
         )
         return state, Golds(SharedVocabulary(vocab), sensible), needs
 
@@ -227,6 +229,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             span_golds,
         )
         from tacit.probes.elicit.scoring import Golds
+        from tacit.probes.shots import in_context
         from tacit.ranking import SpanCandidates
         from tacit.ranking.candidates import (
             SPAN_NEEDS,
@@ -249,12 +252,13 @@ class ElicitProbe(Probe[ElicitOptions]):
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
         prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
         prompts, dropped = asked_prompts(prompts, norms, values, run, NO_CANDIDATE)
+        prompts, contexts, _ = with_shots(prompts, norms, values, prefixes, run, templates)
         free = concept_free(prompts, templates) if values.normalize == "pmi" else {}
         ranked = SpanCandidates(
             dict(sets),
             values.span_scoring,
             values.normalize,
-            free.__getitem__,
+            in_context(free.__getitem__, contexts),
             values.token_scores,
         )
         sensible = {}
@@ -274,6 +278,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             sensible,
             unread=unread,
             dropped=dropped,
+            shots=values.shots,
         )
         return state, Golds(ranked, sensible), SPAN_NEEDS
 
@@ -289,6 +294,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
+        from tacit.probes.shots import shots_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -303,6 +309,8 @@ class ElicitProbe(Probe[ElicitOptions]):
             rows, tokens = token_table(rows, ["prompt"])
         added: dict[str, Any] = dict(candidates.record(manifest["models"]))
         added["options"] = {"relations": relations, "prefix": values.prefix}
+        if values.shots:
+            added["options"]["shots"] = shots_record(values.shots)
         if spans:
             added["options"].update(
                 candidates=str(values.candidates),

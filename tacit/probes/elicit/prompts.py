@@ -8,9 +8,9 @@ are in it (gold_answers); over candidate spans, its answers of any length that a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -24,6 +24,7 @@ from tacit.templates import Template, TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
+    from tacit.probes.shots import Demonstrations
     from tacit.vocab.shared import Vocabulary
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
@@ -282,3 +283,36 @@ def parse_span_gold(gold: str) -> list[tuple[str, float]]:
     """'fur:20 | four legs:3' -> [('fur', 20.0), ('four legs', 3.0)]."""
     items = (item.rpartition(":") for item in gold.split(GOLD_SEPARATOR))
     return [(span, float(pf)) for span, _, pf in items]
+
+
+def demonstrations(
+    norms: NormSet,
+    relations: Sequence[str],
+    prefixes: Sequence[bool],
+    templates: TemplateSet,
+    *,
+    k: int,
+    seed: int,
+) -> Demonstrations:
+    """Elicitation's pool: per relation, template and prefix, every concept of the norms with
+    an answer to the relation, its prompt filled with its answer of highest pf (its answers
+    by pf, ties alphabetically)."""
+    from tacit.probes.shots import Demonstrations, Shot, categories
+
+    def kind_of(row: Any) -> Hashable:
+        """An elicitation prompt's kind: its relation, template and prefix."""
+        template = getattr(row, "template", None) or templates.for_relation(row.relation)[0].id
+        return (str(row.relation), str(template), bool(row.prefix))
+
+    pool: dict[Hashable, list[Shot]] = {}
+    for relation in relations:
+        answers = relation_answers(norms, relation).assign(negative=lambda f: -f["pf"])
+        answers = answers.sort_values(["concept", "negative", "span"], kind="stable")
+        by_concept = {str(c): tuple(rows["span"]) for c, rows in answers.groupby("concept")}
+        for template in templates.for_relation(relation):
+            for prefix in prefixes:
+                pool[(relation, template.id, bool(prefix))] = [
+                    Shot(c, fill(template, templates, c, prefix), spans, spans)
+                    for c, spans in by_concept.items()
+                ]
+    return Demonstrations(k, seed, pool, categories(norms), kind_of)

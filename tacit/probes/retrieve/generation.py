@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tacit.models.answers import Sampling
     from tacit.models.base import Scorer
     from tacit.probes.retrieve.options import RetrieveOptions
+    from tacit.probes.shots import Demonstrations
 
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 
@@ -52,16 +53,19 @@ def score_generated(
     matcher: Matcher,
     values: RetrieveOptions,
     progress: bool | tqdm,
+    shots: Demonstrations | None = None,
 ) -> Scored:
     """A chunk of prompts asked, answered, read and ranked; its rows keep what was sent and
     said, and the model's record counts what it cost."""
     from tacit.models.answers import generation_counts
     from tacit.probes.asking import ask, question, read_answers, with_completions
+    from tacit.probes.shots import asked_shots
     from tacit.ranking.generated import rank_generated
 
     way, k = way_of(values)
     texts = [question(prompt, "concept", k) for prompt in rows["prompt"]]
-    completions, requests = ask(scorer, sampling, texts, progress)
+    shown = asked_shots(shots, rows, "concept", k)
+    completions, requests = ask(scorer, sampling, texts, progress, shown)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(rows)
     answers = read_answers(table, keys, matcher)

@@ -16,6 +16,7 @@ from tacit.probes.shared_options import (
     NORMS,
     NORMS_COLUMNS,
     NORMS_FORMAT,
+    SHOTS,
     SPAN_SCORING,
     TOKEN_SCORES,
 )
@@ -100,6 +101,7 @@ class RetrieveOptions(Options):
     token_scores: bool = TOKEN_SCORES.field()
     articles: str | Path | Mapping[str, str] | None = ARTICLES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
+    shots: int = SHOTS.field()
     by: By = BY.field()
     guesses: int = GUESSES.field()
     samples: int = SAMPLES.field()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tacit.models.base import Needs, Scorer
     from tacit.probes.retrieve.prompts import PromptSet
     from tacit.probes.retrieve.scoring import Targets
+    from tacit.probes.shots import Demonstrations
     from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
 
@@ -72,6 +73,41 @@ def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
     short = {k: v for k, v in short.items() if v}
     dropped = pd.concat([prompt_set.dropped, reason], ignore_index=True)
     return replace(prompt_set, prompts=prompts, dropped=dropped, short=short)
+
+
+def shots_of(
+    norms: Any,
+    conditions: list[Any],
+    templates: TemplateSet,
+    values: RetrieveOptions,
+    run: RunOptions,
+) -> Demonstrations | None:
+    """The run's demonstrations (`--shots`: tacit.probes.shots), or None without."""
+    if values.shots == 0:
+        return None
+    from tacit.probes.retrieve.prompts import demonstrations
+    from tacit.probes.retrieve.spans import articles_table
+
+    return demonstrations(
+        norms,
+        conditions,
+        templates,
+        k=values.shots,
+        max_props=values.max_props,
+        seed=run.seed,
+        articles=articles_table(values.articles, templates),
+    )
+
+
+def with_shots(
+    prompt_set: PromptSet, shots: Demonstrations | None, *, scoring: bool = True
+) -> tuple[PromptSet, dict[str, str]]:
+    """The prompts with their demonstrations (by scoring, in the text scored), and each
+    prompt text's context; as they were without `--shots`."""
+    if shots is None:
+        return prompt_set, {}
+    prompts, contexts = shots.apply(prompt_set.prompts, scoring=scoring)
+    return replace(prompt_set, prompts=prompts), contexts
 
 
 class RetrieveProbe(Probe[RetrieveOptions]):
@@ -181,13 +217,21 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
         prompt_set = limited(prompt_set, run)
+        shown = shots_of(norms, conditions, templates, values, run)
+        prompt_set, _ = with_shots(prompt_set, shown, scoring=False)
         sampling = sampling_of(values, run.seed)
         matcher = concept_matcher(norms.concepts)
         work = Work(
             prompt_set.prompts,
             "prompt",
             lambda scorer, rows, bar: score_generated(
-                rows, scorer, sampling=sampling, matcher=matcher, values=values, progress=bar
+                rows,
+                scorer,
+                sampling=sampling,
+                matcher=matcher,
+                values=values,
+                progress=bar,
+                shots=shown,
             ),
             needs=Needs.of("generate"),
             sampling=sampling,
@@ -245,12 +289,16 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
         prompt_set = limited(prompt_set, run)
+        shots = shots_of(norms, conditions, templates, values, run)
+        prompt_set, contexts = with_shots(prompt_set, shots)
         if candidates is not None:
             vocab = candidates.vocab
             position = {t: vocab.index(t) for t in prompt_set.prompts["target"].unique()}
             return prompt_set, candidates, Targets(SharedVocabulary(vocab), position), needs
         concepts = list(prompt_set.prompts["concept"].unique())
-        candidates, targets, unread = span_sets(models, norms, templates, values, concepts, run)
+        candidates, targets, unread = span_sets(
+            models, norms, templates, values, concepts, run, contexts
+        )
         if unread:
             prompt_set = prompt_set.without(unread)
         return prompt_set, candidates, targets, needs
@@ -285,6 +333,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
+        from tacit.probes.shots import shots_counts, shots_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -316,6 +365,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             "concepts": values.concepts,
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
             **({"by": values.by} if values.by != "scoring" else {}),
+            **({"shots": shots_record(values.shots)} if values.shots else {}),
             **(
                 {
                     "candidates": str(values.candidates),
@@ -326,6 +376,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             ),
         }
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
+        added["counts"].update(shots_counts(state.prompt_set.prompts, values.shots))
         added["templates"] = state.templates.record()
         full = with_keys(manifest, added)
         summary = summarize_retrieval(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,8 @@ from tacit.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
     from tacit.norms import NormSet
+    from tacit.probes.shots import Demonstrations
+    from tacit.templates import TemplateSet
     from tacit.vocab.shared import Vocabulary
 
 # the CSLB feature type of each --category (None: all of them)
@@ -384,3 +386,40 @@ def estimated_prompts(
         per_concept = rows.groupby("concept").size().clip(upper=max_props)
         total += int(per_concept.sum()) * condition.sets * condition.orders
     return total
+
+
+def demonstrations(
+    norms: NormSet,
+    conditions: Sequence[Any],
+    templates: TemplateSet,
+    *,
+    k: int,
+    max_props: int,
+    seed: int,
+    articles: Mapping[str, str] | None = None,
+) -> Demonstrations:
+    """Retrieval's pool: the prompt every concept of the norms gets of each kind (template,
+    number of properties, condition, sample), filled with the concept as the blank takes it,
+    answered (by generation) with its name."""
+    from tacit import lexicon
+    from tacit.probes.shots import Demonstrations, Shot, categories
+
+    fills = retrieval_fills(templates, spans=True)  # the blank holds the whole phrase
+    built = build_prompts(
+        norms, None, conditions, max_props=max_props, seed=seed, fills=fills
+    ).prompts
+    blanks = {t.id: t.blank for t in templates.retrieval}
+    only = next(iter(blanks))
+
+    def kind_of(row: Any) -> tuple[Any, ...]:
+        """A retrieval prompt's kind: its template, number of properties, condition, sample."""
+        template = str(getattr(row, "template", None) or only)
+        return (template, int(row.n_props), row.selection, row.order, row.category, int(row.sample))
+
+    pool: dict[Hashable, list[Shot]] = {}
+    for row in built.itertuples():
+        kind = kind_of(row)
+        phrase = templates.blank_phrase(row.concept, blanks[kind[0]], articles)
+        shot = Shot(row.concept, row.prompt, (phrase,), (lexicon.concept_text(row.concept),))
+        pool.setdefault(kind, []).append(shot)
+    return Demonstrations(k, seed, pool, categories(norms), kind_of)

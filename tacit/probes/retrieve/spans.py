@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.probes.retrieve.options import CANDIDATE_SETS
-from tacit.ranking import CandidateSet, SpanCandidates
+from tacit.probes.shots import in_context
+from tacit.ranking import CandidateSet, SpanCandidates, span_alone
 from tacit.ranking.candidates import (
     Candidates,
     read_candidates,
@@ -50,13 +51,15 @@ def span_sets(
     values: RetrieveOptions,
     targets: Sequence[str],
     run: RunOptions,
+    contexts: Mapping[str, str] | None = None,
 ) -> tuple[Candidates, Targets, dict[str, str]]:
     """The run's candidates, per form of the blank the spans ranked and each concept's, and
     the concepts left out because some model's tokenizer does not read their span whole (why).
 
     The concepts' sets list the same concepts in the same order in every form (concepts that
     read the same in every form share one candidate: "bat (animal)" and "bat (baseball)"), so
-    that an ensemble of templates is taken candidate by candidate."""
+    that an ensemble of templates is taken candidate by candidate. With `--shots`, `contexts`
+    gives each prompt text's demonstrations, which `--normalize pmi`'s baseline is led by too."""
     from tacit.probes.retrieve.scoring import Targets
 
     articles = articles_table(values.articles, templates)
@@ -107,7 +110,13 @@ def span_sets(
                 f"{option('--candidates')} {given}: every target must be a candidate; "
                 f"{len(missing)} are not (e.g. {', '.join(repr(m) for m in missing[:3])})"
             )
-    spans = SpanCandidates(sets, values.span_scoring, values.normalize, tokens=values.token_scores)
+    spans = SpanCandidates(
+        sets,
+        values.span_scoring,
+        values.normalize,
+        in_context(span_alone, contexts or {}),
+        tokens=values.token_scores,
+    )
     candidates = Candidates(tokenizers=tokenizers, spans=spans)
     span_of = {names[form]: phrase[form] for form in distinct}
     first = next(iter(sets.values())).index()
