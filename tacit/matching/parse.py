@@ -111,7 +111,7 @@ SENTENCE_STARTS = tuple(
     )
 )
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
-_NUMBERED = re.compile(r"^\s*(?:\(?\d{1,3}[.)]|\d{1,3}\s*[:\-–])\s+")
+_NUMBERED = re.compile(r"^\s*#?(?:\(?\d{1,3}[.)]|\d{1,3}\s*[:\-–])\s+")
 _HEADING = re.compile(r"^#{1,6}\s")  # a markdown heading: no answer
 _BULLET = re.compile(r"^\s*[-*•·–—]\s+")
 _INLINE_NUMBERS = re.compile(r"(?:^|\s)\d{1,3}[.)]\s+")

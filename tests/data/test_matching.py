@@ -95,6 +95,11 @@ CASES = {
         "concepts",
         [("bear", "bear", EXACT, "ok"), ("aardvark", "aardvark", EXACT, "ok")],
     ),
+    "numbered with a hash and a colon": Case(
+        "#1: bear\n#2: wolf",
+        "concepts",
+        [("bear", "bear", EXACT, "ok"), ("wolf", *NO, "ok")],
+    ),
     "numbered on one line": Case(
         "1. wolf 2. bear 3. fox",
         "concepts",
