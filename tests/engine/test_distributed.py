@@ -13,10 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import Result
-from support import run_as_two_ranks
-from typer.testing import CliRunner
-
-from tacit.cli import app
+from support import probe_in_one_thread, run_as_two_ranks
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,15 +53,8 @@ def torchrun(args: list[str], processes: int, cache: Path) -> subprocess.Complet
 def single(args: list[str], cache: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
     """The one-process run to compare with, in this process: the process boundary under test is
     torchrun's, and a third interpreter importing torch cost the test more than its run."""
-    import torch
-
     monkeypatch.setenv("TACIT_CACHE_DIR", str(cache))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as each of torchrun's processes (OMP_NUM_THREADS=1, env())
-    try:
-        return CliRunner().invoke(app, args)
-    finally:
-        torch.set_num_threads(threads)
+    return probe_in_one_thread(args)
 
 
 def same_files(one: Path, two: Path) -> None:
