@@ -699,6 +699,20 @@ def out_of_memory_above(forward, rows: int):
     return wrapped
 
 
+def probe_in_one_thread(args):
+    """`probe ARGS` in this process at one torch thread, as the tests' own `probe` processes
+    run (OMP_NUM_THREADS=1): the same numbers as theirs, without another interpreter importing
+    torch, where the process boundary is not what a test checks (a kill -9, torchrun)."""
+    from tacit.cli import app
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return CliRunner().invoke(app, [str(a) for a in args])
+    finally:
+        torch.set_num_threads(threads)
+
+
 def fails_cleanly(args, message, out=None):
     """Run `probe ARGS`: exit status 1, one line on stderr that names the problem (contains
     `message`), no traceback, and with `out`, no run directory left behind."""

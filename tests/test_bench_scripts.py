@@ -49,6 +49,7 @@ def helps() -> dict[str, dict]:
     return {Path(entry["script"]).name: entry for entry in found}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=[path.name for path in SCRIPTS])
 def test_a_benchmark_script_imports_and_says_its_options(script: Path, helps) -> None:
     said = helps[script.name]

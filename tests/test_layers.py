@@ -192,6 +192,7 @@ def test_probes_import_no_torch_and_only_the_model_contract():
     assert beyond == []
 
 
+@pytest.mark.slow
 def test_prompts_and_norms_load_no_torch():
     script = (
         "import sys\n"

@@ -28,6 +28,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     out = tmp_path / "run"
     result = invoke(
@@ -210,6 +211,7 @@ def test_norms_install_and_show(toy_norms_path, tiny_bert):
     assert "5 kept, 3 dropped" in shown.stdout and "sense label: bat_(animal)" in shown.stdout
 
 
+@pytest.mark.slow
 @needs_shared
 def test_real_tokenizers_and_norms_end_to_end(real_bert, real_roberta, tmp_path):
     """266 concepts, 2,660 prompts; ranks and probabilities match a plain forward pass."""
@@ -245,6 +247,7 @@ def test_real_tokenizers_and_norms_end_to_end(real_bert, real_roberta, tmp_path)
     np.testing.assert_array_equal(sample["rank"], 1 + (shared > want[:, None]).sum(1))
 
 
+@pytest.mark.slow
 @needs_shared
 def test_real_roberta_scores_use_the_leading_space_form(real_roberta, tmp_path):
     """RoBERTa's target id is Ġbear's, and the scores match the plain computation."""
@@ -286,6 +289,7 @@ def _is_png(path):
     return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_ordering_ablation_run(tiny_bert, toy_norms_path, tmp_path):
     args = [
         "retrieve",
@@ -333,6 +337,7 @@ def test_ordering_ablation_run(tiny_bert, toy_norms_path, tmp_path):
     assert _is_png(figure)
 
 
+@pytest.mark.slow
 def test_category_ablation_with_two_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     run = _run(
         [
@@ -362,6 +367,7 @@ def test_category_ablation_with_two_models(tiny_bert, tiny_roberta, toy_norms_pa
     assert _is_png(tmp_path / "category.png")
 
 
+@pytest.mark.slow
 def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     both = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # one vocabulary
     runs = [
@@ -381,6 +387,7 @@ def test_plot_of_model_runs_and_bad_input(tiny_bert, tiny_roberta, toy_norms_pat
     assert bad.exit_code == 1 and "extension" in bad.stderr
 
 
+@pytest.mark.slow
 def test_plot_writes_beside_the_runs_and_never_over_a_file(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):

@@ -157,6 +157,7 @@ def docstring_problems(package: str, search_path: Path) -> tuple[list[str], int]
     return problems, len(seen)
 
 
+@pytest.mark.slow
 def test_every_docstring_renders_without_a_warning():
     """Every docstring of the package, rendered or not on the site today, reads as the strict
     build reads it: a new release of the docs toolchain that reads them differently fails this

@@ -26,6 +26,7 @@ def _run(tmp_path, name, *args):
     return done, manifest, pd.read_csv(out / "summary.csv")
 
 
+@pytest.mark.slow
 def test_options_per_model_and_for_the_run_are_recorded(tiny_bert, toy_norms_path, tmp_path):
     done, manifest, summary = _run(
         tmp_path,
@@ -96,6 +97,7 @@ def test_model_args_apply_to_every_model_and_a_models_own_win(tiny_bert, toy_nor
     assert kernels == ["eager", "sdpa"]
 
 
+@pytest.mark.slow
 def test_an_adapter_on_the_command_line_scores_as_the_merged_model(
     tiny_bert, toy_norms_path, tmp_path
 ):

@@ -73,6 +73,7 @@ def _plain_p(differences, counts, shift=0.0, tolerance=1e-9):
     return far / len(patterns)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [14, EXACT_LIMIT])
 def test_every_sign_pattern_is_counted_up_to_the_limit(n):
     """Up to EXACT_LIMIT concepts the p-value is exact however few resamples are asked for

@@ -66,6 +66,7 @@ DAMAGES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_damaged_feature_cache_entries_are_rebuilt(pragmeval_data, mlm, tmp_path, damage):
     # before: `ValueError: cannot reshape array ...` (or EOF, or pickles refused) on every

@@ -78,6 +78,7 @@ def probe(*args: object) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_two_installs_at_once_both_land(tmp_path):
     # before: both read the registry, then each wrote it back with its own name only: one of
     # the two names was lost (2 rounds of 5 with real processes); now the second waits
@@ -91,6 +92,7 @@ def test_two_installs_at_once_both_land(tmp_path):
     assert registry()["default"] == "one"
 
 
+@pytest.mark.slow
 def test_many_real_installs_at_once_all_land(tmp_path):
     paths = [write_norms(tmp_path / f"set{n}.dat") for n in range(4)]
     processes = [
@@ -107,6 +109,7 @@ def test_many_real_installs_at_once_all_land(tmp_path):
     assert sorted(registry()["norms"]) == ["set0", "set1", "set2", "set3"]
 
 
+@pytest.mark.slow
 def test_a_holder_that_keeps_the_registry_too_long_is_named(tmp_path, monkeypatch):
     first, second = write_norms(tmp_path / "one.dat"), write_norms(tmp_path / "two.dat")
     slow = start_slow_install(tmp_path, 5, "one", first)

@@ -299,6 +299,7 @@ def test_every_cslb_name_in_s_is_decided():
     assert undecided_in_s(concepts) == set()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MCRAE.is_file(), reason=f"McRae norms not found at {MCRAE}")
 @pytest.mark.filterwarnings("ignore:Unknown extension:UserWarning")  # openpyxl, on this file
 def test_every_mcrae_name_in_s_is_decided():

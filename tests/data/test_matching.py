@@ -372,6 +372,7 @@ def test_one_normaliser_both_sides() -> None:
     assert normal("vitamin a") == "vitamin a"  # an article inside stays
 
 
+@pytest.mark.slow
 def test_articles_of_another_language() -> None:
     normal = Normaliser(lang="de", articles=frozenset({"der", "die", "das", "ein", "eine"}))
     assert normal("Die Häuser") == "haus"
@@ -440,6 +441,7 @@ def self_matches(path) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]
     return missed_concepts, missed, shared
 
 
+@pytest.mark.slow
 @needs_shared
 def test_every_cslb_name_matches_itself() -> None:
     """Every CSLB concept's text names it, and every feature's phrase and reading of its answer
@@ -453,6 +455,7 @@ def test_every_cslb_name_matches_itself() -> None:
     }
 
 
+@pytest.mark.slow
 @needs_mcrae
 def test_every_mcrae_name_matches_itself() -> None:
     missed_concepts, missed, shared = self_matches(REAL_MCRAE)

@@ -226,6 +226,7 @@ def real_mcrae():
     return read_norms(REAL_MCRAE)
 
 
+@pytest.mark.slow
 @needs_mcrae
 def test_real_workbook(real_mcrae):
     """7,259 rows: two concept-feature pairs occur twice (harpoon / used_for_killing, pf 8 and
@@ -263,6 +264,7 @@ def test_every_real_feature_reads_as_a_clean_phrase(real_mcrae):
     assert (table.loc[~answering, "answer"] == "").all()
 
 
+@pytest.mark.slow
 @needs_mcrae
 def test_real_rule_counts_add_up():
     """Every one of the 7,259 rows' features is handled by a rule of its own shape."""

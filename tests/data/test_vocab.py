@@ -76,6 +76,7 @@ def test_unloadable_tokenizer_is_a_clear_error(tmp_path):
         load_tokenizer(str(tmp_path))
 
 
+@pytest.mark.slow
 @needs_shared
 def test_real_bert_and_roberta_share_18542_words():
     """bert-base-cased x roberta-base: 18,542 words.

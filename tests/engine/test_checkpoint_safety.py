@@ -73,6 +73,7 @@ def kept_files(out: Path, stem: str) -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 def test_a_pickle_planted_where_the_chunks_were_runs_nothing(kept, tmp_path):
     # before: every chunk was pickle.load-ed: the planted object ran its code on --resume
     whole, out, resume = kept
@@ -121,6 +122,7 @@ def damaged(out: Path, stem: str, other: str, damage: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_or_foreign_model_record_is_refused_in_one_line(kept, damage):
     # before: `0-model.pkl` cut in half: exit 0, the manifest's model record all null; another
@@ -135,6 +137,7 @@ def test_a_damaged_or_foreign_model_record_is_refused_in_one_line(kept, damage):
     assert not (out / "manifest.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_or_foreign_chunk_is_scored_again(kept, damage):
     # before: another chunk's pickle in its place was taken: rows of other prompts
@@ -150,6 +153,7 @@ def test_a_damaged_or_foreign_chunk_is_scored_again(kept, damage):
     assert all(m["class"] and m["device"] for m in manifest["models"])
 
 
+@pytest.mark.slow
 def test_a_chunk_of_another_run_is_scored_again(
     kept, tiny_bert, toy_norms_path, tmp_path, monkeypatch
 ):

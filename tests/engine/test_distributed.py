@@ -1,5 +1,5 @@
 """Data-parallel runs: two CPU processes (gloo) give the files of one process; a process that
-dies makes the run fail with one line, not hang."""
+dies makes the run fail with one line, not hang. Every test starts processes: all are `slow`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support import run_as_two_ranks
+from click.testing import Result
+from support import probe_in_one_thread, run_as_two_ranks
 
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = {"started", "finished", "command", "processes", "resumed"}
 
@@ -48,11 +50,11 @@ def torchrun(args: list[str], processes: int, cache: Path) -> subprocess.Complet
     )
 
 
-def single(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tacit.cli", *args]
-    return subprocess.run(
-        command, env=env(TACIT_CACHE_DIR=str(cache)), capture_output=True, text=True, timeout=300
-    )
+def single(args: list[str], cache: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
+    """The one-process run to compare with, in this process: the process boundary under test is
+    torchrun's, and a third interpreter importing torch cost the test more than its run."""
+    monkeypatch.setenv("TACIT_CACHE_DIR", str(cache))
+    return probe_in_one_thread(args)
 
 
 def same_files(one: Path, two: Path) -> None:
@@ -80,7 +82,7 @@ def same_files(one: Path, two: Path) -> None:
 
 @pytest.mark.parametrize("probe", ["retrieve", "elicit", "retrieve --candidates concepts"])
 def test_two_processes_write_the_files_of_one(
-    probe, tiny_bert, tiny_roberta, toy_norms_path, tmp_path
+    probe, tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
     args = [
         *probe.split(),
@@ -92,8 +94,8 @@ def test_two_processes_write_the_files_of_one(
         str(toy_norms_path),
         "-q",
     ]
-    one = single([*args, "--out", str(tmp_path / "one")], tmp_path / "cache1")
-    assert one.returncode == 0, one.stderr
+    one = single([*args, "--out", str(tmp_path / "one")], tmp_path / "cache1", monkeypatch)
+    assert one.exit_code == 0, one.output
     two = torchrun([*args, "--out", str(tmp_path / "two")], 2, tmp_path / "cache2")
     assert two.returncode == 0, two.stderr
     assert two.stdout.count("written to") == 1  # the main process alone writes and prints

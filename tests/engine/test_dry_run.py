@@ -90,6 +90,7 @@ def test_a_causal_vocabulary_run_is_timed_with_its_words_suffixes(toy_gpt2, toy_
     assert f"({model.sentences:,} sentences)" in str(estimate)
 
 
+@pytest.mark.slow
 def test_a_long_estimate_says_what_takes_less(
     tiny_bert, tiny_gpt2, toy_gpt2, toy_norms_path, monkeypatch
 ):

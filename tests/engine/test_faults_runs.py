@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import run_as_two_ranks
+from support import probe_in_one_thread, run_as_two_ranks
 from typer.testing import CliRunner
 
 from tacit.cli import app
@@ -80,8 +80,8 @@ def files_of(out: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def uninterrupted(tiny_bert, tiny_roberta, toy_norms_path, tmp_path_factory) -> dict[str, bytes]:
     out = tmp_path_factory.mktemp("whole") / "run"
-    done = probe(run_args([tiny_bert, tiny_roberta], toy_norms_path, out))
-    assert done.returncode == 0, done.stderr
+    done = probe_in_one_thread(run_args([tiny_bert, tiny_roberta], toy_norms_path, out))
+    assert done.exit_code == 0, done.output
     return files_of(out)
 
 
@@ -107,11 +107,12 @@ def test_a_run_killed_at_any_phase_resumes_to_identical_files(
     listed = runner.invoke(app, ["runs", str(tmp_path)], env={"COLUMNS": "200"})  # one line a run
     state = "complete" if phase == "save:written" else "interrupted (--resume)"
     assert state in listed.stdout, (phase, listed.stdout)
+    # the refusal and the resume in this process (the kill is what needs a process of its own)
     if state != "complete":
-        refused = probe(args)  # the plain command does not overwrite an interrupted run
-        assert refused.returncode == 1 and "holds an interrupted run: --resume" in refused.stderr
-    resumed = probe([*args, "--resume"])
-    assert resumed.returncode == 0, resumed.stderr
+        refused = probe_in_one_thread(args)  # the plain command does not overwrite it
+        assert refused.exit_code == 1 and "holds an interrupted run: --resume" in refused.stderr
+    resumed = probe_in_one_thread([*args, "--resume"])
+    assert resumed.exit_code == 0, resumed.output
     assert files_of(out) == uninterrupted
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
 

@@ -180,6 +180,7 @@ def test_the_total_order_and_what_is_near():
     assert not alone.any()
 
 
+@pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize(
     ("model", "probe"),

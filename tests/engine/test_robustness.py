@@ -198,6 +198,7 @@ def test_interruption_while_writing_leaves_no_result_file(
     assert "--resume" in result.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
     out = tmp_path / "run"
     script = textwrap.dedent(f"""
@@ -224,6 +225,7 @@ def test_sigterm_stops_a_run_promptly(tiny_bert, toy_norms_path, tmp_path):
     assert "Traceback" not in stderr and not out.exists()  # nothing was scored
 
 
+@pytest.mark.slow
 def test_model_order_does_not_change_results(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     tables = []
     for name, models in (("ab", [tiny_bert, tiny_roberta]), ("ba", [tiny_roberta, tiny_bert])):
@@ -307,6 +309,7 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
     fails_cleanly(["table", run], "not a finished run directory (no manifest.json)")
 
 
+@pytest.mark.slow
 def test_resume_gives_the_results_of_an_uninterrupted_run(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
@@ -374,6 +377,7 @@ def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, mon
     fails_cleanly([*base, "--resume"], "is complete, nothing to resume: --overwrite")
 
 
+@pytest.mark.slow
 def test_resume_on_another_probes_directory_says_what_it_holds(
     tiny_bert, toy_norms_path, tmp_path, monkeypatch
 ):

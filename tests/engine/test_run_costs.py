@@ -6,6 +6,7 @@ will be long, `--dry-run` (the plan counted, each model timed, nothing written) 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import tacit
@@ -37,6 +38,7 @@ def test_chunks_are_cut_by_the_sentences_they_hold():
     assert [len(c) for c in huge] == [1, 1]
 
 
+@pytest.mark.slow
 def test_a_span_run_keeps_many_chunks_and_resumes_from_them(
     tiny_gpt2, toy_norms_path, tmp_path, monkeypatch
 ):
@@ -83,6 +85,7 @@ def test_a_long_run_says_so_once_its_first_chunk_is_timed(
     assert "dry_run" in said[0]  # the API's name for it
 
 
+@pytest.mark.slow
 def test_a_dry_run_counts_times_and_writes_nothing(
     tiny_gpt2, toy_norms_path, tmp_path, monkeypatch
 ):

@@ -26,6 +26,7 @@ def _same_tables(a: Path, b: Path, rows: str = "prompts.csv") -> None:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["spans", "vocab"])
 def test_a_rerun_reads_every_answer_and_writes_the_same_tables(
     mode, tiny_gpt2, tiny_bert, toy_norms_path, tmp_path
@@ -45,6 +46,7 @@ def test_a_rerun_reads_every_answer_and_writes_the_same_tables(
     _same_tables(tmp_path / "first", tmp_path / "plain")
 
 
+@pytest.mark.slow
 def test_another_question_shares_what_it_can(tiny_gpt2, toy_norms_path, tmp_path):
     """`--normalize` ranks the same span scores another way: a run that changes only it asks
     nothing new of the model (pmi's baselines aside)."""
@@ -55,6 +57,7 @@ def test_another_question_shares_what_it_can(tiny_gpt2, toy_norms_path, tmp_path
     assert mean["scored"] == 0 and mean["found"] > 0
 
 
+@pytest.mark.slow
 def test_another_model_or_precision_never_takes_an_entry(
     tiny_gpt2, tiny_llama, toy_norms_path, tmp_path
 ):

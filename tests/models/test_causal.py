@@ -59,6 +59,7 @@ def causal_model(request) -> str:
     return request.getfixturevalue(request.param)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 64])
 @pytest.mark.parametrize("cache", [True, False])
 def test_spans_match_plain_forward(causal_model, batch_size, cache):
@@ -144,6 +145,7 @@ def test_a_concept_in_many_templates_is_not_a_prefix_of_its_own(tiny_gpt2):
     assert len(calls) <= 1 + 72 // 32 + 2  # the prefix, then batches (cut where rows shorten)
 
 
+@pytest.mark.slow
 def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
     """Retrieval's prompts all begin with the blank: one run of the start token and the
     spans' shared first token ("A") serves every sentence that begins so, in every template,
@@ -165,6 +167,7 @@ def test_templates_that_begin_alike_share_one_prefix_run(tiny_gpt2):
     assert scores.work == work  # the loop runs start + "A" 33 times, start alone 12 times
 
 
+@pytest.mark.slow
 def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=64)
     scorer.model.forward = out_of_memory_above(scorer.model.forward, 5)
@@ -178,6 +181,7 @@ def test_out_of_memory_halves_the_batch_and_bfloat16_loads(tiny_gpt2):
     np.testing.assert_allclose(rough, total, atol=0.5)  # bfloat16 weights, float32 softmax
 
 
+@pytest.mark.slow
 def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):
     """A span whose first token merges with the text before the blank (no space before the
     blank: "bear<mask>" + "s" -> "bears") cannot reuse the prefix's tokens: scored whole."""
@@ -195,6 +199,7 @@ def test_bpe_merge_across_the_blank_is_scored_whole(tiny_gpt2):
     np.testing.assert_array_equal(scores.n_tokens, n)
 
 
+@pytest.mark.slow
 def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=8)
     templates = [TEMPLATES[1], TEMPLATES[0], TEMPLATES[1]]
@@ -204,6 +209,7 @@ def test_repeated_templates_and_spans_keep_their_order(tiny_gpt2):
     np.testing.assert_allclose(scores.sentence, total, atol=2e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 64])
 def test_vocab_counts_the_text_after_the_blank(causal_model, batch_size):
     """Every word's score is log P(w | before) + log P(after | before, w), the plain way
@@ -237,6 +243,7 @@ def test_vocab_refuses_a_blank_inside_the_sentence(tiny_gpt2):
         list(scorer.score_vocab(["A <mask> has fur."], np.array([1]), progress=False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pooling", ["last", "mean"])
 def test_encode_pools_the_last_hidden_layer(tiny_gpt2, pooling):
     scorer = CausalLMScorer(tiny_gpt2, device="cpu", batch_size=2)
@@ -301,6 +308,7 @@ def _next_token_logprobs(model_dir: str, text: str) -> torch.Tensor:
         return torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0, -1].double(), -1)
 
 
+@pytest.mark.slow
 def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_path, tmp_path):
     """One shared vocabulary across kinds; the causal rows are the next-token softmax."""
     out = tmp_path / "run"
@@ -343,6 +351,7 @@ def test_elicit_masked_and_causal_in_one_run(tiny_bert, tiny_gpt2, toy_norms_pat
     assert 0 < record["vocab_suffixes"] <= record["vocab_suffixes_naive"]
 
 
+@pytest.mark.slow
 def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
     """Every prompt's words are scored in one score_spans pass (prompts that begin alike share
     their prefix's run); the bar of sentences has a total, and a caller's bar, which counts
@@ -366,6 +375,7 @@ def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
             assert batch.log_z[0].item() == pytest.approx(np.logaddexp.reduce(expected), abs=2e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
 def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
     """The person prompt's blank comes first: a causal model scores each word in place."""
@@ -419,6 +429,7 @@ def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
     assert causal.loc["concept", "target_prob"] == pytest.approx(share, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
     """`probe nli` cloze mode with a causal model: each label's word in the blank, the label
     probabilities the softmax over the sentences' log-probabilities (words of any length)."""
@@ -457,6 +468,7 @@ def test_nli_cloze_scores_the_verbalizer_words_as_spans(tiny_gpt2, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pooling", ["last", "mean"])
 def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
     from support_nli import write_pragmeval
@@ -489,6 +501,7 @@ def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
         assert record["kind"] == "causal"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
 def test_sentencepiece_words_and_next_token(tmp_path):
     """A Llama-2-style tokenizer encodes " bear" as `▁` `▁bear`: the shared vocabulary reads a
@@ -518,6 +531,7 @@ def test_sentencepiece_words_and_next_token(tmp_path):
     np.testing.assert_allclose(got, sentence - prefix, atol=5e-5)
 
 
+@pytest.mark.slow
 def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     tiny_gpt2, toy_norms_path, tmp_path
 ):
@@ -552,6 +566,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_sentence_probability(
     np.testing.assert_array_equal(prompts["rank"][~near], expected[~near])
 
 
+@pytest.mark.slow
 def test_elicit_over_answers_with_a_causal_model(tiny_gpt2, tmp_path):
     from support import TOY_NORMS, write_norms
 

@@ -83,6 +83,7 @@ def read(batches, golds, among, relation, shares=False) -> Ranking:
     return reduce(batches, question, words, CPU, None).ranking(words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny_gpt2", "tiny_llama", "peaked_gpt2"])
 def test_one_token_words_rank_and_score_alike_in_both_modes(model, words, request):
     """For every word that is one token in its sentence, vocabulary mode's score is span
@@ -111,6 +112,7 @@ def test_one_token_words_rank_and_score_alike_in_both_modes(model, words, reques
         np.testing.assert_array_equal(vocab_rank[clear], span_rank[clear])
 
 
+@pytest.mark.slow
 def test_pruned_scores_read_as_every_suffix_scored(peaked_gpt2, words):
     """Gold answers high and low, the top 5, AP over the vocabulary and over a subset, the
     golds' probabilities: the same read from the pruned scores, from every word's suffix
@@ -167,6 +169,7 @@ def test_pruned_scores_read_as_every_suffix_scored(peaked_gpt2, words):
         np.testing.assert_array_equal(getattr(got, name)[gold], getattr(brute_read, name)[gold])
 
 
+@pytest.mark.slow
 def test_the_ensemble_of_pruned_prompts_reads_as_every_suffix_scored(peaked_gpt2, words):
     """An item's templates (Needed.groups): the mean over them of each word's score ranks the
     gold answers, the top 5 and AP as the brute force's mean does."""
@@ -193,6 +196,7 @@ def test_the_ensemble_of_pruned_prompts_reads_as_every_suffix_scored(peaked_gpt2
         np.testing.assert_array_equal(getattr(got, name)[gold], getattr(want, name)[gold])
 
 
+@pytest.mark.slow
 def test_retrieval_reads_every_word(peaked_gpt2, words):
     """rank_targets reads the target's share of the whole shared vocabulary: every suffix is
     scored, and the share is the plain computation's."""

@@ -33,6 +33,7 @@ def instruct(tiny_gpt2, tmp_path_factory) -> str:
     return with_chat_template(tiny_gpt2, tmp_path_factory.mktemp("instruct"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache", [True, False])
 def test_spans_after_the_chat_prefix_equal_the_plain_computation(instruct, cache):
     scorer = CausalLMScorer(f"{instruct},chat_template=true", device="cpu", batch_size=3)
@@ -46,6 +47,7 @@ def test_spans_after_the_chat_prefix_equal_the_plain_computation(instruct, cache
     assert np.abs(bare.sentence - got.sentence).max() > 1e-3  # the prefix is read
 
 
+@pytest.mark.slow
 def test_vocabulary_after_the_chat_prefix(instruct):
     """Vocabulary mode, a blank with nothing after it: the next-token distribution after the
     chat prefix and the words before the blank, as transformers gives it."""
@@ -66,6 +68,7 @@ def test_vocabulary_after_the_chat_prefix(instruct):
     )
 
 
+@pytest.mark.slow
 def test_a_template_file_is_the_same_and_recorded(instruct, toy_norms_path, tmp_path):
     """From the API, `model_args` gives every model the option; the manifest says where the
     template came from, its sha256, the user's turn and the prefix."""
@@ -95,6 +98,7 @@ def test_a_template_file_is_the_same_and_recorded(instruct, toy_norms_path, tmp_
     assert "chat_template" not in plain.manifest["models"][0]
 
 
+@pytest.mark.slow
 def test_refusals_are_one_line(instruct, tiny_gpt2, tiny_bert, toy_norms_path, tmp_path):
     """A tokenizer without a template, a template that does not put the answer right after
     the turn it opens, an unreadable file, a masked model: each refused before scoring."""
@@ -116,6 +120,7 @@ def test_refusals_are_one_line(instruct, tiny_gpt2, tiny_bert, toy_norms_path, t
     assert not manifest.exists() or "chat_template" not in json.loads(manifest.read_text())
 
 
+@pytest.mark.slow
 def test_the_score_cache_keeps_chat_answers_apart(instruct, toy_norms_path, tmp_path):
     """`--cache`: a model read through its chat template never takes the answers it gave to
     bare sentences (the template is part of the model's identity), and reads its own back."""
@@ -173,6 +178,7 @@ def _prefix(model: str) -> dict:
     return CausalLMScorer(model, device="cpu").record()["chat_template"]
 
 
+@pytest.mark.slow
 def test_the_system_message_is_set_dropped_or_left_as_the_template_writes_it(defaulting):
     """Issue 47: SmolLM2's template adds a system turn no doc mentioned, and nothing set or
     dropped it. `system=TEXT` writes yours, `system=none` none at all (the template's default

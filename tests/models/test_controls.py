@@ -36,6 +36,7 @@ def _rows(run, model: str, columns: list[str]) -> pd.DataFrame:
     return rows[columns].reset_index(drop=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["masked", "causal"])
 def test_a_control_scores_as_a_model_built_by_hand_with_its_seed(
     family, tiny_bert, tiny_gpt2, toy_norms_path, tmp_path
@@ -64,6 +65,7 @@ def test_a_control_scores_as_a_model_built_by_hand_with_its_seed(
     assert any(f"{control} is the control of {model}" in note for note in run.notes)
 
 
+@pytest.mark.slow
 def test_a_control_is_not_read_from_its_models_cached_scores(tiny_bert, toy_norms_path, tmp_path):
     given = dict(norms=toy_norms_path, max_props=2, seed=3, quiet=True, cache=tmp_path / "c")
     tacit.retrieve([tiny_bert], **given)  # the model's answers kept
@@ -74,6 +76,7 @@ def test_a_control_is_not_read_from_its_models_cached_scores(tiny_bert, toy_norm
     pd.testing.assert_frame_equal(_rows(run, control, SAME), _rows(fresh, control, SAME))
 
 
+@pytest.mark.slow
 def test_the_leaderboard_compare_and_the_report_show_the_control(
     tiny_bert, toy_norms_path, tmp_path
 ):

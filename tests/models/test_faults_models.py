@@ -129,6 +129,7 @@ def test_a_failed_load_leaves_earlier_results_as_they_were(tiny_bert, toy_norms_
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.slow
 def test_a_damaged_model_in_the_hub_cache_names_its_folder(tiny_bert, toy_norms_path, tmp_path):
     commit = "0123456789abcdef0123456789abcdef01234567"
     folder = tmp_path / "hub" / "models--org--tiny"

@@ -76,6 +76,7 @@ def plain_greedy(model_dir: str, messages: list[dict], max_tokens: int) -> tuple
     return tokenizer.decode(new, skip_special_tokens=True), new
 
 
+@pytest.mark.slow
 def test_greedy_equals_a_plain_generate(scorer, instruct):
     sampling = Sampling(max_tokens=6)
     got = scorer.generate(REQUESTS, sampling, progress=False)
@@ -102,6 +103,7 @@ def test_the_batch_size_changes_no_greedy_text(instruct, scorer):
     assert all(r[0] == r[1] for r in batched)  # greedy: N completions are one
 
 
+@pytest.mark.slow
 def test_sampling_is_seeded_per_request(instruct, scorer):
     """The same seed draws the same samples, whatever the batch size or the other requests
     asked; another seed draws others; the caller's random state is left alone."""
@@ -123,6 +125,7 @@ def test_sampling_is_seeded_per_request(instruct, scorer):
     assert request_seed(7, REQUESTS[0]) != request_seed(7, REQUESTS[1])
 
 
+@pytest.mark.slow
 def test_token_logprobs_are_the_models(scorer, instruct):
     """Each generated token's log-probability is the model's (one forward pass over the
     conversation and the completion), the top alternatives most likely first, the chosen
@@ -178,6 +181,7 @@ def test_a_plain_prompt_is_read_as_the_tokenizer_encodes_it(scorer, instruct):
     assert completion.prompt_tokens == ids["input_ids"].shape[1]
 
 
+@pytest.mark.slow
 def test_an_end_token_ends_with_stop(tiny_gpt2, tmp_path):
     """A model that says its end-of-sequence token first: an empty text that ended (`stop`),
     its end token counted."""

@@ -186,6 +186,7 @@ def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monke
         rank_targets(scorer, prompts, targets, ids, progress=False)
 
 
+@pytest.mark.slow
 def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
     """--compile changes how the encoder runs, never what it computes (float error aside);
     the hook that hands the LM head only the mask rows still applies."""

@@ -46,6 +46,7 @@ def t5(request) -> str:
     return request.getfixturevalue(request.param)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_size", [1, 64])
 @pytest.mark.parametrize("cache", [True, False])
 def test_spans_equal_the_plain_computation(t5, batch_size, cache):
@@ -104,6 +105,7 @@ def test_rows_of_one_template_share_its_encoder_states(tiny_t5):
     torch.testing.assert_close(mixed[1, :3], states[1])
 
 
+@pytest.mark.slow
 def test_the_sentinels_and_the_space_beside_them(tiny_t5, bpe_t5):
     """The blank is `<extra_id_0>`, a lone `▁`/`Ġ` beside it left out; a span's target is its
     tokens after a space between the two sentinels."""
@@ -129,6 +131,7 @@ def test_the_sentinels_and_the_space_beside_them(tiny_t5, bpe_t5):
         t5.encoder_ids(["no blank here"])
 
 
+@pytest.mark.slow
 def test_vocab_scores_a_one_token_word_as_span_mode_does(t5):
     """Vocabulary mode at a blank anywhere: `shared - log_z` of every one-token word is its
     span-mode score, log P(<extra_id_0> w <extra_id_1>), so ranks agree too; repeated prompts
@@ -256,6 +259,7 @@ def _cli(args: list) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_retrieve_over_concepts_ranks_by_the_plain_target_probability(
     tiny_t5, toy_norms_path, tmp_path
 ):
@@ -275,6 +279,7 @@ def test_retrieve_over_concepts_ranks_by_the_plain_target_probability(
     np.testing.assert_array_equal(prompts["rank"][~near], expected[~near])
 
 
+@pytest.mark.slow
 def test_elicit_over_the_vocabulary_is_the_one_token_target(tiny_t5, toy_norms_path, tmp_path):
     """`probe elicit` (vocabulary mode): each prompt's top words and their probabilities are
     those of P(<extra_id_0> w <extra_id_1>) over the shared vocabulary, the plain way."""
@@ -294,6 +299,7 @@ def test_elicit_over_the_vocabulary_is_the_one_token_target(tiny_t5, toy_norms_p
     np.testing.assert_allclose([float(p) for _, _, p in top], expected[best], rtol=1e-3)
 
 
+@pytest.mark.slow
 def test_retrieve_over_the_vocabulary_reads_a_blank_anywhere(tiny_t5, toy_norms_path, tmp_path):
     """The paper's retrieval (its blank comes first) in vocabulary mode: no --candidates
     needed, as for a masked LM; ranks are among the shared vocabulary's targets."""
@@ -307,6 +313,7 @@ def test_retrieve_over_the_vocabulary_reads_a_blank_anywhere(tiny_t5, toy_norms_
     assert row["rank"] == 1 + (total[0] > target + 1e-6).sum()
 
 
+@pytest.mark.slow
 def test_items_with_a_seq2seq_model(tiny_t5, tmp_path):
     """`probe items`: each candidate's score is its target's log-probability (--normalize
     sum), the plain way, and its rank among the item's candidates follows."""

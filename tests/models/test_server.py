@@ -69,6 +69,7 @@ def test_a_base_url_is_the_server_familys(server):
     assert family_of(tacit.ModelSpec.parse("gpt2")).name == "huggingface"
 
 
+@pytest.mark.slow
 def test_spans_equal_in_process_scoring(served, in_process):
     """The start token the server does not add is written before each sentence by tacit (the
     tokenizer's BOS, as the in-process family chooses it)."""
@@ -90,6 +91,7 @@ def test_spans_equal_in_process_scoring(served, in_process):
     assert record["model"]["id"] == "tiny" and record["prompts_per_request"] == 32
 
 
+@pytest.mark.slow
 def test_a_server_that_adds_its_own_start_token_equals_in_process(tiny_llama):
     """A tokenizer that puts BOS before every prompt (Llama's): the server's start token is
     kept, none is written, and the scores are the in-process family's starting from BOS
@@ -153,6 +155,7 @@ def run_cli(args) -> tuple[pd.DataFrame, dict]:
     return pd.read_csv(out / "prompts.csv"), json.loads((out / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_retrieval_over_concepts_from_the_cli_equals_in_process(
     server, tiny_gpt2, toy_norms_path, tmp_path, monkeypatch
 ):
@@ -169,6 +172,7 @@ def test_retrieval_over_concepts_from_the_cli_equals_in_process(
     assert manifest["span_work"]["span_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_own_items_from_the_api_and_the_cli(server, tiny_gpt2, in_process, tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text(
@@ -201,6 +205,7 @@ def test_the_vocabulary_is_refused_naming_candidates(server, toy_norms_path, tmp
     assert "is a server model: it cannot score a <mask>" in line
 
 
+@pytest.mark.slow
 def test_passing_faults_are_retried(tiny_gpt2, in_process):
     """A 429, a 500, a dropped connection and a timeout, each once: retried, and the scores
     are those of a run without them."""
@@ -260,6 +265,7 @@ def test_a_server_that_cannot_serve_is_one_line(server, toy_norms_path, tmp_path
     fails_cleanly([*args, "--model", spec.format(url=server.url)], message, out)
 
 
+@pytest.mark.slow
 def test_a_server_that_reads_prompts_at_the_wrong_position_is_refused(
     tiny_gpt2, toy_norms_path, tmp_path
 ):
@@ -274,6 +280,7 @@ def test_a_server_that_reads_prompts_at_the_wrong_position_is_refused(
     assert "disagree with its own next-token ones" in line and "check_tolerance=0.1" in line
 
 
+@pytest.mark.slow
 def test_a_server_that_takes_one_prompt_a_request(tiny_gpt2, in_process):
     with TestServer(tiny_gpt2, batching=False) as server:
         scorer = load_scorer(server.spec(start_token="<|endoftext|>"), QUIET)
@@ -282,6 +289,7 @@ def test_a_server_that_takes_one_prompt_a_request(tiny_gpt2, in_process):
     assert_same_spans(scores, in_process.score_spans(TEMPLATES, SPANS, progress=False))
 
 
+@pytest.mark.slow
 def test_the_api_key_comes_from_the_environment(tiny_gpt2, monkeypatch):
     with TestServer(tiny_gpt2, api_key="sk-test") as server:
         for variable in API_KEY_VARIABLES:
@@ -299,6 +307,7 @@ def test_the_api_key_comes_from_the_environment(tiny_gpt2, monkeypatch):
     assert "sk-test" not in json.dumps(scorer.record())
 
 
+@pytest.mark.slow
 def test_a_run_a_failing_server_stopped_resumes(tiny_gpt2, toy_norms_path, tmp_path, monkeypatch):
     """The server fails for good after the first chunk is kept: the run ends in one line that
     says how to go on; with the server mended, --resume scores only what is left and equals a
@@ -347,6 +356,7 @@ def test_a_run_a_failing_server_stopped_resumes(tiny_gpt2, toy_norms_path, tmp_p
     assert resumed_prompts < fresh_prompts  # the kept chunk was not sent again
 
 
+@pytest.mark.slow
 def test_a_rerun_with_the_cache_asks_the_server_nothing(server, toy_norms_path, tmp_path):
     """--cache keeps a served model's answers under its address, name, engine and start token
     (not under how the requests ran): a rerun reads them all and writes the same tables; it
@@ -369,6 +379,7 @@ def test_a_rerun_with_the_cache_asks_the_server_nothing(server, toy_norms_path, 
         assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_retrieval_from_the_python_api_equals_in_process(server, tiny_gpt2, toy_norms_path):
     """docs/scaling.md's Python example, on the test server."""
     common = {"norms": str(toy_norms_path), "candidates": "concepts", "max_props": 2}

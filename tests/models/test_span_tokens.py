@@ -97,6 +97,7 @@ def test_fake_span_tokens_add_up(tiny_bert):
     assert_tokens_add_up(FakeScorer(AutoTokenizer.from_pretrained(tiny_bert)))
 
 
+@pytest.mark.slow
 def test_served_span_tokens_equal_in_process(tiny_gpt2):
     """The server family's tokens are the echo's texts (` bear`), its terms the in-process
     model's."""

@@ -26,6 +26,7 @@ def model_dir(request) -> str:
     return request.getfixturevalue(request.param)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scoring", ["l2r", "independent"])
 def test_span_scores_equal_the_plain_computation(model_dir, scoring):
     scorer = MaskedLMScorer(model_dir, batch_size=64)

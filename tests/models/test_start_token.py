@@ -80,6 +80,7 @@ def test_a_start_token_asked_for():
         start_token(tokenizer, "bos")
 
 
+@pytest.mark.slow
 @needs_gpt2_bpe
 def test_the_start_token_is_a_loading_option(tiny_llama):
     """`DIR,start_token=bos` scores every sentence from `<s>` (lm-evaluation-harness's and
@@ -106,6 +107,7 @@ def test_the_start_token_is_a_loading_option(tiny_llama):
         np.testing.assert_allclose(got[0, 0], want, atol=1e-4)
 
 
+@pytest.mark.slow
 @needs_gpt2_bpe
 def test_the_manifest_records_the_start_token(tiny_gpt2, toy_norms_path, tmp_path):
     words = tmp_path / "words.txt"  # a small vocabulary: a random model's every suffix is scored

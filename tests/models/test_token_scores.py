@@ -62,6 +62,7 @@ def largest(pairs) -> float:
     return max(float(np.max(np.abs(np.subtract(a, b)))) for a, b in pairs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pll", ["original", "within_word_l2r"])
 @pytest.mark.parametrize("model", ["real_bert", "real_roberta"])
 def test_masked_pll_equals_the_plain_computation(model, pll, request):
@@ -104,6 +105,7 @@ def test_the_rows_mask_what_each_metric_says(real_bert):
     assert masked["within_word_l2r"][:5] == [[1], [2, 3, 4, 5], [3, 4, 5], [4, 5], [5]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny_gpt2", "tiny_llama"])
 def test_causal_token_scores_equal_the_plain_computation(model, request):
     """log P(token | the start token and the tokens before it), the start token as the
@@ -119,6 +121,7 @@ def test_causal_token_scores_equal_the_plain_computation(model, request):
         assert_tokens_of(scorer.tokenizer, text, score)
 
 
+@pytest.mark.slow
 def test_a_text_too_long_and_a_pll_not_known_are_one_line(tiny_gpt2, tiny_bert):
     causal = CausalLMScorer(tiny_gpt2, device="cpu")
     with pytest.raises(TacitError, match=r"tokens: longer than .* takes \(128\)"):

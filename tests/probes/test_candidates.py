@@ -26,6 +26,7 @@ def ranks_of(scores: np.ndarray, targets: list[int]) -> np.ndarray:
     return np.array([1 + (row > row[t]).sum() for row, t in zip(scores, targets)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny_bert", "tiny_roberta"])
 def test_retrieval_over_concepts_equals_the_plain_computation(
     request, model, toy_norms_path, tmp_path
@@ -85,6 +86,7 @@ def test_retrieval_over_concepts_equals_the_plain_computation(
     assert "candidates: " in result.stdout and "rows: " in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normalize", ["sum", "mean", "pmi"])
 @pytest.mark.parametrize("scoring", ["l2r", "independent"])
 def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normalize, scoring):
@@ -116,6 +118,7 @@ def test_every_normalisation_from_the_api(tiny_roberta, toy_norms_path, normaliz
     assert result.prompts["target_prob"].isna().all() == (normalize != "sum")
 
 
+@pytest.mark.slow
 def test_elicitation_over_answers(tiny_roberta, tmp_path):
     norms = write_norms(
         tmp_path / "norms.dat",
@@ -157,6 +160,7 @@ def test_elicitation_over_answers(tiny_roberta, tmp_path):
     assert pd.read_csv(out / "summary.csv")["map_vocab"].notna().all()
 
 
+@pytest.mark.slow
 def test_answers_a_tokenizer_cannot_read_are_left_out_and_counted(tiny_bert, tmp_path):
     """tiny BERT's word list has neither `four` nor `legs`: scored, the answer would be two
     unknown tokens (and could rank first); it is left out of the candidates, said and counted."""
@@ -187,6 +191,7 @@ def test_answers_a_tokenizer_cannot_read_are_left_out_and_counted(tiny_bert, tmp
     assert "left out of the candidates, not read whole" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_candidates_file_and_its_errors(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     base = ["retrieve", "-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
     blank = tmp_path / "blank.txt"
@@ -233,6 +238,7 @@ def test_articles_file_overrides_the_lexicon(tiny_bert, toy_norms_path, tmp_path
     assert result.manifest["options"]["articles"] == str(articles)
 
 
+@pytest.mark.slow
 def test_masked_and_causal_models_rank_the_same_candidates(
     tiny_bert, tiny_gpt2, toy_norms_path, tmp_path
 ):

@@ -37,6 +37,7 @@ def test_retrieval_summary_has_chance_over_the_shared_vocabulary(tiny_bert, toy_
     ]
 
 
+@pytest.mark.slow
 def test_retrieval_summary_has_chance_among_candidate_spans(tiny_gpt2, toy_norms_path):
     run = tacit.retrieve(
         [tiny_gpt2], norms=toy_norms_path, max_props=1, candidates="concepts", quiet=True
@@ -46,6 +47,7 @@ def test_retrieval_summary_has_chance_among_candidate_spans(tiny_gpt2, toy_norms
     assert run.summary["p_at_1_chance"].to_numpy() == pytest.approx(1 / n)
 
 
+@pytest.mark.slow
 def test_elicitation_summary_has_chance_given_each_prompts_gold_answers(tiny_bert, toy_norms_path):
     run = tacit.elicit([tiny_bert], norms=toy_norms_path, quiet=True)
     n = run.manifest["vocabulary"]["size"]
@@ -76,6 +78,7 @@ def test_elicitation_summary_has_chance_given_each_prompts_gold_answers(tiny_ber
     ] in chance_rows
 
 
+@pytest.mark.slow
 def test_elicitation_among_answers_has_the_same_chance_over_both(tiny_gpt2, toy_norms_path):
     run = tacit.elicit(
         [tiny_gpt2], norms=toy_norms_path, relations=["has"], candidates="answers", quiet=True
@@ -87,6 +90,7 @@ def test_elicitation_among_answers_has_the_same_chance_over_both(tiny_gpt2, toy_
     assert row.map_sens_chance == pytest.approx(want)  # every candidate answers the relation
 
 
+@pytest.mark.slow
 def test_the_leaderboard_has_chance_beside_the_value(tiny_bert, toy_norms_path, tmp_path):
     from typer.testing import CliRunner
 

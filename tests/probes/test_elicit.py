@@ -105,6 +105,7 @@ def test_rank_correlation_undefined_cases():
     assert rank_correlation([1, 2, 3], [0.3, 0.2, 0.1]) == pytest.approx(-1.0)
 
 
+@pytest.mark.slow
 def test_elicit_cli_on_tiny_models(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     out = tmp_path / "run"
     result = runner.invoke(
@@ -195,6 +196,7 @@ def test_prince_needs_no_norms(tiny_roberta, tmp_path):
     assert result.exit_code == 1 and "'person' is not in the shared vocabulary" in result.stderr
 
 
+@pytest.mark.slow
 @needs_shared
 def test_prince_on_real_tokenizer(real_roberta, tmp_path):
     out = tmp_path / "prince"
@@ -210,6 +212,7 @@ def test_prince_on_real_tokenizer(real_roberta, tmp_path):
     assert "'person': rank" in result.stdout
 
 
+@pytest.mark.slow
 @needs_shared
 def test_prince_through_paraphrases(real_roberta, tmp_path):
     """The shipped paraphrases: three retrieval templates ask for `person`, three `has`
@@ -245,6 +248,7 @@ def test_prince_through_paraphrases(real_roberta, tmp_path):
     assert "the ensemble of its concept templates" in result.stdout
 
 
+@pytest.mark.slow
 @needs_shared
 def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_path):
     """All five relations, counts within 10% of the paper's (the plan over every concept: no
@@ -322,6 +326,7 @@ def test_every_relation_reads_as_the_paper_words_it(relation, with_prefix, witho
     assert elicitation_prompt("bear", relation, prefix=False) == without_prefix
 
 
+@pytest.mark.slow
 def test_the_header_names_the_templates_prefix(tiny_bert, toy_norms_path, tmp_path):
     """The header said "Everyone knows that" for a template whose prefix is "We know that";
     the figure's y-axis said "the vocabulary or the candidates" whichever the run used."""

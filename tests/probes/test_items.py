@@ -53,6 +53,7 @@ def write(path, items):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normalize", ["sum", "mean", "pmi"])
 @pytest.mark.parametrize("kind", ["masked", "causal"])
 def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt2, tmp_path):
@@ -110,6 +111,7 @@ def test_scores_equal_the_candidate_scoring(kind, normalize, tiny_bert, tiny_gpt
     assert result.manifest["normalize"] == normalize
 
 
+@pytest.mark.slow
 def test_from_the_command_line_and_as_csv(tiny_bert, tiny_roberta, tmp_path):
     csv = tmp_path / "items.csv"
     csv.write_text(

@@ -70,6 +70,7 @@ def test_the_table_keeps_its_own_words(german):
     assert table.loc[("Auto", "fährt schnell"), "phrase"] == "fährt schnell"  # no English rule
 
 
+@pytest.mark.slow
 def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert, tmp_path):
     out = tmp_path / "retrieve"
     result = tacit.retrieve(
@@ -104,6 +105,7 @@ def test_german_retrieval_and_elicitation_over_the_vocabulary(german, real_bert,
     assert "paper's" not in str(elicit)  # the paper's counts: its norms and templates only
 
 
+@pytest.mark.slow
 def test_german_spans_take_their_articles_from_the_template_file(german, real_bert, tmp_path):
     result = tacit.retrieve(
         [real_bert],
@@ -166,6 +168,7 @@ def test_no_english_article_for_a_german_concept(german, real_bert, tmp_path):
     )
 
 
+@pytest.mark.slow
 @needs_shared
 def test_single_token_words_in_any_script():
     """Whole words after a space, decoded back whole: accents, umlauts and CJK as the

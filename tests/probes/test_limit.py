@@ -20,6 +20,7 @@ from tacit.probes import registry
 from tacit.results.like_for_like import differences
 
 
+@pytest.mark.slow
 def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
     full = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=2, quiet=True)
     first = tacit.retrieve(
@@ -38,6 +39,7 @@ def test_retrieval_takes_the_first_eligible_concepts(tiny_bert, toy_norms_path):
     assert first.manifest["counts"]["concepts"] == 2
 
 
+@pytest.mark.slow
 def test_by_default_the_limit_draws_a_seeded_sample(tiny_bert, toy_norms_path):
     """A first look at CSLB's first concepts is a look at "an ..." concepts only: by default
     `--limit` draws its N with the run's seed (the same N for the same seed), in norms order."""
@@ -61,6 +63,7 @@ def test_by_default_the_limit_draws_a_seeded_sample(tiny_bert, toy_norms_path):
     assert len({tuple(sample) for sample in samples.values()}) > 1  # seeds draw different ones
 
 
+@pytest.mark.slow
 def test_elicitation_takes_the_first_concepts_alphabetically(tiny_bert, toy_norms_path):
     first = tacit.elicit(
         [tiny_bert],
@@ -103,6 +106,7 @@ def test_a_probe_with_nothing_to_limit_refuses_it(tiny_bert, tmp_path):
     fails_cleanly(["prince", "-m", tiny_bert, "--limit", "2"], "No such option: --limit")
 
 
+@pytest.mark.slow
 def test_limited_and_full_runs_are_not_comparable(tiny_bert, toy_norms_path, tmp_path):
     for name, limit in (("full", []), ("first", ["--limit", "2", "--limit-by", "first"])):
         done = CliRunner().invoke(

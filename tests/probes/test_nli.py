@@ -173,6 +173,7 @@ def test_cloze_probabilities_equal_a_plain_forward_pass(data, nli_mlm):
     np.testing.assert_allclose(one[["p_entailment"]].to_numpy(), rows[["p_entailment"]], rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_calibration_divides_by_the_content_free_distribution(data, nli_mlm):
     from tacit.probes.nli.predict import ClozeSetup
 
@@ -189,6 +190,7 @@ def test_calibration_divides_by_the_content_free_distribution(data, nli_mlm):
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_cloze_refuses_a_verbalizer_word_that_is_not_one_token(data, nli_mlm, tmp_path):
     fails_cleanly(
         [
@@ -255,6 +257,7 @@ def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifie
     np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_classifier_goes_to_its_device_and_compiles(monkeypatch, data, nli_classifier):
     import tacit.models.runtime
     from tacit.models.classifier import NLIClassifier
@@ -294,6 +297,7 @@ def test_classifier_halves_its_batch_on_out_of_memory(data, nli_classifier, monk
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_classifier_labels_must_map_to_nli(tmp_path, data, nli_mlm):
     generic = save_nli_classifier(tmp_path / "generic", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     fails_cleanly(
@@ -446,6 +450,7 @@ def test_items_table_counts_neutral_and_contradiction_right_for_non_entailment(t
 # --- the command line ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite", ["imppres", "nope", "impli"])
 def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     tmp_path, data, nli_mlm, nli_classifier, suite
@@ -534,6 +539,7 @@ def test_real_suites_load_whole():
     }
 
 
+@pytest.mark.slow
 @needs_pragmatics
 def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_bert, real_roberta):
     data = PRAGMATICS / "impli" / "idioms" / "manual_e.tsv"

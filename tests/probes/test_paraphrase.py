@@ -85,6 +85,7 @@ def ranks(scores, targets):
     return np.array([1 + (row > row[t]).sum() for row, t in zip(scores, targets)])
 
 
+@pytest.mark.slow
 def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
     def run(**options):
         return tacit.retrieve(
@@ -139,6 +140,7 @@ def test_retrieval_over_the_vocabulary(tiny_bert, toy_norms_path, tmp_path):
     assert list(main["template"]) == ["ensemble"]
 
 
+@pytest.mark.slow
 def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path):
     def run(**options):
         return tacit.elicit(
@@ -182,6 +184,7 @@ def test_elicitation_over_the_vocabulary(tiny_roberta, toy_norms_path, tmp_path)
     assert "mAP per template, their ensemble" in str(both)
 
 
+@pytest.mark.slow
 def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_norms_path, tmp_path):
     """The two templates put the concept in the blank in two forms ("A bear", "a bear"): the
     ensemble is taken concept by concept. (Byte-level tokenizers: every form is read whole.)"""
@@ -250,6 +253,7 @@ def test_a_concept_unread_in_one_form_is_left_out_of_every_form(
     assert "not read whole" in str(result)
 
 
+@pytest.mark.slow
 def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norms_path, tmp_path):
     """Answers of any length as candidate spans: each template's AP is its run's alone, and the
     ensemble's AP, spread and consistency come from the mean of plain span scores."""
@@ -297,6 +301,7 @@ def test_elicitation_over_spans_masked_and_causal(tiny_bert, tiny_gpt2, toy_norm
         assert summary.loc["ensemble", "map_vocab"] == pytest.approx(ensemble["ap_vocab"].mean())
 
 
+@pytest.mark.slow
 def test_a_causal_model_answers_retrieval_over_the_vocabulary(tiny_gpt2, toy_norms_path, tmp_path):
     """Templates whose blank ends the sentence let a causal model rank the concept over the
     vocabulary: each word with the "." after it (log P(w | before) + log P(. | before, w),

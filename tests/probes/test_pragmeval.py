@@ -259,6 +259,7 @@ def test_tasks_average_their_configurations_and_the_paper_average_needs_all_task
     )
 
 
+@pytest.mark.slow
 def test_cli_runs_every_task_in_linear_mode(pragmeval_data, mlm, tmp_path):
     out = tmp_path / "run"
     result = CliRunner().invoke(

@@ -170,6 +170,7 @@ def test_category_ablation_prompts(toy):
     assert "zebra" not in set(prompts[prompts.category == "functional"].concept)
 
 
+@pytest.mark.slow
 @needs_shared
 def test_real_norms_give_266_concepts_and_2660_prompts():
     vocab = build_vocabulary({"bert": real_bert_tokenizer(), "roberta": real_roberta_tokenizer()})

@@ -63,6 +63,7 @@ def test_ranks_come_from_the_first_matching_guess(toy_norms_path):
     assert any(q.startswith("Which concept has fur? Give your 5 best") for q in model.asked)
 
 
+@pytest.mark.slow
 def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_path):
     """An instruct model (a chat template) asked in process: messages.jsonl holds each
     prompt's messages as sent, answers.csv each completion beside what was read from it, and

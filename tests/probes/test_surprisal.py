@@ -85,6 +85,7 @@ def test_rows_are_the_token_scores_and_the_summary_counts_them(kind, pll, tiny_b
     assert "surprisal (bits/token)" in str(result)
 
 
+@pytest.mark.slow
 def test_words_sum_their_tokens(tiny_bert, toy_gpt2):
     """--by word: whitespace-separated words ("fur." is one), each its tokens' sum; the
     summary's totals are the token rows' totals, its mean surprisal still per token."""
@@ -198,6 +199,7 @@ def test_a_model_that_cannot_score_tokens_is_refused_before_loading(tiny_bert, t
         tacit.surprisal(TEXTS, [str(classifier)], quiet=True)
 
 
+@pytest.mark.slow
 def test_resume_gives_the_files_of_an_uninterrupted_run(tiny_bert, toy_gpt2, tmp_path, monkeypatch):
     """Chunks of one distinct text (its repeats with it), an interruption in the second model's
     second chunk: the resumed run scores only what was left and writes the same bytes (each

@@ -38,6 +38,7 @@ def assert_same_files(a, b, names=("prompts.csv", "summary.csv")) -> None:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_items_keep_every_candidates_tokens_from_the_cli(tiny_bert, tmp_path):
     """A masked LM ranked by `sum`: an item's score is its candidate's span score, the sum of
     the candidate's tokens' log-probabilities; surprisal in nats and bits as surprisal.csv's."""
@@ -65,6 +66,7 @@ def test_items_keep_every_candidates_tokens_from_the_cli(tiny_bert, tmp_path):
     assert all(indices == list(range(len(indices))) for indices in first)
 
 
+@pytest.mark.slow
 def test_items_from_the_python_api_with_a_causal_model(tiny_gpt2, tmp_path):
     """The API keyword; a causal model's candidate tokens are the sentence's tokens over the
     span (its leading space included: `Ġfur`), adding up to score_spans' span score."""
@@ -93,6 +95,7 @@ def test_items_from_the_python_api_with_a_causal_model(tiny_gpt2, tmp_path):
     pd.testing.assert_frame_equal(again.extra["tokens"], tokens, check_dtype=False, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_retrieval_keeps_the_targets_and_top_candidates_tokens(tiny_bert, toy_norms_path, tmp_path):
     args = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--candidates", "concepts"]
     args += ["--max-props", "2"]
@@ -113,6 +116,7 @@ def test_retrieval_keeps_the_targets_and_top_candidates_tokens(tiny_bert, toy_no
             assert sums[(model, prompt, span)] == pytest.approx(float(value), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_elicitation_keeps_the_gold_answers_tokens(tiny_roberta, toy_norms_path, tmp_path):
     args = ["elicit", "-m", tiny_roberta, "--norms", toy_norms_path, "-r", "has"]
     args += ["--candidates", "answers", "--normalize", "mean"]
@@ -138,6 +142,7 @@ def test_vocabulary_mode_refuses_token_scores_in_one_line(
         getattr(tacit, probe)([tiny_bert], norms=toy_norms_path, token_scores=True, quiet=True)
 
 
+@pytest.mark.slow
 def test_several_templates_keep_each_templates_tokens(
     tiny_roberta, tiny_gpt2, toy_norms_path, tmp_path
 ):

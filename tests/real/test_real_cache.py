@@ -112,6 +112,7 @@ def test_an_unreachable_registry_is_a_reason_to_skip(tmp_path, monkeypatch):
     assert not (root / "fake" / "gguf").exists() and leftovers(root) == []
 
 
+@pytest.mark.slow
 def test_a_second_process_waits_for_the_first_and_reuses_its_file(tmp_path, monkeypatch):
     """While one process holds the model's lock (building), another waits; once the file is
     in place it takes it as it is (its own pip would fail: the registry is unreachable)."""

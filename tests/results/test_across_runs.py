@@ -113,6 +113,7 @@ def expected_main(run_dir) -> pd.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_the_leaderboard_is_each_summary_at_its_main_condition(results):
     board = tacit.leaderboard(results)
     runs = [p.parent for p in results.rglob("manifest.json")]
@@ -210,6 +211,7 @@ def test_comparisons_equal_an_independent_computation(results):
     assert row["difference"] == pytest.approx((a.sum() - b.sum()) / n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exact_limit", [20, 2])
 def test_a_comparison_in_memory_equals_the_saved_one(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch, exact_limit
@@ -278,6 +280,7 @@ def test_runs_not_like_for_like_are_never_compared(results):
     assert (found["run_a"] == found["run_b"]).all()
 
 
+@pytest.mark.slow
 def test_the_advice_names_the_options_that_differ(
     results, tiny_bert, tiny_roberta, toy_norms_path, tmp_path
 ):
@@ -350,6 +353,7 @@ def test_formats_for_a_paper(results):
     assert r"\begin{tabular}" in run("leaderboard", results, "--format", "latex").stdout
 
 
+@pytest.mark.slow
 def test_a_leaderboard_beside_the_runs_breaks_nothing(results, tmp_path):
     """The README's `probe report results/retrieve/*` refused the folder once a leaderboard
     had been written into it."""
@@ -369,6 +373,7 @@ def test_a_leaderboard_beside_the_runs_breaks_nothing(results, tmp_path):
     board.unlink()
 
 
+@pytest.mark.slow
 def test_a_run_in_progress_beside_the_runs_is_left_out_with_a_warning(results, tmp_path):
     """`probe report results/*/*` (the README's pattern) exited 1 on a run in progress (issue
     47): every command that reads several runs leaves it out, as it does plain files, and says

@@ -122,6 +122,7 @@ def retrieval(tmp_path_factory, tiny_bert, toy_norms_path):
     return out
 
 
+@pytest.mark.slow
 def test_a_retrieval_run_in_lm_evals_layout(retrieval, tmp_path):
     run = tacit.load(retrieval)
     done = tacit.export(retrieval, to="lm-eval", out=tmp_path / "lm")
@@ -181,6 +182,7 @@ def test_lm_evals_own_table_reads_the_export(retrieval, tmp_path):
     assert tasks == set(results["configs"])
 
 
+@pytest.mark.slow
 def test_the_elicitation_conditions_and_their_pooled_task(tmp_path, tiny_bert, toy_norms_path):
     run = tacit.elicit([tiny_bert], norms=str(toy_norms_path), prefix="both", quiet=True)
     done = tacit.export(run, out=tmp_path / "lm")

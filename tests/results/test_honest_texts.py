@@ -4,6 +4,7 @@ nothing overlaps what it explains."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from typer.testing import CliRunner
@@ -36,6 +37,7 @@ def test_an_empty_probability_panel_gives_the_runs_own_reason(tiny_gpt2, toy_nor
     assert "other than by sum" not in said
 
 
+@pytest.mark.slow
 def test_the_first_look_note_overlaps_nothing(tiny_bert, toy_norms_path):
     """The `--limit` caption was drawn over the elicitation legend; a one-relation run's x axis
     spoke of `all`, which it has not."""
@@ -60,6 +62,7 @@ def test_the_first_look_note_overlaps_nothing(tiny_bert, toy_norms_path):
     assert figure.axes[0].get_xlabel() == "relation (all: every relation's prompts)"
 
 
+@pytest.mark.slow
 def test_span_scoring_is_said_only_where_a_masked_model_ran(
     tiny_gpt2, real_roberta, toy_norms_path, tmp_path
 ):
@@ -89,6 +92,7 @@ def test_span_scoring_is_said_only_where_a_masked_model_ran(
     assert "l2r" not in alone.output and "normalisation sum" in alone.output
 
 
+@pytest.mark.slow
 def test_map_sens_is_shown_once_where_it_is_map(tiny_bert, toy_norms_path):
     """Over `--candidates answers`, every answer to the relation is a candidate: mAP and mAP
     sens are one number by definition, shown once with the reason."""

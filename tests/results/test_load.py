@@ -77,6 +77,7 @@ def _same_result(back: tacit.ProbeResult, result: tacit.ProbeResult) -> None:
         assert back.vocab.sha256 == result.vocab.sha256 == result.manifest["vocabulary"]["sha256"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "probe", ["retrieve", "retrieve-spans", "elicit", "prince", "nli", "pragmeval", "items"]
 )

@@ -25,6 +25,7 @@ def test_labels_are_short_and_unique():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [100, 80])
 def test_two_models_print_in_a_narrow_table(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, columns
@@ -50,6 +51,7 @@ def test_two_models_print_in_a_narrow_table(
     assert tiny_bert not in table and "tiny-bert0" in table
 
 
+@pytest.mark.slow
 def test_an_ablation_prints_one_table_and_verbose_prints_all(tiny_bert, toy_norms_path, tmp_path):
     base = [
         "retrieve",

@@ -2,6 +2,7 @@
 
 from datetime import datetime
 
+import pytest
 from support import RETRIEVAL_RUN_FILES, fails_cleanly
 from typer.testing import CliRunner
 
@@ -11,6 +12,7 @@ from tacit.results.rundir import fresh_run_dir
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_a_directory_holding_a_run_is_refused_then_replaced_whole(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path
 ):

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 from support import interrupt_after_one_chunk
 from typer.testing import CliRunner
 
@@ -18,6 +19,7 @@ from tacit.cli import app
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_runs_lists_complete_and_interrupted_runs(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     base = ["-m", tiny_bert, "--norms", str(toy_norms_path), "-q"]
@@ -47,6 +49,7 @@ def test_runs_of_a_missing_folder_is_one_line(tmp_path):
     assert result.exit_code == 1 and "no such directory" in result.stderr
 
 
+@pytest.mark.slow
 def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, tmp_path):
     """A run and its prefix ablation hold the same model, relation and prefix: the table
     names each by its run (it ended in a 61-line pandas traceback)."""
@@ -61,6 +64,7 @@ def test_table_tells_runs_with_the_same_model_apart(tiny_bert, toy_norms_path, t
     assert re.search(r"^tiny-bert0 +[^(]", result.stdout, re.MULTILINE) is None
 
 
+@pytest.mark.slow
 def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_path):
     both = ["--vocab-model", tiny_bert, "--vocab-model", tiny_roberta]  # one vocabulary
     for name, model in (("a", tiny_bert), ("b", tiny_roberta)):
@@ -104,6 +108,7 @@ def test_table_of_retrieval_runs(tiny_bert, tiny_roberta, toy_norms_path, tmp_pa
     assert mixed.exit_code == 1 and "runs are of different probes" in mixed.stderr
 
 
+@pytest.mark.slow
 def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_norms_path, tmp_path):
     """An ordering run beside a category run drew one garbled panel; runs over different
     vocabularies looked like a fair comparison (issue 22, items 3 and 4)."""
@@ -143,6 +148,7 @@ def test_plot_refuses_mixed_figures_and_warns_when_runs_differ(tiny_bert, toy_no
     )  # figures follow the umask like the tables
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_shows_its_norms_start_and_history(
     tiny_bert, toy_norms_path, tmp_path, monkeypatch
 ):

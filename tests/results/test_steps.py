@@ -34,6 +34,7 @@ def checkpoints(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_a_checkpoints_sweep_draws_the_metric_by_step(checkpoints, toy_norms_path, tmp_path):
     grid, out = tmp_path / "ckpt.toml", tmp_path / "ckpt"
     grid.write_text(
@@ -90,6 +91,7 @@ def test_a_checkpoints_sweep_draws_the_metric_by_step(checkpoints, toy_norms_pat
     assert (tmp_path / "steps.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_hub_revisions_are_recorded_per_cell(tiny_bert, toy_norms_path, tmp_path):
     """A revisions axis on a local model (which loads as it is): the plumbing of the revision
     and its step into each cell's run and manifest."""

@@ -36,6 +36,7 @@ def invoke(*args):
     return runner.invoke(app, ["sweep", *map(str, args)])
 
 
+@pytest.mark.slow
 def test_a_failed_cell_is_recorded_the_others_go_on_and_a_rerun_retries_it(
     tiny_bert, toy_norms_path, tmp_path
 ):

@@ -4,6 +4,7 @@ resumes after an interruption without redoing finished cells, and `probe leaderb
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import tacit
@@ -23,6 +24,7 @@ def write_sweep(path, models, norms) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_resumes_and_makes_a_leaderboard(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
