@@ -179,6 +179,7 @@ def test_counts_and_the_cache(server, tmp_path):
     assert generation_counts(again)["generation_cached"] == 3
 
 
+@pytest.mark.slow
 def test_elicitation_by_generation_through_a_server_equals_in_process(
     server, instruct, toy_norms_path
 ):

@@ -104,6 +104,7 @@ def test_the_metrics_equal_an_independent_computation_from_the_answers(toy_norms
     assert result.manifest["generation"]["sampling"]["n"] == 5
 
 
+@pytest.mark.slow
 def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_path):
     """An instruct model in process: prompts.csv, summary.csv (recall, not mAP), answers.csv
     and messages.jsonl; the leaderboard and the report read the run's own metrics."""

@@ -127,6 +127,7 @@ def test_votes_rank_the_guesses_of_several_samples(toy_norms_path):
     assert row["rank"] == 1 and row["n_draws"] == 3 and row["top5"] == "bear:3"
 
 
+@pytest.mark.slow
 def test_scoring_and_generation_stand_side_by_side(tiny_gpt2, toy_norms_path, tmp_path):
     """The same model by scoring (over the concepts' spans) and by generation asks the same
     concepts and properties: `compare` pairs them over every concept, the generation side

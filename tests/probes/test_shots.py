@@ -70,6 +70,7 @@ def test_demonstrations_never_show_the_concept_or_its_category(toy_norms_path):
     }
 
 
+@pytest.mark.slow
 def test_the_draw_is_seeded_not_batched(toy_norms_path, tiny_bert):
     """The same demonstrations (and texts scored) at batch sizes 1 and 16 and on a rerun;
     another --seed draws others."""
@@ -128,6 +129,7 @@ def _seq2seq_total(model, text, span):
     return seq2seq_reference(model, [text], [span])[0][0, 0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fixture", "plain"), [("tiny_gpt2", _causal_total), ("tiny_t5", _seq2seq_total)]
 )
