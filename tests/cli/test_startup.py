@@ -143,6 +143,20 @@ def test_an_interruption_during_start_up_is_one_line(
     ), stderr
 
 
+@pytest.fixture()
+def signals_as_a_new_process_has_them():
+    """console.run() leaves SIGINT and SIGTERM ignored once its exit status is decided (so a
+    signal during shutdown cannot change it): in a test worker that outlives it, the handlers
+    are put back afterwards, and a test starts from a new process's (Ctrl-C raises)."""
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    for each, handler in previous.items():
+        signal.signal(each, handler)
+
+
+@pytest.mark.usefixtures("signals_as_a_new_process_has_them")
 def test_an_interruption_wrapped_in_another_error_is_still_one_line(monkeypatch, capsys):
     """Python 3.11 turns a SIGTERM or Ctrl-C raised while a class is created (a dataclass in
     torch's modules, imported on first use) into a RuntimeError, which transformers' lazy
@@ -163,6 +177,7 @@ def test_an_interruption_wrapped_in_another_error_is_still_one_line(monkeypatch,
     assert capsys.readouterr().err == "interrupted by SIGTERM: no result files were written\n"
 
 
+@pytest.mark.usefixtures("signals_as_a_new_process_has_them")
 @pytest.mark.parametrize("group", ["typer", "probe"])
 @pytest.mark.parametrize(
     ("signum", "code", "name"), [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "Ctrl-C")]
@@ -199,12 +214,7 @@ def test_an_interruption_typer_turns_into_exit_130_keeps_its_name(
     monkeypatch.setattr(sys, "argv", ["probe", "parse"])
     monkeypatch.setitem(INTERRUPTION, "said", False)
     monkeypatch.setitem(errors.SIGTERM_SEEN, "seen", False)
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with pytest.raises(SystemExit) as done:
-            console.run()
-    finally:
-        for each, handler in previous.items():
-            signal.signal(each, handler)
+    with pytest.raises(SystemExit) as done:
+        console.run()
     assert done.value.code == code
     assert capsys.readouterr().err == f"interrupted by {name}: no result files were written\n"

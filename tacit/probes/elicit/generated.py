@@ -31,8 +31,7 @@ Chance: a model's words are open, so recall and precision have no chance level; 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,12 +39,8 @@ import pandas as pd
 from tacit.matching.match import SEPARATOR
 from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
-from tacit.probes.base import Metric
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.elicit.summary import ALL, concept_intervals
-
-if TYPE_CHECKING:
-    from tacit.core.manifest import Manifest
 
 LISTING_COLUMNS = [
     "n_draws",
@@ -87,37 +82,6 @@ LISTING_SUMMARY_COLUMNS = [
     "n_truncated",
     "n_novel",
 ]
-
-
-# what a run by generation reports, as the probe's declared metrics (Probe.as_run)
-LISTING_PRIMARY = Metric(
-    "recall_pf",
-    "recall (pf-weighted)",
-    True,
-    "recall_pf_ci_low",
-    "recall_pf_ci_high",
-    "n_concepts",
-    row="recall_pf",
-)
-LISTING_METRICS = (
-    Metric("recall", "recall", True, "recall_ci_low", "recall_ci_high", row="recall"),
-    Metric("precision", "precision", True, "precision_ci_low", "precision_ci_high"),
-    Metric(
-        "spearman_mean",
-        "Spearman",
-        True,
-        "spearman_mean_ci_low",
-        "spearman_mean_ci_high",
-        row="spearman",
-        chance="spearman_chance",
-    ),
-)
-
-
-def by_generation(manifest: Manifest | Mapping[str, Any] | None) -> bool:
-    """Was the run asked in words (its manifest's options say `by: generation`)?"""
-    options = dict(manifest or {}).get("options") or {}
-    return isinstance(options, Mapping) and options.get("by") == "generation"
 
 
 def score_feature_lists(

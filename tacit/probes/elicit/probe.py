@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.elicit.generated import LISTING_METRICS, LISTING_PRIMARY
+from tacit.probes.elicit.listing import LISTING_METRICS, LISTING_PRIMARY
 from tacit.probes.elicit.options import ElicitOptions
 from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts, with_shots
 
@@ -85,7 +85,7 @@ class ElicitProbe(Probe[ElicitOptions]):
     def as_run(self, manifest: Manifest) -> ElicitProbe:
         """A run by generation reports the norming task's metrics (recall weighted by pf
         first), not average precision."""
-        from tacit.probes.elicit.generated import by_generation
+        from tacit.probes.elicit.listing import by_generation
 
         return ElicitByGeneration() if by_generation(manifest) else self
 
@@ -404,7 +404,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         templates), and the relations: `all` pools the relations a run asked for, so runs of
         other relations pool other prompts under the same name; a run by generation reports
         another metric, so it never stands beside a run by scoring."""
-        from tacit.probes.elicit.generated import by_generation
+        from tacit.probes.elicit.listing import by_generation
         from tacit.probes.run_notes import scored_over
 
         relations = (manifest.get("options") or {}).get("relations") or []

@@ -237,7 +237,7 @@ class ElicitReport(Report):
     ) -> list[Table]:
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
         the paper's counts beside ours where the norms are the paper's."""
-        from tacit.probes.elicit.generated import by_generation
+        from tacit.probes.elicit.listing import by_generation
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.summary import elicitation_tables
 
@@ -261,8 +261,8 @@ class ElicitReport(Report):
         caption: str = "",
     ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
-        from tacit.probes.elicit.generated import LISTING_PRIMARY as PRIMARY
-        from tacit.probes.elicit.generated import by_generation
+        from tacit.probes.elicit.listing import LISTING_PRIMARY as PRIMARY
+        from tacit.probes.elicit.listing import by_generation
 
         ways = {by_generation(manifest) for _, _, manifest in runs}
         if ways == {True}:
