@@ -110,6 +110,10 @@ ModelRecord = TypedDict(
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,
         "vocab_suffixes_naive": int,
+        # with --suffix-top: gold ranks counted against bounds (upper bounds of the ranks),
+        # and top-k lists a bound could pass (the best of the words scored)
+        "ranks_bounded": int,
+        "tops_bounded": int,
         # generation (tacit.models.answers.generation_counts): requests the model ran, their
         # prompt and completion tokens, and requests read from --cache instead
         "generation_requests": int,

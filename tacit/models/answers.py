@@ -29,6 +29,10 @@ class ScoredBatch:
     cut: how many of the batch's texts were cut to fit the model (`cut_to_fit`).
     work: what the batch ran against the naive count, for the model's record (a causal LM's
         suffixes scored: `vocab_suffixes`, `vocab_suffixes_naive`).
+    exact: [texts x shared vocabulary] bool, where `Needed.suffix_top` bounded the work: True
+        where `shared` holds a word's exact score, False where an upper bound that a reduction
+        may read (a rank counted against it is an upper bound of the rank). None: every
+        score a reduction reads is exact.
     """
 
     rows: Any
@@ -37,6 +41,7 @@ class ScoredBatch:
     log_z: Any
     cut: int = 0
     work: Mapping[str, int] = field(default_factory=dict)
+    exact: Any = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,13 @@ class TokenScores:
 VocabScores = tuple[np.ndarray, Any, Any, int]
 
 
+# nats: how far below every score a reduction reads a word left unscored lies at least (far
+# more than float noise, so that no tie rule within it changes a rank); with a budget
+# (Needed.suffix_top), how far above every bound left a gold's score lies where its rank is
+# counted exact
+MARGIN = 0.01
+
+
 @dataclass(frozen=True)
 class Needed:
     """What a reduction reads of each prompt's scores over the shared vocabulary, so that a
@@ -154,12 +166,17 @@ class Needed:
         (the ensemble of tacit.ranking), else None.
     every_word: every word's score is read (a softmax over the shared vocabulary, as
         retrieval's `target_prob_shared`): no bound will do.
+    suffix_top: a budget (`--suffix-top K`; 0: none): beyond the top k's words, only the
+        K words of highest upper bound (and the golds) are scored exactly, whatever the golds'
+        ranks need; the rest keep their bound, and ScoredBatch.exact says which (a gold's rank
+        counted against a bound is an upper bound of its rank). It overrides `every_word`.
     """
 
     golds: Sequence[Sequence[int]]
     top_k: int
     groups: Sequence[int] | None = None
     every_word: bool = False
+    suffix_top: int = 0
 
     def subset(self, positions: np.ndarray) -> Needed:
         """The needs of the prompts at `positions` alone; a group some of whose prompts are
@@ -174,6 +191,7 @@ class Needed:
             self.top_k,
             kept.tolist(),
             self.every_word or split,
+            self.suffix_top,
         )
 
 

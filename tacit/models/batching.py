@@ -75,6 +75,23 @@ def one_at_a_time(model: Batched) -> Iterator[None]:
             model.cache = cache  # type: ignore[attr-defined]
 
 
+@contextmanager
+def rows_per_batch(model: Batched, factor: int) -> Iterator[None]:
+    """Batches of `factor` x the batch size rows, for rows `factor` times shorter than the texts
+    the batch size counts (a causal LM's word suffixes after a shared prefix: a batch then
+    holds as many tokens as `--batch-size` whole sentences); a batch size of 1 stays one row
+    (the canonical scores of the tie rule). On running out of memory the size shrinks as
+    usual, and the batch size it leaves is the one that fitted, divided back."""
+    before = model.batch_size
+    if before > 1:
+        model.batch_size = before * max(1, factor)
+    try:
+        yield
+    finally:
+        if before > 1:
+            model.batch_size = max(1, min(before, model.batch_size // max(1, factor)))
+
+
 def longest_first_batches(
     lengths: Sequence[int], model: Batched, run: Callable[[np.ndarray], T]
 ) -> Iterator[tuple[np.ndarray, T]]:

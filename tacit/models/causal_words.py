@@ -27,6 +27,20 @@ way, on the means: a word whose mean bound is below the group's score to beat is
 of every prompt of the group. `Needed.every_word` (a softmax over the whole shared
 vocabulary) scores every suffix: the brute force.
 
+The exact rule scores every word a gold's rank could meet: with a gold far down the list
+(elicitation's golds, a dozen per prompt), most of the vocabulary. `Needed.suffix_top K`
+(`--suffix-top K`) is a budget instead: step 2 scores the golds and the K words of highest L,
+and step 3 is left out. A gold ranks exactly where its score lies above every bound left
+(nothing unscored can pass it); otherwise its rank, counted against the bounds of the words
+left, is an upper bound of its rank (so its average precision a lower bound). The top k is
+the best k of the words scored, the true top k wherever its k-th score lies above every bound
+left. ScoredBatch.exact says which scores are bounds; the reduction says which ranks and top
+lists are (tacit.ranking.vocabulary).
+
+Suffixes are batched by tokens: a word and the text after it are a few tokens where a sentence
+is many, so a batch holds `--batch-size` x (the sentence's tokens / the suffix's) of them
+(batching.rows_per_batch; a CPU runs 128-512 rows of one token twice as fast per row as 32).
+
 A word's suffix is tokenised as in span mode: the sentence (before, the word, after) whole,
 the tokens after the word's. Where BPE merges the word with what follows (so that the
 sentence does not contain the word's token), the text after is tokenised alone.
@@ -41,8 +55,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from tacit.models.answers import Needed, ScoredBatch
+from tacit.models.answers import MARGIN, Needed, ScoredBatch
 from tacit.models.base import progress_bar
+from tacit.models.batching import rows_per_batch
 from tacit.models.causal_cache import CausalModel
 from tacit.models.meter import longest_first, quiet
 
@@ -55,6 +70,7 @@ class PrefixModel(CausalModel, Protocol):
     the cache bookkeeping's, where its blank is, and a prefix run once and continued."""
 
     device: torch.device
+    batch_size: int
 
     def split_at_blank(self, template: str, *, at_end: bool = False) -> tuple[str, str, str]: ...
 
@@ -67,11 +83,6 @@ class PrefixModel(CausalModel, Protocol):
     def _with_start(
         self, texts: Sequence[str], cut_to_fit: bool, *, room: int = 0
     ) -> tuple[list[list[int]], np.ndarray]: ...
-
-
-# nats: how far below every score a reduction reads a word left unscored lies at least (far
-# more than float noise, so that no tie rule within it changes a rank)
-MARGIN = 0.01
 
 
 def vocab_scores(
@@ -115,7 +126,8 @@ class TextNeeds:
     read, and whether every word is read."""
 
     def __init__(self, needed: Needed | None, rows_of: list[np.ndarray]) -> None:
-        self.every_word = needed is None or needed.every_word
+        self.suffix_top = 0 if needed is None else needed.suffix_top
+        self.every_word = (needed is None or needed.every_word) and not self.suffix_top
         self.top_k = 0 if needed is None else needed.top_k
         self.golds: list[np.ndarray] = []
         self.groups: list[list[int]] = []
@@ -194,7 +206,13 @@ class Suffixed:
         self.scored += len(rests)
         out = np.zeros(len(rests))
         lengths = longest_first([len(r) for r in rests])
-        with quiet(len(rests), lengths) as bar:  # a calibration counts them (models.meter)
+        # as many tokens a batch as --batch-size sentences of start, prefix, word and after
+        sentence = self.scorer._n_start + len(self.prefix_ids) + 1 + len(self.after_ids)
+        factor = sentence // max(len(r) for r in rests)
+        with (
+            quiet(len(rests), lengths) as bar,  # a calibration counts them (models.meter)
+            rows_per_batch(self.scorer, factor),
+        ):
             for indices, result in self.scorer._after_prefix(self.run, rests, bar):
                 for at, i in enumerate(indices):
                     out[i] = result[at, : len(rests[i])].sum()
@@ -255,23 +273,28 @@ def _bounded(
                 exact[i, positions] = True
 
     k = min(needs.top_k, width)
+    budget = min(needs.suffix_top, width)
     if needs.every_word:
         score(torch.ones_like(exact))
     else:
         local = {text: i for i, text in enumerate(members)}
         groups = [[local[t] for t in g] for g in needs.groups if g[0] in local]
         group_golds = [np.unique(np.concatenate([golds[i] for i in g])) for g in groups]
-        # round 1: the golds and the top k by the first term, per text and per group
+        # round 1: the golds and the top k (with a budget, the top K) by the first term, per
+        # text and per group
+        first = max(k, budget)
         ask = torch.zeros_like(exact)
         for i in range(n):
             ask[i, torch.as_tensor(golds[i], device=device)] = True
-            ask[i, bound[i].topk(k).indices] = True
+            ask[i, bound[i].topk(first).indices] = True
         for g, gg in zip(groups, group_golds):
             chosen = torch.zeros(width, dtype=torch.bool, device=device)
             chosen[torch.as_tensor(gg, device=device)] = True
-            chosen[bound[g].mean(0).topk(k).indices] = True
+            chosen[bound[g].mean(0).topk(first).indices] = True
             ask[g] |= chosen
         score(ask)
+        if budget:  # the budget spent: what was scored is what a reduction may read
+            return _batch(part, scores, exact, members, rows_of, budget)
         # round 2: every word whose bound reaches the score to beat, less the margin
         ask = torch.zeros_like(exact)
         for i in range(n):
@@ -282,16 +305,30 @@ def _bounded(
             beat = _to_beat(mean, known, gg, k)
             ask[g] |= (mean >= beat - MARGIN) & ~known
         score(ask)
+    return _batch(part, scores, exact, members, rows_of, budget)
+
+
+def _batch(
+    part: Sequence[Suffixed],
+    scores: torch.Tensor,
+    exact: torch.Tensor,
+    members: list[int],
+    rows_of: list[np.ndarray],
+    budget: int,
+) -> ScoredBatch:
+    """A component's scores as a ScoredBatch (log-probabilities: `log_z` zero), with the work
+    it ran and, with a budget, which scores are exact."""
     rows = [rows_of[t] for t in members]
     suffixed = [p for p in part if p.after_ids]
     return ScoredBatch(
         rows=np.concatenate(rows),
         batch_rows=np.concatenate([np.full(len(r), i) for i, r in enumerate(rows)]),
         shared=scores,
-        log_z=torch.zeros(n, device=device),
+        log_z=torch.zeros(len(part), device=scores.device),
         cut=sum(p.cut for p in part),
         work={
             "vocab_suffixes": sum(p.scored for p in suffixed),
-            "vocab_suffixes_naive": width * len(suffixed),
+            "vocab_suffixes_naive": scores.shape[1] * len(suffixed),
         },
+        exact=exact if budget else None,
     )

@@ -28,8 +28,8 @@ def listed(names: Sequence[str], limit: int = 8) -> str:
 
 def run_notes(manifest: Manifest) -> list[str]:
     """Notes every probe shares: vocabulary warnings, batches halved on out of memory,
-    --revision given for a local directory (where it has no effect), and what a random-weight
-    control is (--control)."""
+    --revision given for a local directory (where it has no effect), what a random-weight
+    control is (--control), and ranks bounded by --suffix-top."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
     for record in manifest.get("models", []):
         control = record.get("control")
@@ -40,6 +40,9 @@ def run_notes(manifest: Manifest) -> list[str]:
                 "length and tokens alone give; read the model's numbers against it, not only "
                 "against chance"
             )
+    from tacit.probes.suffix_top import suffix_top_notes
+
+    notes += suffix_top_notes(manifest)
     if manifest.get("launch_warning"):
         notes.append(f"warning: {manifest.get('launch_warning')}")
     for record in manifest.get("models", []):

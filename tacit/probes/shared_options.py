@@ -154,6 +154,18 @@ SHOTS = Param(
     "answered (docs/probes/causal.md).",
 )
 
+SUFFIX_TOP = Param(
+    "suffix_top",
+    0,
+    kind="int",
+    minimum=0,
+    help="A causal LM's vocabulary mode on a CPU: score the text after the blank only for the "
+    "golds and the K words most likely before it, not for every word a gold's rank could "
+    "meet. A rank (or top 5) that a word left unscored could change is an upper bound (the "
+    "best of those scored), counted (ranks_bounded) and flagged approximate. 0: exact "
+    "(docs/probes/causal.md).",
+)
+
 
 def chosen_norms(values: NormsChoice) -> NormSet:
     """The run's NormSet: as given, or read from a path or an installed name."""

@@ -56,10 +56,15 @@ class SharedVocabulary:
     in_place: where a model cannot read the blank where it is (a causal LM, a blank inside the
         sentence), each word is put in it and its sentence scored (Scorer.score_words):
         Prince's person prompt.
+    suffix_top: a budget of the exact scores a family that pays per word (a causal LM's text
+        after the blank) computes beyond the top k: the K words of highest upper bound
+        (`--suffix-top K`, tacit.models.causal_words; 0: every score a rank reads exact).
+        Ranks counted against bounds are said (Ranking.bounded).
     """
 
     vocabulary: Vocabulary
     in_place: bool = False
+    suffix_top: int = 0
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,11 @@ class Ranking:
         with its tokens and their terms, (span, SpanTokens), else None.
     counts: the work the scoring ran and the near ties settled, for the model's record.
     ensemble: the groups' Ranking (one row per group, in group order), or None.
+    bounded: [rows x anchors] bool: True where the anchor's rank is an upper bound of its rank
+        (counted against words whose scores are bounds: SharedVocabulary.suffix_top), so its average
+        precision a lower bound; None where every rank is exact by construction.
+    top_bounded: [rows] bool: True where a word left at its bound could enter the row's top k
+        (listed: the best of the words scored); None as `bounded`.
     """
 
     rank: np.ndarray
@@ -164,6 +174,8 @@ class Ranking:
     tokens: list[list[tuple[str, SpanTokens]]] | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
     ensemble: Ranking | None = None
+    bounded: np.ndarray | None = None
+    top_bounded: np.ndarray | None = None
 
 
 def padded(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:

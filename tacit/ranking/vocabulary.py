@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from tacit.models.answers import Needed, ScoredBatch
+from tacit.models.answers import MARGIN, Needed, ScoredBatch
 from tacit.models.batching import one_at_a_time
 from tacit.ranking.question import Question, Ranking, SharedVocabulary
 from tacit.ranking.ties import (
@@ -117,6 +117,8 @@ def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[
             shared=torch.as_tensor(batch.shared, device=device),
             log_z=torch.as_tensor(batch.log_z, device=device),
             cut=batch.cut,
+            work=batch.work,
+            exact=None if batch.exact is None else torch.as_tensor(batch.exact, device=device),
         )
 
 
@@ -179,6 +181,9 @@ class AnchorReduction:
         self.ap_among = torch.full((n,), float("nan"), device=device)
         self.top_index = torch.empty((n, k), dtype=torch.long, device=device)
         self.top_prob = torch.empty((n, k), dtype=torch.float32, device=device)
+        # True where an anchor's rank was counted against upper bounds (Needed.suffix_top)
+        self.bounded = torch.zeros((n, width), dtype=torch.bool, device=device)
+        self.top_bounded = torch.zeros(n, dtype=torch.bool, device=device)  # the top k likewise
 
     def add(self, batch: ScoredBatch) -> None:
         rows, at = batch.rows, batch.batch_rows
@@ -188,6 +193,12 @@ class AnchorReduction:
             self.referee.settle(shared, rows, anchors, mask, self.question.top_k)
         anchor_logits = shared.gather(1, anchors)
         self.rank[rows] = torch.where(mask, ranks(shared, anchors), 0)
+        listed = shared
+        if batch.exact is not None:  # a bound at or near an anchor may have counted above it
+            exact = batch.exact[at]
+            ceiling = torch.where(exact, float("-inf"), shared).amax(dim=1, keepdim=True)
+            self.bounded[rows] = mask & (anchor_logits <= ceiling + MARGIN)
+            listed = torch.where(exact, shared, float("-inf"))  # only scores listed as such
         logprob = anchor_logits - log_z.unsqueeze(1)
         self.logprob[rows] = logprob.float()
         self.prob[rows] = logprob.exp().float()
@@ -198,12 +209,23 @@ class AnchorReduction:
         if self.among is not None:
             among = self.among[self.subset[rows]]
             self.ap_among[rows] = average_precision_rows(shared, anchors, mask, among).float()
-        top_values, self.top_index[rows] = top(shared, self.question.top_k)
+        top_values, self.top_index[rows] = top(listed, self.question.top_k)
         self.top_prob[rows] = (top_values - log_z.unsqueeze(1)).exp().float()
+        if batch.exact is not None and top_values.shape[1]:  # a bound could pass its k-th
+            self.top_bounded[rows] = top_values[:, -1:].squeeze(1) <= ceiling.squeeze(1) + MARGIN
+
+    def bounded_counts(self) -> dict[str, int]:
+        """Anchor ranks and top-k lists counted against bounds (Needed.suffix_top), where any."""
+        found = {
+            "ranks_bounded": int(self.bounded.sum()),
+            "tops_bounded": int(self.top_bounded.sum()),
+        }
+        return {key: n for key, n in found.items() if n}
 
     def ranking(self, words: np.ndarray, counts: dict[str, int] | None = None) -> Ranking:
         """What was gathered, on the CPU (`words`: the shared vocabulary's, as listed)."""
         top_index, top_prob = self.top_index.cpu().numpy(), self.top_prob.cpu().numpy()
+        bounded = self.bounded.cpu().numpy()
         return Ranking(
             rank=self.rank.cpu().numpy(),
             score=self.logprob.cpu().numpy(),
@@ -219,7 +241,9 @@ class AnchorReduction:
             ],
             best=list(words[top_index[:, 0]]) if top_index.shape[1] else [""] * len(top_index),
             n_candidates=np.full(len(top_index), len(words)),
-            counts=counts or {},
+            counts={**(counts or {}), **self.bounded_counts()},
+            bounded=bounded,
+            top_bounded=self.top_bounded.cpu().numpy(),
         )
 
 
@@ -249,7 +273,13 @@ def rank_vocabulary(
     ids = vocab.token_ids[scorer.name]
     prompts = list(question.prompts)
     words = np.asarray(vocab.words, dtype=object)
-    needed = Needed(question.anchors, question.top_k, question.groups, question.shares)
+    needed = Needed(
+        question.anchors,
+        question.top_k,
+        question.groups,
+        question.shares,
+        candidates.suffix_top,
+    )
     in_place = list(vocab.words) if candidates.in_place else None
     referee = Referee(scorer, prompts, ids, in_place)
     work = WorkCount()
@@ -313,6 +343,8 @@ class GroupMean:
         self.sums: torch.Tensor | None = None
         self.log_z = torch.zeros(len(self.groups), dtype=torch.float64, device=device)
         self.device = device
+        # per group and word, its prompts' scores that were bounds (ScoredBatch.exact), or None
+        self.inexact: torch.Tensor | None = None
 
     def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
         """The batches, unchanged, each added to its groups' sums on the way."""
@@ -325,6 +357,11 @@ class GroupMean:
                 )
             self.sums.index_add_(0, self.groups[batch.rows], log_probs)
             self.log_z[batch.rows] = log_z
+            if batch.exact is not None:
+                if self.inexact is None:
+                    self.inexact = torch.zeros_like(self.sums, dtype=torch.int32)
+                bounds = (~batch.exact[batch.batch_rows]).int()
+                self.inexact.index_add_(0, self.groups[batch.rows], bounds)
             yield batch
 
     def batch(self) -> ScoredBatch:
@@ -332,7 +369,8 @@ class GroupMean:
         assert self.sums is not None, "no batch passed"
         rows = torch.arange(self.n, device=self.device)
         mean = self.sums / self.counts.unsqueeze(1)
-        return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device))
+        exact = None if self.inexact is None else self.inexact == 0
+        return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device), exact=exact)
 
     def referee(self, members: Referee) -> GroupReferee:
         """The referee of batch(): its prompts' referee, averaged as the groups are."""

@@ -17,6 +17,7 @@ from tacit.probes.shared_options import (
     NORMS_FORMAT,
     SHOTS,
     SPAN_SCORING,
+    SUFFIX_TOP,
     TOKEN_SCORES,
 )
 from tacit.templates import TEMPLATES
@@ -76,6 +77,7 @@ class ElicitOptions(Options):
     token_scores: bool = TOKEN_SCORES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
     shots: int = SHOTS.field()
+    suffix_top: int = SUFFIX_TOP.field()
     by: By = BY.field()
     guesses: int = GUESSES.field()
     samples: int = SAMPLES.field()

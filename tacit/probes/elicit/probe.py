@@ -204,7 +204,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             dropped=dropped,
             shots=values.shots,
         )
-        return state, Golds(SharedVocabulary(vocab), sensible), needs
+        return state, Golds(SharedVocabulary(vocab, suffix_top=values.suffix_top), sensible), needs
 
     def _span_golds(
         self,
@@ -295,6 +295,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.summary import summarize_elicitation
         from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.shots import shots_record
+        from tacit.probes.suffix_top import suffix_top_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -311,6 +312,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         added["options"] = {"relations": relations, "prefix": values.prefix}
         if values.shots:
             added["options"]["shots"] = shots_record(values.shots)
+        if values.suffix_top and not spans:
+            added["options"]["suffix_top"] = suffix_top_record(values.suffix_top)
         if spans:
             added["options"].update(
                 candidates=str(values.candidates),

@@ -21,6 +21,8 @@ from numpy.typing import ArrayLike
 from tacit.probes.base import Scored
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
 from tacit.probes.paraphrase import TOP1, ensemble_frame, item_numbers, paraphrased
+from tacit.probes.suffix_top import COLUMN as BOUNDED
+from tacit.probes.suffix_top import bounded_counts
 from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
 from tacit.ranking import TOP, Question, Ranking, SharedVocabulary, SpanCandidates, rank
 
@@ -108,6 +110,9 @@ def _table(rows: pd.DataFrame, ranking: Ranking, golds: Golds) -> pd.DataFrame:
     ]
     table["top5"] = ranking.listed
     metrics = [*extra, *METRICS]
+    if isinstance(golds.candidates, SharedVocabulary) and golds.candidates.suffix_top:
+        table[BOUNDED] = bounded_counts(ranking)
+        metrics.append(BOUNDED)
     if paraphrased(rows):
         table[TOP1] = ranking.best
         metrics.append(TOP1)

@@ -18,6 +18,7 @@ from tacit.probes.shared_options import (
     NORMS_FORMAT,
     SHOTS,
     SPAN_SCORING,
+    SUFFIX_TOP,
     TOKEN_SCORES,
 )
 from tacit.templates import TEMPLATES
@@ -102,6 +103,7 @@ class RetrieveOptions(Options):
     articles: str | Path | Mapping[str, str] | None = ARTICLES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
     shots: int = SHOTS.field()
+    suffix_top: int = SUFFIX_TOP.field()
     by: By = BY.field()
     guesses: int = GUESSES.field()
     samples: int = SAMPLES.field()

@@ -294,7 +294,12 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         if candidates is not None:
             vocab = candidates.vocab
             position = {t: vocab.index(t) for t in prompt_set.prompts["target"].unique()}
-            return prompt_set, candidates, Targets(SharedVocabulary(vocab), position), needs
+            return (
+                prompt_set,
+                candidates,
+                Targets(SharedVocabulary(vocab, suffix_top=values.suffix_top), position),
+                needs,
+            )
         concepts = list(prompt_set.prompts["concept"].unique())
         candidates, targets, unread = span_sets(
             models, norms, templates, values, concepts, run, contexts
@@ -334,6 +339,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
         from tacit.probes.shots import shots_counts, shots_record
+        from tacit.probes.suffix_top import suffix_top_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
@@ -366,6 +372,11 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             "bootstrap": {"resamples": 1000, "confidence": 0.95, "unit": "concept"},
             **({"by": values.by} if values.by != "scoring" else {}),
             **({"shots": shots_record(values.shots)} if values.shots else {}),
+            **(
+                {"suffix_top": suffix_top_record(values.suffix_top)}
+                if values.suffix_top and not spans
+                else {}
+            ),
             **(
                 {
                     "candidates": str(values.candidates),

@@ -22,6 +22,8 @@ from tacit.core.metrics import reciprocal_rank
 from tacit.probes.base import Scored
 from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, item_numbers, paraphrased
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
+from tacit.probes.suffix_top import COLUMN as BOUNDED
+from tacit.probes.suffix_top import bounded_counts
 from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
 from tacit.ranking import TOP, Question, Ranking, SharedVocabulary, SpanCandidates, rank
 
@@ -134,6 +136,9 @@ def _table(
     table["top5"] = ranking.listed
     metrics = SPAN_METRICS if targets.spans else METRICS
     extra = []
+    if isinstance(targets.candidates, SharedVocabulary) and targets.candidates.suffix_top:
+        table[BOUNDED] = bounded_counts(ranking)
+        extra.append(BOUNDED)
     if paraphrased(rows):
         table[TOP1] = targets.names()[ranking.top_index[:, 0]]
         extra.append(TOP1)
