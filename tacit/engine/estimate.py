@@ -13,8 +13,8 @@
   planned sentence of the prompt, or, where a causal LM prunes, every word it would score.
   With `dry_run_seconds=0` no model is loaded and the counts alone are said;
 - past LONG_RUN_SECONDS, what takes less: `--limit N` with the N that takes about that long,
-  and the cheaper settings of this plan that exist (fewer candidates, fewer words, one pass
-  per span, a GPU).
+  and the cheaper settings of this plan that exist (a causal LM's `--suffix-top`, fewer
+  candidates, fewer words, one pass per span, a GPU).
 
 Nothing is written. What the calibration cannot see: a full run's batches are fuller (on a
 GPU it goes faster than said), and a prompt stopped part-way was timed on its longest
@@ -319,6 +319,11 @@ def _timed(groups: Iterator[_Group], first: _Group) -> Iterator[_Group]:
         yield first
 
 
+# the budget advised for a causal LM's vocabulary mode on a CPU (docs/probes/causal.md: at
+# 1,000, SmolLM2's AP on CSLB `has` within 0.01 of the exact run's on the prompts measured)
+SUFFIX_TOP_ADVISED = 1000
+
+
 def faster(estimate: RunEstimate, probe: str, plan: Plan, options: RunOptions) -> list[str]:
     """Where the run would take longer than LONG_RUN_SECONDS: a `note:` line with what takes
     less, as this plan and these models allow: `--limit N` (the N that takes about that long,
@@ -346,6 +351,12 @@ def faster(estimate: RunEstimate, probe: str, plan: Plan, options: RunOptions) -
     kinds = {m.kind for m in estimate.models}
     if candidates is not None and candidates.vocabulary is not None:
         if any(m.sentences > estimate.sentences for m in estimate.models):  # a word's suffix
+            if not getattr(plan.values, "suffix_top", 0):
+                ways.append(
+                    f"{option('--suffix-top')} {SUFFIX_TOP_ADVISED} (on a CPU: a causal LM "
+                    f"scores the text after the blank for the golds and the {SUFFIX_TOP_ADVISED:,} "
+                    "words most likely before it; ranks it cannot settle are flagged upper bounds)"
+                )
             ways.append(
                 f"{option('--vocab-words')} lower (fewer words, so fewer texts after the blank "
                 "for a causal LM to score)"

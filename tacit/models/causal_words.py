@@ -208,7 +208,7 @@ class Suffixed:
         lengths = longest_first([len(r) for r in rests])
         # as many tokens a batch as --batch-size sentences of start, prefix, word and after
         sentence = self.scorer._n_start + len(self.prefix_ids) + 1 + len(self.after_ids)
-        factor = sentence // max(len(r) for r in rests)
+        factor = sentence // max(1, max(len(r) for r in rests) - 1)  # a rest's last: no input
         with (
             quiet(len(rests), lengths) as bar,  # a calibration counts them (models.meter)
             rows_per_batch(self.scorer, factor),

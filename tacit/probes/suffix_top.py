@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from tacit.core.option_names import option
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from tacit.ranking import Ranking
 
 COLUMN = "ranks_bounded"
+BOUNDED_HEADER = {COLUMN: "ranks bounded"}  # a printed table's header of the column
 RULE = (
     "the text after the blank scored for the golds and the K words most likely before it "
     "(at least the top k); a gold's rank is exact where its score lies above every bound left, "
@@ -30,6 +32,17 @@ def bounded_counts(ranking: Ranking) -> np.ndarray:
     if ranking.bounded is None:
         return np.zeros(len(ranking.rank), dtype=np.int64)
     return ranking.bounded.sum(axis=1).astype(np.int64)
+
+
+def bounded_sum(group: pd.DataFrame) -> dict[str, int]:
+    """A summary row's count of the bounded ranks among its prompts', where the run counted
+    them (nothing else)."""
+    return {COLUMN: int(group[COLUMN].sum())} if COLUMN in group else {}
+
+
+def bounded_columns(prompts: pd.DataFrame) -> list[str]:
+    """The summary's columns for the bounded ranks, where the run counted them."""
+    return [COLUMN] if COLUMN in prompts else []
 
 
 def suffix_top_record(k: int) -> dict[str, Any]:

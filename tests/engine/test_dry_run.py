@@ -116,6 +116,17 @@ def test_a_long_estimate_says_what_takes_less(
         [toy_gpt2], norms=toy_norms_path, relations=["has"], dry_run=True, dry_run_seconds=1
     )
     assert "vocab_words lower" in vocab.notes[0]  # from Python: the API's names
+    assert "suffix_top 1000 (on a CPU" in vocab.notes[0]
+    bounded = tacit.elicit(
+        [toy_gpt2],
+        norms=toy_norms_path,
+        relations=["has"],
+        dry_run=True,
+        dry_run_seconds=1,
+        suffix_top=5,
+    )
+    assert "suffix_top" not in bounded.notes[0]  # asked already
+    assert bounded.models[0].sentences < vocab.models[0].sentences  # timed on its budget
     monkeypatch.setattr(estimates, "LONG_RUN_SECONDS", 10**9)
     quick = tacit.retrieve([tiny_bert], norms=toy_norms_path, max_props=1, dry_run=True)
     assert quick.notes == []

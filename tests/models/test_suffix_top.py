@@ -100,8 +100,8 @@ def test_a_budget_keeps_the_top_k_and_every_rank_it_calls_exact(peaked):
 @pytest.mark.slow
 def test_the_cli_says_what_the_budget_bounded(tiny_gpt2, toy_norms_path, tmp_path):
     """`probe elicit --suffix-top K`: prompts.csv counts each prompt's bounded gold ranks, the
-    manifest records the rule and each model's count, the printed report says the ranks are
-    approximate (the golden runs pin that a run without a budget writes none of them)."""
+    summary and its printed table each model's, the manifest records the rule and each model's
+    count, and a note says the ranks are approximate (the golden runs pin that a run without a budget writes none of them)."""
     out = tmp_path / "run"
     args = ["elicit", "-m", tiny_gpt2, "--norms", toy_norms_path, "--relation", "has", "-q"]
     result = probe_in_one_thread([*args, "--suffix-top", "3", "-o", out])
@@ -111,6 +111,9 @@ def test_the_cli_says_what_the_budget_bounded(tiny_gpt2, toy_norms_path, tmp_pat
     record = manifest["models"][0]
     assert manifest["options"]["suffix_top"]["k"] == 3
     assert record["ranks_bounded"] == prompts["ranks_bounded"].sum() > 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["ranks_bounded"].tolist() == [record["ranks_bounded"]]
+    assert "ranks bounded" in result.output  # the printed table's column
     assert f"approximate (--suffix-top 3): {record['ranks_bounded']} gold rank(s)" in (
         result.output
     )

@@ -17,6 +17,7 @@ from tacit.core.stats import bootstrap_ratio_ci
 from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
+from tacit.probes.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ALL = "all"  # the relation of the rows that pool every relation's prompts
@@ -144,9 +145,10 @@ def summarize_elicitation(
                     "prefix": prefix,
                     **({TEMPLATE: template[0]} if by_template else {}),
                     **_summarize(group, rng, n_resamples, confidence),
+                    **bounded_sum(group),
                 }
             )
-    columns = list(ELICITATION_SUMMARY_COLUMNS)
+    columns = [*ELICITATION_SUMMARY_COLUMNS, *bounded_columns(prompts)]
     if by_template:
         columns.insert(len(ELICITATION_GROUPS), TEMPLATE)
     summary = pd.DataFrame(rows, columns=columns)
@@ -205,6 +207,7 @@ def elicitation_tables(
             "map_vocab_ci_high",
             *([] if answers else ["map_sens"]),
             "spearman_mean",
+            *bounded_columns(shown),
         ]
         if paper_counts:
             shown = shown.assign(paper_n_prompts=shown["relation"].map(paper_counts))
@@ -224,6 +227,7 @@ def elicitation_tables(
                     "map_vocab": "mAP [95% CI]",
                     "map_sens": "mAP sens",
                     "spearman_mean": "rho",
+                    **BOUNDED_HEADER,
                 },
             )
         )

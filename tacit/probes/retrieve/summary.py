@@ -19,6 +19,7 @@ from tacit.core.stats import bootstrap_mean_ci
 from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
+from tacit.probes.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 
 HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
@@ -131,9 +132,11 @@ def summarize_retrieval(
                 "target_prob_ci_low": low[1],
                 "target_prob_ci_high": high[1],
                 "mean_target_prob_shared": group["target_prob_shared"].mean(),
+                **bounded_sum(group),
             }
         )
     columns = [*keys, *RETRIEVAL_SUMMARY_COLUMNS[len(RETRIEVAL_GROUPS) :]]
+    columns += bounded_columns(prompts)
     summary = pd.DataFrame(rows, columns=columns)
     model_order = {name: i for i, name in enumerate(dict.fromkeys(prompts["model"]))}
     summary = summary.sort_values(
@@ -172,6 +175,7 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
         "p_at_1",
         f"hits_at_{HITS_K}",
         "mean_target_prob",
+        *bounded_columns(table),
     ]
     if table["condition"].nunique() == 1:
         columns.remove("condition")
@@ -183,6 +187,7 @@ def retrieval_table(summary: pd.DataFrame, title: str = "") -> Table:
         "p_at_1": "P@1",
         f"hits_at_{HITS_K}": f"hits@{HITS_K}",
         "mean_target_prob": "prob",
+        **BOUNDED_HEADER,
     }
     return Table(
         with_chance(table[columns + chance].reset_index(drop=True), CHANCE),
