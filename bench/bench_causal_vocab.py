@@ -9,10 +9,14 @@ ways, timed on the same prompts:
 - pruned: tacit's vocabulary mode, log P(w | before) + log P("." | before, w) exactly for the
   words a reduction can read (the gold answers' ranks and AP, the top 5) and an upper bound
   for the rest (tacit.models.causal_vocab);
+- bounded (`--suffix-top K`, default 1000): the text after the blank scored for the golds and
+  the K words most likely before it; ranks it cannot settle are upper bounds, counted;
 - every suffix: the same score for every word (`needed=None`), on the first --brute prompts.
 
 It checks that the pruned and the every-suffix reads agree (gold ranks, top 5, AP over the
-vocabulary: identical), counts the suffixes scored, and, with --start-tokens, gives mean AP
+vocabulary: identical), that the bounded read's ranks equal the pruned ones wherever they are
+not flagged bounded (and are at least them where they are), counts the suffixes scored and the
+bounded ranks, and gives the largest AP difference; with --start-tokens, it gives mean AP
 from several start tokens. The model is a local directory: a random-weight model's next-token
 distribution is nearly flat, so pruning has nothing to leave out and this measures nothing
 realistic. Run, e.g. on SmolLM2-135M-Instruct from its GGUF file (dequantised to float32 and
@@ -60,7 +64,8 @@ def prompts_and_golds(scorer, norms: Path, vocab_file: Path, n: int, seed: int):
 
 
 def read(batches, golds) -> Ranking:
-    """What the ranking layer reads of the batches: the golds' ranks, AP and the top 5."""
+    """What the ranking layer reads of the batches: the golds' ranks, AP and the top 5 (and,
+    from bounded batches, which ranks are bounds)."""
     batches = list(batches)
     words = np.asarray([str(n) for n in range(batches[0].shared.shape[1])], dtype=object)
     return reduce(batches, Question([""] * len(golds), golds, 5), words, CPU, None).ranking(words)
@@ -91,6 +96,7 @@ def main() -> int:
     parser.add_argument("--brute", type=int, default=2, help="prompts scored with every suffix")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--suffix-top", type=int, default=1000, help="the bounded mode's budget K")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
         "--start-tokens", default="", help="comma-separated start_token values to compare AP"
@@ -120,10 +126,26 @@ def main() -> int:
                 work.passing(scorer.score_vocab(texts, ids, progress=False, needed=needed))
             )
         )
+        spent = WorkCount()
+        budget = Needed(golds, 5, suffix_top=args.suffix_top)
+        bounded, bounded_s = timed(
+            lambda: list(
+                spent.passing(scorer.score_vocab(texts, ids, progress=False, needed=budget))
+            )
+        )
         brute, brute_s = timed(
             lambda: list(scorer.score_vocab(texts[:brute_n], ids, progress=False))
         )
     old_read, new_read = read(old, golds), read(pruned, golds)
+    top_read = read(bounded, golds)
+    gold = np.array([[j < len(g) for j in range(top_read.rank.shape[1])] for g in golds])
+    assert top_read.bounded is not None
+    flagged = top_read.bounded & gold
+    np.testing.assert_array_equal(top_read.rank[gold & ~flagged], new_read.rank[gold & ~flagged])
+    assert (top_read.rank[flagged] >= new_read.rank[flagged]).all()
+    assert (top_read.ap <= new_read.ap + 1e-6).all()
+    ap_gap = float(np.nanmax(new_read.ap - top_read.ap))
+    print(f"bounded: {int(flagged.sum())} of {int(gold.sum())} gold ranks bounded; AP gap {ap_gap}")
     every = read(brute, golds[:brute_n])
     print(f"next token {old_s:.1f} s, pruned {pruned_s:.1f} s, every suffix {brute_s:.1f} s")
     np.testing.assert_array_equal(new_read.top_index[:brute_n], every.top_index)
@@ -148,6 +170,14 @@ def main() -> int:
             "suffixes scored / prompt": f"{np.mean(per_prompt):.0f} (median "
             f"{np.median(per_prompt):.0f}, max {max(per_prompt)})",
             "mean AP": f"{np.nanmean(new_read.ap):.4f}",
+        },
+        {
+            "mode": f"bounded (--suffix-top {args.suffix_top})",
+            "prompts": n,
+            "s / prompt": f"{bounded_s / n:.2f}",
+            "suffixes scored / prompt": f"{spent.counts.get('vocab_suffixes', 0) / n:.0f}",
+            "mean AP": f"{np.nanmean(top_read.ap):.4f} (gold ranks bounded: "
+            f"{int(flagged.sum())} of {int(gold.sum())}; largest AP gap {ap_gap:.4f})",
         },
         {
             "mode": "every word's suffix (brute force)",
@@ -193,6 +223,14 @@ def main() -> int:
         "start_token": scorer.start.text,
         "vocabulary": len(vocab),
         "suffixes": {"scored": work.counts, "per_prompt": per_prompt},
+        "bounded": {
+            "suffix_top": args.suffix_top,
+            "scored": spent.counts,
+            "gold_ranks": int(gold.sum()),
+            "gold_ranks_bounded": int(flagged.sum()),
+            "largest_ap_gap": ap_gap,
+            "top5_equal": int((top_read.top_index == new_read.top_index).all(axis=1).sum()),
+        },
         "table": rows,
         "examples": examples,
         "start_tokens": starts,

@@ -117,3 +117,22 @@ def test_the_cli_says_what_the_budget_bounded(tiny_gpt2, toy_norms_path, tmp_pat
     assert f"approximate (--suffix-top 3): {record['ranks_bounded']} gold rank(s)" in (
         result.output
     )
+
+
+def test_suffixes_are_batched_by_tokens_and_one_stays_one():
+    """rows_per_batch: a batch of suffixes `factor` times shorter than a sentence holds
+    `factor` x the batch size rows; a batch size of 1 (the tie rule's canonical scores) stays
+    one row; a size halved on running out of memory comes back divided by the factor."""
+    from types import SimpleNamespace
+
+    from tacit.models.batching import rows_per_batch
+
+    model = SimpleNamespace(name="m", device="cpu", batch_size=32)
+    with rows_per_batch(model, 10):
+        assert model.batch_size == 320
+        model.batch_size = 80  # halved twice on the device
+    assert model.batch_size == 8
+    model.batch_size = 1
+    with rows_per_batch(model, 10):
+        assert model.batch_size == 1
+    assert model.batch_size == 1
