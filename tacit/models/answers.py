@@ -33,6 +33,9 @@ class ScoredBatch:
         where `shared` holds a word's exact score, False where an upper bound that a reduction
         may read (a rank counted against it is an upper bound of the rank). None: every
         score a reduction reads is exact.
+    fixed: [texts x shared vocabulary] bool, or None: scores that are the same whatever the
+        batch (a causal LM's bounds: the text before the blank is always run alone), which
+        the tie rule leaves as they are.
     """
 
     rows: Any
@@ -42,6 +45,7 @@ class ScoredBatch:
     cut: int = 0
     work: Mapping[str, int] = field(default_factory=dict)
     exact: Any = None
+    fixed: Any = None
 
 
 @dataclass(frozen=True)

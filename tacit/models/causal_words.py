@@ -331,4 +331,5 @@ def _batch(
             "vocab_suffixes_naive": scores.shape[1] * len(suffixed),
         },
         exact=exact if budget else None,
+        fixed=~exact if budget else None,
     )

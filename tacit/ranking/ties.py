@@ -151,9 +151,14 @@ def settle_near(
     limit: torch.Tensor,
     canonical: Callable[[int, list[int]], torch.Tensor],
     settled: Settled,
+    fixed: torch.Tensor | None = None,
 ) -> None:
-    """`near`, then `settle`: the one call the reductions make."""
+    """`near`, then `settle`: the one call the reductions make. `fixed` ([rows x n], or None):
+    scores that are canonical already, left as they are (a causal LM's bounds under
+    `--suffix-top`: the text before the blank is always run alone)."""
     found = near(scores, anchors, anchor_mask, top_k, limit)
+    if fixed is not None:
+        found &= ~fixed
     settle(scores, found, canonical, limit, settled)
 
 

@@ -50,9 +50,10 @@ class Settles:
         anchors: torch.Tensor,
         anchor_mask: torch.Tensor,
         top_k: int,
+        fixed: torch.Tensor | None = None,
     ) -> None:
         """Settle the near ties of `scores` ([rows x shared vocabulary], the rows numbered
-        `rows`) around their anchors and top_k, in place."""
+        `rows`) around their anchors and top_k, in place (`fixed`: scores canonical already)."""
         numbers = rows.tolist()
         settle_near(
             scores,
@@ -62,6 +63,7 @@ class Settles:
             tolerance(scores, self.relative),
             lambda row, positions: self.canonical(numbers[row], positions),
             self.settled,
+            fixed,
         )
 
 
@@ -119,6 +121,7 @@ def on_device(batches: Iterable[ScoredBatch], device: torch.device) -> Iterator[
             cut=batch.cut,
             work=batch.work,
             exact=None if batch.exact is None else torch.as_tensor(batch.exact, device=device),
+            fixed=None if batch.fixed is None else torch.as_tensor(batch.fixed, device=device),
         )
 
 
@@ -190,7 +193,8 @@ class AnchorReduction:
         shared, log_z = batch.shared[at], batch.log_z[at]
         anchors, mask = self.anchors[rows], self.anchor_mask[rows]
         if self.referee is not None:
-            self.referee.settle(shared, rows, anchors, mask, self.question.top_k)
+            fixed = None if batch.fixed is None else batch.fixed[at]  # a budget's bounds
+            self.referee.settle(shared, rows, anchors, mask, self.question.top_k, fixed)
         anchor_logits = shared.gather(1, anchors)
         self.rank[rows] = torch.where(mask, ranks(shared, anchors), 0)
         listed = shared
@@ -369,8 +373,12 @@ class GroupMean:
         assert self.sums is not None, "no batch passed"
         rows = torch.arange(self.n, device=self.device)
         mean = self.sums / self.counts.unsqueeze(1)
-        exact = None if self.inexact is None else self.inexact == 0
-        return ScoredBatch(rows, rows, mean, torch.zeros(self.n, device=self.device), exact=exact)
+        exact = fixed = None
+        if self.inexact is not None:  # a mean of bounds alone is as fixed as they are
+            exact = self.inexact == 0
+            fixed = self.inexact == self.counts.unsqueeze(1)
+        zero = torch.zeros(self.n, device=self.device)
+        return ScoredBatch(rows, rows, mean, zero, exact=exact, fixed=fixed)
 
     def referee(self, members: Referee) -> GroupReferee:
         """The referee of batch(): its prompts' referee, averaged as the groups are."""

@@ -43,15 +43,16 @@ def peaked(tmp_path_factory) -> tuple[str, np.ndarray]:
     return str(directory), np.array([found[w] for w in chosen])
 
 
-def ranked(model: str, ids: np.ndarray, golds, k: int, batch_size: int):
+def ranked(model: str, ids: np.ndarray, golds, k: int, batch_size: int, groups=None):
     """The prompts' ranking over the words with a budget of `k` (0: exact)."""
     scorer = CausalLMScorer(model, device="cpu", batch_size=batch_size)
     words = tuple(str(n) for n in range(len(ids)))
     vocab = Vocabulary(words, {scorer.name: ids}, {scorer.name: frozenset(words)})
-    question = Question(PROMPTS, golds, 5)
+    question = Question(PROMPTS, golds, 5, groups)
     return rank(scorer, question, SharedVocabulary(vocab, suffix_top=k), progress=False)
 
 
+@pytest.mark.slow
 def test_a_budget_keeps_the_top_k_and_every_rank_it_calls_exact(peaked):
     """With a budget of 10 of 200 words: every top 5 not flagged is the exact run's, every
     gold rank not flagged bounded is the exact rank, every flagged one at least it (an upper
@@ -95,6 +96,25 @@ def test_a_budget_keeps_the_top_k_and_every_rank_it_calls_exact(peaked):
     np.testing.assert_array_equal(whole.top_index, want.top_index)
     np.testing.assert_array_equal(whole.rank[gold], want.rank[gold])
     np.testing.assert_allclose(whole.ap, want.ap, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_an_ensemble_on_a_budget_flags_what_its_means_bound(peaked):
+    """Two templates of one item (Needed.groups): the mean over them ranks the golds exactly
+    where nothing left at a bound can pass them, and at least as low elsewhere; the same at
+    batch sizes 1 and 64."""
+    model, ids = peaked
+    golds = [[3, 50, 120], [3, 50, 120], [7]]
+    groups = [0, 0, 1]
+    want = ranked(model, ids, golds, 0, 64, groups).ensemble
+    reads = [ranked(model, ids, golds, 10, b, groups).ensemble for b in (1, 64)]
+    gold = np.array([[True] * 3, [True, False, False]])
+    for got in reads:
+        flagged = got.bounded & gold
+        np.testing.assert_array_equal(got.rank[gold & ~flagged], want.rank[gold & ~flagged])
+        assert (got.rank[flagged] >= want.rank[flagged]).all() and flagged.any()
+    np.testing.assert_array_equal(reads[0].rank, reads[1].rank)
+    np.testing.assert_array_equal(reads[0].bounded, reads[1].bounded)
 
 
 @pytest.mark.slow
