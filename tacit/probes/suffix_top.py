@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 
 if TYPE_CHECKING:
@@ -43,6 +44,16 @@ def bounded_sum(group: pd.DataFrame) -> dict[str, int]:
 def bounded_columns(prompts: pd.DataFrame) -> list[str]:
     """The summary's columns for the bounded ranks, where the run counted them."""
     return [COLUMN] if COLUMN in prompts else []
+
+
+def refuse_over_spans(suffix_top: int, candidates: object) -> None:
+    """A budget over candidate spans: refused in one line (each span is scored whole), so that
+    no option is silently ignored."""
+    if suffix_top and candidates != "vocab":
+        raise TacitError(
+            f"{option('--suffix-top')}: over the shared vocabulary only (a causal LM's "
+            f"vocabulary mode); {option('--candidates')} {candidates} scores each span whole"
+        )
 
 
 def suffix_top_record(k: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import pytest
 from support import (
     REAL_ROBERTA_DIR,
     SHARED_DATA,
+    fails_cleanly,
     probe_in_one_thread,
     real_gpt2_tokenizer,
     save_peaked_gpt2,
@@ -156,3 +157,18 @@ def test_suffixes_are_batched_by_tokens_and_one_stays_one():
     with rows_per_batch(model, 10):
         assert model.batch_size == 1
     assert model.batch_size == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--candidates", "answers"], "--suffix-top: over the shared vocabulary only"),
+        (["--by", "generation"], "--suffix-top sets what a model's scores rank among"),
+    ],
+)
+def test_a_budget_where_it_has_no_place_is_one_line(toy_norms_path, tmp_path, extra, message):
+    """--suffix-top over candidate spans (each scored whole) or by generation (no scores):
+    refused before any model loads, not silently ignored."""
+    out = tmp_path / "run"
+    args = ["elicit", "-m", "gpt2", "--norms", toy_norms_path, "--suffix-top", "10", *extra]
+    fails_cleanly([*args, "-o", out], message, out)

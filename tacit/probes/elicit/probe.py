@@ -95,19 +95,22 @@ class ElicitProbe(Probe[ElicitOptions]):
         from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
+            SUFFIX_TOP,
             chosen_norms,
             norms_record,
             nothing_left,
             refuse_span_options,
             requested_concepts,
         )
+        from tacit.probes.suffix_top import refuse_over_spans
         from tacit.templates import load_templates
 
         check_generation_options(values, self.name)
         if values.by == "generation":
-            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS))
+            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS, SUFFIX_TOP))
         else:
             refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
+            refuse_over_spans(values.suffix_top, values.candidates)
         prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
         templates = load_templates(values.templates)

@@ -156,18 +156,23 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         from tacit.probes.retrieve.prompts import check_categories, retrieval_conditions
         from tacit.probes.shared_options import (
             SPAN_PARAMS,
+            SUFFIX_TOP,
             chosen_norms,
             norms_record,
             refuse_span_options,
         )
+        from tacit.probes.suffix_top import refuse_over_spans
         from tacit.templates import load_templates
 
         check_generation_options(values, self.name)
         generation = values.by == "generation"
         if generation:
-            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS, ARTICLES))
+            refuse_scoring_options(
+                values, self.name, (CANDIDATES, *SPAN_PARAMS, ARTICLES, SUFFIX_TOP)
+            )
         else:
             refuse_span_options(values, values.candidates, (*SPAN_PARAMS, ARTICLES), "concepts")
+            refuse_over_spans(values.suffix_top, values.candidates)
         templates = load_templates(values.templates)
         norms = chosen_norms(values)
         conditions = retrieval_conditions(
