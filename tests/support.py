@@ -658,14 +658,20 @@ def causal_vocab_reference(model_dir, prompts, vocab_ids):
     whole sentence tokenises it), a forward pass over the start token and the sentence
     (sentences of one length stacked, no padding), log_softmax, gather, and the sum of the
     log-probabilities of the word's token and every token after it: log P(w | before) +
-    log P(after | before, w). Returns [prompts x words]."""
+    log P(after | before, w) (log_softmax only where a token is read: the positions of the
+    text before the blank are read by none). Returns [prompts x words]."""
     from transformers import AutoModelForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     start = start_of(tokenizer)
     out = np.zeros((len(prompts), len(vocab_ids)))
+    first: dict[str, int] = {}  # a repeated prompt's row is its first one's
     for row, prompt in enumerate(prompts):
+        if prompt in first:
+            out[row] = out[first[prompt]]
+            continue
+        first[prompt] = row
         before, after = prompt.split("<mask>")
         prefix_ids = tokenizer(before.rstrip(), add_special_tokens=False)["input_ids"]
         after_ids = tokenizer(after, add_special_tokens=False)["input_ids"] if after else []
@@ -680,9 +686,11 @@ def causal_vocab_reference(model_dir, prompts, vocab_ids):
         for group in by_length.values():
             tokens = torch.tensor([sentence for _, sentence in group])
             with torch.no_grad():
-                logprobs = torch.log_softmax(model(input_ids=tokens).logits.double(), -1)
-            picked = logprobs[:, :-1].gather(2, tokens[:, 1:].unsqueeze(2)).squeeze(2)
-            out[row, [column for column, _ in group]] = picked[:, n:].sum(1).numpy()
+                kept = model(input_ids=tokens, logits_to_keep=tokens.shape[1] - n).logits
+            logits = kept[:, :-1]  # the positions n, n + 1, ... predicting tokens n + 1, ...
+            logprobs = torch.log_softmax(logits.double(), -1)
+            picked = logprobs.gather(2, tokens[:, n + 1 :].unsqueeze(2)).squeeze(2)
+            out[row, [column for column, _ in group]] = picked.sum(1).numpy()
     return out
 
 

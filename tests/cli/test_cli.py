@@ -70,6 +70,7 @@ def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_pa
     assert not list(out.glob(".*tmp"))
 
 
+@pytest.mark.slow
 def test_same_command_twice_gives_identical_tables(tiny_bert, toy_norms_path, tmp_path):
     for name in ("a", "b", "c"):
         invoke(
@@ -104,6 +105,7 @@ def test_same_command_twice_gives_identical_tables(tiny_bert, toy_norms_path, tm
     np.testing.assert_allclose(big.target_prob, one.target_prob, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_compile_option_reaches_the_encoder(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
     """--compile from the command line compiles each model's encoder and is recorded. Compiled
     and eager scores are compared in tests/models/test_scorer.py (a real torch.compile there);
@@ -129,6 +131,7 @@ def test_compile_option_reaches_the_encoder(tiny_bert, toy_norms_path, tmp_path,
     pd.testing.assert_frame_equal(eager, other)
 
 
+@pytest.mark.slow
 def test_out_of_memory_is_noted_and_recorded(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
     """A batch size too large for the device is halved, said on stderr and kept in the manifest
     (simulated on the CPU: the model raises OutOfMemoryError on batches above 2)."""
@@ -166,6 +169,7 @@ def test_user_errors_are_one_line_without_traceback(tiny_bert, toy_norms_path, t
         fails_cleanly(["retrieve", *args, "--out", tmp_path / "out"], message, out=tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_concepts_option_and_file(tiny_bert, toy_norms_path, tmp_path):
     listing = tmp_path / "concepts.txt"
     listing.write_text("dog\ncat\n")
@@ -214,7 +218,8 @@ def test_norms_install_and_show(toy_norms_path, tiny_bert):
 @pytest.mark.slow
 @needs_shared
 def test_real_tokenizers_and_norms_end_to_end(real_bert, real_roberta, tmp_path):
-    """266 concepts, 2,660 prompts; ranks and probabilities match a plain forward pass."""
+    """Every one of the 266 concepts (2 properties each: 532 prompts) over the two real
+    vocabularies' shared words; ranks and probabilities match a plain forward pass."""
     out = tmp_path / "run"
     result = invoke(
         "retrieve",
@@ -225,14 +230,14 @@ def test_real_tokenizers_and_norms_end_to_end(real_bert, real_roberta, tmp_path)
         "--norms",
         REAL_NORMS,
         "--max-props",
-        10,
+        2,
         "--out",
         out,
         "-q",
     )
     assert result.exit_code == 0, result.output
     prompts = pd.read_csv(out / "prompts.csv", keep_default_na=False)
-    assert prompts.concept.nunique() == 266 and len(prompts) == 2660
+    assert prompts.concept.nunique() == 266 and len(prompts) == 532
     words = (out / "vocab.txt").read_text(encoding="utf-8").splitlines()
     assert len(words) == 18542
     sample = prompts.sample(40, random_state=0)

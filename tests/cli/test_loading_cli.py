@@ -80,6 +80,7 @@ def test_options_per_model_and_for_the_run_are_recorded(tiny_bert, toy_norms_pat
     )
 
 
+@pytest.mark.slow
 def test_model_args_apply_to_every_model_and_a_models_own_win(tiny_bert, toy_norms_path, tmp_path):
     _, manifest, _ = _run(
         tmp_path,
@@ -152,6 +153,7 @@ def test_loading_mistakes_are_one_line(tiny_bert, toy_norms_path, tmp_path, args
     fails_cleanly(["retrieve", *given, "--norms", toy_norms_path, "--out", out], message, out)
 
 
+@pytest.mark.slow
 def test_span_candidates_read_a_models_text_with_its_options(tiny_gpt2, toy_norms_path, tmp_path):
     """The tokenizers that check span candidates load by the model's text, options and all."""
     _, manifest, summary = _run(

@@ -142,6 +142,7 @@ def test_norms_formats_are_declared_once():
     assert NORM_FORMATS.builtin() == NORMS_FORMATS
 
 
+@pytest.mark.slow
 def test_remove_an_installed_norm_set_and_the_name_in_the_manifest(
     tiny_bert, toy_norms_path, tmp_path
 ):

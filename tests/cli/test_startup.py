@@ -44,6 +44,7 @@ def test_help_loads_nothing_heavy():
     assert not HEAVY & _modules_after(code)
 
 
+@pytest.mark.slow
 def test_importing_the_module_entry_point_runs_nothing():
     """`import tacit.cli.__main__` (a tool walking every module) used to run `probe`: its usage
     on stdout, SystemExit, and Ctrl-C ignored in the importing process from then on (a later

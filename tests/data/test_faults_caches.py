@@ -88,6 +88,7 @@ def test_damaged_feature_cache_entries_are_rebuilt(pragmeval_data, mlm, tmp_path
     assert pragmeval(pragmeval_data, mlm, cache, tmp_path / "third")["hits"] == 3
 
 
+@pytest.mark.slow
 def test_a_feature_cache_on_a_full_disk(pragmeval_data, mlm, tmp_path, monkeypatch):
     # before: `OSError: [Errno 28] No space left on device`, a traceback, no result
     monkeypatch.setattr(tacit.core.cache, "write_atomic", disk_full)
@@ -112,6 +113,7 @@ def test_a_read_only_feature_cache(pragmeval_data, mlm, tmp_path):
         (cache / "features").chmod(0o755)
 
 
+@pytest.mark.slow
 def test_a_read_only_cache_that_holds_the_features_is_still_read(pragmeval_data, mlm, tmp_path):
     cache = tmp_path / "cache"
     pragmeval(pragmeval_data, mlm, cache, tmp_path / "first")

@@ -114,6 +114,7 @@ def test_offline_mode_asks_nothing(hanging_hub, hub_cache, monkeypatch, toy_norm
     assert hanging_hub.connections == 0
 
 
+@pytest.mark.slow
 def test_each_model_its_own_revision_in_one_run(hub_cache, monkeypatch, toy_norms_path):
     """Two revisions of one model side by side (a training run's checkpoints), read offline."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub_cache))

@@ -117,6 +117,7 @@ def test_items_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert)
     assert result.manifest["counts"]["items"] == 1
 
 
+@pytest.mark.slow
 def test_items_from_the_hub_on_the_command_line(hub, tiny_bert, tmp_path):
     url = "hf://datasets/someone/facts/data/items.jsonl"
     out = tmp_path / "run"
@@ -148,6 +149,7 @@ def test_templates_from_the_hub_are_recorded_with_the_commit(hub):
         tacit.load_templates("hf://datasets/someone/facts/t.jsonl")
 
 
+@pytest.mark.slow
 def test_norms_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert, toy_norms_path):
     url = "hf://datasets/someone/facts/norms.dat"
     norms = tacit.load_norms(url)
@@ -164,6 +166,7 @@ def test_norms_from_the_hub_run_and_are_recorded_with_the_commit(hub, tiny_bert,
     )
 
 
+@pytest.mark.slow
 def test_norms_installed_from_the_hub_are_recorded_with_the_commit(hub, tiny_bert, monkeypatch):
     monkeypatch.setenv("TACIT_CONFIG_DIR", str(hub.parent / "config"))
     url = f"hf://datasets/someone/facts@{COMMITS['v1']}/norms.dat"

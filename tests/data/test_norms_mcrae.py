@@ -249,6 +249,7 @@ def test_real_workbook(real_mcrae):
     assert "bat_(animal)" in real_mcrae.concepts
 
 
+@pytest.mark.slow
 @needs_mcrae
 def test_every_real_feature_reads_as_a_clean_phrase(real_mcrae):
     table = real_mcrae.table

@@ -159,6 +159,7 @@ def test_the_words_filter_keeps_words_of_letters(tiny_bert):
         build_vocabulary(tokenizers, words="letters")
 
 
+@pytest.mark.slow
 def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
     import tacit
 
@@ -170,6 +171,7 @@ def test_the_words_filter_from_a_run(tiny_bert, toy_norms_path):
     assert result.manifest["vocab_words"] == "alpha"
 
 
+@pytest.mark.slow
 @needs_shared
 def test_the_words_filter_on_roberta_base_alone():
     """A single RoBERTa's shared vocabulary: punctuation and capitalised word pieces out."""

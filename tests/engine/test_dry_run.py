@@ -25,6 +25,7 @@ def toy_gpt2(tmp_path_factory) -> str:
     return str(save_tiny_gpt2(where, toy_gpt2_tokenizer(where)))
 
 
+@pytest.mark.slow
 def test_the_counts_alone_load_no_model(tiny_gpt2, toy_norms_path, monkeypatch):
     import tacit.models
 
@@ -48,6 +49,7 @@ def test_the_counts_alone_load_no_model(tiny_gpt2, toy_norms_path, monkeypatch):
     assert refused.exit_code == 1 and "give it with --dry-run" in refused.output
 
 
+@pytest.mark.slow
 def test_a_calibration_is_bounded_in_sentences_and_says_what_it_timed(
     tiny_gpt2, toy_norms_path, monkeypatch
 ):
@@ -132,6 +134,7 @@ def test_a_long_estimate_says_what_takes_less(
     assert quick.notes == []
 
 
+@pytest.mark.slow
 def test_a_run_records_its_estimate_beside_its_time(tiny_gpt2, toy_norms_path, monkeypatch):
     monkeypatch.setattr(runner, "CHUNK_SENTENCES", 40)
     run = tacit.retrieve(

@@ -88,6 +88,7 @@ def toy_gpt2(tmp_path_factory) -> str:
     return str(save_tiny_gpt2(directory, toy_gpt2_tokenizer(directory / "tokenizer")))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("candidates", ["vocab", "concepts"])
 @pytest.mark.parametrize("templates", ["paper", "paraphrases"])
 def test_retrieval_ranks_with_a_near_tie_at_every_batch_size(
@@ -131,6 +132,7 @@ def test_elicitation_ranks_with_a_near_tie_at_every_batch_size(
     assert prompts["top5"].str.match(r"claws:[^ |]+( | \| )fur:").all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("probe", "candidates"), [("retrieve", "concepts"), ("elicit", "vocab"), ("elicit", "answers")]
 )

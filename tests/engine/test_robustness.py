@@ -361,6 +361,7 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
     assert not (resumed / ".partial").exists()
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_command(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
     out = tmp_path / "run"
     base = ["retrieve", "-m", tiny_bert, "--norms", toy_norms_path, "--out", out, "-q"]

@@ -113,6 +113,7 @@ def test_a_dry_run_counts_times_and_writes_nothing(
     assert not (tmp_path / "results").exists()  # no run directory
 
 
+@pytest.mark.slow
 def test_threads_are_set_and_recorded(tiny_bert, toy_norms_path):
     import torch
 

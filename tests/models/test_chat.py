@@ -219,6 +219,7 @@ def test_no_system_turn_scores_as_the_plain_computation(defaulting):
     np.testing.assert_allclose(got.logprob, expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_the_system_option_is_recorded_and_refused_where_it_means_nothing(
     defaulting, instruct, tiny_gpt2, toy_norms_path, tmp_path
 ):

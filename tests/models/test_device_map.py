@@ -52,6 +52,7 @@ def test_a_split_model_scores_as_the_whole_one(tiny_bert, tmp_path):
     np.testing.assert_allclose(got.prob[:, 0], want.prob[:, 0], rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_device_map_from_the_command_line(tiny_bert, toy_norms_path, tmp_path):
     out = tmp_path / "run"
     args = [

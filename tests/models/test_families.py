@@ -97,6 +97,7 @@ def test_a_probes_needs_are_checked_before_anything_loads(table_family):
     )
 
 
+@pytest.mark.slow
 def test_a_family_of_ones_own_runs_a_probe_end_to_end(table_family, tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text('{"text": "A [Y] has fur.", "candidates": ["bear", "dog"], "answer": "dog"}\n')

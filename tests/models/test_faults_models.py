@@ -104,6 +104,7 @@ def test_an_embedding_larger_than_the_tokenizer_is_fine(tiny_bert, tmp_path):
     np.testing.assert_array_equal(plain.rank, wider.rank)
 
 
+@pytest.mark.slow
 def test_a_torch_checkpoint_cut_short_is_one_line(tiny_bert, toy_norms_path, tmp_path):
     model = shutil.copytree(tiny_bert, tmp_path / "model")
     (model / "model.safetensors").unlink()

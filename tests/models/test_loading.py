@@ -118,6 +118,7 @@ def _remote_code_model(tiny_bert, directory):
     return str(directory)
 
 
+@pytest.mark.slow
 def test_remote_code_runs_only_when_trusted(tiny_bert, tmp_path, monkeypatch, toy_norms_path):
     import transformers.dynamic_module_utils as modules
 

@@ -204,6 +204,7 @@ def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
     np.testing.assert_array_equal(got.top_index, expected.top_index)
 
 
+@pytest.mark.slow
 def test_a_failing_compile_is_one_clear_error(tiny_roberta, monkeypatch):
     from torch._dynamo.exc import TorchRuntimeError
 

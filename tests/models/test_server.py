@@ -107,6 +107,7 @@ def test_a_server_that_adds_its_own_start_token_equals_in_process(tiny_llama):
     assert scorer.record()["server"]["start_token"] == {"text": "<s>", "added_by": "server"}
 
 
+@pytest.mark.slow
 def test_words_in_place_equal_in_process(served, in_process):
     """Each word in the blank, its sentence scored: what in-process causal models do for a
     blank inside a sentence (a server does so wherever the blank is)."""
@@ -220,6 +221,7 @@ def test_passing_faults_are_retried(tiny_gpt2, in_process):
     assert scorer.record()["server"]["retries_made"] == 4
 
 
+@pytest.mark.slow
 def test_a_kept_connection_the_server_closed_is_opened_again_without_a_retry(tiny_gpt2):
     """llama-cpp-python's server (uvicorn) closes a connection idle for 5 s, longer than a
     retry's first backoffs. The next request goes on a new connection: no retry is used up

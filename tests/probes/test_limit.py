@@ -133,6 +133,7 @@ def test_limited_and_full_runs_are_not_comparable(tiny_bert, toy_norms_path, tmp
     assert manifest["limit"] == {"n": 2, "of": "concepts", "by": "first"}
 
 
+@pytest.mark.slow
 def test_figures_and_reports_mark_a_first_look(tiny_bert, toy_norms_path, tmp_path, monkeypatch):
     """A `--limit` run's figure and report said nothing of the limit: both say it is a first
     look at the first concepts."""

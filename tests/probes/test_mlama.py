@@ -72,6 +72,7 @@ def test_nothing_to_keep_is_an_error_saying_why(tmp_path):
         mlama.mlama_items(tmp_path, "de", relations=["P4"])
 
 
+@pytest.mark.slow
 def test_converted_from_the_command_line_and_run_by_the_items_probe(tmp_path, tiny_bert):
     release = write_mlama(tmp_path / "mlama1.1")
     out = tmp_path / "de.jsonl"

@@ -159,6 +159,7 @@ def _plain_cloze(model_dir: str, prompts: list[str], words: list[str]) -> np.nda
     return np.array(out)
 
 
+@pytest.mark.slow
 def test_cloze_probabilities_equal_a_plain_forward_pass(data, nli_mlm):
     result = tacit.nli("nope", data["nope"], [nli_mlm], batch_size=3, quiet=True)
     rows = result.prompts
@@ -227,6 +228,7 @@ def test_cloze_refuses_a_verbalizer_word_that_is_not_one_token(data, nli_mlm, tm
     )
 
 
+@pytest.mark.slow
 def test_prompts_too_long_for_the_model_are_cut_around_the_mask(tmp_path, nli_mlm):
     root = tmp_path / "impli"
     (root / "idioms").mkdir(parents=True)
@@ -241,6 +243,7 @@ def test_prompts_too_long_for_the_model_are_cut_around_the_mask(tmp_path, nli_ml
 # --- classifier mode ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_classifier_probabilities_equal_a_plain_forward_pass(data, nli_classifier):
     result = tacit.nli("nope", data["nope"], [nli_classifier], batch_size=2, quiet=True)
     assert result.manifest["models"][0]["mode"] == "classifier"
@@ -517,6 +520,7 @@ def test_cli_runs_every_suite_in_cloze_and_classifier_mode(
     assert len(rows) == len(items) and set(rows["predicted"]) == {"neutral"}
 
 
+@pytest.mark.slow
 def test_max_items_samples_reproducibly(data, nli_mlm):
     first = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, quiet=True)
     again = tacit.nli("imppres", data["imppres"], [nli_mlm], max_items=10, seed=3, quiet=True)
@@ -554,6 +558,7 @@ def test_real_tokenizers_hold_the_default_verbalizer_and_score_real_items(real_b
     assert len(result.prompts) == 24  # prompts longer than the fixtures' 128 tokens are cut
 
 
+@pytest.mark.slow
 @needs_pragmatics
 def test_nope_released_predictions_reproduce_the_paper():
     runs = PRAGMATICS / "nope" / "reference_predictions" / "RoBERTa-large" / "mnli-snli-anli-fever"

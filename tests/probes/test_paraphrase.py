@@ -232,6 +232,7 @@ def test_retrieval_over_spans_masked_and_causal(tiny_roberta, tiny_gpt2, toy_nor
         assert summary["consistency"].iloc[0] == pytest.approx(consistency(tops))
 
 
+@pytest.mark.slow
 def test_a_concept_unread_in_one_form_is_left_out_of_every_form(
     tiny_bert, toy_norms_path, tmp_path
 ):
@@ -339,6 +340,7 @@ def test_one_template_keeps_the_paper_columns(tiny_bert, toy_norms_path):
     assert result.manifest["templates"]["file"] == "paper.jsonl"
 
 
+@pytest.mark.slow
 def test_the_shipped_paraphrases_run(tiny_bert, toy_norms_path):
     result = tacit.elicit(
         [tiny_bert],

@@ -109,6 +109,7 @@ def test_long_texts_are_cut_around_the_mask(mlm):
     assert cut == 1 and np.isfinite(states).all()
 
 
+@pytest.mark.slow
 def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data, mlm, tmp_path):
     first = tacit.pragmeval(
         pragmeval_data,
@@ -150,6 +151,7 @@ def test_linear_probe_learns_a_separable_task_and_caches_features(pragmeval_data
     assert mean.manifest["models"][0]["feature_cache"]["misses"] == 3  # another key
 
 
+@pytest.mark.slow
 def test_max_train_subsamples_reproducibly(pragmeval_data, mlm, tmp_path):
     runs = [
         tacit.pragmeval(
@@ -188,6 +190,7 @@ def test_cloze_predicts_the_best_verbalizer_word(pragmeval_data, mlm):
     assert result.prompts["setting"].iloc[0] == "zero-shot"
 
 
+@pytest.mark.slow
 def test_cloze_skips_many_label_tasks_and_checks_overrides(pragmeval_data, mlm, tmp_path):
     result = tacit.pragmeval(pragmeval_data, [mlm], mode="cloze", quiet=True)
     assert set(result.manifest["skipped_configs"]) == {

@@ -115,6 +115,7 @@ def test_words_sum_their_tokens(tiny_bert, toy_gpt2):
     )
 
 
+@pytest.mark.slow
 def test_from_the_command_line(tiny_bert, toy_gpt2, tmp_path):
     path = tmp_path / "texts.txt"
     path.write_text("A bear has fur.\n\n  Everyone knows that a cat has a tail.  \n")
