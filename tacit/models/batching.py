@@ -66,8 +66,8 @@ def one_at_a_time(model: Batched) -> Iterator[None]:
     kernel's sums can follow its threads (a prompt alone differed by 1.8e-6 at one thread and
     two), so the canonical scores are then the same whatever `--threads` too, and because a
     pass of one prompt gains little from a second thread while a busy machine makes each of
-    its operations wait for both (0.3-1.0 s a pass on one thread, 1.4-6.6 s on two, side by
-    side on a loaded 2-core CPU: docs/reproducibility.md)."""
+    its operations wait for both (0.11-0.28 s a pass on one thread, 1.07-2.08 s on two, taking
+    turns on a loaded 2-core CPU: docs/reproducibility.md)."""
     before, cache, threads = (
         model.batch_size,
         getattr(model, "cache", None),
