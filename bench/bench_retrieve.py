@@ -153,6 +153,7 @@ def run_tacit(model_dir, prompts, targets, vocab_ids, batch_size):
     rate = matmul_rate(rows, config.hidden_size, config.intermediate_size)
     return {
         "ranks": scores.rank[:, 0],
+        "ties": tie_cost(scores.counts, "tacit_"),
         "encoder_s": encoder,
         "flops": flops,
         "matmul_rate": rate,
@@ -321,6 +322,7 @@ def compare_scoring(args, model_dir, prompts, targets, ids) -> tuple[dict, bool,
         "ranks_differing_beyond_float_ties": int((rank_gap > lama_near).sum()),
         "ranks_equal_pipeline": bool((tacit_ranks[:n_pipe] == runs["pipeline"][0]).all()),
         "pipeline_prompts": n_pipe,
+        **runs["tacit"][0]["ties"],
     }
     ok = record["ranks_differing_beyond_float_ties"] == 0 and record["ranks_equal_pipeline"]
     if "tacit_compiled" in runs:
@@ -387,6 +389,8 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
     probe_ranks = pd.read_csv(Path(tmp) / "run0" / "prompts.csv")["rank"].to_numpy()
     lama = json.loads((Path(tmp) / "lama0.json").read_text())
     (cli_s, cli_mb), (lama_s, lama_mb) = min(clis), min(lamas)
+    fastest = Path(tmp) / f"run{clis.index(min(clis))}" / "manifest.json"
+    model = json.loads(fastest.read_text())["models"][0]
     beyond_ties = np.abs(probe_ranks - np.array(lama["rank"])) > np.array(lama["near"])
     record = {
         "end_to_end_prompts": len(prompts),
@@ -398,8 +402,21 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
         "speedup_vs_lama_end_to_end": round(lama_s / cli_s, 2),
         "peak_memory_lama_over_probe_retrieve": round(lama_mb / cli_mb, 2),
         "probe_retrieve_ranks_differing_from_lama_script_beyond_float_ties": int(beyond_ties.sum()),
+        **tie_cost(model, "probe_retrieve_"),
     }
     return record, not beyond_ties.any(), probe_ranks
+
+
+def tie_cost(counts: dict, prefix: str) -> dict:
+    """What the tie rule cost a run (tacit.ranking.ties, from its counts: the manifest's model
+    record, or Ranking.counts): the distinct prompts it scored again alone, the rows and
+    scores settled, and the seconds it took (finding the near scores and the passes alone)."""
+    return {
+        f"{prefix}tie_prompts": counts.get("tie_prompts", 0),
+        f"{prefix}tie_rows": counts.get("tie_rows", 0),
+        f"{prefix}tie_scores": counts.get("tie_scores", 0),
+        f"{prefix}tie_seconds": round(counts.get("tie_milliseconds", 0) / 1000, 2),
+    }
 
 
 def table(record: dict) -> list[list[str]]:
@@ -436,6 +453,16 @@ def table(record: dict) -> list[list[str]]:
                 f"{record['probe_retrieve_peak_rss_mb']:,} MB",
             ]
         )
+        if record.get("probe_retrieve_tie_prompts"):
+            rows.append(
+                [
+                    f"of which near ties settled ({record['probe_retrieve_tie_prompts']} "
+                    f"prompts scored again alone)",
+                    "",
+                    f"{record['probe_retrieve_tie_seconds']:.1f} s",
+                    "",
+                ]
+            )
         rows.append(
             [
                 "`bench/lama_style.py`, end to end",

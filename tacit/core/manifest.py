@@ -102,10 +102,13 @@ ModelRecord = TypedDict(
         "span_tokens": int,
         "span_tokens_naive": int,
         # near ties settled on the prompt scored alone (tacit.ranking.ties): rows, scores
-        # computed again, and those that had moved by more than a third of the tolerance
+        # computed again, those that had moved by more than a third of the tolerance, the
+        # distinct prompts (spans: templates) scored alone, and the milliseconds it took
         "tie_rows": int,
         "tie_scores": int,
         "tie_noisy": int,
+        "tie_prompts": int,
+        "tie_milliseconds": int,
         "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,

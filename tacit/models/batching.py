@@ -60,16 +60,27 @@ def smaller_batch(model: Batched) -> int:
 
 @contextmanager
 def one_at_a_time(model: Batched) -> Iterator[None]:
-    """Batches of one item, and no score cache (`--cache`: its answers were batched): the
-    canonical scores the tie rule settles near ties on (tacit.ranking.ties); then the batch
-    size and the cache as they were."""
-    before, cache = model.batch_size, getattr(model, "cache", None)
+    """Batches of one item, on one CPU thread, and no score cache (`--cache`: its answers were
+    batched): the canonical scores the tie rule settles near ties on (tacit.ranking.ties);
+    then the batch size, the threads and the cache as they were. One thread, because a CPU
+    kernel's sums can follow its threads (a prompt alone differed by 1.8e-6 at one thread and
+    two), so the canonical scores are then the same whatever `--threads` too, and because a
+    pass of one prompt gains little from a second thread while a busy machine makes each of
+    its operations wait for both (0.11-0.28 s a pass on one thread, 1.07-2.08 s on two, taking
+    turns on a loaded 2-core CPU: docs/reproducibility.md)."""
+    before, cache, threads = (
+        model.batch_size,
+        getattr(model, "cache", None),
+        torch.get_num_threads(),
+    )
     model.batch_size = 1
     if cache is not None:
         model.cache = None  # type: ignore[attr-defined]
+    torch.set_num_threads(1)
     try:
         yield
     finally:
+        torch.set_num_threads(threads)
         model.batch_size = before
         if cache is not None:
             model.cache = cache  # type: ignore[attr-defined]

@@ -76,6 +76,8 @@ class SpanRanker:
         self.baseline_of = baseline_of  # template -> its property-free form
         self._baselines: dict[tuple[str, str], np.ndarray] = {}
         self._alone: dict[tuple[str, str, int], float] = {}
+        # the (model, template) pairs with a span scored alone: the prompts the tie rule ran
+        self.templates_alone: set[tuple[str, str]] = set()
         # (model, template) -> the largest |log-probability| its scores were made of
         self.scale: dict[tuple[str, str], float] = {}
         self.work: dict[str, int] = {}
@@ -140,6 +142,7 @@ class SpanRanker:
                 ]
             baseline = whole(got[1]) if len(got) > 1 else None
             self._alone[key] = float(self._normalised(got[0], baseline)[0, 0])
+            self.templates_alone.add((scorer.name, template))
         return np.array([self._alone[(scorer.name, template, p)] for p in positions])
 
     def _count(self, scores: SpanScores) -> None:
@@ -182,10 +185,14 @@ def settle_spans(
     scale = np.array([max(r.scale[(scorer.name, t)] for r, t in row) for row in members])
     out = np.array(scores, dtype=np.float64)
 
+    rankers = list({id(r): r for row in members for r, _ in row}.values())
+    before = sum(len(r.templates_alone) for r in rankers)
+
     def canonical(row: int, positions: list[int]) -> np.ndarray:
         return np.mean([r.alone(scorer, t, positions) for r, t in members[row]], axis=0)
 
     settle_array(out, anchors, top_k, relative * np.maximum(scale, 1.0), canonical, settled)
+    settled.prompts = sum(len(r.templates_alone) for r in rankers) - before
     for key, value in settled.counts().items():
         counted[key] = counted.get(key, 0) + value
     return out

@@ -9,8 +9,9 @@ than that could come out in either order, and a rank or a top-k list with them. 
 1. Scores are compared exactly, and equal scores are ordered by position (the vocabulary's or
    the candidates' order): one total order gives every rank and every top-k list.
 2. A comparison the noise could flip is settled on canonical scores: those of the prompt
-   scored alone, in a batch of one (a span: its sentence alone), which are the same whatever
-   the batch size. A comparison is one the noise could flip when its two scores lie within
+   scored alone, in a batch of one on one CPU thread (a span: its sentence alone;
+   tacit.models.batching.one_at_a_time), which are the same whatever the batch size and the
+   threads. A comparison is one the noise could flip when its two scores lie within
    the row's tolerance (`tolerance`: a dtype's relative tolerance times the row's largest
    |score|, at least 1); only such scores (`near`) are computed again (`settle`).
 
@@ -22,6 +23,7 @@ scores themselves keep the batch's value elsewhere, within the noise.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +41,7 @@ RELATIVE_TOLERANCE = {"float32": 2e-5, "float16": 3e-2, "bfloat16": 2e-1}
 RULE = (
     "scores compared exactly, equal ones ordered by position; a comparison of two scores within "
     "the tolerance (relative_tolerance x the row's largest |score|, at least 1) is settled on "
-    "the prompt scored alone (a batch of one)"
+    "the prompt scored alone (a batch of one, on one CPU thread)"
 )
 
 
@@ -114,14 +116,25 @@ def near(
 class Settled:
     """What settling ran, for the model's record: rows with a comparison settled, scores
     computed again alone, and of those, how many had moved by more than a third of the
-    tolerance (the rule assumes the noise smaller: past it, ranks could depend on the batch)."""
+    tolerance (the rule assumes the noise smaller: past it, ranks could depend on the batch);
+    the distinct prompts (a span's: templates) scored again alone, and the time settling took
+    (finding the near scores and computing them again), what the rule costs a run."""
 
     rows: int = 0
     scores: int = 0
     noisy: int = 0
+    prompts: int = 0
+    seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
-        return {"tie_rows": self.rows, "tie_scores": self.scores, "tie_noisy": self.noisy}
+        """The manifest's counts (integers, summed over chunks: the time in milliseconds)."""
+        return {
+            "tie_rows": self.rows,
+            "tie_scores": self.scores,
+            "tie_noisy": self.noisy,
+            "tie_prompts": self.prompts,
+            "tie_milliseconds": round(self.seconds * 1000),
+        }
 
 
 def settle(
@@ -153,13 +166,15 @@ def settle_near(
     settled: Settled,
     fixed: torch.Tensor | None = None,
 ) -> None:
-    """`near`, then `settle`: the one call the reductions make. `fixed` ([rows x n], or None):
-    scores that are canonical already, left as they are (a causal LM's bounds under
-    `--suffix-top`: the text before the blank is always run alone)."""
+    """`near`, then `settle`: the one call the reductions make (timed in `settled`). `fixed`
+    ([rows x n], or None): scores that are canonical already, left as they are (a causal LM's
+    bounds under `--suffix-top`: the text before the blank is always run alone)."""
+    started = time.perf_counter()
     found = near(scores, anchors, anchor_mask, top_k, limit)
     if fixed is not None:
         found &= ~fixed
     settle(scores, found, canonical, limit, settled)
+    settled.seconds += time.perf_counter() - started
 
 
 def padded_positions(

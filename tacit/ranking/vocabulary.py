@@ -84,12 +84,16 @@ class Referee(Settles):
         self.relative = relative_tolerance(scorer)
         self.settled = Settled()
         self._known: dict[tuple[str, int], float] = {}
+        self._alone: set[str] = set()  # the prompt texts scored alone, counted once each
 
     def canonical(self, row: int, positions: list[int]) -> torch.Tensor:
         """The scores of prompt `row` at these shared-vocabulary positions, scored alone."""
         prompt = self.prompts[row]
         missing = [p for p in positions if (prompt, p) not in self._known]
         if missing:
+            if prompt not in self._alone:
+                self._alone.add(prompt)
+                self.settled.prompts += 1
             # a word put in the blank is a sentence of its own: each alone; else one pass
             one_each = self.words is not None and not self.scorer.reads_blank(prompt)
             for group in [[p] for p in missing] if one_each else [missing]:

@@ -116,6 +116,10 @@ def test_retrieval_ranks_with_a_near_tie_at_every_batch_size(
     record = results["auto"].manifest["models"][0]
     assert record["tie_rows"] >= len(prompts) and record.get("tie_noisy", 0) == 0
     assert results["auto"].manifest["ties"]["relative_tolerance"] == RELATIVE_TOLERANCE
+    # what the rule cost (issue 47): the prompt texts scored alone, each counted once, and the
+    # time it took
+    assert 0 < record["tie_prompts"] <= prompts["prompt"].nunique()
+    assert record["tie_milliseconds"] > 0
 
 
 @pytest.mark.parametrize("candidates", ["vocab", "answers"])
@@ -221,3 +225,27 @@ def test_real_batch_noise_on_many_words(request, model, probe, tmp_path):
     if probe == "retrieve":  # the probabilities themselves within the noise
         got = [results[size].prompts["target_prob"].to_numpy(float) for size in (1, 64)]
         np.testing.assert_allclose(got[0], got[1], rtol=1e-5)
+
+
+def test_canonical_scores_run_alone_on_one_thread(tiny_bert):
+    """The tie rule's canonical pass (issue 47): a batch of one on one CPU thread, whatever the
+    threads and batch size outside (a kernel's sums can follow its threads), then both as they
+    were."""
+    from tacit.ranking.vocabulary import Referee
+
+    scorer = MaskedLMScorer(tiny_bert, device="cpu", batch_size=8)
+    seen = []
+    scorer.model.register_forward_pre_hook(
+        lambda module, inputs: seen.append(torch.get_num_threads())
+    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        referee = Referee(scorer, ["A <mask> has fur.", "A <mask> can fly."], np.arange(5, 15))
+        first = referee.canonical(0, [0, 3])
+        referee.canonical(1, [1])
+        assert seen == [1, 1] and torch.get_num_threads() == 2 and scorer.batch_size == 8
+        assert torch.equal(referee.canonical(0, [3, 0]), first.flip(0))  # kept, not run again
+        assert seen == [1, 1] and referee.settled.prompts == 2
+    finally:
+        torch.set_num_threads(threads)
