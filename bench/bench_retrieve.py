@@ -410,12 +410,17 @@ def compare_end_to_end(args, tmp, model_dir, built, targets, ids) -> tuple[dict,
 def tie_cost(counts: dict, prefix: str) -> dict:
     """What the tie rule cost a run (tacit.ranking.ties, from its counts: the manifest's model
     record, or Ranking.counts): the distinct prompts it scored again alone, the rows and
-    scores settled, and the seconds it took (finding the near scores and the passes alone)."""
+    scores settled, and the seconds it took (finding the near scores and the passes alone: the
+    record's timing, Ranking.counts' milliseconds)."""
     return {
         f"{prefix}tie_prompts": counts.get("tie_prompts", 0),
         f"{prefix}tie_rows": counts.get("tie_rows", 0),
         f"{prefix}tie_scores": counts.get("tie_scores", 0),
-        f"{prefix}tie_seconds": round(counts.get("tie_milliseconds", 0) / 1000, 2),
+        f"{prefix}tie_seconds": round(
+            (counts.get("timing") or {}).get("tie_seconds")
+            or counts.get("tie_milliseconds", 0) / 1000,
+            2,
+        ),
     }
 
 

@@ -85,7 +85,8 @@ ModelRecord = TypedDict(
         "cache": "dict[str, Any]",
         # seconds: load_seconds, scoring_seconds (this run's chunks), the sentences they
         # held, and estimate_seconds, what the first chunk's pace said the scoring would take
-        # (from estimated_from_sentences in estimated_from_seconds): compare the two
+        # (from estimated_from_sentences in estimated_from_seconds): compare the two; and
+        # tie_seconds, what the tie rule's settling took (tacit.ranking.ties)
         "timing": "dict[str, Any]",
         "batch_size_used": "int | None",
         "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
@@ -108,7 +109,6 @@ ModelRecord = TypedDict(
         "tie_scores": int,
         "tie_noisy": int,
         "tie_prompts": int,
-        "tie_milliseconds": int,
         "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,

@@ -249,6 +249,7 @@ def run_models(
                 timing = pace.record(model.load_seconds)
         table = pd.concat([s.table for s in scored if s is not None]).sort_index(kind="stable")
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
+        timing = {**(timing or {}), **times_of(counts)}
         extras: dict[str, Any] = {}
         if work.finish is not None:
             table, extras = work.finish(model, table)
@@ -259,6 +260,16 @@ def run_models(
         records.append(cast(ModelRecord, {**record, **dict(counts), **extras, **timed}))
         tables.append(table)
     return pd.concat(tables, ignore_index=True), records
+
+
+def times_of(counts: Counter[str]) -> dict[str, float]:
+    """The counts that are times (`*_milliseconds`: the tie rule's settling), taken out of
+    them as seconds for the model's `timing`: how long, not what (runs of the same work
+    differ in them, as in scoring_seconds)."""
+    found = {}
+    for key in [k for k in counts if k.endswith("_milliseconds")]:
+        found[key.removesuffix("_milliseconds") + "_seconds"] = round(counts.pop(key) / 1000, 3)
+    return found
 
 
 def chunked(work: Work) -> list[pd.DataFrame]:
