@@ -222,7 +222,7 @@ class AnchorReduction:
         if batch.exact is not None and top_values.shape[1]:  # a bound could pass its k-th
             self.top_bounded[rows] = top_values[:, -1:].squeeze(1) <= ceiling.squeeze(1) + MARGIN
 
-    def bounded_counts(self) -> dict[str, int]:
+    def bounds_record(self) -> dict[str, int]:
         """Anchor ranks and top-k lists counted against bounds (Needed.suffix_top), where any."""
         found = {
             "ranks_bounded": int(self.bounded.sum()),
@@ -249,7 +249,7 @@ class AnchorReduction:
             ],
             best=list(words[top_index[:, 0]]) if top_index.shape[1] else [""] * len(top_index),
             n_candidates=np.full(len(top_index), len(words)),
-            counts={**(counts or {}), **self.bounded_counts()},
+            counts={**(counts or {}), **self.bounds_record()},
             bounded=bounded,
             top_bounded=self.top_bounded.cpu().numpy(),
         )
