@@ -229,6 +229,12 @@ class Scorer(ABC):
         """Whether this family answers `capability` (one of HOOKS, or `vocab_anywhere`)."""
         return capability in abilities(self)
 
+    def scores_alone_concurrently(self) -> bool:
+        """Can several threads each score a prompt alone (a batch of one, one CPU thread: the
+        tie rule's canonical scores, tacit.ranking.vocabulary.Referee) at once? Only a family
+        whose per-pass state is per thread says so; then settling runs them side by side."""
+        return False
+
     def _require(self, capability: str) -> None:
         if capability not in self.capabilities:
             raise self.unsupported(ASKS[capability])

@@ -11,6 +11,7 @@ results come back.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -43,8 +44,26 @@ class MaskedLMScorer(HFScorer):
     capabilities = frozenset({"vocab", "spans", "encode", "tokens"})
     auto_class = AutoModelForMaskedLM
     head = "masked-LM"
-    _rows: torch.Tensor | None = None  # (batch row, position) of each mask in the running batch
-    _hooked = False  # is the mask-rows hook in place (_mask_rows_only)?
+    _hooked = 0  # scoring runs under the mask-rows hook (_mask_rows_only), in any thread
+    # the tie rule's prompts alone may run side by side (scores_alone_concurrently): what one
+    # pass keeps for its hook is its thread's own, and the hook goes in once for all of them
+    _lock = threading.Lock()
+    _threads = threading.local()
+
+    def scores_alone_concurrently(self) -> bool:
+        """On a CPU, uncompiled: a batch's rows are kept per thread (`_rows`), the hook is
+        counted in and out under a lock, and the tokenizer is called under it too (a fast
+        tokenizer's state is not for two threads at once)."""
+        return self.device.type == "cpu" and not self.compiled
+
+    @property
+    def _rows(self) -> torch.Tensor | None:
+        """(batch row, position) of each mask in this thread's running batch."""
+        return getattr(self._threads, "rows", None)
+
+    @_rows.setter
+    def _rows(self, rows: torch.Tensor | None) -> None:
+        self._threads.rows = rows
 
     def check_tokenizer(self) -> None:
         if self.tokenizer.mask_token is None:
@@ -90,16 +109,19 @@ class MaskedLMScorer(HFScorer):
     def _mask_rows_only(self) -> Iterator[None]:
         """The mask-rows hook while scoring (_mask_rows_hook), once: a scoring run inside
         another (the tie rule's prompt alone, while the batches it settles are still being
-        read: tacit.ranking.ties) keeps the one the outer run put there."""
-        if self._hooked:
-            yield
-            return
-        hook, self._hooked = self._mask_rows_hook(), True
+        read: tacit.ranking.ties), or beside it in another thread, keeps the one put there
+        first; the last run out takes it away."""
+        with self._lock:
+            if not self._hooked:
+                self._hook = self._mask_rows_hook()
+            self._hooked += 1
         try:
             yield
         finally:
-            hook.remove()
-            self._hooked = False
+            with self._lock:
+                self._hooked -= 1
+                if not self._hooked:
+                    self._hook.remove()
 
     # --- tokenising -------------------------------------------------------------------------
 
@@ -114,7 +136,8 @@ class MaskedLMScorer(HFScorer):
             if prompt.count(MASK) != 1:
                 raise TacitError(f"prompt {prompt!r} must contain {MASK} exactly once")
         texts = [p.replace(MASK, self.tokenizer.mask_token) for p in prompts]
-        encoded = self.tokenizer(texts)["input_ids"]
+        with self._lock:
+            encoded = self.tokenizer(texts)["input_ids"]
         mask_id = self.tokenizer.mask_token_id
         for prompt, ids in zip(prompts, encoded):
             if ids.count(mask_id) != 1:

@@ -165,14 +165,20 @@ def settle_near(
     canonical: Callable[[int, list[int]], torch.Tensor],
     settled: Settled,
     fixed: torch.Tensor | None = None,
+    prepare: Callable[[list[tuple[int, list[int]]]], None] | None = None,
 ) -> None:
     """`near`, then `settle`: the one call the reductions make (timed in `settled`). `fixed`
     ([rows x n], or None): scores that are canonical already, left as they are (a causal LM's
-    bounds under `--suffix-top`: the text before the blank is always run alone)."""
+    bounds under `--suffix-top`: the text before the blank is always run alone). `prepare`
+    (or None) is told every (row, positions) that `canonical` will be asked for, first: a
+    referee that can run several prompts alone at once does so there."""
     started = time.perf_counter()
     found = near(scores, anchors, anchor_mask, top_k, limit)
     if fixed is not None:
         found &= ~fixed
+    if prepare is not None:
+        rows = found.any(dim=1).nonzero().flatten().tolist()
+        prepare([(row, found[row].nonzero().flatten().tolist()) for row in rows])
     settle(scores, found, canonical, limit, settled)
     settled.seconds += time.perf_counter() - started
 

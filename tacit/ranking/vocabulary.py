@@ -8,6 +8,7 @@ are settled on the prompts scored alone (a Referee)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,10 @@ class Settles:
         """Row `row`'s canonical scores at these shared-vocabulary positions."""
         raise NotImplementedError
 
+    def prepare(self, requests: list[tuple[int, list[int]]]) -> None:
+        """Told every (row, positions) `canonical` is about to be asked for: a referee that can
+        compute several at once does so here (Referee: side by side, one per CPU thread)."""
+
     def settle(
         self,
         scores: torch.Tensor,
@@ -64,6 +69,7 @@ class Settles:
             lambda row, positions: self.canonical(numbers[row], positions),
             self.settled,
             fixed,
+            lambda requests: self.prepare([(numbers[row], at) for row, at in requests]),
         )
 
 
@@ -84,32 +90,62 @@ class Referee(Settles):
         self.relative = relative_tolerance(scorer)
         self.settled = Settled()
         self._known: dict[tuple[str, int], float] = {}
-        self._alone: set[str] = set()  # the prompt texts scored alone, counted once each
+        self._scored: set[str] = set()  # the prompt texts scored alone, counted once each
 
     def canonical(self, row: int, positions: list[int]) -> torch.Tensor:
         """The scores of prompt `row` at these shared-vocabulary positions, scored alone."""
         prompt = self.prompts[row]
-        missing = [p for p in positions if (prompt, p) not in self._known]
+        missing = self._missing(prompt, positions)
         if missing:
-            if prompt not in self._alone:
-                self._alone.add(prompt)
-                self.settled.prompts += 1
-            # a word put in the blank is a sentence of its own: each alone; else one pass
-            one_each = self.words is not None and not self.scorer.reads_blank(prompt)
-            for group in [[p] for p in missing] if one_each else [missing]:
-                for value, position in zip(self._score(prompt, group).tolist(), group):
-                    self._known[(prompt, position)] = value
+            with one_at_a_time(self.scorer):
+                self._keep(prompt, self._alone(prompt, missing))
         return torch.tensor([self._known[(prompt, p)] for p in positions])
+
+    def prepare(self, requests: list[tuple[int, list[int]]]) -> None:
+        """The prompts of `requests` not known yet, scored alone side by side, one worker per
+        CPU thread the run has (`--threads`), where the family can
+        (Scorer.scores_alone_concurrently). Each worker's pass is a batch of one on one thread,
+        the very computation `canonical` runs, so the values are the same: settling a batch's
+        rows then takes the time of one pass in `--threads`, not of each in turn."""
+        work: dict[str, set[int]] = {}
+        for row, positions in requests:
+            prompt = self.prompts[row]
+            work.setdefault(prompt, set()).update(self._missing(prompt, positions))
+        todo = {prompt: sorted(missing) for prompt, missing in work.items() if missing}
+        workers = min(torch.get_num_threads(), len(todo))
+        if workers < 2 or not self.scorer.scores_alone_concurrently():
+            return  # canonical computes each in turn
+        with one_at_a_time(self.scorer), ThreadPoolExecutor(workers) as pool:
+            for prompt, values in zip(todo, pool.map(self._alone, todo, todo.values())):
+                self._keep(prompt, values)
+
+    def _missing(self, prompt: str, positions: list[int]) -> list[int]:
+        return [p for p in positions if (prompt, p) not in self._known]
+
+    def _keep(self, prompt: str, values: dict[int, float]) -> None:
+        """Keep a prompt's scores alone, counting the prompt once."""
+        if prompt not in self._scored:
+            self._scored.add(prompt)
+            self.settled.prompts += 1
+        self._known.update({(prompt, p): value for p, value in values.items()})
+
+    def _alone(self, prompt: str, positions: list[int]) -> dict[int, float]:
+        """The prompt's scores at `positions`, scored alone (inside one_at_a_time): a word put
+        in the blank is a sentence of its own, each alone; else one pass."""
+        one_each = self.words is not None and not self.scorer.reads_blank(prompt)
+        values: dict[int, float] = {}
+        for group in [[p] for p in positions] if one_each else [positions]:
+            values.update(zip(group, self._score(prompt, group).tolist()))
+        return values
 
     def _score(self, prompt: str, positions: list[int]) -> torch.Tensor:
         ids = self.vocab_ids[positions]
-        with one_at_a_time(self.scorer):
-            if self.words is None:
-                batches = self.scorer.score_vocab([prompt], ids, progress=False)
-            else:
-                words = [self.words[p] for p in positions]
-                batches = self.scorer.score_words([prompt], ids, words, progress=False)
-            (batch,) = list(batches)
+        if self.words is None:
+            batches = self.scorer.score_vocab([prompt], ids, progress=False)
+        else:
+            words = [self.words[p] for p in positions]
+            batches = self.scorer.score_words([prompt], ids, words, progress=False)
+        (batch,) = list(batches)
         return torch.as_tensor(batch.shared[0]).float().cpu()  # a family may give numpy
 
 
@@ -400,6 +436,12 @@ class GroupReferee(Settles):
         self.of_group = [
             (ensemble.groups == g).nonzero().flatten().tolist() for g in range(ensemble.n)
         ]
+
+    def prepare(self, requests: list[tuple[int, list[int]]]) -> None:
+        """Every member prompt of the groups asked, side by side (Referee.prepare)."""
+        self.members.prepare(
+            [(row, positions) for group, positions in requests for row in self.of_group[group]]
+        )
 
     def canonical(self, group: int, positions: list[int]) -> torch.Tensor:
         total = torch.zeros(len(positions), dtype=torch.float64)

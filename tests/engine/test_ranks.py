@@ -250,3 +250,39 @@ def test_canonical_scores_run_alone_on_one_thread(tiny_bert):
         assert seen == [1, 1] and referee.settled.prompts == 2
     finally:
         torch.set_num_threads(threads)
+
+
+def test_canonical_scores_side_by_side_are_those_alone(tiny_bert):
+    """Settling a batch's rows (issue 47): at two threads the referee runs the prompts alone two
+    at a time, each a batch of one on one thread: the same computation, so the same values
+    as one after another, each prompt counted once; then the threads, the batch size and the
+    mask-rows hook as they were."""
+    import threading
+
+    from tacit.ranking.vocabulary import Referee
+
+    prompts = ["A <mask> has fur.", "A <mask> can fly.", "A <mask> is red.", "The <mask> barks."]
+    requests = [(0, [0, 3]), (1, [1]), (2, [2, 4]), (3, [0]), (0, [5])]
+    scorer = MaskedLMScorer(tiny_bert, device="cpu", batch_size=8)
+    seen = []
+    scorer.model.register_forward_pre_hook(
+        lambda module, inputs: seen.append((torch.get_num_threads(), threading.get_ident()))
+    )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        in_turn = Referee(scorer, prompts, np.arange(5, 15))
+        expected = [in_turn.canonical(row, at) for row, at in requests]
+        assert {ident for _, ident in seen} == {threading.get_ident()}
+        seen.clear()
+        side_by_side = Referee(scorer, prompts, np.arange(5, 15))
+        side_by_side.prepare(requests)
+        assert len(seen) == len(prompts) and {n for n, _ in seen} == {1}
+        assert threading.get_ident() not in {ident for _, ident in seen}  # the workers ran them
+        for (row, at), values in zip(requests, expected):
+            assert torch.equal(side_by_side.canonical(row, at), values)
+        assert len(seen) == len(prompts) and side_by_side.settled.prompts == len(prompts)
+        assert torch.get_num_threads() == 2 and scorer.batch_size == 8
+        assert scorer._hooked == 0 and not any(m._forward_hooks for m in scorer.model.modules())
+    finally:
+        torch.set_num_threads(threads)
