@@ -70,7 +70,10 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def build_model(tokenizer_dir: Path, shape: str, where: Path) -> str:
+def build_model(tokenizer_dir: Path, shape: str, where: Path, init: float = 0.02) -> str:
+    """A random-weight RoBERTa of `shape` on the real tokenizer, weights drawn with standard
+    deviation `init` (transformers' 0.02: logits within a nat or so, near ties everywhere;
+    wider, they spread over tens of nats as a trained model's do)."""
     tokenizer = RobertaTokenizerFast(
         vocab=str(tokenizer_dir / "vocab.json"), merges=str(tokenizer_dir / "merges.txt")
     )
@@ -80,6 +83,7 @@ def build_model(tokenizer_dir: Path, shape: str, where: Path) -> str:
         vocab_size=max(tokenizer.get_vocab().values()) + 1,
         max_position_embeddings=514,
         pad_token_id=tokenizer.pad_token_id,
+        initializer_range=init,
         **SHAPES[shape],
     )
     RobertaForMaskedLM(config).save_pretrained(where)
@@ -485,6 +489,12 @@ def main() -> int:
     parser.add_argument("--pipeline-prompts", type=int, default=16)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="roberta-base")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--init",
+        type=float,
+        default=0.02,
+        help="the random weights' standard deviation (0.2: logits spread as a trained model's)",
+    )
     parser.add_argument("--norms", type=Path, default=SHARED / "cslb" / "norms.dat")
     parser.add_argument(
         "--tokenizer-dir", type=Path, default=SHARED / "tokenizers" / "roberta-base"
@@ -509,11 +519,12 @@ def main() -> int:
     record = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
         "shape": args.shape,
+        "init": args.init,
         "batch_size": args.batch_size,
         "repeats": args.repeats,
     }
     with tempfile.TemporaryDirectory() as tmp:
-        model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp) / "model")
+        model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp) / "model", args.init)
         tokenizer = RobertaTokenizerFast.from_pretrained(model_dir)
         vocab = build_vocabulary({model_dir: tokenizer})
         built = build_prompts(read_norms(args.norms), vocab, max_props=10).prompts
