@@ -88,11 +88,21 @@ def toy_gpt2(tmp_path_factory) -> str:
     return str(save_tiny_gpt2(directory, toy_gpt2_tokenizer(directory / "tokenizer")))
 
 
+@pytest.fixture
+def two_threads():
+    """Two CPU threads, as a user's run has on two cores: the tie rule's referee then runs the
+    prompts it settles side by side (Referee.prepare; a test worker has one thread of its own)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("candidates", ["vocab", "concepts"])
 @pytest.mark.parametrize("templates", ["paper", "paraphrases"])
 def test_retrieval_ranks_with_a_near_tie_at_every_batch_size(
-    tiny_bert, toy_norms_path, candidates, templates
+    tiny_bert, toy_norms_path, candidates, templates, two_threads
 ):
     results = {
         size: tacit.retrieve(
@@ -125,7 +135,7 @@ def test_retrieval_ranks_with_a_near_tie_at_every_batch_size(
 
 @pytest.mark.parametrize("candidates", ["vocab", "answers"])
 def test_elicitation_ranks_with_a_near_tie_at_every_batch_size(
-    tiny_bert, toy_norms_path, candidates
+    tiny_bert, toy_norms_path, candidates, two_threads
 ):
     results = {
         size: tacit.elicit(
