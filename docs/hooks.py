@@ -1,10 +1,14 @@
-"""mkdocs hook: the performance tables are rendered from the committed benchmark results
-(bench/results/*.json), so the numbers on the site are the numbers a benchmark measured.
+"""mkdocs hook: tables rendered from where their content lives, so the site cannot drift.
 
-A page asks for one with `{{ bench_table("retrieve") }}`, or for another table of the same
-results with `{{ bench_table("peers", "summary") }}`; the benchmark's JSON carries a
-`table` (rows of `[what, value, ...]` with a header row first, or rows as objects whose keys
-are the header), the machine, the date and the command that produced it.
+The performance tables come from the committed benchmark results (bench/results/*.json), so
+the numbers on the site are the numbers a benchmark measured. A page asks for one with
+`{{ bench_table("retrieve") }}`, or for another table of the same results with
+`{{ bench_table("peers", "summary") }}`; the benchmark's JSON carries a `table` (rows of
+`[what, value, ...]` with a header row first, or rows as objects whose keys are the header),
+the machine, the date and the command that produced it.
+
+A model family's loading options come from their declarations (tacit.core.modelspec.LoadOption,
+a family's `options`): `{{ load_options("huggingface") }}`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 PLACEHOLDER = re.compile(r'\{\{ bench_table\("([\w-]+)"(?:, "(\w+)")?\) \}\}')
+LOAD_OPTIONS = re.compile(r'\{\{ load_options\("([\w-]+)"\) \}\}')
 
 
 def bench_table(name: str, key: str = "table") -> str:
@@ -47,7 +52,24 @@ def bench_table(name: str, key: str = "table") -> str:
     return "\n".join(lines) + "\n\n" + where
 
 
+def cell(text: str) -> str:
+    """Plain text as a markdown table's cell: a `|` is not a column's end, a `<` no tag."""
+    return text.replace("|", "\\|").replace("<", "&lt;")
+
+
+def load_options(family: str) -> str:
+    """The markdown table of a model family's loading options, as the family declares them."""
+    from tacit.models.families import FAMILIES
+
+    rows = [
+        f"| `{key}={declared.value}` | {cell(declared.described)} |"
+        for key, declared in FAMILIES.get(family).options.items()
+    ]
+    return "\n".join(["| option | what it does |", "| --- | --- |", *rows])
+
+
 def on_page_markdown(markdown: str, **_: object) -> str:
+    markdown = LOAD_OPTIONS.sub(lambda match: load_options(match.group(1)), markdown)
     return PLACEHOLDER.sub(
         lambda match: bench_table(match.group(1), match.group(2) or "table"), markdown
     )

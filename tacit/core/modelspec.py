@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,32 +31,108 @@ from tacit.core.choices import LOAD_DTYPES, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
 
-# tacit's own loading options, in the order a model's text lists them, and what each does
+
+@dataclass(frozen=True)
+class LoadOption:
+    """A loading option a model's text may give (NAME,KEY=VALUE), declared once: what it does
+    (`help`), the value it takes as the docs show it (`value`), how that value reads (`kind`:
+    a text, never read as a number; a boolean; a whole number; a number) and, for a number,
+    its default and least value. tacit's own are LOAD_OPTIONS; a family declares its own the
+    same way (tacit.models.families.Family.options), and every help and check comes from
+    these declarations."""
+
+    help: str
+    value: str = "VALUE"
+    kind: type = str
+    default: Any = None
+    least: float | None = None
+    expected: str = ""  # what an error says the value must be, where the kind's words are not
+
+    @property
+    def described(self) -> str:
+        """What it does, with its default where it has one (docs, help)."""
+        return self.help if self.default is None else f"{self.help} (default {self.default:g})"
+
+    def read(self, key: str, value: Any, where: str) -> Any:
+        """`value` as this option's kind reads it; else a one-line error naming `where` and
+        `key` (`where`: the model, as --model gave it)."""
+        if self.kind is str:
+            return value
+        if self.kind is bool:
+            return _boolean(value, f"{where}: {key}")
+        try:
+            number = float(value)
+            read = self.kind(number)
+            if isinstance(value, bool) or read != number:
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            read = None
+        if read is None or (self.least is not None and read < self.least):
+            words = self.expected or ("a whole number" if self.kind is int else "a number")
+            least = "" if self.least is None else f" >= {self.least:g}"
+            raise TacitError(f"{where}: {key}={value}: expected {words}{least}")
+        return read
+
+
+# tacit's own loading options, in the order a model's text lists them
 LOAD_OPTIONS = {
-    "revision": "branch, tag or commit of a hub model (e.g. a training checkpoint, step1000)",
-    "dtype": "the weights' precision: float32, float16, bfloat16, or auto (the checkpoint's)",
-    "trust_remote_code": "run the model's own code from its hub repository (read it first)",
-    "attn_implementation": "transformers' attention kernel: eager, sdpa, flash_attention_2, ...",
-    "peft": "a PEFT adapter (LoRA, ...) put on the model: a directory or a hub id",
-    "load_in_8bit": "8-bit weights through bitsandbytes (CUDA GPUs only)",
-    "load_in_4bit": "4-bit (NF4) weights through bitsandbytes (CUDA GPUs only)",
-    "gguf_file": "a GGUF file in the model's directory or hub repository, dequantised to float",
-    "start_token": "what a causal model's sentences start from: bos, eos or a token's text "
-    "(e.g. <|endoftext|>); default: docs/probes/causal.md, 'The start token'",
-    "chat_template": "an instruct causal LM's sentences as its chat answer: true, or a Jinja file",
-    "system": "with chat_template, the conversation's system message: TEXT, or none for no "
-    "system turn (default: what the template writes, often a system turn of its own)",
-    "base_url": "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1",
-    "tokenizer": "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)",
-    "random_weights": "a control: the model's architecture and tokenizer with weights drawn at "
-    "random, torch seeded with this number (`--control random-weights`); its text ends "
-    "` (random weights, seed N)`",
+    "revision": LoadOption(
+        "a branch, tag or commit of a hub model (training checkpoints: revision=step1000)", "REV"
+    ),
+    "dtype": LoadOption(
+        "the weights' precision: float32, float16, bfloat16, or auto (the checkpoint's own)", "D"
+    ),
+    "trust_remote_code": LoadOption(
+        "run the model's own code from its hub repository (read it first)", "true", bool
+    ),
+    "attn_implementation": LoadOption(
+        "transformers' attention kernel: eager, sdpa, flash_attention_2, ...", "A"
+    ),
+    "peft": LoadOption(
+        "a PEFT adapter (LoRA, ...) put on the model: a directory or a hub id", "DIR"
+    ),
+    "load_in_8bit": LoadOption("8-bit weights through bitsandbytes (CUDA GPUs only)", "true", bool),
+    "load_in_4bit": LoadOption(
+        "4-bit (NF4) weights through bitsandbytes (CUDA GPUs only)", "true", bool
+    ),
+    "gguf_file": LoadOption(
+        "a GGUF file in the model's directory or hub repository, dequantised to float", "NAME"
+    ),
+    "start_token": LoadOption(
+        "what a causal model's sentences start from: bos, eos or a token's text (e.g. "
+        "<|endoftext|>); default: one rule per kind of tokenizer (docs/probes/causal.md, "
+        "'The start token')",
+        "T",
+    ),
+    "chat_template": LoadOption(
+        "an instruct causal LM's sentences read as its chat answer: true, or a Jinja file",
+        "true",
+    ),
+    "system": LoadOption(
+        "with chat_template, the conversation's system message: TEXT, or none for no system "
+        "turn (default: what the template writes, often a system turn of its own)",
+        "TEXT",
+    ),
+    "base_url": LoadOption(
+        "an OpenAI-compatible server that scores the model: http://HOST:PORT/v1", "URL"
+    ),
+    "tokenizer": LoadOption(
+        "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)", "ID"
+    ),
+    "random_weights": LoadOption(
+        "a control: the model's architecture and tokenizer with weights drawn at random, torch "
+        "seeded with this number (--control random-weights); its text ends "
+        "' (random weights, seed N)'",
+        "SEED",
+        int,
+        least=0,
+        expected="a seed, a whole number",
+    ),
 }
 # a random-weight control's text: the model's, then this (ModelSpec.text, ModelSpec.parse)
 RANDOM_WEIGHTS = re.compile(r"\s+\(random weights, seed (\d+)\)$")
-_FLAGS = ("trust_remote_code", "load_in_8bit", "load_in_4bit")  # booleans
-_WHOLE = ("random_weights",)  # whole numbers
-_TEXTS = tuple(k for k in LOAD_OPTIONS if k not in _FLAGS + _WHOLE)  # never read as numbers
+_FLAGS = tuple(k for k, o in LOAD_OPTIONS.items() if o.kind is bool)  # booleans
+_TEXTS = tuple(k for k, o in LOAD_OPTIONS.items() if o.kind is str)  # never read as numbers
 _BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _KEY = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
 
@@ -84,11 +161,9 @@ class ModelSpec:
         if not isinstance(name, str) or not name:
             raise TacitError(f"{label} {name!r}: expected a hub id or a local directory")
         given = {k: v for k, v in options.items() if v is not None}
-        for key in _FLAGS:
+        for key, declared in LOAD_OPTIONS.items():
             if key in given:
-                given[key] = _boolean(given[key], f"{label} {name}: {key}")
-        if "random_weights" in given:
-            given["random_weights"] = _seed(given["random_weights"], f"{label} {name}")
+                given[key] = declared.read(key, given[key], f"{label} {name}")
         if "dtype" in given:
             check_choice(f"{label} {name}: dtype", given["dtype"], LOAD_DTYPES)
         if given.get("load_in_8bit") and given.get("load_in_4bit"):
@@ -275,14 +350,6 @@ def _boolean(value: Any, where: str) -> bool:
     if str(value).lower() not in _BOOLEANS:
         raise TacitError(f"{where}={value}: expected true or false")
     return _BOOLEANS[str(value).lower()]
-
-
-def _seed(value: Any, where: str) -> int:
-    """A random-weight control's seed: a whole number of at least 0."""
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit():
-        raise TacitError(f"{where}: random_weights={value}: expected a seed, a whole number >= 0")
-    return int(text)
 
 
 def _exists(text: str) -> bool:

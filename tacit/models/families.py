@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
-from tacit.core.modelspec import ModelSpec
+from tacit.core.modelspec import LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.core.registry import Registry
 
@@ -34,8 +34,9 @@ class Family(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]  # one line: what it runs, for docs and errors
-    # its own loading options (NAME,KEY=VALUE) beyond tacit's common ones, and what each does
-    options: ClassVar[Mapping[str, str]] = {}
+    # the loading options (NAME,KEY=VALUE) it takes, each declared (what it does, how its value
+    # reads): tacit's own it takes (tacit.core.modelspec.LOAD_OPTIONS) and any of its own
+    options: ClassVar[Mapping[str, LoadOption]] = {}
 
     @abstractmethod
     def claims(self, spec: ModelSpec) -> bool:

@@ -5,6 +5,7 @@ scorer class the model would load as; GGUF files are read by their header (tacit
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 import tacit
 from tacit.core.errors import TacitError
-from tacit.core.modelspec import ModelSpec
+from tacit.core.modelspec import LoadOption, ModelSpec
 from tacit.core.options import RunOptions
 from tacit.models import gguf
 from tacit.models.base import VOCAB_ANYWHERE, Needs, Scorer, SpanScores
@@ -50,7 +51,7 @@ class TableScorer(Scorer):
 class TableFamily(Family):
     name = "table"
     description = "a lookup table"
-    options = {"size": "how big the table is"}
+    options = {"size": LoadOption("how big the table is", "N", int, 3, 1)}
 
     def claims(self, spec: ModelSpec) -> bool:
         return spec.name.startswith("table://")
@@ -167,3 +168,54 @@ def test_a_gguf_that_transformers_cannot_read_is_one_line_naming_it(tmp_path):
         gguf.resolved(ModelSpec(str(tmp_path / "missing.gguf")))
     with pytest.raises(TacitError, match="no GGUF file other.gguf in it"):
         model_kind(ModelSpec(str(tmp_path), gguf_file="other.gguf"))
+
+
+def test_every_loading_option_is_one_declaration():
+    """Loading options through one mechanism (issue 45): every family's are LoadOption
+    declarations, tacit's own shared by identity, never copied, and `--model`'s help and the
+    docs' tables (docs/hooks.py) are made from them, defaults included."""
+    import sys
+
+    from tacit.core.modelspec import LOAD_OPTIONS, LoadOption
+    from tacit.models.families import FAMILIES, loading_options, model_help
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs"))
+    try:
+        import hooks
+    finally:
+        sys.path.pop(0)
+    declared = {}
+    for name in FAMILIES.names():
+        options = FAMILIES.get(name).options
+        table = hooks.load_options(name)
+        for key, option in options.items():
+            assert isinstance(option, LoadOption), (name, key)
+            assert LOAD_OPTIONS.get(key, option) is option, (name, key)  # the same object
+            assert f"| `{key}={option.value}` |" in table
+            if option.default is not None:
+                assert f"(default {option.default:g})" in table
+            declared[key] = option
+    assert set(loading_options()) == set(LOAD_OPTIONS) | set(declared)
+    assert all(key in model_help() for key in declared)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "m,base_url=http://h/v1,timeout=0",
+            "m,base_url=http://h/v1,timeout=0: timeout=0: expected a number >= 0.001",
+        ),
+        ("m,base_url=http://h/v1,retries=1.5", "retries=1.5: expected a whole number >= 0"),
+        (
+            "m,base_url=http://h/v1,concurrency=true",
+            "concurrency=True: expected a whole number >= 1",
+        ),
+    ],
+)
+def test_a_family_option_reads_as_declared(text, error):
+    """A family's own option is checked as its declaration says, in one line naming it."""
+    from tacit.models.server import FAMILY
+
+    with pytest.raises(TacitError, match=re.escape(error)):
+        FAMILY.check_options(ModelSpec.parse(text))

@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tacit.core.errors import TacitError
-from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
+from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.models.families import Family, resolve
 
@@ -34,43 +33,35 @@ if TYPE_CHECKING:
     from tacit.models.server.client import Client
 
 PER_REQUEST_AUTO = 32  # prompts per request for --batch-size auto
-# the family's own options: their defaults, and what each is, read as which type
-SETTINGS: Mapping[str, tuple[float, type, float, str]] = {
-    "concurrency": (8, int, 1, "requests in flight at once (default 8)"),
-    "timeout": (300.0, float, 0.001, "seconds a request may take before it is retried"),
-    "retries": (
-        5,
-        int,
-        0,
-        "retries of a request that failed for a moment: 429, 5xx, a "
-        "dropped connection, a timeout (default 5; backoff 0.5 s, doubled each time)",
+# the family's own loading options, declared as tacit's are (LoadOption)
+SETTINGS: Mapping[str, LoadOption] = {
+    "concurrency": LoadOption("requests in flight at once", "N", int, 8, 1),
+    "timeout": LoadOption(
+        "seconds a request may take before it is retried", "S", float, 300.0, 0.001
     ),
-    "check_tolerance": (
-        0.1,
+    "retries": LoadOption(
+        "retries of a request that failed for a moment: 429, 5xx, a dropped connection, a "
+        "timeout (backoff 0.5 s, doubled each time)",
+        "N",
+        int,
+        5,
+        0,
+    ),
+    "check_tolerance": LoadOption(
+        "nats by which the start check lets a server's prompt and next-token "
+        "log-probabilities differ",
+        "NATS",
         float,
+        0.1,
         0.0,
-        "nats by which the start check lets a server's "
-        "prompt and next-token log-probabilities differ (default 0.1)",
     ),
 }
 
 
 def setting(spec: ModelSpec, key: str) -> Any:
     """One of the family's options, as given or its default, checked (one line naming it)."""
-    default, kind, least, _ = SETTINGS[key]
-    value = spec.get(key, default)
-    try:
-        read = kind(value)
-        if kind is int and read != float(value):
-            raise ValueError
-    except (TypeError, ValueError):
-        read = None
-    if read is None or read < least:
-        expected = "a whole number" if kind is int else "a number"
-        raise TacitError(
-            f"{option('--model')} {spec.text}: {key}={value}: expected {expected} >= {least:g}"
-        )
-    return read
+    declared = SETTINGS[key]
+    return declared.read(key, spec.get(key, declared.default), f"{option('--model')} {spec.text}")
 
 
 class ServerFamily(Family):
@@ -80,7 +71,7 @@ class ServerFamily(Family):
     description = "an OpenAI-compatible completions server"
     options = {
         **{k: LOAD_OPTIONS[k] for k in ("base_url", "tokenizer", "start_token")},
-        **{k: what for k, (_, _, _, what) in SETTINGS.items()},
+        **SETTINGS,
     }
 
     def claims(self, spec: ModelSpec) -> bool:
