@@ -147,6 +147,15 @@ DEFECTS = (
         "at_least = (scores[None, :] > gold[:, None]).sum(axis=1) + 1",
         ("tacit/core/metrics.py", "tests/probes/test_elicit.py"),
     ),
+    Defect(
+        "settled-at-run-threads",
+        "the tie rule's side-by-side passes run at the run's threads and batch size, not each "
+        "a prompt alone on one thread (the canonical scores)",
+        "tacit/ranking/vocabulary.py",
+        "with one_at_a_time(self.scorer), ThreadPoolExecutor(workers) as pool:",
+        "with ThreadPoolExecutor(workers) as pool:",
+        ("tests/engine/test_ranks.py",),
+    ),
 )
 
 
