@@ -51,7 +51,10 @@ class LoadOption:
     @property
     def described(self) -> str:
         """What it does, with its default where it has one (docs, help)."""
-        return self.help if self.default is None else f"{self.help} (default {self.default:g})"
+        if self.default is None:
+            return self.help
+        shown = f"{self.default:g}" if isinstance(self.default, float) else self.default
+        return f"{self.help} (default {shown})"
 
     def read(self, key: str, value: Any, where: str) -> Any:
         """`value` as this option's kind reads it; else a one-line error naming `where` and

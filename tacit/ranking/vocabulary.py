@@ -106,7 +106,7 @@ class Referee(Settles):
         CPU thread the run has (`--threads`), where the family can
         (Scorer.scores_alone_concurrently). Each worker's pass is a batch of one on one thread,
         the very computation `canonical` runs, so the values are the same: settling a batch's
-        rows then takes the time of one pass in `--threads`, not of each in turn."""
+        rows then takes the passes' time shared among the threads, not each in turn."""
         work: dict[str, set[int]] = {}
         for row, positions in requests:
             prompt = self.prompts[row]
