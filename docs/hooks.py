@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
 PLACEHOLDER = re.compile(r'\{\{ bench_table\("([\w-]+)"(?:, "(\w+)")?\) \}\}')
 LOAD_OPTIONS = re.compile(r'\{\{ load_options\("([\w-]+)"\) \}\}')
 
@@ -58,12 +60,16 @@ def cell(text: str) -> str:
 
 
 def load_options(family: str) -> str:
-    """The markdown table of a model family's loading options, as the family declares them."""
-    from tacit.models.families import FAMILIES
+    """The markdown table of a model family's loading options, as the family declares them
+    (read without tacit's runtime: the docs build needs none of it, and the newest-toolchain
+    build has tacit on no path but this checkout's)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tacit.models.families import options_of
 
     rows = [
         f"| `{key}={declared.value}` | {cell(declared.described)} |"
-        for key, declared in FAMILIES.get(family).options.items()
+        for key, declared in options_of(family).items()
     ]
     return "\n".join(["| option | what it does |", "| --- | --- |", *rows])
 

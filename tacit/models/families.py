@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
-from tacit.core.modelspec import LoadOption, ModelSpec
+from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.core.registry import Registry
 
@@ -87,17 +87,26 @@ FAMILIES: Registry[Family] = Registry(
 )
 
 
+# the in-process Hugging Face family's loading options: tacit's own but those only a model a
+# server scores takes. Declared here, not in its module, so that --model's help and the docs
+# read every family's options without importing torch (options_of)
+IN_PROCESS_OPTIONS = {k: o for k, o in LOAD_OPTIONS.items() if k not in ("base_url", "tokenizer")}
+
+
+def options_of(name: str) -> Mapping[str, LoadOption]:
+    """The loading options family `name` declares (Family.options); the in-process family's
+    without loading its module."""
+    return IN_PROCESS_OPTIONS if name == "huggingface" else FAMILIES.get(name).options
+
+
 def loading_options() -> list[str]:
     """Every loading option a model's text may give, as the families declare them: tacit's
     own (LOAD_OPTIONS, which the in-process family takes), then every other family's, read
     from the registry (the server's settings, families registered at run time). The in-process
     family is not imported for this: it brings torch."""
-    from tacit.core.modelspec import LOAD_OPTIONS
-
     names = list(LOAD_OPTIONS)
     for name in FAMILIES.names():
-        if name != "huggingface":  # its options are LOAD_OPTIONS
-            names += list(FAMILIES.get(name).options)
+        names += list(options_of(name))
     return list(dict.fromkeys(names))
 
 

@@ -23,7 +23,7 @@ from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
 from tacit.core.option_names import option
 from tacit.models import gguf
 from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
-from tacit.models.families import Family
+from tacit.models.families import IN_PROCESS_OPTIONS, Family
 from tacit.models.loading import check_passed_on, read_config
 from tacit.models.runtime import ModelRuntime
 
@@ -45,7 +45,6 @@ _ARCHITECTURE_SUFFIXES = {
     "ForMaskedLM": "masked",
     "ForSequenceClassification": "classifier",
 }
-TACIT_OPTIONS = tuple(k for k in LOAD_OPTIONS if k not in ("base_url", "tokenizer"))
 
 
 def scorer_class(kind: str) -> type[HFScorer]:
@@ -201,7 +200,7 @@ class HuggingFaceFamily(Family):
 
     name = "huggingface"
     description = "an in-process Hugging Face model"
-    options = {k: LOAD_OPTIONS[k] for k in TACIT_OPTIONS}
+    options = IN_PROCESS_OPTIONS
 
     def claims(self, spec: ModelSpec) -> bool:
         return spec.base_url is None  # every model no server scores
