@@ -137,18 +137,25 @@ class Settled:
         }
 
 
+def asked(found: torch.Tensor) -> list[tuple[int, list[int]]]:
+    """The (row, positions) of the `found` scores ([rows x n], near), for each row with any."""
+    rows = found.any(dim=1).nonzero().flatten().tolist()
+    return [(row, found[row].nonzero().flatten().tolist()) for row in rows]
+
+
 def settle(
     scores: torch.Tensor,
-    found: torch.Tensor,
+    requests: list[tuple[int, list[int]]],
     canonical: Callable[[int, list[int]], torch.Tensor],
     limit: torch.Tensor,
     settled: Settled,
 ) -> None:
     """Put canonical scores (`canonical(row, positions)`: the row's prompt scored alone) in
-    place of the `found` ones (near), in place, counting them in `settled`."""
-    for row in found.any(dim=1).nonzero().flatten().tolist():
-        positions = found[row].nonzero().flatten()
-        values = canonical(row, positions.tolist()).to(scores.device, scores.dtype)
+    place of the scores `requests` name (asked: the near ones), in place, counting them in
+    `settled`."""
+    for row, at in requests:
+        positions = torch.tensor(at, device=scores.device)
+        values = canonical(row, at).to(scores.device, scores.dtype)
         moved = (values - scores[row, positions]).abs()
         scores[row, positions] = values
         settled.rows += 1
@@ -176,10 +183,10 @@ def settle_near(
     found = near(scores, anchors, anchor_mask, top_k, limit)
     if fixed is not None:
         found &= ~fixed
+    requests = asked(found)
     if prepare is not None:
-        rows = found.any(dim=1).nonzero().flatten().tolist()
-        prepare([(row, found[row].nonzero().flatten().tolist()) for row in rows])
-    settle(scores, found, canonical, limit, settled)
+        prepare(requests)
+    settle(scores, requests, canonical, limit, settled)
     settled.seconds += time.perf_counter() - started
 
 
