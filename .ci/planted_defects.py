@@ -156,6 +156,15 @@ DEFECTS = (
         "with ThreadPoolExecutor(workers) as pool:",
         ("tests/engine/test_ranks.py",),
     ),
+    Defect(
+        "padded-to-the-batch",
+        "a masked LM's batch-invariant batches are padded to their longest text, not to the "
+        "width each text has alone too",
+        "tacit/models/masked.py",
+        "width = lengths[indices[0]] if invariant else None",
+        "width = None",
+        ("tests/engine/test_ranks.py",),
+    ),
 )
 
 

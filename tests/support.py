@@ -293,15 +293,12 @@ def tiny_roberta_tokenizer(directory: Path) -> RobertaTokenizerFast:
 
 def _tiny_config(config_class, tokenizer, **extra):
     # roberta-base's vocab.json has gaps (50,262 entries, ids up to 50,264): size by largest id
+    shape = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
     return config_class(
         vocab_size=max(tokenizer.get_vocab().values()) + 1,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
         max_position_embeddings=128,
         pad_token_id=tokenizer.pad_token_id,
-        **extra,
+        **{**shape, **extra},
     )
 
 
@@ -314,14 +311,16 @@ def save_tiny_bert(directory: Path, tokenizer, seed: int = 0) -> Path:
     return directory
 
 
-def save_tiny_roberta(directory: Path, tokenizer, seed: int = 0) -> Path:
-    """A random-weight RoBERTa masked LM with this tokenizer, saved for from_pretrained."""
+def save_tiny_roberta(directory: Path, tokenizer, seed: int = 0, **shape) -> Path:
+    """A random-weight RoBERTa masked LM with this tokenizer, saved for from_pretrained
+    (`shape`: hidden_size and the like, in place of the tiny ones)."""
     torch.manual_seed(seed)
     config = _tiny_config(
         RobertaConfig,
         tokenizer,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
+        **shape,
     )
     config.max_position_embeddings = 130  # RoBERTa's positions start after the padding index
     model = RobertaForMaskedLM(config)

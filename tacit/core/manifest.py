@@ -109,6 +109,9 @@ ModelRecord = TypedDict(
         "tie_scores": int,
         "tie_noisy": int,
         "tie_prompts": int,
+        # texts scored in batch-invariant batches (tacit.models.invariant), whose near ties
+        # needed no settling: their scores were those of the prompt alone already
+        "tie_invariant_texts": int,
         "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
         # a causal model's vocabulary mode: words whose text after the blank was scored
         "vocab_suffixes": int,

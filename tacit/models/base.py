@@ -235,6 +235,12 @@ class Scorer(ABC):
         whose per-pass state is per thread says so; then settling runs them side by side."""
         return False
 
+    def batches_invariant(self) -> bool:
+        """Does a batch give each prompt's vocabulary scores exactly as the prompt scored alone
+        (the tie rule's canonical scores), whatever the batch? Then the tie rule has nothing to
+        settle in those batches (ScoredBatch.fixed; tacit.models.invariant)."""
+        return False
+
     def _require(self, capability: str) -> None:
         if capability not in self.capabilities:
             raise self.unsupported(ASKS[capability])
@@ -475,6 +481,9 @@ class Scorer(ABC):
         for indices, shared, log_z, n_cut in self._cached_vocab_scores(
             texts, vocab_ids, progress, cut
         ):
+            # read after the batch: its family checks the batches on the first (a cache's
+            # scores were batched by another run, canonical or not: never taken as such)
+            invariant = self.cache is None and self.batches_invariant()
             yield ScoredBatch(
                 rows=np.concatenate([rows_of[i] for i in indices]),
                 batch_rows=np.concatenate(
@@ -483,6 +492,8 @@ class Scorer(ABC):
                 shared=shared,
                 log_z=log_z,
                 cut=n_cut,
+                work={"tie_invariant_texts": len(indices)} if invariant else {},
+                fixed=np.ones((len(indices), 1), dtype=bool) if invariant else None,
             )
 
     def _cached_vocab_scores(

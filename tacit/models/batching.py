@@ -104,18 +104,25 @@ def rows_per_batch(model: Batched, factor: int) -> Iterator[None]:
 
 
 def longest_first_batches(
-    lengths: Sequence[int], model: Batched, run: Callable[[np.ndarray], T]
+    lengths: Sequence[int],
+    model: Batched,
+    run: Callable[[np.ndarray], T],
+    same_length: bool = False,
 ) -> Iterator[tuple[np.ndarray, T]]:
     """Yield (item indices, run(indices)) for batches of `model.batch_size` items of similar
     length, longest first, so that a batch size too large for the device shows at once: on
     running out of device memory `model.batch_size` shrinks (smaller_batch; an error at 1) and
     the batch runs again. With `--batch-size auto` this is the search for the largest size that
     fits, made on the longest batch. Results do not depend on the batch size;
-    `model.batch_size` keeps the size that fitted, for the manifest."""
+    `model.batch_size` keeps the size that fitted, for the manifest. `same_length`: a batch
+    holds items of one length only (tacit.models.invariant)."""
     order = np.argsort([-n for n in lengths], kind="stable")
+    by_length = np.asarray(lengths)
     start = 0
     while start < len(order):
         indices = order[start : start + model.batch_size]
+        if same_length:
+            indices = indices[by_length[indices] == by_length[indices[0]]]
         fitted = False
         try:
             result = run(indices)
@@ -138,11 +145,16 @@ def longest_first_batches(
 
 
 def padded(
-    encoded: Sequence[Sequence[int]], indices: np.ndarray, pad_id: int, device: torch.device
+    encoded: Sequence[Sequence[int]],
+    indices: np.ndarray,
+    pad_id: int,
+    device: torch.device,
+    width: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(input ids, attention mask) of the token lists at `indices`, right-padded to the longest,
-    on the device (through page-locked memory on CUDA, so the copy is asynchronous)."""
-    width = max(len(encoded[i]) for i in indices)
+    """(input ids, attention mask) of the token lists at `indices`, right-padded to the longest
+    (or to `width`), on the device (through page-locked memory on CUDA, so the copy is
+    asynchronous)."""
+    width = width or max(len(encoded[i]) for i in indices)
     rows = [list(encoded[i]) + [pad_id] * (width - len(encoded[i])) for i in indices]
     lengths = torch.tensor([len(encoded[i]) for i in indices])
     ids = torch.tensor(rows, dtype=torch.long)

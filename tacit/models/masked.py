@@ -12,6 +12,7 @@ results come back.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -22,11 +23,12 @@ from transformers import AutoModelForMaskedLM
 
 from tacit.core.blank import MASK
 from tacit.core.choices import POOLINGS, check_choice
-from tacit.core.errors import TacitError
+from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.option_names import option
 from tacit.models.base import SpanScores, TokenScores, progress_bar
-from tacit.models.batching import longest_first_batches, padded
+from tacit.models.batching import longest_first_batches, one_at_a_time, padded
 from tacit.models.huggingface import HFScorer
+from tacit.models.invariant import TiledLinears, padded_length
 from tacit.models.runtime import compile_errors_explained
 
 
@@ -49,12 +51,28 @@ class MaskedLMScorer(HFScorer):
     # pass keeps for its hook is its thread's own, and the hook goes in once for all of them
     _lock = threading.Lock()
     _threads = threading.local()
+    _invariance: bool | None = None  # batches_invariant's check: None until it has run
+    _tiles: TiledLinears | None = None
 
     def scores_alone_concurrently(self) -> bool:
         """On a CPU, uncompiled: a batch's rows are kept per thread (`_rows`), the hook is
         counted in and out under a lock, and the tokenizer is called under it too (a fast
         tokenizer's state is not for two threads at once)."""
         return self.device.type == "cpu" and not self.compiled
+
+    def batches_invariant(self) -> bool:
+        """On a CPU, uncompiled, unquantized, on one device (accelerate's `--device-map` hooks
+        wrap the layers' forward), in vocabulary mode: batches of one padded length with tiled
+        linear layers (tacit.models.invariant) give each prompt the scores it gets alone, bit
+        for bit. Checked on the first batch a scorer runs (_check_invariance): where
+        the machine's kernels break it, this says False from then on, and the tie rule settles
+        near ties on the prompt alone as on any other device."""
+        return (
+            self._invariance is not False
+            and self.scores_alone_concurrently()
+            and not self.spec.quantization
+            and not self.device_map
+        )
 
     @property
     def _rows(self) -> torch.Tensor | None:
@@ -92,6 +110,15 @@ class MaskedLMScorer(HFScorer):
         feed-forward block is then skipped at every other position, about 5% of the encoder's
         work), else at the encoder's output. Not inside a compiled encoder, whose graph would
         otherwise hold the hook."""
+        last = self._last_bert_layer()
+        if last is not None:
+            attention: torch.nn.Module = last.attention  # type: ignore[assignment]
+            return attention.register_forward_hook(self._keep_mask_rows_of_attention)
+        return self.model.base_model.register_forward_hook(self._keep_mask_rows)
+
+    def _last_bert_layer(self) -> torch.nn.Module | None:
+        """The last layer of a BERT-built encoder, uncompiled (where the mask rows are cut
+        before its feed-forward block: _mask_rows_hook), or None."""
         layers = getattr(getattr(self.model.base_model, "encoder", None), "layer", None)
         last = layers[-1] if isinstance(layers, torch.nn.ModuleList) and len(layers) else None
         bert_built = (
@@ -100,10 +127,7 @@ class MaskedLMScorer(HFScorer):
             and callable(getattr(last, "feed_forward_chunk", None))
             and not getattr(last, "add_cross_attention", False)
         )
-        if bert_built and not self.compiled:
-            attention: torch.nn.Module = last.attention  # type: ignore[union-attr,assignment]
-            return attention.register_forward_hook(self._keep_mask_rows_of_attention)
-        return self.model.base_model.register_forward_hook(self._keep_mask_rows)
+        return last if bert_built and not self.compiled else None
 
     @contextmanager
     def _mask_rows_only(self) -> Iterator[None]:
@@ -169,22 +193,28 @@ class MaskedLMScorer(HFScorer):
         forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
         progress: bool | tqdm,
         desc: str,
+        invariant: bool = False,
     ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
         """Yield (prompt indices, forward(input ids, attention mask)) for batches of similar
-        length, on the device, longest first (see longest_first_batches)."""
+        length, on the device, longest first (see longest_first_batches). `invariant`: each
+        text padded to its padded_length, alone as in a batch, and a batch's texts all of one
+        padded length (tacit.models.invariant)."""
         pad_id = self.tokenizer.pad_token_id or 0
+        lengths = [len(e) for e in encoded]
+        if invariant:
+            lengths = [padded_length(n) for n in lengths]
 
         def run(indices: np.ndarray) -> torch.Tensor:
-            ids, attention = padded(encoded, indices, pad_id, self.device)
+            width = lengths[indices[0]] if invariant else None
+            ids, attention = padded(encoded, indices, pad_id, self.device, width)
             with compile_errors_explained(self.compiled, self.name, self.device):
                 return forward(ids, attention)
 
-        lengths = [len(e) for e in encoded]
         with (
             progress_bar(progress, len(encoded), f"{desc} {self.name}", "text") as bar,
             torch.inference_mode(),
         ):
-            for indices, result in longest_first_batches(lengths, self, run):
+            for indices, result in longest_first_batches(lengths, self, run, invariant):
                 yield indices, result
                 bar.update(len(indices))
 
@@ -198,8 +228,32 @@ class MaskedLMScorer(HFScorer):
             self._rows = (ids == mask_id).nonzero()
             return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
 
-        with self._mask_rows_only():
-            yield from self._run_batches(encoded, forward, progress, "scoring")
+        invariant = self.batches_invariant()
+        with self._mask_rows_only(), self._tiled(invariant):
+            yield from self._run_batches(encoded, forward, progress, "scoring", invariant)
+
+    @contextmanager
+    def _tiled(self, invariant: bool) -> Iterator[None]:
+        """The tiled linear layers (tacit.models.invariant) while `invariant`."""
+        if not invariant:
+            yield
+            return
+        with self._lock:
+            if self._tiles is None:
+                self._tiles = TiledLinears(self.model, self._one_row_per_prompt())
+        with self._tiles.tiled():
+            yield
+
+    def _one_row_per_prompt(self) -> list[torch.nn.Module]:
+        """The modules that see only the mask rows (see _mask_rows_hook): the LM head, and the
+        last layer's feed-forward block in BERT-built encoders."""
+        base = self.model.base_model
+        inside = {id(m) for m in base.modules()}
+        head = [m for m in self.model.children() if id(m) not in inside]
+        last = self._last_bert_layer()
+        if last is None:
+            return head
+        return [*head, *(m for m in last.children() if m is not last.attention)]
 
     def _vocab_logits(
         self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
@@ -207,7 +261,26 @@ class MaskedLMScorer(HFScorer):
         encoded = self.encode_prompts(texts)
         cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else np.zeros(0, bool)
         for indices, logits in self._logits_at_mask(encoded, progress):
+            alone = len(indices) == 1 and torch.get_num_threads() == 1  # the check's own pass
+            if self._invariance is None and not alone and self.batches_invariant():
+                self._check_invariance(encoded[indices[-1]], logits[-1])
             yield indices, logits, int(cut[indices].sum()) if cut_to_fit else 0
+
+    def _check_invariance(self, ids: list[int], batched: torch.Tensor) -> None:
+        """Score the batch's last prompt alone (a batch of one on one CPU thread: the tie rule's
+        canonical pass) and keep whether its logits equal the batch's, bit for bit: the run's
+        batches count as canonical only if so (batches_invariant)."""
+        with one_at_a_time(self):
+            ((_, alone),) = list(self._logits_at_mask([ids], False))
+        self._invariance = torch.equal(alone[-1], batched)
+        if not self._invariance:
+            warnings.warn(
+                f"{self.name}: a prompt scored in a batch differs from it scored alone on this "
+                "machine, even with tiled linear layers; near ties are settled on the prompt "
+                "scored alone (slower)",
+                TacitWarning,
+                stacklevel=2,
+            )
 
     def _span_scores(
         self,

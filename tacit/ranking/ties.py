@@ -19,6 +19,9 @@ While the noise stays below a third of the tolerance, every comparison a rank, a
 an average precision reads comes out as it does on the canonical scores, so they are those of
 `--batch-size 1` at any batch size; each score computed again checks that (`noisy`). The
 scores themselves keep the batch's value elsewhere, within the noise.
+
+3. A batch whose scores are canonical already (ScoredBatch.fixed: a masked LM's batches on a
+   CPU, tacit.models.invariant) has no noise and nothing to settle.
 """
 
 from __future__ import annotations

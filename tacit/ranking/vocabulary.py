@@ -389,6 +389,9 @@ class GroupMean:
         self.device = device
         # per group and word, its prompts' scores that were bounds (ScoredBatch.exact), or None
         self.inexact: torch.Tensor | None = None
+        # per group (and word, once a batch says per word), its prompts' scores that were not
+        # canonical already (ScoredBatch.fixed): a mean of canonical scores is canonical
+        self.loose = torch.zeros((self.n, 1), dtype=torch.int32, device=device)
 
     def passing(self, batches: Iterable[ScoredBatch]) -> Iterable[ScoredBatch]:
         """The batches, unchanged, each added to its groups' sums on the way."""
@@ -406,17 +409,25 @@ class GroupMean:
                     self.inexact = torch.zeros_like(self.sums, dtype=torch.int32)
                 bounds = (~batch.exact[batch.batch_rows]).int()
                 self.inexact.index_add_(0, self.groups[batch.rows], bounds)
+            self._count_loose(batch)
             yield batch
+
+    def _count_loose(self, batch: ScoredBatch) -> None:
+        if batch.fixed is None:
+            loose = torch.ones((len(batch.rows), 1), dtype=torch.int32, device=self.device)
+        else:
+            loose = (~batch.fixed[batch.batch_rows]).int()
+        if loose.shape[1] > self.loose.shape[1]:
+            self.loose = self.loose.expand(-1, loose.shape[1]).clone()
+        self.loose.index_add_(0, self.groups[batch.rows], loose.expand(-1, self.loose.shape[1]))
 
     def batch(self) -> ScoredBatch:
         """Every group's mean log-probabilities, as one batch whose rows are the groups."""
         assert self.sums is not None, "no batch passed"
         rows = torch.arange(self.n, device=self.device)
         mean = self.sums / self.counts.unsqueeze(1)
-        exact = fixed = None
-        if self.inexact is not None:  # a mean of bounds alone is as fixed as they are
-            exact = self.inexact == 0
-            fixed = self.inexact == self.counts.unsqueeze(1)
+        exact = None if self.inexact is None else self.inexact == 0
+        fixed = self.loose == 0  # a mean of fixed scores (bounds, canonical) is as fixed
         zero = torch.zeros(self.n, device=self.device)
         return ScoredBatch(rows, rows, mean, zero, exact=exact, fixed=fixed)
 

@@ -52,6 +52,7 @@ MODEL_KEYS = (
     "tie_rows",
     "tie_scores",
     "tie_noisy",
+    "tie_invariant_texts",
     "span_rows",
     "span_rows_naive",
     "span_tokens",

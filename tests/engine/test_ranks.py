@@ -9,7 +9,11 @@ batch size above 1 the two logits move `EPSILON` apart the other way, as float r
 rule assumes). Every batch size must then give the ranks, top-k lists and average precisions
 of `--batch-size 1`, in vocabulary and span mode, masked and causal, single templates and
 ensembles. Real batch noise, with no tie built in, is checked on many words where ../shared
-has the real tokenizers."""
+has the real tokenizers.
+
+A masked LM's batches on a CPU are the prompts alone bit for bit (tacit.models.invariant): the
+noise built in here is what the scorer's check on its first batch is for, so these runs warn
+once and settle their near ties alone, as on any other device."""
 
 from __future__ import annotations
 
@@ -22,9 +26,12 @@ import torch
 from support import REAL_NORMS, needs_shared, save_tiny_gpt2, toy_gpt2_tokenizer
 
 import tacit
+from tacit.core.errors import TacitWarning
 from tacit.models.causal import CausalLMScorer
 from tacit.models.masked import MaskedLMScorer
 from tacit.ranking.ties import RELATIVE_TOLERANCE, near, ranks, top
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*differs from it scored alone:UserWarning")
 
 SIZES = [1, 7, "auto"]  # auto starts at 64 on a CPU: a batch of 64, of 7 and its remainder
 DELTA = 1e-6  # the built tie: the second word's logit above the first's
@@ -296,3 +303,85 @@ def test_canonical_scores_side_by_side_are_those_alone(tiny_bert):
         assert scorer._hooked == 0 and not any(m._forward_hooks for m in scorer.model.modules())
     finally:
         torch.set_num_threads(threads)
+
+
+def test_tiled_linear_rows_are_the_same_in_any_tile():
+    """A row of a tiled product is the same bits whatever the rows around it and however many
+    there are (tacit.models.invariant), and equals the plain product within float error."""
+    from tacit.models.invariant import TILE_ROWS, tiled_linear
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(48, 80)
+    rows = torch.randn(3 * TILE_ROWS + 5, 48)
+    whole = tiled_linear(layer, rows)
+    torch.testing.assert_close(whole, layer(rows))
+    for first, count in [(0, 1), (7, 3), (TILE_ROWS - 1, 2), (40, TILE_ROWS + 9)]:
+        part = tiled_linear(layer, rows[first : first + count].unsqueeze(0))
+        assert torch.equal(part[0], whole[first : first + count])
+
+
+@pytest.fixture(scope="module")
+def wide_heads_roberta(tmp_path_factory) -> str:
+    """A small RoBERTa with roberta-base's attention heads (64 wide): the tiny models' 16-wide
+    heads give the same bits padded or not, where a real model's do not."""
+    from support import save_tiny_roberta, tiny_roberta_tokenizer
+
+    directory = tmp_path_factory.mktemp("wide-heads-roberta")
+    tokenizer = tiny_roberta_tokenizer(directory)
+    save_tiny_roberta(directory, tokenizer, hidden_size=128, intermediate_size=256)
+    return str(directory)
+
+
+@pytest.mark.parametrize("which", ["tiny_bert", "tiny_roberta", "wide_heads_roberta"])
+def test_invariant_batches_are_the_prompts_alone(which, request, two_threads):
+    """On a CPU a masked LM's batches are of one token length with tiled linear layers
+    (MaskedLMScorer.batches_invariant): each prompt's scores are those of the prompt scored
+    alone on one thread, bit for bit, at any batch size, so the tie rule leaves them as they
+    are (ScoredBatch.fixed)."""
+    from tacit.models.batching import one_at_a_time
+
+    model_dir = request.getfixturevalue(which)
+    prompts = [f"A <mask> has {w}." for w in ("fur", "claws", "a tail")] + [
+        "The <mask> is big and has fur.",
+        "A big <mask> has claws, fur and a tail.",
+        "A <mask> barks.",
+    ]
+    ids = np.arange(5, 40)
+    alone = MaskedLMScorer(model_dir, device="cpu")
+    with one_at_a_time(alone):
+        expected = [next(alone.score_vocab([p], ids, progress=False)).shared[0] for p in prompts]
+    for size in (1, 2, 7):
+        scorer = MaskedLMScorer(model_dir, device="cpu", batch_size=size)
+        for batch in scorer.score_vocab(prompts, ids, progress=False):
+            assert batch.fixed is not None and batch.fixed.all()
+            assert batch.work == {"tie_invariant_texts": len(batch.shared)}
+            for row, at in zip(batch.rows, batch.batch_rows):
+                assert torch.equal(batch.shared[at], expected[row]), (size, prompts[row])
+        assert scorer.batches_invariant()
+
+
+def test_retrieval_settles_nothing_in_invariant_batches(tiny_roberta, toy_norms_path, two_threads):
+    """No noise built in: the batches are the prompts alone, so no near tie needs settling, and
+    the manifest says how many texts were scored that way; ensembles of paraphrases too."""
+    for templates in ("paper", "paraphrases"):
+        scorer = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4)
+        result = tacit.retrieve(
+            [scorer], norms=toy_norms_path, max_props=2, templates=templates, quiet=True
+        )
+        record = result.manifest["models"][0]
+        asked = result.prompts["prompt"]
+        assert record["tie_invariant_texts"] == asked[asked.str.contains("<mask>")].nunique()
+        assert "tie_prompts" not in record or record["tie_prompts"] == 0, templates
+
+
+def test_batches_that_differ_from_alone_fall_back_to_settling(tiny_bert, toy_norms_path):
+    """Where a machine's kernels make a batch differ from the prompt alone (here: noise built in
+    above batch size 1), the first batch's check says so in one warning, and every near tie is
+    settled on the prompt alone as before: the ranks stay those of batch size 1."""
+    scorer = scorers(tiny_bert, MaskedLMScorer, "bear", "cat")[7]
+    with pytest.warns(TacitWarning, match="differs from it scored alone on this machine"):
+        result = tacit.retrieve([scorer], norms=toy_norms_path, max_props=2, quiet=True)
+    record = result.manifest["models"][0]
+    assert not scorer.batches_invariant() and "tie_invariant_texts" not in record
+    assert record["tie_prompts"] > 0
+    assert (result.prompts.loc[result.prompts["target"] == "bear", "rank"] == 2).all()

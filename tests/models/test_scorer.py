@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from support import out_of_memory_above, reference
+from support import TOY_WORDS, out_of_memory_above, reference
 from transformers import AutoTokenizer
 
 from tacit.core.errors import TacitError
@@ -72,7 +72,9 @@ def test_identical_prompts_are_scored_once(tiny_bert):
         progress=False,
     )
     assert sorted(calls[0]) == ["A <mask> barks.", "A <mask> purrs."]
-    assert len(seen) == 1  # one batch of the two distinct prompts
+    # one batch of the two distinct prompts, then the last scored alone: the check that the
+    # batches are invariant (MaskedLMScorer.batches_invariant), once per scorer
+    assert [len(inputs[0]) for inputs in seen] == [2, 1]
 
 
 def test_roberta_mask_keeps_the_space_before_it(tiny_roberta):
@@ -163,7 +165,8 @@ def test_half_precision_changes_ranks_only_within_its_precision(tiny_roberta, dt
 
 def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monkeypatch):
     """On a GPU a batch too large raises OutOfMemoryError: simulated here on the CPU."""
-    prompts = [f"A <mask> has {'fur, ' * n}claws." for n in range(9)]
+    prompts = [f"A <mask> has {word} claws." for word in TOY_WORDS[:9]]  # of one length: a
+    # CPU's batches are (MaskedLMScorer.batches_invariant)
     vocab, _ = vocabulary_for([tiny_roberta])
     ids = vocab.token_ids[tiny_roberta]
     targets = [vocab.index("bear")] * len(prompts)
@@ -230,7 +233,7 @@ def test_last_feed_forward_block_runs_at_mask_rows_only(which, request):
     last = scorer.model.base_model.encoder.layer[-1]
     last.intermediate.register_forward_hook(lambda m, i, o: seen.append(tuple(i[0].shape)))
     vocab, _ = vocabulary_for([model_dir])
-    prompts = ["A <mask> has fur.", "A <mask> has fur and claws.", "A big <mask> is here."]
+    prompts = ["A <mask> has fur.", "A <mask> has claws.", "A big <mask> is."]  # one length
     rank_targets(scorer, prompts, [0, 0, 0], vocab.token_ids[model_dir], progress=False)
     assert seen[0][:2] == (1, 3)
     assert all(shape[:2] == (1, 1) for shape in seen[1:])

@@ -1,0 +1,91 @@
+"""Batch-invariant linear layers: a prompt's scores the same, bit for bit, in any batch.
+
+A CPU's matrix-product kernel sums each output's products in an order that follows the
+product's shape (its rows, its threads), so the same prompt scored in two batches differs in
+its last bits; that is why the tie rule settles near ties on the prompt scored alone
+(tacit.ranking.ties), and settling costs a pass per prompt with a near tie. Here every linear
+layer multiplies its rows in tiles of TILE_ROWS (the last tile padded with zero rows), all
+tiles in one batched product: each row is then summed by the same kernel on the same shape
+whatever else the batch holds. Attention is per text, but its sums run over the padded
+length: so every text is padded to its `padded_length` (its token count rounded up to a
+multiple of LENGTH_STEP), alone as in a batch, and a batch holds texts of one padded length.
+A prompt's scores are then those of the prompt scored alone, which is what MaskedLMScorer
+relies on (tested, and checked once per scorer on its first batch: tacit.models.masked). The
+price: about a fifth more time per batch than untiled products on a 2-core CPU, far less than
+settling the prompts alone (bench/bench_retrieve.py; docs/reproducibility.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import torch
+
+# rows per tile: a batch's tiles long enough for the kernel to run at its batched pace (64 rows
+# of [768 x 3072] ran as fast as the 336 of a batch untiled); the layers that see one row per
+# prompt (the mask rows: the LM head, and the last layer's feed-forward block where the rows
+# are cut before it) take short tiles, so a batch of a dozen prompts pads little there
+TILE_ROWS = 64
+FEW_ROWS = 8
+# a text's tokens are padded to a multiple of this: batches of 4 lengths each are fuller
+# than of one (18.0-18.8 s against 20.6-22.2 s for the 504 texts of bench_retrieve.py), for
+# at most 3 padding tokens a text
+LENGTH_STEP = 4
+
+
+def padded_length(tokens: int) -> int:
+    """The length a text of `tokens` tokens is padded to, alone or in a batch."""
+    return -(-tokens // LENGTH_STEP) * LENGTH_STEP
+
+
+def tiled_linear(layer: torch.nn.Linear, x: torch.Tensor, tile: int = TILE_ROWS) -> torch.Tensor:
+    """`layer(x)` computed in tiles of `tile` rows, each row the same whatever its tile."""
+    rows = x.reshape(-1, x.shape[-1])
+    n = rows.shape[0]
+    if n % tile:
+        rows = torch.cat([rows, rows.new_zeros(tile - n % tile, rows.shape[1])])
+    tiles = rows.view(-1, tile, rows.shape[1])
+    weight = layer.weight.t().expand(tiles.shape[0], -1, -1)
+    if layer.bias is None:
+        out = torch.bmm(tiles, weight)
+    else:
+        out = torch.baddbmm(layer.bias, tiles, weight)
+    return out.reshape(-1, out.shape[-1])[:n].reshape(*x.shape[:-1], out.shape[-1])
+
+
+class TiledLinears:
+    """Puts tiled_linear in place of every `torch.nn.Linear` of a model while inside `tiled()`
+    (those inside the `few_rows` modules: FEW_ROWS a tile), counted so that passes nested or
+    side by side in threads share one installation."""
+
+    def __init__(self, model: torch.nn.Module, few_rows: Sequence[torch.nn.Module] = ()) -> None:
+        self.model = model
+        self.few = {id(m) for part in few_rows for m in part.modules()}
+        self._inside = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def tiled(self) -> Iterator[None]:
+        with self._lock:
+            if not self._inside:
+                for layer in self._layers():
+                    tile = FEW_ROWS if id(layer) in self.few else TILE_ROWS
+                    layer.forward = _bound(layer, tile)  # type: ignore[method-assign]
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                if not self._inside:
+                    for layer in self._layers():
+                        del layer.forward
+
+    def _layers(self) -> list[torch.nn.Linear]:
+        return [m for m in self.model.modules() if type(m) is torch.nn.Linear]
+
+
+def _bound(layer: torch.nn.Linear, tile: int):  # noqa: ANN202 (a forward)
+    return lambda x: tiled_linear(layer, x, tile)
