@@ -106,7 +106,7 @@ def scores(scorer, mode: str, prompts: list[str], spans: list[str]) -> np.ndarra
         prompts = [p.replace("<mask> ", "").rstrip(".") + " is a <mask>." for p in prompts]
     out = np.zeros((len(prompts), len(ids)))
     for batch in scorer.score_vocab(prompts, ids, progress=False):
-        out[batch.rows.numpy()] = batch.shared[batch.batch_rows].double().numpy()
+        out[np.asarray(batch.rows)] = batch.shared[batch.batch_rows].double().numpy()
     return out
 
 
