@@ -23,10 +23,10 @@ from contextlib import contextmanager
 
 import torch
 
-# rows per tile: a batch's tiles long enough for the kernel to run at its batched pace (64 rows
-# of [768 x 3072] ran as fast as the 336 of a batch untiled); the layers that see one row per
-# prompt (the mask rows: the LM head, and the last layer's feed-forward block where the rows
-# are cut before it) take short tiles, so a batch of a dozen prompts pads little there
+# rows per tile: a batch's tiles long enough for the kernel to run near its batched pace (336
+# rows of [768 x 3072] in tiles of 64: 12.6 ms, against 11.9 untiled); the layers that see one
+# row per prompt (the mask rows: the LM head, and the last layer's feed-forward block where the
+# rows are cut before it) take short tiles, so a batch of a dozen prompts pads little there
 TILE_ROWS = 64
 FEW_ROWS = 8
 # a text's tokens are padded to a multiple of this: batches of 4 lengths each are fuller
