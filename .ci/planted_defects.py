@@ -161,7 +161,7 @@ DEFECTS = (
         "a masked LM's batch-invariant batches are padded to their longest text, not to the "
         "width each text has alone too",
         "tacit/models/masked.py",
-        "width = lengths[indices[0]] if invariant else None",
+        "width = lengths[indices[0]] if tiled else None",
         "width = None",
         ("tests/engine/test_ranks.py",),
     ),

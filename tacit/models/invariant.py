@@ -17,9 +17,7 @@ settling the prompts alone (bench/bench_retrieve.py; docs/reproducibility.md).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -55,36 +53,21 @@ def tiled_linear(layer: torch.nn.Linear, x: torch.Tensor, tile: int = TILE_ROWS)
     return out.reshape(-1, out.shape[-1])[:n].reshape(*x.shape[:-1], out.shape[-1])
 
 
-class TiledLinears:
-    """Puts tiled_linear in place of every `torch.nn.Linear` of a model while inside `tiled()`
-    (those inside the `few_rows` modules: FEW_ROWS a tile), counted so that passes nested or
-    side by side in threads share one installation."""
+def tile_linears(
+    model: torch.nn.Module, few_rows: Sequence[torch.nn.Module] = ()
+) -> Callable[[], None]:
+    """Put tiled_linear in place of every `torch.nn.Linear` of `model` (those inside the
+    `few_rows` modules: FEW_ROWS a tile); returns what puts them back."""
+    few = {id(m) for part in few_rows for m in part.modules()}
+    layers = [m for m in model.modules() if type(m) is torch.nn.Linear]
+    for layer in layers:
+        layer.forward = _bound(layer, FEW_ROWS if id(layer) in few else TILE_ROWS)  # type: ignore[method-assign]
 
-    def __init__(self, model: torch.nn.Module, few_rows: Sequence[torch.nn.Module] = ()) -> None:
-        self.model = model
-        self.few = {id(m) for part in few_rows for m in part.modules()}
-        self._inside = 0
-        self._lock = threading.Lock()
+    def untile() -> None:
+        for layer in layers:
+            del layer.forward
 
-    @contextmanager
-    def tiled(self) -> Iterator[None]:
-        with self._lock:
-            if not self._inside:
-                for layer in self._layers():
-                    tile = FEW_ROWS if id(layer) in self.few else TILE_ROWS
-                    layer.forward = _bound(layer, tile)  # type: ignore[method-assign]
-            self._inside += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._inside -= 1
-                if not self._inside:
-                    for layer in self._layers():
-                        del layer.forward
-
-    def _layers(self) -> list[torch.nn.Linear]:
-        return [m for m in self.model.modules() if type(m) is torch.nn.Linear]
+    return untile
 
 
 def _bound(layer: torch.nn.Linear, tile: int):  # noqa: ANN202 (a forward)

@@ -28,7 +28,7 @@ from tacit.core.option_names import option
 from tacit.models.base import SpanScores, TokenScores, progress_bar
 from tacit.models.batching import longest_first_batches, one_at_a_time, padded
 from tacit.models.huggingface import HFScorer
-from tacit.models.invariant import TiledLinears, padded_length
+from tacit.models.invariant import padded_length, tile_linears
 from tacit.models.runtime import compile_errors_explained
 
 
@@ -52,7 +52,7 @@ class MaskedLMScorer(HFScorer):
     _lock = threading.Lock()
     _threads = threading.local()
     _invariance: bool | None = None  # batches_invariant's check: None until it has run
-    _tiles: TiledLinears | None = None
+    _untile: Callable[[], None] | None = None  # puts the linear layers back, while tiled
 
     def scores_alone_concurrently(self) -> bool:
         """On a CPU, uncompiled: a batch's rows are kept per thread (`_rows`), the hook is
@@ -61,17 +61,19 @@ class MaskedLMScorer(HFScorer):
         return self.device.type == "cpu" and not self.compiled
 
     def batches_invariant(self) -> bool:
-        """On a CPU, uncompiled, unquantized, on one device (accelerate's `--device-map` hooks
-        wrap the layers' forward), in vocabulary mode: batches of one padded length with tiled
-        linear layers (tacit.models.invariant) give each prompt the scores it gets alone, bit
-        for bit. Checked on the first batch a scorer runs (_check_invariance): where
-        the machine's kernels break it, this says False from then on, and the tie rule settles
+        """Batches of one padded length with tiled linear layers (_tiled: tacit.models.invariant)
+        give each prompt the scores it gets alone, bit for bit. Checked on the first batch a
+        scorer runs (_check_invariance): where the machine's kernels break it, this says False
+        from then on (the scoring stays tiled, alone as in a batch), and the tie rule settles
         near ties on the prompt alone as on any other device."""
+        return self._invariance is not False and self._tiled()
+
+    def _tiled(self) -> bool:
+        """Vocabulary scoring runs tiled (tacit.models.invariant), alone as in a batch: on a
+        CPU, uncompiled, unquantized, on one device (accelerate's `--device-map` hooks wrap the
+        layers' forward)."""
         return (
-            self._invariance is not False
-            and self.scores_alone_concurrently()
-            and not self.spec.quantization
-            and not self.device_map
+            self.scores_alone_concurrently() and not self.spec.quantization and not self.device_map
         )
 
     @property
@@ -131,13 +133,16 @@ class MaskedLMScorer(HFScorer):
 
     @contextmanager
     def _mask_rows_only(self) -> Iterator[None]:
-        """The mask-rows hook while scoring (_mask_rows_hook), once: a scoring run inside
-        another (the tie rule's prompt alone, while the batches it settles are still being
-        read: tacit.ranking.ties), or beside it in another thread, keeps the one put there
-        first; the last run out takes it away."""
+        """The mask-rows hook while scoring (_mask_rows_hook), and the tiled linear layers where
+        the scoring is tiled (_tiled), once: a scoring run inside another (the tie rule's
+        prompt alone, while the batches it settles are still being read: tacit.ranking.ties),
+        or beside it in another thread, keeps the ones put there first; the last run out takes
+        them away."""
         with self._lock:
             if not self._hooked:
                 self._hook = self._mask_rows_hook()
+                if self._tiled():
+                    self._untile = tile_linears(self.model, self._one_row_per_prompt())
             self._hooked += 1
         try:
             yield
@@ -146,6 +151,9 @@ class MaskedLMScorer(HFScorer):
                 self._hooked -= 1
                 if not self._hooked:
                     self._hook.remove()
+                    if self._untile is not None:
+                        self._untile()
+                        self._untile = None
 
     # --- tokenising -------------------------------------------------------------------------
 
@@ -193,19 +201,19 @@ class MaskedLMScorer(HFScorer):
         forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
         progress: bool | tqdm,
         desc: str,
-        invariant: bool = False,
+        tiled: bool = False,
     ) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
         """Yield (prompt indices, forward(input ids, attention mask)) for batches of similar
-        length, on the device, longest first (see longest_first_batches). `invariant`: each
-        text padded to its padded_length, alone as in a batch, and a batch's texts all of one
-        padded length (tacit.models.invariant)."""
+        length, on the device, longest first (see longest_first_batches). `tiled`: each text
+        padded to its padded_length, alone as in a batch, and a batch's texts all of one padded
+        length (tacit.models.invariant)."""
         pad_id = self.tokenizer.pad_token_id or 0
         lengths = [len(e) for e in encoded]
-        if invariant:
+        if tiled:
             lengths = [padded_length(n) for n in lengths]
 
         def run(indices: np.ndarray) -> torch.Tensor:
-            width = lengths[indices[0]] if invariant else None
+            width = lengths[indices[0]] if tiled else None
             ids, attention = padded(encoded, indices, pad_id, self.device, width)
             with compile_errors_explained(self.compiled, self.name, self.device):
                 return forward(ids, attention)
@@ -214,7 +222,7 @@ class MaskedLMScorer(HFScorer):
             progress_bar(progress, len(encoded), f"{desc} {self.name}", "text") as bar,
             torch.inference_mode(),
         ):
-            for indices, result in longest_first_batches(lengths, self, run, invariant):
+            for indices, result in longest_first_batches(lengths, self, run, tiled):
                 yield indices, result
                 bar.update(len(indices))
 
@@ -228,21 +236,8 @@ class MaskedLMScorer(HFScorer):
             self._rows = (ids == mask_id).nonzero()
             return self.model(input_ids=ids, attention_mask=attention).logits[0].float()
 
-        invariant = self.batches_invariant()
-        with self._mask_rows_only(), self._tiled(invariant):
-            yield from self._run_batches(encoded, forward, progress, "scoring", invariant)
-
-    @contextmanager
-    def _tiled(self, invariant: bool) -> Iterator[None]:
-        """The tiled linear layers (tacit.models.invariant) while `invariant`."""
-        if not invariant:
-            yield
-            return
-        with self._lock:
-            if self._tiles is None:
-                self._tiles = TiledLinears(self.model, self._one_row_per_prompt())
-        with self._tiles.tiled():
-            yield
+        with self._mask_rows_only():
+            yield from self._run_batches(encoded, forward, progress, "scoring", self._tiled())
 
     def _one_row_per_prompt(self) -> list[torch.nn.Module]:
         """The modules that see only the mask rows (see _mask_rows_hook): the LM head, and the
@@ -262,7 +257,7 @@ class MaskedLMScorer(HFScorer):
         cut = self._cut_to_fit(encoded, around_mask=True) if cut_to_fit else np.zeros(0, bool)
         for indices, logits in self._logits_at_mask(encoded, progress):
             alone = len(indices) == 1 and torch.get_num_threads() == 1  # the check's own pass
-            if self._invariance is None and not alone and self.batches_invariant():
+            if self._invariance is None and not alone and self._tiled():
                 self._check_invariance(encoded[indices[-1]], logits[-1])
             yield indices, logits, int(cut[indices].sum()) if cut_to_fit else 0
 

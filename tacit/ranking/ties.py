@@ -182,6 +182,8 @@ def settle_near(
     bounds under `--suffix-top`: the text before the blank is always run alone). `prepare`
     (or None) is told every (row, positions) that `canonical` will be asked for, first: a
     referee that can run several prompts alone at once does so there."""
+    if fixed is not None and bool(fixed.all()):
+        return  # canonical already (a batch-invariant batch): nothing to find or settle
     started = time.perf_counter()
     found = near(scores, anchors, anchor_mask, top_k, limit)
     if fixed is not None:
