@@ -251,8 +251,8 @@ def run_models(
         counts = sum((Counter(s.counts) for s in scored if s is not None), Counter())
         timing = {**(timing or {}), **times_of(counts)}
         extras: dict[str, Any] = {}
-        if work.finish is not None:
-            table, extras = work.finish(model, table)
+        if work.after_model is not None:
+            table, extras = work.after_model(model, table)
         # a model that did not load this time (all resumed) keeps the record of when it did
         record = (None if model.loaded else checkpoint.record(number)) or model.record()
         checkpoint.keep_record(number, record)

@@ -32,7 +32,10 @@ class Batched(Protocol):
     but is being found)."""
 
     name: str
-    device: torch.device
+
+    @property
+    def device(self) -> torch.device: ...
+
     batch_size: int
 
 

@@ -61,7 +61,6 @@ from tacit.models.causal_cache import (
 from tacit.models.chat import chat_prefix
 from tacit.models.huggingface import HFScorer
 from tacit.models.meter import longest_first
-from tacit.models.runtime import compile_errors_explained
 from tacit.models.start import StartToken, start_token
 
 if TYPE_CHECKING:
@@ -180,7 +179,7 @@ class CausalLMScorer(HFScorer):
         attention mask: see the module docstring): the target's logit less the logsumexp over
         the vocabulary, taken LSE_ROWS rows at a time (no [batch x tokens x vocab] temporary)."""
         cache = {self._cache_keyword: past} if past is not None else {}
-        with compile_errors_explained(self.compiled, self.name, self.device):
+        with self.runtime.compile_errors():
             logits = self.model(input_ids=ids, use_cache=False, **cache).logits
         rows = logits.reshape(-1, logits.shape[-1])
         picked = rows.gather(1, targets.reshape(-1, 1)).squeeze(1).float()
@@ -223,7 +222,7 @@ class CausalLMScorer(HFScorer):
     def _run_prefix(self, prefix: Sequence[int]) -> PrefixRun:
         """Start token (or chat prefix) + prefix, run once (see PrefixRun)."""
         sequence = torch.tensor([[*self._start_ids, *prefix]], device=self.device)
-        with compile_errors_explained(self.compiled, self.name, self.device):
+        with self.runtime.compile_errors():
             out = self.model(input_ids=sequence, use_cache=True)
         logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
         prefix_lp = logprobs[:-1].gather(1, sequence[0, 1:].unsqueeze(1)).squeeze(1)
@@ -364,7 +363,7 @@ class CausalLMScorer(HFScorer):
 
         def run(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, self.pad_id, self.device)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 logits = self.model(input_ids=ids, attention_mask=attention).logits
             last = lengths[torch.as_tensor(indices, device=self.device)] - 1
             return logits[torch.arange(len(indices), device=self.device), last].float()
@@ -491,7 +490,7 @@ class CausalLMScorer(HFScorer):
 
         def forward(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, self.pad_id, self.device)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 hidden = self.model.base_model(input_ids=ids, attention_mask=attention)
             states = hidden.last_hidden_state.float()
             if pooling == "last":

@@ -23,8 +23,12 @@ class CausalModel(Protocol):
     many start tokens (or a chat template's prefix) go before a text."""
 
     name: str
-    tokenizer: Any
-    max_tokens: int
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def max_tokens(self) -> int: ...
 
     @property
     def _n_start(self) -> int: ...

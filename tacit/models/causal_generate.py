@@ -53,12 +53,23 @@ class CausalModel(Protocol):
     """What generation reads of a causal scorer (tacit.models.causal.CausalLMScorer)."""
 
     name: str
-    spec: ModelSpec
-    model: Any
-    tokenizer: Any
-    device: torch.device
+
+    @property
+    def spec(self) -> ModelSpec: ...
+
+    @property
+    def model(self) -> Any: ...
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def device(self) -> torch.device: ...
+
     batch_size: int
-    max_tokens: int
+
+    @property
+    def max_tokens(self) -> int: ...
 
     @property
     def pad_id(self) -> int: ...

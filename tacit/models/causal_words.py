@@ -69,7 +69,9 @@ class PrefixModel(CausalModel, Protocol):
     """What vocabulary mode reads of a causal LM's scorer (tacit.models.causal.CausalLMScorer):
     the cache bookkeeping's, where its blank is, and a prefix run once and continued."""
 
-    device: torch.device
+    @property
+    def device(self) -> torch.device: ...
+
     batch_size: int
 
     def split_at_blank(self, template: str, *, at_end: bool = False) -> tuple[str, str, str]: ...

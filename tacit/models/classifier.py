@@ -15,7 +15,6 @@ from tacit.core.option_names import option
 from tacit.models.base import progress_bar
 from tacit.models.batching import longest_first_batches
 from tacit.models.huggingface import HFScorer
-from tacit.models.runtime import compile_errors_explained
 from tacit.pragmatics.labels import LABELS, normalize_label
 
 
@@ -91,7 +90,7 @@ class NLIClassifier(HFScorer):
                 return_tensors="pt",
             )
             on_device = {k: v.to(self.device) for k, v in batch.items()}
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 return self.model(**on_device).logits.double()
 
         with (

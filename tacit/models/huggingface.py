@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
 from tacit.core.errors import TacitError
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
 from tacit.core.option_names import option
+from tacit.core.options import BATCH_SIZE
 from tacit.models import gguf
 from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
+from tacit.models.batching import starting_batch_size
 from tacit.models.families import IN_PROCESS_OPTIONS, Family
 from tacit.models.loading import check_passed_on, read_config
 from tacit.models.runtime import ModelRuntime
@@ -30,8 +32,12 @@ from tacit.models.runtime import ModelRuntime
 if TYPE_CHECKING:
     import torch
     from tqdm.auto import tqdm
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+    from tacit.core.manifest import ModelRecord
     from tacit.core.options import RunOptions
+
+HFScorerT = TypeVar("HFScorerT", bound="HFScorer")
 
 # kind -> the scorer class of that kind, "module:class"; imported only when one is loaded
 SCORERS = {
@@ -112,11 +118,106 @@ def model_kind(spec: ModelSpec, *, flag: str = "--model") -> str | None:
     )
 
 
-class HFScorer(ModelRuntime, Scorer):
-    """A Scorer that runs a transformers model in this process: its families' vocabulary hook
-    gives logits over the model's whole vocabulary on the device, reduced there."""
+class HFScorer(Scorer):
+    """A Scorer that runs a transformers model in this process, on its ModelRuntime (the model,
+    its tokenizer and device: `runtime`): its families' vocabulary hook gives logits over the
+    model's whole vocabulary on the device, reduced there.
+
+    Subclasses name their `kind`, `auto_class` (which head transformers loads) and `head` (what
+    the head check calls it), and refuse a tokenizer they cannot work with (`check_tokenizer`,
+    before any weights load).
+    """
 
     hooks: ClassVar[Mapping[str, str]] = {**HOOKS, "vocab": "_vocab_logits"}
+    auto_class: ClassVar[Any] = None
+    head: ClassVar[str] = ""
+    takes_chat_template: ClassVar[bool] = False  # the loading option chat_template (causal LMs)
+
+    def __init__(self, name_or_path: str, *, batch_size: int | str = 32, **runtime: Any) -> None:
+        """`name_or_path` and `runtime`: as ModelRuntime takes them (the model's text, device,
+        dtype, loading options, or a `model` and `tokenizer` in memory). `batch_size="auto"`
+        finds the largest that fits."""
+        BATCH_SIZE.validate(batch_size)  # as the run option's declaration checks it
+        self.name = name_or_path  # as given: how tables and the manifest name it
+        self.runtime = ModelRuntime(
+            name_or_path, kind=self.kind, auto_class=self.auto_class, head=self.head, **runtime
+        )
+        if self.spec.chat_template is not None and not self.takes_chat_template:
+            raise TacitError(
+                f"{option('--model')} {self.spec.text}: chat_template applies to causal "
+                f"(decoder-only) instruct models; this is a {self.kind} model"
+            )
+        self.check_tokenizer()
+        self.runtime.load()
+        # as it starts: smaller where memory runs out (tacit.models.batching)
+        self.batch_size, self.auto_batch = starting_batch_size(batch_size, self.device)
+
+    @classmethod
+    def from_model(
+        cls: type[HFScorerT],
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        name: str | None = None,
+        batch_size: int | str = 32,
+    ) -> HFScorerT:
+        """A scorer of a model already in memory (one being trained, one loaded with options
+        tacit does not know), on the model's own device and in its own precision. It is put in
+        evaluation mode (dropout off), which the caller may undo after scoring; it is not
+        checked for a missing head, as a model loaded by name is."""
+        label = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        model.eval()
+        return cls(label, tokenizer=tokenizer, batch_size=batch_size, model=model)
+
+    @classmethod
+    def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> HFScorer:
+        """Load as the run's options say (revision, dtype and the other loading options where
+        the model's own text gives none; device, batch size, compile, device map)."""
+        return cls(
+            name_or_path,
+            revision=options.revision,
+            device=options.device,
+            dtype=options.dtype,
+            batch_size=options.batch_size,
+            compile=options.compile,
+            device_map=options.device_map,
+            max_memory=options.max_memory,
+            offload_folder=options.offload_folder,
+            **options.model_args,
+            **extra,
+        )
+
+    def check_tokenizer(self) -> None:
+        """Refuse a tokenizer this family cannot work with (overridden where it matters)."""
+
+    @property
+    def model(self) -> PreTrainedModel:
+        return self.runtime.model
+
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerBase:
+        return self.runtime.tokenizer
+
+    @property
+    def device(self) -> torch.device:
+        return self.runtime.device
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model's text read, with the run's loading options where it gives none."""
+        return self.runtime.spec
+
+    @property
+    def max_tokens(self) -> int:  # type: ignore[override]
+        return self.runtime.max_tokens
+
+    def record(self) -> ModelRecord:
+        """The runtime's record (tacit.models.runtime.ModelRuntime.record), and whether the
+        batch size was searched for."""
+        record = self.runtime.record()
+        if self.auto_batch:
+            record["batch_size_auto"] = True
+        return record
 
     def _vocab_logits(
         self, texts: list[str], progress: bool | tqdm, cut_to_fit: bool
@@ -241,7 +342,7 @@ class HuggingFaceFamily(Family):
 
     def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:
         assert issubclass(scorer, HFScorer)
-        return scorer.from_options(text, options, **extra)  # type: ignore[return-value]
+        return scorer.from_options(text, options, **extra)
 
 
 FAMILY = HuggingFaceFamily()

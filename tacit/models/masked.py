@@ -29,7 +29,6 @@ from tacit.models.base import SpanScores, TokenScores, progress_bar
 from tacit.models.batching import longest_first_batches, one_at_a_time, padded
 from tacit.models.huggingface import HFScorer
 from tacit.models.invariant import padded_length, tile_linears
-from tacit.models.runtime import compile_errors_explained
 
 
 class MaskedLMScorer(HFScorer):
@@ -58,7 +57,7 @@ class MaskedLMScorer(HFScorer):
         """On a CPU, uncompiled: a batch's rows are kept per thread (`_rows`), the hook is
         counted in and out under a lock, and the tokenizer is called under it too (a fast
         tokenizer's state is not for two threads at once)."""
-        return self.device.type == "cpu" and not self.compiled
+        return self.device.type == "cpu" and not self.runtime.compiled
 
     def batches_invariant(self) -> bool:
         """Batches of one padded length with tiled linear layers (_tiled: tacit.models.invariant)
@@ -73,7 +72,9 @@ class MaskedLMScorer(HFScorer):
         CPU, uncompiled, unquantized, on one device (accelerate's `--device-map` hooks wrap the
         layers' forward)."""
         return (
-            self.scores_alone_concurrently() and not self.spec.quantization and not self.device_map
+            self.scores_alone_concurrently()
+            and not self.spec.quantization
+            and not self.runtime.device_map
         )
 
     @property
@@ -129,7 +130,7 @@ class MaskedLMScorer(HFScorer):
             and callable(getattr(last, "feed_forward_chunk", None))
             and not getattr(last, "add_cross_attention", False)
         )
-        return last if bert_built and not self.compiled else None
+        return last if bert_built and not self.runtime.compiled else None
 
     @contextmanager
     def _mask_rows_only(self) -> Iterator[None]:
@@ -215,7 +216,7 @@ class MaskedLMScorer(HFScorer):
         def run(indices: np.ndarray) -> torch.Tensor:
             width = lengths[indices[0]] if tiled else None
             ids, attention = padded(encoded, indices, pad_id, self.device, width)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 return forward(ids, attention)
 
         with (

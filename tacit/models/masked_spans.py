@@ -38,11 +38,21 @@ class MaskedModel(Protocol):
     its model and tokenizer on a device, and the hook that runs the LM head at the rows read."""
 
     name: str
-    tokenizer: Any
-    model: Any
-    device: torch.device
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def model(self) -> Any: ...
+
+    @property
+    def device(self) -> torch.device: ...
+
     batch_size: int
-    max_tokens: int
+
+    @property
+    def max_tokens(self) -> int: ...
+
     _rows: torch.Tensor | None
 
     def _mask_rows_hook(self) -> torch.utils.hooks.RemovableHandle: ...

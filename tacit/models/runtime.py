@@ -1,8 +1,8 @@
 """The model runtime: where a model comes from, how it is loaded, and on which device it runs.
 
-Every model family (masked LM, NLI classifier, ...) is a ModelRuntime: it reads the model's
-text (a name with its loading options: tacit.core.modelspec), resolves the device, dtype and
-batch size, loads its tokenizer and weights (tacit.models.loading: revision, remote code,
+Every in-process scorer (masked LM, NLI classifier, ...) holds a ModelRuntime: it reads the
+model's text (a name with its loading options: tacit.core.modelspec), resolves the device,
+dtype and batch size, loads its tokenizer and weights (tacit.models.loading: revision, remote code,
 attention kernel, 8/4-bit weights, a PEFT adapter, the head check, a damaged file named), can
 compile the encoder, and describes itself for the manifest.
 """
@@ -10,9 +10,9 @@ compile the encoder, and describes itself for the manifest.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -21,15 +21,12 @@ from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
-from tacit.core.options import BATCH_SIZE
 from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
-from tacit.models.batching import starting_batch_size
 from tacit.models.loading import load_spread, load_weights, passed_on, placed, random_weights
 
 if TYPE_CHECKING:
     from tacit.core.manifest import ModelRecord
-    from tacit.core.options import RunOptions
 
 TORCH_DTYPES: dict[str, torch.dtype] = dict(
     zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16))
@@ -120,29 +117,26 @@ def check_tokenizer_fits(
         )
 
 
-RuntimeT = TypeVar("RuntimeT", bound="ModelRuntime")
-
-
 class ModelRuntime:
-    """One model and its tokenizer on one device, loaded by `from_pretrained` conventions.
+    """One model and its tokenizer on one device, loaded by `from_pretrained` conventions: what
+    an in-process scorer runs on (tacit.models.huggingface.HFScorer holds one).
 
-    Subclasses name their `auto_class` (which head) and `kind`; they get device, dtype,
-    revision, the head check, --compile, the longest input and the manifest record here.
+    Made in two steps, so that a scorer refuses a tokenizer before any weights load: the
+    constructor reads the model's text, resolves the device and loads the tokenizer; `load`
+    then loads the weights (device, dtype, revision, the head check, --compile, the longest
+    input). `record` describes it for the manifest.
     """
-
-    kind: ClassVar[str] = ""
-    auto_class: ClassVar[Any] = None
-    head: ClassVar[str] = ""
-    takes_chat_template: ClassVar[bool] = False  # the loading option chat_template (causal LMs)
 
     def __init__(
         self,
         name_or_path: str,
         *,
+        kind: str,
+        auto_class: Any,
+        head: str,
         revision: str | None = None,
         device: str = "auto",
         dtype: str = "float32",
-        batch_size: int | str = 32,
         tokenizer: PreTrainedTokenizerBase | None = None,
         compile: bool = False,
         device_map: str | None = None,
@@ -154,100 +148,63 @@ class ModelRuntime:
         """`name_or_path`: a hub id or local directory, with its own loading options if any
         (`name,revision=step1000,dtype=bfloat16`: tacit.core.modelspec); `revision`, `dtype` and
         `load` (trust_remote_code, attn_implementation, peft, load_in_8bit, load_in_4bit) apply
-        where it gives none. `batch_size="auto"` finds the largest that fits."""
-        BATCH_SIZE.validate(batch_size)  # as the run option's declaration checks it
+        where it gives none. `kind`, `auto_class`, `head`: the scorer's kind of model, the
+        transformers class that loads it and what its head is called (the head check).
+        `model`: one already in memory."""
         self.name = name_or_path  # as given: how tables and the manifest name it
-        self.device_map = device_map
-        self.compiled = compile
+        self.kind, self.auto_class, self.head = kind, auto_class, head
+        self.device_map, self.compiled = device_map, compile
+        self._spread = (max_memory, offload_folder)
+        self._given = model
         if model is not None:  # a model already in memory (from_model)
             if tokenizer is None:
                 raise TacitError(f"{name_or_path}: a loaded model needs its tokenizer too")
             self.spec = ModelSpec(name_or_path)
             self.tokenizer = tokenizer
-            self.check_tokenizer()
-            self.model = model
             first = next(model.parameters(), None)
             self.device = first.device if first is not None else torch.device("cpu")
-        else:
-            self.spec = gguf.resolved(
-                ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype, **load})
-            )
-            if self.spec.chat_template is not None and not self.takes_chat_template:
+            return
+        self.spec = gguf.resolved(
+            ModelSpec.parse(name_or_path).over({"revision": revision, "dtype": dtype, **load})
+        )
+        self.device = resolve_device(device)
+        self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
+        self.tokenizer = tokenizer or load_tokenizer(
+            self.spec.name,
+            revision=self.spec.revision,
+            trust_remote_code=bool(self.spec.trust_remote_code),
+            gguf_file=self.spec.gguf_file,
+        )
+
+    def load(self) -> None:
+        """Load the weights (a model handed in is kept as it is), and read what they say."""
+        if self._given is not None:
+            self.model = self._given
+        elif self.spec.random_weights is not None:  # a control: its architecture, no weights
+            if self.device_map is not None:
                 raise TacitError(
-                    f"{option('--model')} {self.spec.text}: chat_template applies to causal "
-                    f"(decoder-only) instruct models; this is a {self.kind} model"
+                    f"{option('--model')} {self.spec.text}: a random-weight control is built "
+                    f"on one device; drop {option('--device-map')}"
                 )
-            self.device = resolve_device(device)
-            self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
-            self.tokenizer = tokenizer or load_tokenizer(
-                self.spec.name,
-                revision=self.spec.revision,
-                trust_remote_code=bool(self.spec.trust_remote_code),
-                gguf_file=self.spec.gguf_file,
+            self.model = random_weights(self.auto_class, self.spec, self.load_dtype, self.device)
+        elif self.device_map is None:
+            self.model = load_weights(
+                self.auto_class, self.spec, self.load_dtype, self.device, head=self.head
             )
-            self.check_tokenizer()
-            if self.spec.random_weights is not None:  # a control: its architecture, no weights
-                if device_map is not None:
-                    raise TacitError(
-                        f"{option('--model')} {self.spec.text}: a random-weight control is built "
-                        f"on one device; drop {option('--device-map')}"
-                    )
-                self.model = random_weights(
-                    self.auto_class, self.spec, self.load_dtype, self.device
-                )
-            elif device_map is None:
-                self.model = load_weights(
-                    self.auto_class, self.spec, self.load_dtype, self.device, head=self.head
-                )
-            else:
-                self.model = load_spread(self, self.spec, device_map, max_memory, offload_folder)
+        else:
+            self.model = load_spread(self, self.spec, self.device_map, *self._spread)
         check_tokenizer_fits(self.model, self.tokenizer, self.spec.name)
         self.revision = self.spec.revision
         self.dtype = next(
             (p.dtype for p in self.model.parameters() if p.is_floating_point()), torch.float32
         )
-        self.batch_size, self.auto_batch = starting_batch_size(batch_size, self.device)
-        if compile:
+        if self.compiled:
             compile_encoder(self.model)
         self.max_tokens = max_tokens(self.model, self.tokenizer)
 
-    @classmethod
-    def from_model(
-        cls: type[RuntimeT],
-        model: PreTrainedModel,
-        tokenizer: PreTrainedTokenizerBase,
-        *,
-        name: str | None = None,
-        batch_size: int | str = 32,
-    ) -> RuntimeT:
-        """A scorer of a model already in memory (one being trained, one loaded with options
-        tacit does not know), on the model's own device and in its own precision. It is put in
-        evaluation mode (dropout off), which the caller may undo after scoring; it is not
-        checked for a missing head, as a model loaded by name is."""
-        label = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
-        model.eval()
-        return cls(label, tokenizer=tokenizer, batch_size=batch_size, model=model)
-
-    @classmethod
-    def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> ModelRuntime:
-        """Load as the run's options say (revision, dtype and the other loading options where
-        the model's own text gives none; device, batch size, compile, device map)."""
-        return cls(
-            name_or_path,
-            revision=options.revision,
-            device=options.device,
-            dtype=options.dtype,
-            batch_size=options.batch_size,
-            compile=options.compile,
-            device_map=options.device_map,
-            max_memory=options.max_memory,
-            offload_folder=options.offload_folder,
-            **options.model_args,
-            **extra,
-        )
-
-    def check_tokenizer(self) -> None:
-        """Refuse a tokenizer this family cannot work with (overridden where it matters)."""
+    def compile_errors(self) -> AbstractContextManager[None]:
+        """A torch.compile error in the block said in one line (compile_errors_explained)."""
+        return compile_errors_explained(self.compiled, self.name, self.device)
 
     @property
     def resolved_revision(self) -> str | None:
@@ -273,8 +230,6 @@ class ModelRuntime:
         }
         if self.spec.name != self.name:
             record["source"] = self.spec.name
-        if self.auto_batch:
-            record["batch_size_auto"] = True
         if self.device_map:
             record["device_map"] = placed(self.model.hf_device_map)  # type: ignore[arg-type]
         if self.spec.gguf_file is not None:

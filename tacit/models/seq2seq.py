@@ -56,7 +56,6 @@ from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal import logsumexp_rows
 from tacit.models.huggingface import HFScorer
 from tacit.models.meter import quiet
-from tacit.models.runtime import compile_errors_explained
 
 # the blank in the encoder's input, and the sentinel that closes its span in the target
 SENTINELS = ("<extra_id_0>", "<extra_id_1>")
@@ -174,7 +173,7 @@ class Seq2SeqScorer(HFScorer):
 
         def run(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, self.pad_id, self.device)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 encoder = self.model.get_encoder()
                 return encoder(input_ids=ids, attention_mask=attention).last_hidden_state
 
@@ -219,7 +218,7 @@ class Seq2SeqScorer(HFScorer):
             ids, _ = padded(decoder, np.arange(len(indices)), self.pad_id, self.device)
             wanted, _ = padded(targets, indices, self.pad_id, self.device)
             hidden, mask = self._batch_states(states, input_of[indices])
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 logits = self.model(
                     encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
                     attention_mask=mask,
@@ -300,7 +299,7 @@ class Seq2SeqScorer(HFScorer):
         def run(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, self.pad_id, self.device)
             decoder = torch.tensor([opening] * len(indices), device=self.device)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 out = self.model(input_ids=ids, attention_mask=attention, decoder_input_ids=decoder)
             return out.logits[:, 1].float()
 
@@ -367,7 +366,7 @@ class Seq2SeqScorer(HFScorer):
 
         def forward(indices: np.ndarray) -> torch.Tensor:
             ids, attention = padded(encoded, indices, self.pad_id, self.device)
-            with compile_errors_explained(self.compiled, self.name, self.device):
+            with self.runtime.compile_errors():
                 hidden = self.model.get_encoder()(input_ids=ids, attention_mask=attention)
             states = hidden.last_hidden_state.float()
             if pooling == "mask":

@@ -55,7 +55,7 @@ class Scored:
 
 
 ScoreChunk = Callable[[Any, "pd.DataFrame", "tqdm"], "Scored | pd.DataFrame"]
-Finish = Callable[[Any, "pd.DataFrame"], "tuple[pd.DataFrame, dict[str, Any]]"]
+AfterModel = Callable[[Any, "pd.DataFrame"], "tuple[pd.DataFrame, dict[str, Any]]"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Work:
         (so that a run whose features are all cached never loads it).
     needs: what every model must be able to answer (capabilities: tacit.models.base.Needs),
         checked before any weights load.
-    finish: optional (model handle, all of its result rows) -> (result rows, record fields):
+    after_model: optional (model handle, all of its result rows) -> (result rows, record fields):
         work that needs every row of a model, such as calibration.
     unit: what the progress bar counts.
     load_options: capability -> keyword arguments for loading a model that has it (an NLI
@@ -86,7 +86,7 @@ class Work:
     key: str
     score: ScoreChunk
     needs: Needs
-    finish: Finish | None = None
+    after_model: AfterModel | None = None
     unit: str = "prompt"
     load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     lazy: bool = False

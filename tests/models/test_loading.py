@@ -154,13 +154,13 @@ def test_attention_kernel_and_the_checkpoints_own_precision(tiny_bert, tmp_path)
     AutoModelForMaskedLM.from_pretrained(tiny_bert).to(torch.bfloat16).save_pretrained(half)
     AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(half)
     auto = MaskedLMScorer(f"{half},dtype=auto", device="cpu")
-    assert auto.dtype == torch.bfloat16
+    assert auto.runtime.dtype == torch.bfloat16
     assert auto.record()["load"] == {
         **auto.record()["load"],
         "dtype": "bfloat16",
         "dtype_asked": "auto",
     }
-    assert MaskedLMScorer(str(half), device="cpu").dtype == torch.float32  # as asked: float32
+    assert MaskedLMScorer(str(half), device="cpu").runtime.dtype == torch.float32  # as asked: float32
 
 
 @pytest.mark.parametrize("bits", ["8bit", "4bit"])

@@ -199,7 +199,7 @@ def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
     targets = [vocab.index("bear")] * len(prompts)
     eager = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4)
     compiled = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4, compile=True)
-    assert compiled.compiled and not eager.compiled
+    assert compiled.runtime.compiled and not eager.runtime.compiled
     expected = rank_targets(eager, prompts, targets, ids, progress=False)
     got = rank_targets(compiled, prompts, targets, ids, progress=False)
     np.testing.assert_array_equal(got.rank, expected.rank)

@@ -194,7 +194,7 @@ def test_encode_at_the_sentinel_or_the_mean(tiny_t5):
 
 def test_a_prompt_too_long_is_cut_around_its_blank_or_refused(tiny_t5):
     scorer = Seq2SeqScorer(tiny_t5, device="cpu")
-    scorer.max_tokens = 6
+    scorer.runtime.max_tokens = 6
     long = "Everyone knows that a bear has <mask> and a tail and claws and fur."
     (batch,) = scorer.score_vocab([long], np.array([5]), progress=False, cut_to_fit=True)
     assert batch.cut == 1

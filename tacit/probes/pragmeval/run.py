@@ -93,7 +93,7 @@ def pragmeval_work(
         "config",
         score,
         needs,
-        finish=finish,
+        after_model=finish,
         unit="configuration",
         lazy=True,
     )
