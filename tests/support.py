@@ -903,3 +903,21 @@ class Scripted(Scorer):
                 ]
             )
         return said
+
+
+def assert_declared(manifest: dict) -> None:
+    """Every key of a run's manifest is declared: by every run's (Manifest) or by its probe
+    (Probe.manifest_keys); every key of a model's record by the engine's (ModelRecord), the
+    family that ran it (Family.record_keys) or the probe (Probe.model_keys)."""
+    from tacit.core.manifest import declared_keys
+    from tacit.core.modelspec import ModelSpec
+    from tacit.models.families import family_of
+    from tacit.probes import registry
+
+    probe = registry.of_run(manifest)
+    undeclared = set(manifest) - declared_keys(probe.manifest_keys)
+    assert not undeclared, f"{probe.name}: undeclared manifest keys {sorted(undeclared)}"
+    for model in manifest["models"]:
+        family = family_of(ModelSpec.parse(model["name"]))
+        undeclared = set(model) - declared_keys(family.record_keys, probe.model_keys)
+        assert not undeclared, f"{probe.name}, {family.name}: undeclared {sorted(undeclared)}"

@@ -50,85 +50,32 @@ def command_line() -> str:
 
 # The manifest's shape: the contract between the layers that write a run and those that read
 # it (runs, tables, plots, reports, leaderboards). JSON as written; every key optional, as
-# manifests of older runs and of other probes lack some.
+# manifests of older runs and of other probes lack some. Only the keys every run may have are
+# typed here; what a model family records of its models and what a probe records of its run
+# are declared by that family (Family.record_keys) and that probe (Probe.manifest_keys,
+# Probe.model_keys), as TypedDicts that extend these.
+# A model's entry in `models`: the keys the engine writes of every model (a model a run resumed
+# without loading is named and nothing else), whatever runs it. (The functional form: `class`
+# is a Python keyword.)
 ModelRecord = TypedDict(
     "ModelRecord",
     {
         "name": str,  # as given to --model: a name or path, with its loading options if any
         "source": str,  # the name or path alone, where the options make `name` longer
-        "kind": str,  # masked, causal, seq2seq, classifier
-        # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
-        # trust_remote_code, quantization (8bit, 4bit), peft (the adapter)
-        "load": "dict[str, Any]",
-        "local_path": "str | None",
-        "class": str,
+        "kind": str,  # masked, causal, seq2seq, classifier, server
+        "class": str,  # the Python class that scored it
         "revision": "str | None",
-        "resolved_revision": "str | None",
-        "mask_token": "str | None",
-        # seq2seq: the encoder's input, the decoder's target, the decoder's start token
-        "infilling": "dict[str, str]",
-        # an instruct model's chat template: source, sha256, the user turn, the prefix's text
-        "chat_template": "dict[str, Any]",
-        # a causal model's: the token its sentences start from, its id, the rule that chose it
-        "start_token": "dict[str, Any]",
         "device": "str | None",
-        "device_map": "dict[str, int]",
-        # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
-        "gguf": "dict[str, Any]",
-        # a model a server scores: base URL (no secrets), the served model as /v1/models
-        # lists it, the engine and version it reports, the start token and who adds it, the
-        # consistency check's result, prompts per request, concurrency, retries made
-        "server": "dict[str, Any]",
+        "batch_size_used": "int | None",
         # --control random-weights: the model it controls (`of`), its seed, how it was drawn
         "control": "dict[str, Any]",
         # --cache: the directory, the model's fingerprint, entries found and scored
         "cache": "dict[str, Any]",
-        # seconds: load_seconds, scoring_seconds (this run's chunks), the sentences they
-        # held, and estimate_seconds, what the first chunk's pace said the scoring would take
-        # (from estimated_from_sentences in estimated_from_seconds): compare the two; and
+        # seconds: load_seconds, scoring_seconds (this run's chunks), the sentences they held,
+        # and estimate_seconds, what the first chunk's pace said the scoring would take (from
+        # estimated_from_sentences in estimated_from_seconds): compare the two; and
         # tie_seconds, what the tie rule's settling took (tacit.ranking.ties)
         "timing": "dict[str, Any]",
-        "batch_size_used": "int | None",
-        "batch_size_auto": bool,  # --batch-size auto: batch_size_used is what it found
-        "seed": str,  # NLI released predictions: the seed folder
-        "mode": str,
-        # what the probe counted while this model scored (summed over chunks), and its own
-        "prompts_cut_to_fit": int,
-        "texts_cut_to_fit": int,
-        "truncated_pairs": int,
-        "records_not_in_data": int,
-        "max_tokens": int,
-        "span_rows": int,
-        "span_rows_naive": int,
-        "span_tokens": int,
-        "span_tokens_naive": int,
-        # near ties settled on the prompt scored alone (tacit.ranking.ties): rows, scores
-        # computed again, those that had moved by more than a third of the tolerance, the
-        # distinct prompts (spans: templates) scored alone, and the milliseconds it took
-        "tie_rows": int,
-        "tie_scores": int,
-        "tie_noisy": int,
-        "tie_prompts": int,
-        # texts scored in batch-invariant batches (tacit.models.invariant), whose near ties
-        # needed no settling: their scores were those of the prompt alone already
-        "tie_invariant_texts": int,
-        "unknown_tokens": int,  # surprisal: tokens scored as the tokenizer's unknown token
-        # a causal model's vocabulary mode: words whose text after the blank was scored
-        "vocab_suffixes": int,
-        "vocab_suffixes_naive": int,
-        # with --suffix-top: gold ranks counted against bounds (upper bounds of the ranks),
-        # and top-k lists a bound could pass (the best of the words scored)
-        "ranks_bounded": int,
-        "tops_bounded": int,
-        # generation (tacit.models.answers.generation_counts): requests the model ran, their
-        # prompt and completion tokens, and requests read from --cache instead
-        "generation_requests": int,
-        "generation_prompt_tokens": int,
-        "generation_completion_tokens": int,
-        "generation_cached": int,
-        "feature_cache": "dict[str, Any] | None",
-        "configs": "dict[str, Any]",
-        "labels": "dict[str, str]",
     },
     total=False,
 )
@@ -177,9 +124,10 @@ class SweepRecord(TypedDict, total=False):
 
 
 class Manifest(TypedDict, total=False):
-    """manifest.json (see docs/run-directory.md). The shared keys come from the engine
-    (tacit.engine.runner.run_manifest); a probe adds its own (`options`, `counts`, `norms`,
-    the candidates or vocabulary, its data files)."""
+    """manifest.json (see docs/run-directory.md): the keys of every run, from the engine
+    (tacit.engine.runner.run_manifest) and the run options, and those of the data several
+    probes read (norms, vocabulary, candidates, templates). A probe's own keys are its
+    `manifest_keys`, a TypedDict that extends this one."""
 
     probe: str
     command: str
@@ -191,6 +139,7 @@ class Manifest(TypedDict, total=False):
     batch_size: int | str  # or "auto"
     compile: bool
     seed: int
+    threads: int | None  # the CPU threads torch used (None: torch not loaded)
     resumed: list[dict[str, Any]]  # each resume: its started and command
     model_args: dict[str, Any]  # --model-args: loading options of every model
     vocab_words: str  # --vocab-words, where not `all`
@@ -201,35 +150,18 @@ class Manifest(TypedDict, total=False):
     launch_warning: str
     started: str
     finished: str
-    options: dict[str, Any]
-    counts: dict[str, Any]
+    options: dict[str, Any]  # the probe's options, as it records them
+    counts: dict[str, Any]  # what the probe counted (prompts, items, what was dropped)
     norms: NormsRecord
     vocabulary: VocabularyRecord
     candidates: dict[str, CandidatesRecord]
-    generation: dict[str, Any]  # --by generation: how models were asked (tacit.probes.asking)
-    span_scoring: str
-    normalize: str
-    span_work: dict[str, int]
-    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.ranking.ties.record)
-    suite: str
-    data: dict[str, Any]
-    mode: str | None
-    cloze: dict[str, Any]
-    dropped: dict[str, Any]
-    paper_column: str | None
-    pooling: str | None
-    template: str | None
     templates: dict[str, Any]
-    items: dict[str, Any]
-    texts: dict[str, Any]  # surprisal: the texts' file (or a list), sha256, counts
-    by: str  # surprisal: rows by token or word
-    pll: str  # surprisal: masked models' pseudo-log-likelihood
-    max_train: int | None
-    c_grid: list[float] | None
-    skipped_configs: dict[str, str]
-    reference: str | None
-    paper_bert_average: float
     sweep: SweepRecord
+
+
+def declared_keys(*declarations: type) -> frozenset[str]:
+    """Every key the TypedDicts `declarations` (and those they extend) may hold."""
+    return frozenset(key for d in declarations for key in d.__annotations__)
 
 
 def read_manifest(path: str | Path) -> Manifest:

@@ -64,7 +64,7 @@ from tacit.models.meter import longest_first
 from tacit.models.start import StartToken, start_token
 
 if TYPE_CHECKING:
-    from tacit.core.manifest import ModelRecord
+    from tacit.models.runtime import InProcessRecord
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")
@@ -122,7 +122,7 @@ class CausalLMScorer(HFScorer):
         chat prefix (tacit.models.chat); they are conditioned on, never scored."""
         return len(self._start_ids)
 
-    def record(self) -> ModelRecord:
+    def record(self) -> InProcessRecord:
         """The runtime's record, with the start token and the rule that chose it."""
         record = super().record()
         record["start_token"] = {

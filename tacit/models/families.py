@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
+from tacit.core.manifest import ModelRecord
 from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.core.registry import Registry
@@ -37,6 +38,9 @@ class Family(ABC):
     # the loading options (NAME,KEY=VALUE) it takes, each declared (what it does, how its value
     # reads): tacit's own it takes (tacit.core.modelspec.LOAD_OPTIONS) and any of its own
     options: ClassVar[Mapping[str, LoadOption]] = {}
+    # what it records of a model it ran, beyond the engine's keys: a TypedDict extending
+    # ModelRecord (its Scorer.record's)
+    record_keys: ClassVar[type[ModelRecord]] = ModelRecord
 
     @abstractmethod
     def claims(self, spec: ModelSpec) -> bool:

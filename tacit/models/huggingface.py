@@ -27,14 +27,13 @@ from tacit.models.base import HOOKS, Needs, Scorer, VocabScores
 from tacit.models.batching import starting_batch_size
 from tacit.models.families import IN_PROCESS_OPTIONS, Family
 from tacit.models.loading import check_passed_on, read_config
-from tacit.models.runtime import ModelRuntime
+from tacit.models.runtime import InProcessRecord, ModelRuntime
 
 if TYPE_CHECKING:
     import torch
     from tqdm.auto import tqdm
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-    from tacit.core.manifest import ModelRecord
     from tacit.core.options import RunOptions
 
 HFScorerT = TypeVar("HFScorerT", bound="HFScorer")
@@ -211,7 +210,7 @@ class HFScorer(Scorer):
     def max_tokens(self) -> int:  # type: ignore[override]
         return self.runtime.max_tokens
 
-    def record(self) -> ModelRecord:
+    def record(self) -> InProcessRecord:
         """The runtime's record (tacit.models.runtime.ModelRuntime.record), and whether the
         batch size was searched for."""
         record = self.runtime.record()
@@ -302,6 +301,7 @@ class HuggingFaceFamily(Family):
     name = "huggingface"
     description = "an in-process Hugging Face model"
     options = IN_PROCESS_OPTIONS
+    record_keys = InProcessRecord
 
     def claims(self, spec: ModelSpec) -> bool:
         return spec.base_url is None  # every model no server scores

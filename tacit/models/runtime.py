@@ -12,25 +12,45 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
+from tacit.core.manifest import ModelRecord
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
 from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
 from tacit.models.loading import load_spread, load_weights, passed_on, placed, random_weights
 
-if TYPE_CHECKING:
-    from tacit.core.manifest import ModelRecord
-
 TORCH_DTYPES: dict[str, torch.dtype] = dict(
     zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16))
 )
+
+
+class InProcessRecord(ModelRecord, total=False):
+    """What the in-process Hugging Face family records of a model (ModelRuntime.record, and
+    what each kind of scorer adds)."""
+
+    # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
+    # trust_remote_code, quantization (8bit, 4bit), peft (the adapter), keywords passed on
+    load: dict[str, Any]
+    local_path: str | None
+    resolved_revision: str | None
+    mask_token: str | None
+    device_map: dict[str, int]  # --device-map: how many modules went to each device
+    batch_size_auto: bool  # --batch-size auto: batch_size_used is what it found
+    # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
+    gguf: dict[str, Any]
+    # a causal model's: the token its sentences start from, its id, the rule that chose it
+    start_token: dict[str, Any]
+    # an instruct model's chat template: source, sha256, the user turn, the prefix's text
+    chat_template: dict[str, Any]
+    # seq2seq: the encoder's input, the decoder's target, the decoder's start token
+    infilling: dict[str, str]
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -213,11 +233,11 @@ class ModelRuntime:
 
         return resolve_revision(self.spec.name, self.revision)
 
-    def record(self) -> ModelRecord:
+    def record(self) -> InProcessRecord:
         """The model as given, with the revision asked for and the one resolved, and how it was
         loaded, for the manifest."""
         local = Path(self.spec.name)
-        record: ModelRecord = {
+        record: InProcessRecord = {
             "name": self.name,
             "kind": self.kind,
             "local_path": str(local.resolve()) if local.is_dir() else None,

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Options, Param
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
-    from tacit.core.manifest import Manifest, ModelRecord
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
     from tacit.models.answers import Sampling
@@ -195,6 +195,10 @@ class Probe(ABC, Generic[OptionsT]):
     # how its runs are shown (files, tables, figures, a report's brief): "module:Class", a
     # Report (tacit.probes.report.report_of)
     report_class: ClassVar[str] = "tacit.probes.report:Report"
+    # what it records beyond every run's keys: of the run (a TypedDict extending Manifest)
+    # and of each model (one extending ModelRecord: what its work counts, its own keys)
+    manifest_keys: ClassVar[type[Manifest]] = Manifest
+    model_keys: ClassVar[type] = ModelRecord
     # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
     limit: ClassVar[str | None] = None

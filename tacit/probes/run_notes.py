@@ -8,10 +8,12 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
+    from tacit.probes.asking import AskedManifest
+    from tacit.ranking.candidates import RankedManifest
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,7 +86,7 @@ def ranked_among(manifest: Manifest) -> str:
     """What targets were ranked among: the shared vocabulary, or candidate spans (with the
     work their scoring took against the naive count), or the answers a model generated."""
     if "generation" in manifest:
-        asked = manifest["generation"]
+        asked = cast("AskedManifest", manifest)["generation"]
         sampling = asked["sampling"]
         how = (
             "greedy"
@@ -98,7 +100,7 @@ def ranked_among(manifest: Manifest) -> str:
         f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
         for name, s in manifest["candidates"].items()
     )
-    work = manifest["span_work"]
+    work = cast("RankedManifest", manifest)["span_work"]
     done = [
         f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
         for what in ("rows", "tokens")

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from support import save_tiny_gpt2, toy_gpt2_tokenizer
+from support import assert_declared, save_tiny_gpt2, toy_gpt2_tokenizer
 from support_nli import save_nli_classifier, save_nli_masked_lm, write_nope
 from typer.testing import CliRunner
 
@@ -148,9 +148,11 @@ def _scored_parts(cell: str) -> list[str]:
 
 
 def _check_run(name: str, out: Path, models: dict[str, str]) -> None:
-    """Compare (or, updating, write) every file of the run directory `out`."""
+    """Compare (or, updating, write) every file of the run directory `out`; its manifest's
+    keys declared (assert_declared)."""
     golden = GOLDEN / name
     files = {p.name: p for p in out.iterdir() if not p.name.startswith(".")}
+    assert_declared(json.loads(files["manifest.json"].read_text()))
     stable = {
         n: _labels(p.read_text(), models)
         for n, p in files.items()

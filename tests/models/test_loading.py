@@ -160,7 +160,9 @@ def test_attention_kernel_and_the_checkpoints_own_precision(tiny_bert, tmp_path)
         "dtype": "bfloat16",
         "dtype_asked": "auto",
     }
-    assert MaskedLMScorer(str(half), device="cpu").runtime.dtype == torch.float32  # as asked: float32
+    assert (
+        MaskedLMScorer(str(half), device="cpu").runtime.dtype == torch.float32
+    )  # as asked: float32
 
 
 @pytest.mark.parametrize("bits", ["8bit", "4bit"])

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from support import fails_cleanly
+from support import assert_declared, fails_cleanly
 from support_server import TestServer
 from typer.testing import CliRunner
 
@@ -168,6 +168,7 @@ def test_retrieval_over_concepts_from_the_cli_equals_in_process(
     np.testing.assert_allclose(served_rows["target_score"], local_rows["target_score"], atol=1e-5)
     assert served_rows["rank"].tolist() == local_rows["rank"].tolist()
     record = manifest["models"][0]
+    assert_declared(manifest)
     assert record["kind"] == "server" and record["server"]["base_url"] == server.url
     assert "sk-not" not in (tmp_path / "served" / "manifest.json").read_text()
     assert manifest["span_work"]["span_tokens"] > 0

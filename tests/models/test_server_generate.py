@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from support import with_chat_template
+from support import assert_declared, with_chat_template
 from support_server import REFUSAL, TITLE, TestServer
 
 import tacit
@@ -194,3 +194,4 @@ def test_elicitation_by_generation_through_a_server_equals_in_process(
     said = served.extra["answers"]["completion"]
     assert list(said) == list(local.extra["answers"]["completion"]) and said.str.len().sum() > 0
     assert served.manifest["models"][0]["generation_requests"] == len(served.prompts)
+    assert_declared(dict(served.manifest))

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import spearmanr
-from support import Scripted, with_chat_template
+from support import Scripted, assert_declared, with_chat_template
 from typer.testing import CliRunner
 
 import tacit
@@ -125,6 +125,7 @@ def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_
     assert set(answers["concept"]) == set(prompts["concept"])
     manifest = json.loads((out / "manifest.json").read_text())
     assert registry.of_run(manifest).primary.column == "recall_pf"
+    assert_declared(manifest)
     assert manifest["models"][0]["generation_requests"] == len(prompts)
     board = runner.invoke(app, ["leaderboard", str(out)])
     assert board.exit_code == 0, board.output

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from support import Scripted, with_chat_template
+from support import Scripted, assert_declared, with_chat_template
 from typer.testing import CliRunner
 
 import tacit
@@ -96,6 +96,7 @@ def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_
         said = answers.loc[answers["prompt"] == message["prompt"], "completion"].iloc[0]
         assert said == plain
     manifest = json.loads((out / "manifest.json").read_text())
+    assert_declared(manifest)
     assert manifest["options"]["by"] == "generation"
     assert manifest["models"][0]["generation_completion_tokens"] > 0
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.models.families import Family, resolve
+from tacit.models.server.connect import ServerRecord
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
@@ -69,6 +70,7 @@ class ServerFamily(Family):
 
     name = "openai"
     description = "an OpenAI-compatible completions server"
+    record_keys = ServerRecord
     options = {
         **{k: LOAD_OPTIONS[k] for k in ("base_url", "tokenizer", "start_token")},
         **SETTINGS,

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
     from tqdm.auto import tqdm
 
-    from tacit.core.manifest import ModelRecord
     from tacit.core.modelspec import ModelSpec
+    from tacit.models.server.connect import ServerRecord
 
 
 class ServerGenerator(Scorer):
@@ -68,7 +68,7 @@ class ServerGenerator(Scorer):
         """A server is asked through its chat endpoint (its model's own template)."""
         return True
 
-    def record(self) -> ModelRecord:
+    def record(self) -> ServerRecord:
         return {
             "name": self.name,
             "source": self.spec.name,
@@ -131,7 +131,7 @@ class ServerScorer(ServerGenerator):
         self.max_tokens = self.served.max_tokens or self.max_tokens
         self.model_entry, self.engine = self.served.model, self.served.engine
 
-    def record(self) -> ModelRecord:
+    def record(self) -> ServerRecord:
         """The generator's record, with what the start checks found for scoring."""
         record = super().record()
         served = self.served

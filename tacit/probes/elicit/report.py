@@ -4,13 +4,14 @@ many features (or answers) answer it and what was left out and why."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
+    from tacit.probes.asking import AskedManifest
 
 
 import pandas as pd
@@ -201,7 +202,7 @@ def listing_report(
 ) -> tuple[str, list[str]]:
     """A run by generation: its tables, then per relation the concepts asked and left out,
     and how many answers matched nothing."""
-    record = manifest["generation"]
+    record = cast("AskedManifest", manifest)["generation"]
     lines = [render(listing_tables(summary)).rstrip(), "", *concepts_asked(manifest, dropped)]
     lines.append(
         f"answers: {record['answers_by_status'].get('ok', 0)} read, "

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tacit.core.params import Options, Param
 from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
+from tacit.ranking.candidates import RankedManifest
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring
@@ -29,6 +30,12 @@ K = Param(
     minimum=1,
     help="Report P@k: the share of items with an answer among the k best candidates.",
 )
+
+
+class ItemsManifest(RankedManifest, total=False):
+    """What an items run records beyond every run's keys and its candidates': the file."""
+
+    items: dict[str, Any]  # the items file: path, name, sha256 (and its Hub source)
 
 
 @dataclass(frozen=True)

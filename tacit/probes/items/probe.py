@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.items.options import ItemsOptions
+from tacit.probes.items.options import ItemsManifest, ItemsOptions
+from tacit.ranking.question import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,6 +30,8 @@ class State:
 
 class ItemsProbe(Probe[ItemsOptions]):
     name = "items"
+    manifest_keys = ItemsManifest
+    model_keys = RankingCounts
     description = "Your own cloze items: `probe items ITEMS`, each candidate scored in the blank."
     help = """ITEMS, a file, holds one item a line, JSON lines or CSV: a `text` with one blank
     `[Y]`, its `candidates` (spans of any length), the `answer` or answers, an optional `group`
@@ -143,7 +146,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     def comparable(self, manifest: Manifest) -> dict[str, str]:
         from tacit.probes.run_notes import masked_ran
 
-        items = manifest.get("items") or {}
+        items = cast(ItemsManifest, manifest).get("items") or {}
         return {
             "items": f"{items.get('name')} ({str(items.get('sha256'))[:8]})",
             "span scoring": str(manifest.get("span_scoring")) if masked_ran(manifest) else "",

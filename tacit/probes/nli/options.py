@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.choices import SUITES
 from tacit.core.errors import TacitError
+from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
@@ -129,6 +130,37 @@ MAX_ITEMS = Param(
     minimum=1,
     help="Score a seeded random sample of this many items.",
 )
+
+
+class NLIManifest(Manifest, total=False):
+    """What an nli run records beyond every run's keys."""
+
+    suite: str
+    data: dict[str, Any]  # the suite's path, its files, items loaded and sampled
+    mode: str | None  # classifier, cloze, or predictions (released ones read)
+    cloze: dict[str, Any]  # the cloze template, verbalizer and calibration
+    dropped: dict[str, Any]  # items not sampled, and those without a prediction
+    paper_column: str | None  # the paper's numbers shown beside (NOPE's released predictions)
+
+
+class NLIModelRecord(ModelRecord, total=False):
+    """What an nli run records of each model beyond the engine's and its family's keys."""
+
+    seed: str  # released predictions: the seed folder
+    mode: str
+    labels: dict[str, str]  # a classifier's labels, as its config names them
+    max_tokens: int
+    prompts_cut_to_fit: int  # cloze: prompts cut around the mask
+    truncated_pairs: int  # classifier: pairs whose premise was cut
+    records_not_in_data: int  # released predictions of items not in the suite
+    # cloze: the template, the verbalizer and its token ids, the words' mean probability, and
+    # with calibration the content-free inputs and their distribution
+    template: str
+    verbalizer: list[str]
+    verbalizer_token_ids: dict[str, Any]
+    mean_verbalizer_probability: float | None
+    content_free_inputs: list[str]
+    content_free_distribution: dict[str, float]
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.core.options import limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
-from tacit.probes.nli.options import NLIOptions
+from tacit.probes.nli.options import NLIManifest, NLIModelRecord, NLIOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,6 +32,8 @@ class State:
 
 class NLIProbe(Probe[NLIOptions]):
     name = "nli"
+    manifest_keys = NLIManifest
+    model_keys = NLIModelRecord
     report_class = "tacit.probes.nli.report:NLIReport"
     description = (
         "Pragmatic inference suites (IMPPRES, NOPE, IMPLI) as NLI: `--suite nope --data DIR`."
@@ -144,7 +146,7 @@ class NLIProbe(Probe[NLIOptions]):
                 "without_prediction": dropped.to_dict("records"),
             },
         }
-        text, notes = nli_report(summary, with_keys(manifest, added))
+        text, notes = nli_report(summary, cast(NLIManifest, with_keys(manifest, added)))
         source = f"diamonds: the paper ({paper['paper_column']})" if paper["paper_column"] else ""
         figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
         return Outcome(
@@ -168,7 +170,7 @@ class NLIProbe(Probe[NLIOptions]):
         return sorted(found, key=main_first)
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        data = manifest.get("data") or {}
+        data = cast(NLIManifest, manifest).get("data") or {}
         files = ", ".join(
             f"{f.get('file')} ({str(f.get('sha256'))[:8]})" for f in data.get("files", [])
         )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
+    from tacit.probes.nli.options import NLIManifest, NLIModelRecord
 
 from collections.abc import Callable, Mapping
 
@@ -100,7 +101,7 @@ def _percent(metric: str, value: float) -> str:
     return f"{value:6.3f}" if metric.startswith("spearman") else f"{100 * value:6.1f}"
 
 
-def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
+def nli_report(summary: pd.DataFrame, manifest: NLIManifest) -> tuple[str, list[str]]:
     """The summary, what was read and sampled, and notes on prompts cut, pairs truncated,
     predictions naming no item and items without a prediction."""
     from tacit.probes.run_notes import run_notes
@@ -111,7 +112,7 @@ def nli_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str
     if dropped["not_sampled"]:
         lines.append(f"--max-items: {data['items_sampled']} sampled, {dropped['not_sampled']} not")
     notes = run_notes(manifest)
-    for record in manifest["models"]:
+    for record in cast("list[NLIModelRecord]", manifest["models"]):
         where = record["name"] + (f" (seed {record['seed']})" if record.get("seed") else "")
         if record.get("prompts_cut_to_fit"):
             notes.append(
@@ -145,16 +146,18 @@ class NLIReport(Report):
     rows_file = "items.csv"
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
-        return [(key, str(manifest[key])) for key in ("suite", "mode") if manifest.get(key)]
+        nli = cast("NLIManifest", manifest)
+        return [(key, str(nli.get(key))) for key in ("suite", "mode") if nli.get(key)]
 
     def left_out(self, manifest: Manifest) -> list[str]:
-        not_sampled = (manifest.get("dropped") or {}).get("not_sampled")
+        not_sampled = (cast("NLIManifest", manifest).get("dropped") or {}).get("not_sampled")
         return [f"items not sampled (--max-items): {not_sampled}"] if not_sampled else []
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
         from tacit.probes.nli.report import format_nli_summary
 
-        return format_nli_summary(summary, manifest.get("paper_column"), verbose=True)
+        paper = cast("NLIManifest", manifest).get("paper_column")
+        return format_nli_summary(summary, paper, verbose=True)
 
     def figures(
         self,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.choices import POOLINGS
+from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
@@ -70,6 +71,28 @@ REFERENCE = Param(
     kind="path",
     help="CSV `task,bert,human` (percent) printed beside ours, e.g. the paper's table.",
 )
+
+
+class PragmevalManifest(Manifest, total=False):
+    """What a pragmeval run records beyond every run's keys."""
+
+    data: dict[str, Any]  # the suite's path and its files (sha256, rows)
+    mode: str  # linear or cloze
+    pooling: str | None
+    template: str | None
+    max_train: int | None
+    c_grid: list[float] | None
+    skipped_configs: dict[str, str]
+    reference: str | None
+    paper_bert_average: float
+
+
+class PragmevalModelRecord(ModelRecord, total=False):
+    """What a pragmeval run records of each model beyond the engine's and its family's keys."""
+
+    feature_cache: dict[str, Any] | None  # linear: the features' cache and its hits
+    texts_cut_to_fit: int
+    configs: dict[str, Any]  # each configuration's setting and record
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.option_names import option
 from tacit.core.options import limit_said, limited
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
-from tacit.probes.pragmeval.options import PragmevalOptions
+from tacit.probes.pragmeval.options import PragmevalManifest, PragmevalModelRecord, PragmevalOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +31,8 @@ class State:
 
 class PragmevalProbe(Probe[PragmevalOptions]):
     name = "pragmeval"
+    manifest_keys = PragmevalManifest
+    model_keys = PragmevalModelRecord
     report_class = "tacit.probes.pragmeval.report:PragmevalReport"
     description = (
         "PragmEval's 11 pragmatics tasks on a frozen model: linear probes or zero-shot cloze."
@@ -111,7 +113,8 @@ class PragmevalProbe(Probe[PragmevalOptions]):
             "reference": str(values.reference) if values.reference is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
         }
-        text, notes = pragmeval_report(summary, with_keys(manifest, added))
+        full = cast(PragmevalManifest, with_keys(manifest, added))
+        text, notes = pragmeval_report(summary, full)
         models = [record["name"] for record in manifest["models"]]
         predictions = pd.concat(
             [state.kept.predictions[m] for m in models if m in state.kept.predictions]

@@ -4,13 +4,14 @@ numbers, as a table and a bar plot."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.errors import TacitError
 from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
+    from tacit.probes.pragmeval.options import PragmevalManifest, PragmevalModelRecord
 
 from pathlib import Path
 
@@ -113,14 +114,14 @@ def format_pragmeval(summary: pd.DataFrame, mode: str) -> str:
     return "\n".join(lines)
 
 
-def pragmeval_report(summary: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
+def pragmeval_report(summary: pd.DataFrame, manifest: PragmevalManifest) -> tuple[str, list[str]]:
     """The table, and notes on configurations skipped, texts cut and the feature cache."""
     from tacit.probes.run_notes import run_notes
 
     lines = [format_pragmeval(summary, str(manifest["mode"]))]
     notes = run_notes(manifest)
     notes += [f"note: {name} skipped: {why}" for name, why in manifest["skipped_configs"].items()]
-    for record in manifest["models"]:
+    for record in cast("list[PragmevalModelRecord]", manifest["models"]):
         if record["texts_cut_to_fit"]:
             notes.append(
                 f"note: {record['name']}: {record['texts_cut_to_fit']} text(s) longer "

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.params import Options
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.ranking.candidates import RankedManifest
+from tacit.ranking.question import RankingCounts
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ class PrinceOptions(Options):
 
 class PrinceProbe(Probe[PrinceOptions]):
     name = "prince"
+    manifest_keys = RankedManifest
+    model_keys = RankingCounts
     description = "Prince (1978)'s own examples, both directions (the paper's Figure 4)."
     help = """No norms needed. Concept direction: is `person` named by `A <mask> has parents,
     siblings, relatives, a home, a pet, a car, a spouse, and a job.`? Property direction: how

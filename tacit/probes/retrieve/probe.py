@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.numbers import counted
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.retrieve.options import RetrieveOptions
+from tacit.probes.retrieve.options import RetrieveManifest, RetrieveOptions
+from tacit.ranking.question import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,6 +113,8 @@ def with_shots(
 
 class RetrieveProbe(Probe[RetrieveOptions]):
     name = "retrieve"
+    manifest_keys = RetrieveManifest
+    model_keys = RankingCounts
     report_class = "tacit.probes.retrieve.report:RetrieveReport"
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
     help = """For every concept that is one whole-word token in every model, prompts grow from 1

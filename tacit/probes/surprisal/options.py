@@ -9,7 +9,9 @@ from typing import Any, Literal
 
 from tacit.core.choices import PLL_METRICS, PllMetric
 from tacit.core.errors import TacitError, shorten
+from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.params import Options, Param
+from tacit.models.answers import ScoringCounts
 
 Unit = Literal["token", "word"]
 UNITS: tuple[Unit, ...] = ("token", "word")
@@ -51,6 +53,20 @@ PLL = Param(
     help="Masked models' pseudo-log-likelihood, as minicons names it: original (each token "
     "masked alone) or within_word_l2r (with the later tokens of its word masked too).",
 )
+
+
+class SurprisalManifest(Manifest, total=False):
+    """What a surprisal run records beyond every run's keys."""
+
+    texts: dict[str, Any]  # the texts' file (or a list), sha256, counts
+    by: str  # rows by token or word
+    pll: str  # masked models' pseudo-log-likelihood
+
+
+class SurprisalModelRecord(ModelRecord, ScoringCounts, total=False):
+    """What a surprisal run records of each model beyond the engine's and its family's keys."""
+
+    unknown_tokens: int  # tokens scored as the tokenizer's unknown token
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
-from tacit.probes.surprisal.options import SurprisalOptions
+from tacit.probes.surprisal.options import SurprisalManifest, SurprisalModelRecord, SurprisalOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +27,8 @@ class State:
 
 class SurprisalProbe(Probe[SurprisalOptions]):
     name = "surprisal"
+    manifest_keys = SurprisalManifest
+    model_keys = SurprisalModelRecord
     description = "Every token's (or word's) log-probability and surprisal in your texts."
     help = """TEXTS, a file, holds one text a line (or CSV / JSON lines with a `text` column
     and an optional `id`).
@@ -82,7 +84,8 @@ class SurprisalProbe(Probe[SurprisalOptions]):
         texts: Texts = plan.state.texts
         values: SurprisalOptions = plan.values
         summary = summarize(rows)
-        unknown = {r["name"]: r.get("unknown_tokens", 0) for r in manifest["models"]}
+        records = cast("list[SurprisalModelRecord]", manifest["models"])
+        unknown = {r["name"]: r.get("unknown_tokens", 0) for r in records}
         added: dict[str, Any] = {
             "texts": {
                 **texts.source,
@@ -121,7 +124,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        texts = manifest.get("texts") or {}
+        texts = cast(SurprisalManifest, manifest).get("texts") or {}
         name = texts.get("name") or texts.get("given")
         return {
             "texts": f"{name} ({str(texts.get('sha256'))[:8]})",

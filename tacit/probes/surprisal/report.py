@@ -3,7 +3,7 @@ text, for a run of a few)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tacit.probes.report import Report
 
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
+    from tacit.probes.surprisal.options import SurprisalManifest
 
 
 class SurprisalReport(Report):
@@ -26,7 +27,7 @@ class SurprisalReport(Report):
         return surprisal_tables(summary)
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
-        texts = manifest.get("texts") or {}
+        texts = cast("SurprisalManifest", manifest).get("texts") or {}
         return [
             ("texts", f"{texts.get('name') or texts.get('given')} ({texts.get('n_texts')})"),
             ("rows", f"by {manifest.get('by')}, masked models' PLL {manifest.get('pll')}"),
