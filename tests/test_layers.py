@@ -193,7 +193,7 @@ def test_probes_import_no_torch_and_only_the_model_contract():
 
 
 @pytest.mark.slow
-def test_prompts_and_norms_load_no_torch():
+def test_prompts_norms_and_declarations_load_no_torch():
     script = (
         "import sys\n"
         "import tacit.norms, tacit.lexicon, tacit.core.params, tacit.probes.registry\n"
@@ -204,6 +204,10 @@ def test_prompts_and_norms_load_no_torch():
         "import tacit.probes.candidates, tacit.vocab.shared, tacit.ranking\n"
         "import tacit.ranking.candidates, tacit.probes.retrieve.scoring\n"
         "import tacit.probes.elicit.scoring, tacit.probes.items.scoring\n"
+        "from tacit.models.families import FAMILIES, loading_options\n"
+        "for name in FAMILIES.names():\n"
+        "    FAMILIES.get(name)\n"  # every family's declaration: its scorers load with a model
+        "loading_options()\n"
         "heavy = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
         "print(' '.join(heavy))\n"
     )

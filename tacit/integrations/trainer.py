@@ -119,6 +119,7 @@ class ProbeCallback(TrainerCallback):
 
 def scorer_of(model: Any, tokenizer: Any, name: str, batch_size: int | str) -> Any:
     """A Scorer of a model in memory, of the family its class belongs to (masked or causal)."""
+    from tacit.models.hf_scorer import HFScorer
     from tacit.models.huggingface import kind_of_architecture, scorer_class
 
     kind = kind_of_architecture(type(model).__name__)
@@ -127,4 +128,6 @@ def scorer_of(model: Any, tokenizer: Any, name: str, batch_size: int | str) -> A
             f"ProbeCallback: a {type(model).__name__} is neither a masked nor a "
             "causal LM: tacit's probes cannot score it"
         )
-    return scorer_class(kind).from_model(model, tokenizer, name=name, batch_size=batch_size)
+    scorer = scorer_class(kind)
+    assert issubclass(scorer, HFScorer)  # every in-process kind's
+    return scorer.from_model(model, tokenizer, name=name, batch_size=batch_size)

@@ -30,8 +30,9 @@ a family implements the hooks of its capabilities (`_vocab_scores`, `_words_in_p
 family against every method (tests/models/test_conformance.py). Arrays in answers are numpy
 arrays, or, from a family that runs a model in this process, torch tensors on its device, so
 that reductions over a vocabulary stay there (tacit.ranking.vocabulary takes either).
-Families that run Hugging Face models in this process share tacit.models.huggingface; a new
-family is one module and its registration (tacit.models.families; docs/extending.md).
+Scorers that run Hugging Face models in this process share tacit.models.hf_scorer (their
+family, tacit.models.huggingface, is a light declaration); a new family is one module and its
+registration (tacit.models.families; docs/extending.md).
 """
 
 from __future__ import annotations

@@ -59,12 +59,12 @@ from tacit.models.causal_cache import (
     tokenised_pairs,
 )
 from tacit.models.chat import chat_prefix
-from tacit.models.huggingface import HFScorer
+from tacit.models.hf_scorer import HFScorer
 from tacit.models.meter import longest_first
 from tacit.models.start import StartToken, start_token
 
 if TYPE_CHECKING:
-    from tacit.models.runtime import InProcessRecord
+    from tacit.models.huggingface import InProcessRecord
 
 # What may follow a blank that ends its sentence: nothing, or final punctuation only.
 SENTENCE_END = re.compile(r"\s*[.!?]*\s*")

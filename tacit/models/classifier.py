@@ -14,7 +14,7 @@ from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.models.base import progress_bar
 from tacit.models.batching import longest_first_batches
-from tacit.models.huggingface import HFScorer
+from tacit.models.hf_scorer import HFScorer
 from tacit.pragmatics.labels import LABELS, normalize_label
 
 

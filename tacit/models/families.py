@@ -91,16 +91,10 @@ FAMILIES: Registry[Family] = Registry(
 )
 
 
-# the in-process Hugging Face family's loading options: tacit's own but those only a model a
-# server scores takes. Declared here, not in its module, so that --model's help and the docs
-# read every family's options without importing torch (options_of)
-IN_PROCESS_OPTIONS = {k: o for k, o in LOAD_OPTIONS.items() if k not in ("base_url", "tokenizer")}
-
-
 def options_of(name: str) -> Mapping[str, LoadOption]:
-    """The loading options family `name` declares (Family.options); the in-process family's
-    without loading its module."""
-    return IN_PROCESS_OPTIONS if name == "huggingface" else FAMILIES.get(name).options
+    """The loading options family `name` declares (Family.options): a family's module is its
+    declaration, light (its scorers load when a model does)."""
+    return FAMILIES.get(name).options
 
 
 def loading_options() -> list[str]:

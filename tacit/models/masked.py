@@ -27,7 +27,7 @@ from tacit.core.errors import TacitError, TacitWarning
 from tacit.core.option_names import option
 from tacit.models.base import SpanScores, TokenScores, progress_bar
 from tacit.models.batching import longest_first_batches, one_at_a_time, padded
-from tacit.models.huggingface import HFScorer
+from tacit.models.hf_scorer import HFScorer
 from tacit.models.invariant import padded_length, tile_linears
 
 

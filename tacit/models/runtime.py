@@ -19,38 +19,16 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
-from tacit.core.manifest import ModelRecord
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
 from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
+from tacit.models.huggingface import InProcessRecord
 from tacit.models.loading import load_spread, load_weights, passed_on, placed, random_weights
 
 TORCH_DTYPES: dict[str, torch.dtype] = dict(
     zip(DTYPES, (torch.float32, torch.float16, torch.bfloat16))
 )
-
-
-class InProcessRecord(ModelRecord, total=False):
-    """What the in-process Hugging Face family records of a model (ModelRuntime.record, and
-    what each kind of scorer adds)."""
-
-    # how the weights were loaded: dtype (and dtype_asked), attn_implementation,
-    # trust_remote_code, quantization (8bit, 4bit), peft (the adapter), keywords passed on
-    load: dict[str, Any]
-    local_path: str | None
-    resolved_revision: str | None
-    mask_token: str | None
-    device_map: dict[str, int]  # --device-map: how many modules went to each device
-    batch_size_auto: bool  # --batch-size auto: batch_size_used is what it found
-    # a GGUF file: file, path, sha256, quantization, architecture, how it was dequantised
-    gguf: dict[str, Any]
-    # a causal model's: the token its sentences start from, its id, the rule that chose it
-    start_token: dict[str, Any]
-    # an instruct model's chat template: source, sha256, the user turn, the prefix's text
-    chat_template: dict[str, Any]
-    # seq2seq: the encoder's input, the decoder's target, the decoder's start token
-    infilling: dict[str, str]
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -139,7 +117,7 @@ def check_tokenizer_fits(
 
 class ModelRuntime:
     """One model and its tokenizer on one device, loaded by `from_pretrained` conventions: what
-    an in-process scorer runs on (tacit.models.huggingface.HFScorer holds one).
+    an in-process scorer runs on (tacit.models.hf_scorer.HFScorer holds one).
 
     Made in two steps, so that a scorer refuses a tokenizer before any weights load: the
     constructor reads the model's text, resolves the device and loads the tokenizer; `load`

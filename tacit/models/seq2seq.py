@@ -54,7 +54,7 @@ from tacit.models.answers import SpanTokens
 from tacit.models.base import SpanScores, VocabScores, progress_bar
 from tacit.models.batching import longest_first_batches, padded
 from tacit.models.causal import logsumexp_rows
-from tacit.models.huggingface import HFScorer
+from tacit.models.hf_scorer import HFScorer
 from tacit.models.meter import quiet
 
 # the blank in the encoder's input, and the sentinel that closes its span in the target
