@@ -134,8 +134,6 @@ LOAD_OPTIONS = {
 }
 # a random-weight control's text: the model's, then this (ModelSpec.text, ModelSpec.parse)
 RANDOM_WEIGHTS = re.compile(r"\s+\(random weights, seed (\d+)\)$")
-_FLAGS = tuple(k for k, o in LOAD_OPTIONS.items() if o.kind is bool)  # booleans
-_TEXTS = tuple(k for k, o in LOAD_OPTIONS.items() if o.kind is str)  # never read as numbers
 _BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _KEY = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
 
@@ -309,8 +307,9 @@ def parse_model_args(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return given
 
 
-def typed(key: str, value: str) -> Any:
-    """A loading option's text as its value: tacit's own by their meaning (text, or a boolean),
+def typed(key: str, value: str, where: str = "") -> Any:
+    """A loading option's text as its value: tacit's own texts and booleans as their
+    declaration reads them (LoadOption.read: a bad boolean is a one-line error naming `where`),
     any other `true`/`false` as a boolean, a whole number or a decimal as a number (as
     lm-evaluation-harness reads `--model_args`), else the text.
 
@@ -318,9 +317,10 @@ def typed(key: str, value: str) -> Any:
         >>> typed("revision", "1000"), typed("low_cpu_mem_usage", "true"), typed("top_k", "5")
         ('1000', True, 5)
     """
-    if key in _TEXTS:
-        return value
-    if key in _FLAGS or value.lower() in ("true", "false"):
+    declared = LOAD_OPTIONS.get(key)
+    if declared is not None and declared.kind in (str, bool):
+        return declared.read(key, value, where or "--model")
+    if value.lower() in ("true", "false"):
         return _boolean(value, key)
     for number in (int, float):
         try:
@@ -343,7 +343,7 @@ def _options(pairs: list[str], where: str, form: str = "NAME,KEY=VALUE,...") -> 
             raise TacitError(f"{where}: {key} is given twice")
         if not value:
             raise TacitError(f"{where}: {key} needs a value")
-        given[key] = typed(key, value) if key not in _FLAGS else _boolean(value, f"{where}: {key}")
+        given[key] = typed(key, value, where)
     return given
 
 
