@@ -98,7 +98,8 @@ def run_probe(
     manifest = run_manifest(name, run, records, started, history, **plan.manifest, **limit)
     outcome = probe.finish(plan, rows, manifest, run)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
-    text = outcome.text
+    shown = report_of(probe)
+    text, notes = shown.printed(outcome, manifest)
     if run.limit is not None and probe.limit is not None:  # said first: not a full run
         text = (
             f"limited to {limit_said(run, probe.limit)} ({option('--limit')} {run.limit}): a "
@@ -110,9 +111,9 @@ def run_probe(
         outcome.vocab,
         manifest,
         outcome.extra,
-        rows_file=report_of(probe).rows_file,
+        rows_file=shown.rows_file,
         text=text,
-        notes=outcome.notes,
+        notes=notes,
         figures=outcome.figures,
         files=outcome.files,
     )

@@ -33,7 +33,7 @@ HFScorerT = TypeVar("HFScorerT", bound="HFScorer")
 
 class HFScorer(Scorer):
     """A Scorer that runs a transformers model in this process, on its ModelRuntime (the model,
-    its tokenizer and device: `runtime`): its families' vocabulary hook gives logits over the
+    its tokenizer and device: `runtime`): each kind's vocabulary hook gives logits over the
     model's whole vocabulary on the device, reduced there.
 
     Subclasses name their `kind`, `auto_class` (which head transformers loads) and `head` (what

@@ -1,10 +1,11 @@
 """The model runtime: where a model comes from, how it is loaded, and on which device it runs.
 
 Every in-process scorer (masked LM, NLI classifier, ...) holds a ModelRuntime: it reads the
-model's text (a name with its loading options: tacit.core.modelspec), resolves the device,
-dtype and batch size, loads its tokenizer and weights (tacit.models.loading: revision, remote code,
-attention kernel, 8/4-bit weights, a PEFT adapter, the head check, a damaged file named), can
-compile the encoder, and describes itself for the manifest.
+model's text (a name with its loading options: tacit.core.modelspec), resolves the device and
+dtype, loads its tokenizer and weights (tacit.models.loading: revision, remote code, attention
+kernel, 8/4-bit weights, a PEFT adapter, the head check, a damaged file named), can compile
+the encoder, and describes itself for the manifest. What scoring changes (the batch size, as
+memory allows) is the scorer's (tacit.models.hf_scorer).
 """
 
 from __future__ import annotations

@@ -138,12 +138,12 @@ class Plan:
 
 @dataclass
 class Outcome:
-    """What a run produced, for its ProbeResult and run directory."""
+    """What a run produced, for its ProbeResult and run directory: its rows and summary, its
+    manifest keys, further tables (`extra`), files and figures, the vocabulary it ranked over.
+    How it is printed is its probe's Report's (Report.printed)."""
 
     rows: pd.DataFrame
     summary: pd.DataFrame
-    text: str
-    notes: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)

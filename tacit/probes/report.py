@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
-    from tacit.probes.base import Probe
+    from tacit.probes.base import Outcome, Probe
 
 # (run name, summary, manifest): a run as the figures and tables take it
 ShownRun = tuple[str, "pd.DataFrame", "Manifest"]
@@ -70,6 +70,16 @@ class Report:
 
     def __init__(self, probe: Probe) -> None:
         self.probe = probe
+
+    def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
+        """What a run prints (and its ProbeResult's `text`, `notes`): its summary in tables
+        and words, and its notes, one line each (what was cut, left out, or is read with
+        care), from what `finish` made and the run's whole manifest. The default: the summary
+        as one table, and the notes every probe shares (tacit.probes.run_notes)."""
+        from tacit.core.display import Table, render
+        from tacit.probes.run_notes import run_notes
+
+        return render(Table(outcome.summary)).rstrip(), run_notes(manifest)
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
         """The full breakdown a compact printed summary leaves to summary.csv (`--verbose`);

@@ -181,10 +181,8 @@ def finish_generation(
 ) -> Outcome:
     """A run by generation: the listings scored against the norms, what was sent and said
     (messages.jsonl, answers.csv), and the manifest's record of it."""
-    from tacit.core.manifest import with_keys
     from tacit.probes.elicit.generated import summarize_feature_lists
     from tacit.probes.elicit.plans import prompt_counts
-    from tacit.probes.elicit.report import listing_report
     from tacit.probes.shots import shots_record
 
     assert state.asked is not None
@@ -201,15 +199,11 @@ def finish_generation(
         "counts": prompt_counts(state) | {"spearman_undefined": int(rows["spearman"].isna().sum())},
         "generation": record,
     }
-    full = with_keys(manifest, added)
     summary = summarize_feature_lists(rows, seed=run.seed)
-    text, notes = listing_report(summary, full, state.dropped)
     extra = {"answers": answers, "dropped": state.dropped}
     return Outcome(
         rows,
         summary,
-        text,
-        notes,
         added,
         extra,
         {"messages.jsonl": messages},

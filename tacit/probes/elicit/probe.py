@@ -293,13 +293,8 @@ class ElicitProbe(Probe[ElicitOptions]):
     ) -> Outcome:
         from tacit.core.manifest import with_keys
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import (
-            elicitation_report,
-            elicitation_span_report,
-            paper_norms,
-        )
+        from tacit.probes.elicit.report import paper_norms
         from tacit.probes.elicit.summary import summarize_elicitation
-        from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.shots import shots_record
         from tacit.probes.suffix_top import suffix_top_record
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
@@ -342,17 +337,12 @@ class ElicitProbe(Probe[ElicitOptions]):
                 features_excluded=state.left_out.to_dict("records"),
             )
         added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
-        full = with_keys(manifest, added)
         summary = summarize_elicitation(
             rows,
             seed=run.seed,
             n_candidates=None if spans else len(candidates.vocab),
             n_sensible={r: len(v) for r, v in state.sensible.items()},
         )
-        report = elicitation_span_report if spans else elicitation_report
-        text, notes = report(summary, state.left_out, full, PAPER_PROMPTS, state.dropped)
-        if paraphrased(rows):
-            text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
         extra = {"answers_left_out" if spans else "excluded": state.left_out}
         extra["dropped"] = state.dropped
         if tokens is not None:
@@ -360,8 +350,6 @@ class ElicitProbe(Probe[ElicitOptions]):
         return Outcome(
             rows,
             summary,
-            text,
-            notes,
             added,
             extra,
             self._files(values, candidates),

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
     from tacit.probes.asking import AskedManifest
+    from tacit.probes.base import Outcome
 
 
 import pandas as pd
@@ -222,6 +223,24 @@ class ElicitReport(Report):
         "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
     }
     sample_columns = ("prompt", "gold")
+
+    def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
+        """By generation, the norming task's tables (listing_report); else the mAP table
+        over the vocabulary or the candidate spans, what was left out, and its notes; with
+        several templates, their ensemble's table too."""
+        from tacit.probes.elicit.prompts import PAPER_PROMPTS
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
+
+        summary, extra = outcome.summary, outcome.extra
+        if "generation" in manifest:
+            return listing_report(summary, manifest, extra["dropped"])
+        spans = "answers_left_out" in extra
+        report = elicitation_span_report if spans else elicitation_report
+        left_out = extra["answers_left_out" if spans else "excluded"]
+        text, notes = report(summary, left_out, manifest, PAPER_PROMPTS, extra["dropped"])
+        if paraphrased(outcome.rows):
+            text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
+        return text, notes
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         from tacit.probes.run_notes import norms_brief

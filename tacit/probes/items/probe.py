@@ -88,9 +88,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.core.manifest import with_keys
-        from tacit.probes.items.scoring import items_report, summarize_items
-        from tacit.probes.run_notes import run_notes, span_scoring_said
+        from tacit.probes.items.scoring import summarize_items
         from tacit.probes.token_rows import TOKENS_TABLE, token_table
         from tacit.ranking import record as tie_record
         from tacit.ranking.candidates import span_work, token_scores_key
@@ -128,10 +126,7 @@ class ItemsProbe(Probe[ItemsOptions]):
         if values.token_scores:
             rows, extra[TOKENS_TABLE] = token_table(rows, ["id"])
         summary = summarize_items(rows, k, seed=run.seed)
-        text = items_report(summary, k)
-        said = span_scoring_said(with_keys(manifest, added))
-        text += f"\n{len(items)} items, {len(state.items)} candidates; {said}"
-        return Outcome(rows, summary, text, run_notes(manifest), added, extra)
+        return Outcome(rows, summary, added, extra)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every item together (group `all`) first, one row per model; then each group."""

@@ -111,10 +111,8 @@ class NLIProbe(Probe[NLIOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.core.manifest import with_keys
         from tacit.probes.nli.figures import nli_figure, nli_panels
         from tacit.probes.nli.items import data_files_record, items_with_predictions, nli_summary
-        from tacit.probes.nli.report import nli_report
 
         state: State = plan.state
         values, predicted = plan.values, plan.values.predictions is not None
@@ -146,12 +144,9 @@ class NLIProbe(Probe[NLIOptions]):
                 "without_prediction": dropped.to_dict("records"),
             },
         }
-        text, notes = nli_report(summary, cast(NLIManifest, with_keys(manifest, added)))
         source = f"diamonds: the paper ({paper['paper_column']})" if paper["paper_column"] else ""
         figures = {"nli.png": lambda: nli_figure(summary, source)} if nli_panels(summary)[0] else {}
-        return Outcome(
-            scored, summary, text, notes, added, {"summary_by_seed": by_seed}, figures=figures
-        )
+        return Outcome(scored, summary, added, {"summary_by_seed": by_seed}, figures=figures)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every breakdown group of the summary; first the accuracy over the most items (the

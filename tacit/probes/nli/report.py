@@ -9,6 +9,7 @@ from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
+    from tacit.probes.base import Outcome
     from tacit.probes.nli.options import NLIManifest, NLIModelRecord
 
 from collections.abc import Callable, Mapping
@@ -144,6 +145,9 @@ class NLIReport(Report):
     extra_tables = {"summary_by_seed.csv": "Summary per seed"}
     sample_columns = ("prompt", "gold")
     rows_file = "items.csv"
+
+    def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
+        return nli_report(outcome.summary, cast("NLIManifest", manifest))
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         nli = cast("NLIManifest", manifest)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from tacit.core.option_names import option
 from tacit.core.options import limit_said, limited
@@ -81,12 +81,10 @@ class PragmevalProbe(Probe[PragmevalOptions]):
         import pandas as pd
 
         from tacit.core.files import file_sha256
-        from tacit.core.manifest import with_keys
         from tacit.pragmatics.pragmeval import PAPER_BERT_AVERAGE
         from tacit.probes.pragmeval.frozen import C_GRID
         from tacit.probes.pragmeval.report import (
             pragmeval_figure,
-            pragmeval_report,
             summarize_pragmeval,
         )
 
@@ -113,8 +111,6 @@ class PragmevalProbe(Probe[PragmevalOptions]):
             "reference": str(values.reference) if values.reference is not None else None,
             "paper_bert_average": PAPER_BERT_AVERAGE,
         }
-        full = cast(PragmevalManifest, with_keys(manifest, added))
-        text, notes = pragmeval_report(summary, full)
         models = [record["name"] for record in manifest["models"]]
         predictions = pd.concat(
             [state.kept.predictions[m] for m in models if m in state.kept.predictions]
@@ -122,8 +118,6 @@ class PragmevalProbe(Probe[PragmevalOptions]):
         return Outcome(
             rows,
             summary,
-            text,
-            notes,
             added,
             {"predictions": predictions},
             figures={"pragmeval.png": lambda: pragmeval_figure(summary)},

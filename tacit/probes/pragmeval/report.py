@@ -11,6 +11,7 @@ from tacit.probes.report import Report
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
+    from tacit.probes.base import Outcome
     from tacit.probes.pragmeval.options import PragmevalManifest, PragmevalModelRecord
 
 from pathlib import Path
@@ -189,6 +190,9 @@ class PragmevalReport(Report):
 
     sample_columns = (None, None)
     rows_file = "configs.csv"
+
+    def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
+        return pragmeval_report(outcome.summary, cast("PragmevalManifest", manifest))
 
     def figures(
         self,

@@ -32,6 +32,7 @@ class PrinceOptions(Options):
 
 class PrinceProbe(Probe[PrinceOptions]):
     name = "prince"
+    report_class = "tacit.probes.prince.report:PrinceReport"
     manifest_keys = RankedManifest
     model_keys = RankingCounts
     description = "Prince (1978)'s own examples, both directions (the paper's Figure 4)."
@@ -71,9 +72,7 @@ class PrinceProbe(Probe[PrinceOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.core.manifest import with_keys
         from tacit.probes.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
-        from tacit.probes.prince.scoring import prince_report
 
         candidates, templates = plan.state
         added = dict(candidates.record(manifest["models"]))
@@ -82,8 +81,7 @@ class PrinceProbe(Probe[PrinceOptions]):
         summary = rows[[*keys, "rank", "target_prob", "ap_vocab"]]
         if paraphrased(rows):
             summary = paraphrase_columns(summary, rows, ["model", "direction"], "ap_vocab")
-        text, notes = prince_report(rows, with_keys(manifest, added))
-        return Outcome(rows, summary, text, notes, added, vocab=candidates.vocabulary)
+        return Outcome(rows, summary, added, vocab=candidates.vocabulary)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """The property direction (how well her list of a country's properties is recovered)

@@ -29,14 +29,12 @@ from tacit.probes.paraphrase import (
     paraphrased,
     with_items,
 )
-from tacit.probes.run_notes import run_notes
 from tacit.ranking import Question, SharedVocabulary, rank
-from tacit.templates import ENSEMBLE, TemplateSet, load_templates
+from tacit.templates import TemplateSet, load_templates
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
-    from tacit.core.manifest import Manifest
     from tacit.models.base import Scorer
     from tacit.ranking import Ranking
     from tacit.vocab.shared import Vocabulary
@@ -151,22 +149,3 @@ def _table(prompts: pd.DataFrame, scorer: Scorer, ranking: Ranking) -> pd.DataFr
         table[TOP1] = ranking.best
         return table[[*COLUMNS[:2], ITEM, TEMPLATE, *COLUMNS[2:], TOP1]]
     return table[COLUMNS]
-
-
-def prince_report(prompts: pd.DataFrame, manifest: Manifest) -> tuple[str, list[str]]:
-    """Each model's answer to both of Prince's directions."""
-    lines = []
-    for row in prompts.itertuples():
-        template = getattr(row, "template", None)
-        if template == ENSEMBLE:
-            lines.append(f"{row.model} | the ensemble of its {row.direction} templates")
-        else:
-            lines.append(f"{row.model} | {row.prompt}" + (f" ({template})" if template else ""))
-        if row.direction == "concept":
-            lines.append(f"  '{row.target}': rank {row.rank}, probability {row.target_prob:.4g}")
-        else:
-            lines.append(f"  Prince's properties: AP {row.ap_vocab:.3f}; ranks {row.gold_ranks}")
-            if row.not_in_vocab:
-                lines.append(f"  not in the shared vocabulary: {row.not_in_vocab}")
-        lines.append(f"  top 10: {row.top10}")
-    return "\n".join(lines), run_notes(manifest)

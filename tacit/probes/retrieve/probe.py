@@ -341,10 +341,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.core.manifest import with_keys
-        from tacit.probes.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.retrieve.prompts import retrieval_counts
-        from tacit.probes.retrieve.report import retrieval_report
         from tacit.probes.retrieve.summary import summarize_retrieval
         from tacit.probes.shots import shots_counts, shots_record
         from tacit.probes.suffix_top import suffix_top_record
@@ -397,22 +394,14 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         added["counts"] = retrieval_counts(state.prompt_set, len(rows))
         added["counts"].update(shots_counts(state.prompt_set.prompts, values.shots))
         added["templates"] = state.templates.record()
-        full = with_keys(manifest, added)
         summary = summarize_retrieval(
             rows,
             seed=run.seed,
             n_candidates=None if spans or candidates is None else len(candidates.vocab),
         )
-        text, notes = retrieval_report(summary, state.prompt_set.dropped, full)
-        if paraphrased(rows):
-            text += "\n\n" + format_paraphrases(
-                summary, ["selection", "order", "category", "n_props"], "mrr", "MRR"
-            )
         return Outcome(
             rows,
             summary,
-            text,
-            notes,
             added,
             extra,
             files,

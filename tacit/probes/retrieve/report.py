@@ -12,6 +12,7 @@ from tacit.probes.report import Report
 if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
+    from tacit.probes.base import Outcome
 
 
 import pandas as pd
@@ -64,6 +65,18 @@ class RetrieveReport(Report):
         "dropped.csv": "Concepts left out, and why",
         "tokens.csv": "The target and top candidates' tokens and their log-probabilities",
     }
+
+    def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
+        """The MRR table, what was kept and dropped, and its notes (retrieval_report); with
+        several templates, their ensemble's table too."""
+        from tacit.probes.paraphrase import format_paraphrases, paraphrased
+
+        text, notes = retrieval_report(outcome.summary, outcome.extra["dropped"], manifest)
+        if paraphrased(outcome.rows):
+            text += "\n\n" + format_paraphrases(
+                outcome.summary, ["selection", "order", "category", "n_props"], "mrr", "MRR"
+            )
+        return text, notes
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         from tacit.probes.run_notes import norms_brief

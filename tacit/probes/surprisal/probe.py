@@ -76,16 +76,11 @@ class SurprisalProbe(Probe[SurprisalOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.core.display import render
-        from tacit.core.numbers import counted
-        from tacit.probes.run_notes import masked_ran, run_notes
-        from tacit.probes.surprisal.scoring import summarize, surprisal_tables
+        from tacit.probes.surprisal.scoring import summarize
 
         texts: Texts = plan.state.texts
         values: SurprisalOptions = plan.values
         summary = summarize(rows)
-        records = cast("list[SurprisalModelRecord]", manifest["models"])
-        unknown = {r["name"]: r.get("unknown_tokens", 0) for r in records}
         added: dict[str, Any] = {
             "texts": {
                 **texts.source,
@@ -97,21 +92,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
             "by": values.by,
             "pll": values.pll,
         }
-        text = render(surprisal_tables(summary)).rstrip()
-        text += f"\n{counted(len(texts.table), 'text', 'texts')}, rows by {values.by}"
-        if masked_ran(manifest):
-            text += f"; masked models: pseudo-log-likelihood {values.pll}"
-        notes = run_notes(manifest)
-        if texts.blank_lines:
-            skipped = counted(texts.blank_lines, "blank line", "blank lines")
-            notes.append(f"note: {skipped} of the file skipped")
-        notes += [
-            f"note: {name}: {counted(n, 'unknown token', 'unknown tokens')} scored as its "
-            "tokenizer's unknown token"
-            for name, n in unknown.items()
-            if n
-        ]
-        return Outcome(rows, summary, text, notes, added)
+        return Outcome(rows, summary, added)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every text together first, one row per model; then each text."""
