@@ -172,7 +172,7 @@ def norms_brief(manifest: Manifest) -> list[tuple[str, str]]:
     ]
 
 
-def counted(manifest: Manifest, *keys: str) -> list[str]:
+def counts_listed(manifest: Manifest, *keys: str) -> list[str]:
     """The manifest's counts under `keys` (concepts dropped by reason, prompts by relation), a
     line each: `concepts dropped by reason: no answer: 3, ...`."""
     counts = manifest.get("counts") or {}

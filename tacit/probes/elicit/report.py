@@ -248,9 +248,9 @@ class ElicitReport(Report):
         return norms_brief(manifest)
 
     def left_out(self, manifest: Manifest) -> list[str]:
-        from tacit.probes.run_notes import counted
+        from tacit.probes.run_notes import counts_listed
 
-        return counted(manifest, "concepts_dropped_by_reason", "prompts_by_relation")
+        return counts_listed(manifest, "concepts_dropped_by_reason", "prompts_by_relation")
 
     def table(
         self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any

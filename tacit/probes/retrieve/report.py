@@ -84,9 +84,9 @@ class RetrieveReport(Report):
         return norms_brief(manifest)
 
     def left_out(self, manifest: Manifest) -> list[str]:
-        from tacit.probes.run_notes import counted
+        from tacit.probes.run_notes import counts_listed
 
-        return counted(manifest, "concepts_dropped_by_reason")
+        return counts_listed(manifest, "concepts_dropped_by_reason")
 
     def verbose(self, summary: pd.DataFrame, manifest: Manifest) -> str | None:
         """Every metric by condition; None for a run of one condition (its printed summary
