@@ -8,32 +8,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
-
-
-class ScoringCounts(TypedDict, total=False):
-    """What a model's answers count of the work they ran, summed over a run's chunks into the
-    model's manifest record (the runner adds every answer's `work`)."""
-
-    # candidate spans: a masked LM's forward rows, a causal LM's tokens, and the naive counts
-    span_rows: int
-    span_rows_naive: int
-    span_tokens: int
-    span_tokens_naive: int
-    # a causal model's vocabulary mode: words whose text after the blank was scored
-    vocab_suffixes: int
-    vocab_suffixes_naive: int
-    # texts scored in batch-invariant batches (tacit.models.invariant), whose near ties needed
-    # no settling: their scores were those of the prompt alone already
-    tie_invariant_texts: int
-    # generation (generation_counts): requests the model ran, their prompt and completion
-    # tokens, and requests read from --cache instead
-    generation_requests: int
-    generation_prompt_tokens: int
-    generation_completion_tokens: int
-    generation_cached: int
 
 
 @dataclass(frozen=True)

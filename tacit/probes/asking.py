@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
-from tacit.core.manifest import Manifest
 from tacit.core.option_names import option
 from tacit.core.params import Param
 
@@ -119,12 +118,6 @@ def check_generation_options(values: Any, probe: str) -> None:
             f"{option('--samples')} {values.samples} at {option('--temperature')} 0: greedy "
             f"decoding gives one completion {values.samples} times; give a temperature above 0"
         )
-
-
-class AskedManifest(Manifest, total=False):
-    """What a run by generation records of how the models were asked (generation_record)."""
-
-    generation: dict[str, Any]
 
 
 def refuse_scoring_options(values: Any, probe: str, params: Sequence[Param]) -> None:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
-    from tacit.probes.asking import AskedManifest
-    from tacit.ranking.candidates import RankedManifest
+    from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 
 from collections.abc import Sequence
 from pathlib import Path

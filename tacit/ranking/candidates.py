@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import check_text
-from tacit.core.manifest import Manifest
 from tacit.core.option_names import option
 from tacit.models.base import VOCAB_ANYWHERE, Needs
 from tacit.ranking.question import CandidateSet, SharedVocabulary
@@ -24,17 +23,6 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.templates import Template
     from tacit.vocab.shared import Vocabulary
-
-
-class RankedManifest(Manifest, total=False):
-    """What a probe that ranks candidates records of them (Candidates.record), beside the keys
-    of every run: the vocabulary's (a shared key) or the spans' scoring, and the tie rule."""
-
-    span_scoring: str  # how a masked LM scores a span (tacit.ranking.spans)
-    normalize: str  # how a span's token scores become its score: sum, mean, pmi
-    token_scores: bool  # --token-scores: every span token's score kept (tokens.csv)
-    span_work: dict[str, int]  # the work the span scoring ran, summed over the models
-    ties: dict[str, Any]  # the tie rule and its tolerance (tacit.ranking.ties.record)
 
 
 # what a probe with candidate spans asks of every model

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tacit.models.answers import ScoringCounts
-
 if TYPE_CHECKING:
     from tacit.models.answers import SpanTokens
     from tacit.vocab.shared import Vocabulary
@@ -127,23 +125,6 @@ class Question:
             self.shares,
             None if self.sets is None else [self.sets[i] for i in first],
         )
-
-
-class RankingCounts(ScoringCounts, total=False):
-    """What a Ranking's `counts` add to a model's manifest record (summed over a run's chunks):
-    the scoring's work, and the tie rule's (tacit.ranking.ties)."""
-
-    # near ties settled on the prompt scored alone: rows, scores computed again, those that
-    # had moved by more than a third of the tolerance, the distinct prompts (spans: templates)
-    # scored alone (the milliseconds it took go to the record's timing)
-    tie_rows: int
-    tie_scores: int
-    tie_noisy: int
-    tie_prompts: int
-    # with --suffix-top: gold ranks counted against bounds (upper bounds of the ranks), and
-    # top-k lists a bound could pass (the best of the words scored)
-    ranks_bounded: int
-    tops_bounded: int
 
 
 @dataclass(frozen=True)

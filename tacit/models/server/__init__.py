@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.models.families import Family, resolve
-from tacit.models.server.connect import ServerRecord
+from tacit.models.server.record import ServerRecord
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions

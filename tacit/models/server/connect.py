@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.manifest import ModelRecord
 from tacit.models.server.client import Client, ServerError
 from tacit.models.server.echo import Echo, UnreadEcho, echoes, next_tokens
 
@@ -33,16 +32,6 @@ CHECK_SENTENCE = "Everyone knows that a bear has fur."
 CHECK_TOP = 5  # next tokens compared per position (OpenAI's legacy API allows up to 5)
 CHECK_TOLERANCE = 0.1  # nats: a prompt read at the wrong position is off by whole nats
 CHECK_AT_LEAST = 3  # pairs compared, or the server cannot be checked
-
-
-class ServerRecord(ModelRecord, total=False):
-    """What a served model's record adds (tacit.models.server.scorer)."""
-
-    # the base URL (no secrets), the served model as /v1/models lists it, the engine and
-    # version it reports, concurrency, timeout, retries allowed and made; for scoring, the
-    # start token and who adds it, the consistency check's result, prompts per request, and
-    # the tokenizer it plans with
-    server: dict[str, Any]
 
 
 @dataclass

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
     from tacit.core.modelspec import ModelSpec
-    from tacit.models.server.connect import ServerRecord
+    from tacit.models.server.record import ServerRecord
 
 
 class ServerGenerator(Scorer):

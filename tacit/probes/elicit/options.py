@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param, Switch
-from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, AskedManifest, By
+from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
+from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -20,7 +21,6 @@ from tacit.probes.shared_options import (
     SUFFIX_TOP,
     TOKEN_SCORES,
 )
-from tacit.ranking.candidates import RankedManifest
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.elicit.listing import LISTING_METRICS, LISTING_PRIMARY
 from tacit.probes.elicit.options import ElicitManifest, ElicitOptions
 from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts, with_shots
-from tacit.ranking.question import RankingCounts
+from tacit.probes.manifest_keys import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,8 +11,8 @@ from tacit.probes.report import Report
 if TYPE_CHECKING:
     from tacit.core.display import Table
     from tacit.core.manifest import Manifest
-    from tacit.probes.asking import AskedManifest
     from tacit.probes.base import Outcome
+    from tacit.probes.manifest_keys import AskedManifest
 
 
 import pandas as pd

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.params import Options, Param
+from tacit.probes.manifest_keys import RankedManifest
 from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
-from tacit.ranking.candidates import RankedManifest
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring

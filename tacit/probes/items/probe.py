@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.items.options import ItemsManifest, ItemsOptions
-from tacit.ranking.question import RankingCounts
+from tacit.probes.manifest_keys import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.params import Options
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.ranking.candidates import RankedManifest
-from tacit.ranking.question import RankingCounts
+from tacit.probes.manifest_keys import RankedManifest, RankingCounts
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from tacit.core.params import Options, Param
-from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, AskedManifest, By
+from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
+from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -21,7 +22,6 @@ from tacit.probes.shared_options import (
     SUFFIX_TOP,
     TOKEN_SCORES,
 )
-from tacit.ranking.candidates import RankedManifest
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:

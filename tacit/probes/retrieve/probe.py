@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.numbers import counted
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.manifest_keys import RankingCounts
 from tacit.probes.retrieve.options import RetrieveManifest, RetrieveOptions
-from tacit.ranking.question import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd

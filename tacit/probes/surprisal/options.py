@@ -11,7 +11,7 @@ from tacit.core.choices import PLL_METRICS, PllMetric
 from tacit.core.errors import TacitError, shorten
 from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.params import Options, Param
-from tacit.models.answers import ScoringCounts
+from tacit.probes.manifest_keys import ScoringCounts
 
 Unit = Literal["token", "word"]
 UNITS: tuple[Unit, ...] = ("token", "word")
