@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -37,6 +37,21 @@ class Batched(Protocol):
     def device(self) -> torch.device: ...
 
     batch_size: int
+
+
+class InProcessModel(Batched, Protocol):
+    """What the scoring modules read of an in-process scorer (tacit.models.hf_scorer.HFScorer):
+    its model and tokenizer (its runtime's), batched on a device, and the longest input it
+    takes."""
+
+    @property
+    def model(self) -> Any: ...
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def max_tokens(self) -> int: ...
 
 
 def starting_batch_size(batch_size: int | str, device: torch.device) -> tuple[int, bool]:

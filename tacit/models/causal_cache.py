@@ -15,20 +15,13 @@ import torch
 from transformers import DynamicCache
 
 from tacit.core.errors import TacitError, shorten
+from tacit.models.batching import InProcessModel
 
 
-class CausalModel(Protocol):
+class CausalModel(InProcessModel, Protocol):
     """What the cache bookkeeping reads of a causal LM's scorer
     (tacit.models.causal.CausalLMScorer): its tokenizer, how many tokens it takes, and how
     many start tokens (or a chat template's prefix) go before a text."""
-
-    name: str
-
-    @property
-    def tokenizer(self) -> Any: ...
-
-    @property
-    def max_tokens(self) -> int: ...
 
     @property
     def _n_start(self) -> int: ...

@@ -40,7 +40,7 @@ from tacit.models.answers import (
     request_seed,
 )
 from tacit.models.base import progress_bar
-from tacit.models.batching import longest_first_batches
+from tacit.models.batching import InProcessModel, longest_first_batches
 from tacit.models.chat import conversation
 
 if TYPE_CHECKING:
@@ -49,27 +49,12 @@ if TYPE_CHECKING:
     from tacit.core.modelspec import ModelSpec
 
 
-class CausalModel(Protocol):
-    """What generation reads of a causal scorer (tacit.models.causal.CausalLMScorer)."""
-
-    name: str
+class CausalModel(InProcessModel, Protocol):
+    """What generation reads of a causal scorer (tacit.models.causal.CausalLMScorer): its
+    model, tokenizer and device, and its loading options (a chat template)."""
 
     @property
     def spec(self) -> ModelSpec: ...
-
-    @property
-    def model(self) -> Any: ...
-
-    @property
-    def tokenizer(self) -> Any: ...
-
-    @property
-    def device(self) -> torch.device: ...
-
-    batch_size: int
-
-    @property
-    def max_tokens(self) -> int: ...
 
     @property
     def pad_id(self) -> int: ...

@@ -69,11 +69,6 @@ class PrefixModel(CausalModel, Protocol):
     """What vocabulary mode reads of a causal LM's scorer (tacit.models.causal.CausalLMScorer):
     the cache bookkeeping's, where its blank is, and a prefix run once and continued."""
 
-    @property
-    def device(self) -> torch.device: ...
-
-    batch_size: int
-
     def split_at_blank(self, template: str, *, at_end: bool = False) -> tuple[str, str, str]: ...
 
     def _run_prefix(self, prefix: Sequence[int]) -> PrefixRun: ...

@@ -88,15 +88,13 @@ class HFScorer(Scorer):
         the model's own text gives none; device, batch size, compile, device map)."""
         return cls(
             name_or_path,
-            revision=options.revision,
             device=options.device,
-            dtype=options.dtype,
             batch_size=options.batch_size,
             compile=options.compile,
             device_map=options.device_map,
             max_memory=options.max_memory,
             offload_folder=options.offload_folder,
-            **options.model_args,
+            **options.model_defaults(),
             **extra,
         )
 

@@ -60,6 +60,7 @@ class InProcessScorer(Protocol):
     def from_options(cls, name_or_path: str, options: RunOptions, **extra: Any) -> Scorer: ...
 
 
+# kind -> the scorer class of that kind, "module:class"; imported only when one is loaded
 SCORERS = {
     "masked": "tacit.models.masked:MaskedLMScorer",
     "classifier": "tacit.models.classifier:NLIClassifier",

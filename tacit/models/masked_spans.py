@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -29,29 +29,13 @@ from tacit.core.blank import MASK
 from tacit.core.errors import TacitError, shorten
 from tacit.models.answers import cut_tokens, span_token_grid
 from tacit.models.base import SpanScores, progress_bar
-from tacit.models.batching import longest_first_batches, padded
+from tacit.models.batching import InProcessModel, longest_first_batches, padded
 from tacit.models.meter import longest_first
 
 
-class MaskedModel(Protocol):
+class MaskedModel(InProcessModel, Protocol):
     """What span scoring reads of a masked LM's scorer (tacit.models.masked.MaskedLMScorer):
     its model and tokenizer on a device, and the hook that runs the LM head at the rows read."""
-
-    name: str
-
-    @property
-    def tokenizer(self) -> Any: ...
-
-    @property
-    def model(self) -> Any: ...
-
-    @property
-    def device(self) -> torch.device: ...
-
-    batch_size: int
-
-    @property
-    def max_tokens(self) -> int: ...
 
     _rows: torch.Tensor | None
 

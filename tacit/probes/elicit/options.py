@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from tacit.core.params import Options, Param, Switch
 from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
-from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -60,11 +59,6 @@ CANDIDATES = Param(
     "shared vocabulary), `answers` (every answer people gave to the relation, of any length: "
     "'fur', 'four legs') or a FILE of spans, one a line.",
 )
-
-
-class ElicitManifest(RankedManifest, AskedManifest, total=False):
-    """What an elicit run records beyond every run's keys: what it ranked over (the
-    vocabulary or spans, the tie rule), or how it asked (by generation)."""
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tacit.core.errors import TacitError
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
 from tacit.probes.elicit.listing import LISTING_METRICS, LISTING_PRIMARY
-from tacit.probes.elicit.options import ElicitManifest, ElicitOptions
+from tacit.probes.elicit.options import ElicitOptions
 from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts, with_shots
-from tacit.probes.manifest_keys import RankingCounts
+from tacit.probes.manifest_keys import RankedOrAskedManifest, RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 class ElicitProbe(Probe[ElicitOptions]):
     name = "elicit"
-    manifest_keys = ElicitManifest
+    manifest_keys = RankedOrAskedManifest
     model_keys = RankingCounts
     report_class = "tacit.probes.elicit.report:ElicitReport"
     description = "Ask for a concept's properties: `Everyone knows that a bear has <mask>.`"

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from tacit.core.params import Options, Param
 from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
-from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,
@@ -82,11 +81,6 @@ ARTICLES = Param(
     help="A concept,article CSV overriding the article tacit gives a concept's span (with "
     "templates in another language: the article of each concept, any one word).",
 )
-
-
-class RetrieveManifest(RankedManifest, AskedManifest, total=False):
-    """What a retrieve run records beyond every run's keys: what it ranked over (the
-    vocabulary or spans, the tie rule), or how it asked (by generation)."""
 
 
 @dataclass(frozen=True)

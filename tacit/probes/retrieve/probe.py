@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from tacit.core.errors import TacitError
 from tacit.core.numbers import counted
 from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.manifest_keys import RankingCounts
-from tacit.probes.retrieve.options import RetrieveManifest, RetrieveOptions
+from tacit.probes.manifest_keys import RankedOrAskedManifest, RankingCounts
+from tacit.probes.retrieve.options import RetrieveOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,7 +113,7 @@ def with_shots(
 
 class RetrieveProbe(Probe[RetrieveOptions]):
     name = "retrieve"
-    manifest_keys = RetrieveManifest
+    manifest_keys = RankedOrAskedManifest
     model_keys = RankingCounts
     report_class = "tacit.probes.retrieve.report:RetrieveReport"
     description = "Name the concept from its properties: `A <mask> has fur, is big, and has claws.`"
