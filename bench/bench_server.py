@@ -53,7 +53,7 @@ from bench_causal import SHARED, build_model
 from tacit.core.blank import filled
 from tacit.core.errors import TacitError
 from tacit.core.options import RunOptions
-from tacit.models.families import load_scorer
+from tacit.models import load_scorer
 from tacit.norms import read_norms
 
 BENCH = Path(__file__).resolve().parent

@@ -30,6 +30,7 @@ from tacit.probes.report import report_of
 if TYPE_CHECKING:
     from tacit.core.params import Context
     from tacit.models.base import Scorer
+    from tacit.models.resolved import ResolvedModel
     from tacit.results.result import ProbeResult
 
 Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
@@ -64,31 +65,25 @@ def run_probe(
         check_tracker(run.log_to)
     values = probe.validate(given, context=context)
     run.refuse(probe.name, probe.takes())
-    models = _model_texts(models)
-    if probe.models_required and not models:
+    resolved = _run_models(models, run)
+    if probe.models_required and not resolved:
         raise TacitError(f"no {option('--model')} given")
-    if run.control is not None:  # each model's control beside it (tacit.models.controls)
-        from tacit.models.controls import with_controls
-
-        models = with_controls(models, run)
-    _check_device(run, [m for m in models if isinstance(m, str)])
     started = now()
-    plan = probe.plan(list(models), values, run)
+    plan = probe.plan(resolved, values, run)
     if run.dry_run:
         from tacit.engine.estimate import estimate_run
 
         if plan.work is None:
             raise TacitError(f"{name}: {option('--dry-run')}: no model scores anything here")
-        return estimate_run(name, models, run, plan)  # type: ignore[return-value]
+        return estimate_run(name, resolved, run, plan)  # type: ignore[return-value]
     history: dict[str, Any] = {"started": started, **plan.manifest}  # what a checkpoint keeps
     if plan.work is not None:
         rows, records = run_models(
-            models,
+            resolved,
             run,
             plan.work,
             probe=name,
             plan=plan.resume_key,
-            tokenizers=plan.tokenizers,
             run=history,
         )
     else:
@@ -126,23 +121,14 @@ def run_probe(
     return result
 
 
-def _model_texts(models: Models) -> list[str | Scorer]:
-    """Every model as the runner takes it: its text (a ModelSpec or a mapping written out), or
-    a Scorer already in memory."""
-    return [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
+def _run_models(models: Models, run: RunOptions) -> list[ResolvedModel]:
+    """The run's models (tacit.models.resolved.resolved_models: each text, a ModelSpec or a
+    mapping written out, read once and checked, a control beside it where asked), or Scorers
+    already in memory."""
+    from tacit.models.resolved import resolved_models
 
-
-def _check_device(run: RunOptions, models: Sequence[str]) -> None:
-    """Is the device asked for on this machine, and does every model's text read (its loading
-    options known, 8- or 4-bit weights only on a GPU)? Before anything slow."""
-    specs = [run.model_spec(model) for model in models]
-    if run.device not in ("auto", "cpu") or any(s.quantization for s in specs):
-        from tacit.models.loading import check_quantization
-        from tacit.models.runtime import resolve_device
-
-        device = resolve_device(run.device)
-        for spec in specs:
-            check_quantization(spec, device)
+    given = [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
+    return resolved_models(given, run)
 
 
 def _builtin_probes() -> tuple[str, ...]:

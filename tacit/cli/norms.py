@@ -182,5 +182,5 @@ def show(
     if not model:
         typer.echo("give --model to count what the probes keep (needs the tokenizers)")
         return
-    vocab, _ = vocabulary_for(model, vocab_file=vocab_file)
+    vocab = vocabulary_for(model, vocab_file=vocab_file)
     typer.echo(probe_counts(norm_set, vocab))

@@ -29,7 +29,7 @@ def command(
     from tacit.core.files import write_atomic
     from tacit.ranking.candidates import vocabulary_for
 
-    shared, _ = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
+    shared = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
     typer.echo(shared.coverage.to_string(index=False))
     for warning in shared.warnings():
         typer.echo(f"warning: {warning}", err=True)

@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.numbers import format_number
 from tacit.core.option_names import option
-from tacit.engine.runner import LONG_RUN_SECONDS, each_model, model_name, score_chunk, use_threads
+from tacit.engine.runner import LONG_RUN_SECONDS, each_model, score_chunk, use_threads
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.resolved import ResolvedModel
     from tacit.probes.base import Plan, Work
 
 # sentences a calibration scores at most, past its warm-up (a budget of seconds stops it too)
@@ -144,7 +144,7 @@ def duration(seconds: float) -> str:
 
 
 def estimate_run(
-    probe: str, models: Sequence[str | Scorer], options: RunOptions, plan: Plan
+    probe: str, models: Sequence[ResolvedModel], options: RunOptions, plan: Plan
 ) -> RunEstimate:
     """The plan counted and each model timed (see the module docstring)."""
     work = plan.work
@@ -153,18 +153,12 @@ def estimate_run(
     total = int(costs.sum())
     estimates = []
     if options.dry_run_seconds == 0:  # the counts alone: no model loaded
-        names = dict.fromkeys(model_name(m) for m in models)
-        estimates = [ModelEstimate(name, total) for name in names]
+        estimates = [ModelEstimate(model.name, total) for model in models]
     else:
         use_threads(options)
         calibrating = replace(options, cache=None)  # time the scoring, not a cache's reads
         for _, model in each_model(
-            models,
-            calibrating,
-            probe=probe,
-            needs=work.needs,
-            tokenizers=plan.tokenizers,
-            load_options=work.load_options,
+            models, calibrating, probe=probe, needs=work.needs, load_options=work.load_options
         ):
             started = time.monotonic()
             scorer: Any = model if work.lazy else model.scorer

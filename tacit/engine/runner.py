@@ -4,8 +4,9 @@ For each model in turn (one in memory at a time): load it when first needed, sco
 rows in chunks of distinct texts (each chunk kept in the checkpoint, so an interrupted run can
 `--resume`), finish (work that needs all of a model's rows), record the model for the
 manifest, free it. A probe describes its work (tacit.probes.base.Work) and gets back one table
-and the model records; `run_manifest` gives the keys every manifest shares. A model is a name
-(a hub id or a local directory, loaded here) or a Scorer already in memory (used as it is).
+and the model records; `run_manifest` gives the keys every manifest shares. The models come
+with their texts read (tacit.models.resolved): a name loads here, a Scorer already in memory
+is used as it is.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from tacit.engine.checkpoint import Checkpoint
 from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
+    from tacit.core.modelspec import ModelSpec
     from tacit.models.base import Needs, Scorer
+    from tacit.models.resolved import ResolvedModel
 
 # A checkpointed chunk holds at most CHUNK_TEXTS distinct texts and, where a text costs several
 # sentences (candidate spans in its blank), about CHUNK_SENTENCES sentences: small enough that
@@ -45,48 +48,38 @@ LONG_RUN_SECONDS = 600
 PACE_AFTER_SECONDS = 5  # a pace is read off no fewer seconds of work than this
 
 
-def model_name(model: str | Scorer) -> str:
-    """How a model is named in tables and the manifest: as given, or a scorer's own name."""
-    return model if isinstance(model, str) else model.name
-
-
 class ModelHandle:
-    """One model of the run: a name, loaded on first use of `scorer` (never, if everything it
-    would compute is already in a checkpoint or cache), or a scorer already in memory."""
+    """One model's turn in the run: its scorer loaded on first use of `scorer` (never, if
+    everything it would compute is already in a checkpoint or cache), timed, with the score
+    cache attached; freed after the turn (a scorer handed in stays its owner's)."""
 
     def __init__(
         self,
-        model: str | Scorer,
+        model: ResolvedModel,
         options: RunOptions,
         *,
         probe: str,
         needs: Needs,
-        tokenizer: Any = None,
         load_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.name, self.options, self.probe, self.needs = model_name(model), options, probe, needs
-        self.tokenizer, self.load_options = tokenizer, load_options or {}
-        self._scorer: Scorer | None = None
+        self.model, self.name, self.options = model, model.name, options
+        self.probe, self.needs, self.load_options = probe, needs, load_options or {}
         self.load_seconds: float | None = None  # how long loading took, where it loaded here
-        self._given = not isinstance(model, str)
-        if not isinstance(model, str):
-            needs.check(model.name, model, probe)
-            self._scorer = model
+        self._scorer: Scorer | None = None
+        if model.given is not None:  # refused now, in one line, if it cannot answer
+            self._scorer = model.load(needs, probe)
+
+    @property
+    def spec(self) -> ModelSpec | None:
+        """The model's text read, the run's loading options where it gives none (None: a
+        scorer already in memory)."""
+        return self.model.spec
 
     @property
     def scorer(self) -> Scorer:
         if self._scorer is None:
-            from tacit.models import load_scorer
-
             started = time.monotonic()
-            self._scorer = load_scorer(
-                self.name,
-                self.options,
-                needs=self.needs,
-                probe=self.probe,
-                tokenizer=self.tokenizer,
-                load_options=self.load_options,
-            )
+            self._scorer = self.model.load(self.needs, self.probe, self.load_options)
             self.load_seconds = time.monotonic() - started
             if self.options.cache is not None:  # a model loaded by name: its answers keep
                 from tacit.models.score_cache import ScoreCache
@@ -102,7 +95,7 @@ class ModelHandle:
         """The model for the manifest; `batch_size_used` is smaller than --batch-size if device
         memory ran out. A model never loaded is recorded by name and revision only."""
         if self._scorer is None:
-            revision = self.options.model_spec(self.name).revision
+            revision = self.spec.revision if self.spec is not None else None
             return {
                 "name": self.name,
                 "revision": revision,
@@ -120,35 +113,24 @@ class ModelHandle:
         its owner's)."""
         if self._scorer is not None:
             self._scorer = None
-            if not self._given:
+            if self.model.given is None:
                 gc.collect()
 
 
 def each_model(
-    models: Sequence[str | Scorer],
+    models: Sequence[ResolvedModel],
     options: RunOptions,
     *,
     probe: str,
     needs: Needs,
-    tokenizers: Mapping[str, Any] | None = None,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterator[tuple[int, ModelHandle]]:
-    """(number, handle) for each distinct model, in order; each is freed before the next.
-    `tokenizers` are those already loaded (for the shared vocabulary), reused."""
+    """(number, handle) for each of the run's models (tacit.models.resolved.resolved_models: each
+    distinct model once), in order; each is freed before the next."""
     if not models:
         raise TacitError(f"no {option('--model')} given")
-    first: dict[str, str | Scorer] = {}
-    for model in models:
-        first.setdefault(model_name(model), model)
-    for number, (name, model) in enumerate(first.items()):
-        handle = ModelHandle(
-            model,
-            options,
-            probe=probe,
-            needs=needs,
-            tokenizer=(tokenizers or {}).get(name),
-            load_options=load_options,
-        )
+    for number, model in enumerate(models):
+        handle = ModelHandle(model, options, probe=probe, needs=needs, load_options=load_options)
         try:
             yield number, handle
         finally:
@@ -157,7 +139,7 @@ def each_model(
 
 def checkpoint_for(
     probe: str,
-    models: Sequence[str | Scorer],
+    models: Sequence[ResolvedModel],
     options: RunOptions,
     work: Work,
     plan: Mapping[str, Any],
@@ -173,7 +155,7 @@ def checkpoint_for(
         {
             "probe": probe,
             "tacit": software()["tacit"],
-            "models": list(dict.fromkeys(model_name(m) for m in models)),
+            "models": [model.name for model in models],
             "rows_sha256": sha256_bytes(table_text(work.rows)),
             **options.recorded(),
             **plan,
@@ -184,13 +166,12 @@ def checkpoint_for(
 
 
 def run_models(
-    models: Sequence[str | Scorer],
+    models: Sequence[ResolvedModel],
     options: RunOptions,
     work: Work,
     *,
     probe: str,
     plan: Mapping[str, Any] | None = None,
-    tokenizers: Mapping[str, Any] | None = None,
     run: dict[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, list[ModelRecord]]:
     """Score `work` with each model in turn: (all models' result rows, one record per model).
@@ -212,12 +193,7 @@ def run_models(
     tables: list[pd.DataFrame] = []
     records: list[ModelRecord] = []
     for number, model in each_model(
-        models,
-        options,
-        probe=probe,
-        needs=work.needs,
-        tokenizers=tokenizers,
-        load_options=work.load_options,
+        models, options, probe=probe, needs=work.needs, load_options=work.load_options
     ):
         scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
         timing: dict[str, Any] = {}

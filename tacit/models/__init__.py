@@ -7,6 +7,7 @@ for capabilities (tacit.models.base.Needs), never for a family or a kind.
 
 from __future__ import annotations
 
-from tacit.models.families import FAMILIES, Family, load_scorer, register_family
+from tacit.models.families import FAMILIES, Family, register_family
+from tacit.models.resolved import load_scorer
 
 __all__ = ["FAMILIES", "Family", "load_scorer", "register_family"]

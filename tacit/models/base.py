@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from inspect import signature
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -176,6 +176,20 @@ class Needs:
             f"{name} is a {scorer.kind} model: it cannot {cannot}, which {probe} asks of it"
             f"{asked}{hint}"
         )
+
+
+class RunModel(Protocol):
+    """A model of the run as a probe plans with it, before its weights load (its text read
+    once: tacit.models.resolved.ResolvedModel): its name, its tokenizer (None for a family that
+    plans without one; read once, and reused by the scorer), and the one-line refusal of a
+    model that cannot answer what the probe needs of it."""
+
+    name: str
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    def check(self, needs: Needs, probe: str) -> None: ...
 
 
 class Scorer(ABC):

@@ -8,21 +8,11 @@ seed S)` (tacit.core.modelspec reads it back: `--model 'gpt2 (random weights, se
 the control alone). The in-process Hugging Face family builds it (tacit.models.loading.
 random_weights: a hub id, a local directory or a GGUF file, whose config transformers reads
 from its header); a family without a config to build one from (a server) refuses it, in one
-line naming the model, before anything loads.
+line naming the model, before anything loads (tacit.models.resolved, where each model of a
+run is followed by its control).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-from tacit.core.errors import TacitError
-from tacit.core.option_names import option
-from tacit.models.families import resolve
-
-if TYPE_CHECKING:
-    from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
 
 
 def control_of(model: str, seed: int) -> str:
@@ -33,32 +23,3 @@ def control_of(model: str, seed: int) -> str:
         'gpt2,revision=main (random weights, seed 0)'
     """
     return f"{model} (random weights, seed {seed})"
-
-
-def with_controls(models: Sequence[str | Scorer], options: RunOptions) -> list[str | Scorer]:
-    """The run's models, each followed by its control where `options.control` asks for one
-    (a model that is a control already is kept as it is); a model that cannot have one (a
-    server's, or one already in memory) is refused in one line naming it."""
-    if options.control is None:
-        return list(models)
-    asked = f"{option('--control')} {options.control}"
-    if not models:
-        raise TacitError(f"{asked}: no {option('--model')} to run a control of")
-    with_them: list[str | Scorer] = []
-    for model in models:
-        if not isinstance(model, str):
-            raise TacitError(
-                f"{asked}: {model.name} is a model already in memory; give it by name or path "
-                "(its config and tokenizer are read from there)"
-            )
-        family, spec = resolve(model, options.model_defaults())
-        if spec.random_weights is not None:
-            with_them.append(model)
-            continue
-        if not family.takes("random_weights"):
-            raise TacitError(
-                f"{asked}: {model} is scored by {family.description}, which has no config "
-                "to draw random weights for; run its control from a checkpoint instead"
-            )
-        with_them += [model, control_of(model, options.seed)]
-    return with_them

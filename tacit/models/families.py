@@ -15,7 +15,7 @@ Adding a family is one module with a Family subclass and one `register` call
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tacit.core.errors import TacitError
@@ -154,52 +154,6 @@ def resolve(
     spec = given.over({k: v for k, v in defaults.items() if family.takes(k)})
     family.check_options(spec)
     return family, spec
-
-
-def check_models(models: Sequence[str], options: RunOptions) -> None:
-    """Every model's text read and claimed, its options checked, before anything slow."""
-    for model in models:
-        resolve(model, options.model_defaults())
-
-
-def check_needs(
-    models: Sequence[Any], options: RunOptions, needs: Needs, probe: str = "this probe"
-) -> None:
-    """Every model can answer what the probe `needs` (its family's scorer class says, before
-    any tokenizer or weights load), else the one-line refusal of Needs.check: a probe asks
-    this before planning work that only some models can take part in (a shared vocabulary)."""
-    for model in models:
-        if isinstance(model, str):
-            family, spec = resolve(model, options.model_defaults())
-            needs.check(model, family.scorer_class(spec, needs), probe)
-        else:
-            needs.check(model.name, model, probe)
-
-
-def load_scorer(
-    text: str,
-    options: RunOptions,
-    *,
-    needs: Needs | None = None,
-    probe: str = "this probe",
-    tokenizer: Any = None,
-    load_options: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Scorer:
-    """Load a model (its text: a name or path with its own loading options, if any) as the
-    run's options say, by the family that claims it, if it can answer what the probe `needs`
-    (else a one-line error, before any weights load). `load_options` gives, by capability,
-    keyword arguments for the scorer classes that have it (a classifier's label names)."""
-    family, spec = resolve(text, options.model_defaults())
-    scorer = family.scorer_class(spec, needs)
-    if needs is not None:
-        needs.check(text, scorer, probe)
-    extra: dict[str, Any] = {}
-    for capability, keywords in (load_options or {}).items():
-        if capability in scorer.capabilities:
-            extra.update(keywords)
-    if tokenizer is not None:
-        extra["tokenizer"] = tokenizer
-    return family.load(text, options, scorer, **extra)
 
 
 def model_tokenizer(text: str, defaults: Mapping[str, Any], *, flag: str = "--model") -> Any:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
     from tacit.models.answers import Sampling
-    from tacit.models.base import Needs, Scorer
+    from tacit.models.base import Needs, RunModel
     from tacit.norms import NormSet
     from tacit.ranking.candidates import Candidates
     from tacit.vocab.shared import Vocabulary
@@ -112,11 +112,10 @@ class Plan:
     values: the run's options, checked (Probe.validate): an instance of the probe's Options.
     candidates: what the blank is ranked among (tacit.ranking.candidates.Candidates: the shared
         vocabulary or candidate spans); a resumed run must have ranked over the same (its key
-        joins `resume_key`), and the tokenizers loaded to build it are reused by the models.
+        joins `resume_key`).
     resume_key: what else a resumed run must match.
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
-    tokenizers: tokenizers already loaded (beyond the candidates'), reused by the models.
     given: (rows, model records) where no model scores anything.
     """
 
@@ -126,14 +125,12 @@ class Plan:
     resume_key: Mapping[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
-    tokenizers: Mapping[str, Any] = field(default_factory=dict)
     given: tuple[pd.DataFrame, list[ModelRecord]] | None = None
 
     def __post_init__(self) -> None:
-        """The candidates' resume key and tokenizers, wired in: a probe cannot forget them."""
+        """The candidates' resume key, wired in: a probe cannot forget it."""
         if self.candidates is not None:
             self.resume_key = {**self.candidates.resume_key(), **self.resume_key}
-            self.tokenizers = {**self.candidates.tokenizers, **self.tokenizers}
 
 
 @dataclass
@@ -226,7 +223,7 @@ class Probe(ABC, Generic[OptionsT]):
         return next(p for p in self.params if p.name == name)
 
     @abstractmethod
-    def plan(self, models: Sequence[str | Scorer], values: OptionsT, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: OptionsT, run: RunOptions) -> Plan:
         """Everything that can be done before a model loads: read the inputs, build the
         prompts and candidates; bad input fails here, before the slow part."""
 

@@ -7,7 +7,7 @@ them (Candidates)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,7 @@ from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
 from tacit.core.files import check_text
 from tacit.core.option_names import option
-from tacit.models.base import VOCAB_ANYWHERE, Needs
+from tacit.models.base import VOCAB_ANYWHERE, Needs, RunModel
 from tacit.ranking.question import CandidateSet, SharedVocabulary
 from tacit.ranking.spans import SpanCandidates
 
@@ -51,13 +51,12 @@ class Candidates:
     among, what a resumed run must match, the manifest's record, and the work span scoring
     took (summed over models).
 
-    vocabulary: the shared vocabulary (vocabulary mode), with the tokenizers loaded to build it.
+    vocabulary: the shared vocabulary (vocabulary mode).
     spans: the candidate span sets by name (span mode: `all`, or one per elicitation relation),
         how they are scored and normalised.
     """
 
     vocabulary: Vocabulary | None = None
-    tokenizers: Mapping[str, Any] = field(default_factory=dict)
     vocab_file: str | Path | None = None
     spans: SpanCandidates | None = None
 
@@ -79,24 +78,20 @@ class Candidates:
 
     @classmethod
     def shared_vocabulary(
-        cls, models: Sequence[Any], run: RunOptions, needs: Needs, probe: str
+        cls, models: Sequence[RunModel], run: RunOptions, needs: Needs, probe: str
     ) -> Candidates:
         """The shared vocabulary of the models' tokenizers (and --vocab-model, --vocab-file),
         once every model is known to answer what the probe `needs` of it there (a model that
         cannot score a vocabulary, a served one, is refused first, in one line)."""
-        from tacit.models.families import check_needs
-
-        check_needs(models, run, needs, probe)
-
-        vocab, tokenizers = vocabulary_for(
-            models,
+        for model in models:
+            model.check(needs, probe)
+        vocab = vocabulary_of(
+            {model.name: model.tokenizer for model in models},
             vocab_models=run.vocab_models,
             vocab_file=run.vocab_file,
-            revision=run.revision,
-            model_args=run.model_args,
             words=run.vocab_words,
         )
-        return cls(vocabulary=vocab, tokenizers=tokenizers, vocab_file=run.vocab_file)
+        return cls(vocabulary=vocab, vocab_file=run.vocab_file)
 
     @property
     def vocab(self) -> Vocabulary:
@@ -156,23 +151,20 @@ def span_work(models: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     }
 
 
-def unreadable_spans(
-    spans: Sequence[str], models: Sequence[Any], run: RunOptions
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Each model's tokenizer (loaded once: the models reuse it), and the spans some tokenizer
-    does not read whole (an unknown token, a character dropped: tacit.vocab.shared
-    span_problems), each with which tokenizer and why. Such a span would be scored as
-    something else: a FILE's is refused, a span the norms gave is left out and counted."""
+def unreadable_spans(spans: Sequence[str], models: Sequence[RunModel]) -> dict[str, str]:
+    """The spans some model's tokenizer does not read whole (an unknown token, a character
+    dropped: tacit.vocab.shared span_problems), each with which tokenizer and why. Such a span
+    would be scored as something else: a FILE's is refused, a span the norms gave is left out
+    and counted."""
     from tacit.vocab.shared import span_problems
 
-    tokenizers = model_tokenizers(models, revision=run.revision, model_args=run.model_args)
     problems: dict[str, str] = {}
-    for name, tokenizer in tokenizers.items():
-        if tokenizer is None:  # a family that plans without one: nothing to check here
+    for model in models:
+        if model.tokenizer is None:  # a family that plans without one: nothing to check here
             continue
-        for span, why in span_problems(tokenizer, spans).items():
-            problems.setdefault(span, f"not read whole by {name}'s tokenizer ({why})")
-    return tokenizers, problems
+        for span, why in span_problems(model.tokenizer, spans).items():
+            problems.setdefault(span, f"not read whole by {model.name}'s tokenizer ({why})")
+    return problems
 
 
 def refuse_unreadable(candidates: CandidateSet, problems: Mapping[str, str]) -> None:
@@ -216,51 +208,41 @@ def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet
     return CandidateSet(str(path), spans)
 
 
+def vocabulary_of(
+    tokenizers: Mapping[str, Any],
+    *,
+    vocab_models: Sequence[str] = (),
+    vocab_file: str | Path | None = None,
+    words: str = "all",
+) -> Vocabulary:
+    """The vocabulary of the models' `tokenizers` (by model name) and of --vocab-model's (each
+    loaded as its own text says), as --vocab-file restricts it, keeping `words`
+    (tacit.vocab.shared.WORD_FILTERS)."""
+    from tacit.models.families import model_tokenizer
+    from tacit.vocab.shared import build_vocabulary
+
+    extra = {
+        name: model_tokenizer(name, {}, flag="--vocab-model")
+        for name in dict.fromkeys(vocab_models)
+        if name not in tokenizers
+    }
+    return build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file, words=words)
+
+
 def vocabulary_for(
-    models: Sequence[Any],
+    models: Sequence[str],
     *,
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
     revision: str | None = None,
     model_args: Mapping[str, Any] | None = None,
     words: str = "all",
-) -> tuple[Vocabulary, dict[str, Any]]:
-    """Load the tokenizers of the models (names or paths with their loading options, if any:
-    tacit.core.modelspec; a Scorer already in memory brings its own) and of --vocab-model, and
-    build their vocabulary (keeping `words`: tacit.vocab.shared.WORD_FILTERS).
-
-    Returns the vocabulary and the tokenizers of `models`, so that scorers need not load them
-    again. `revision` and `model_args` apply to `models` where their own text gives none;
-    vocabulary-only models load as their own text says (by default, their default revision).
-    """
-    from tacit.models.families import model_tokenizer
-    from tacit.vocab.shared import build_vocabulary
-
-    tokenizers = model_tokenizers(models, revision=revision, model_args=model_args)
-    extra = {
-        name: model_tokenizer(name, {}, flag="--vocab-model")
-        for name in dict.fromkeys(vocab_models)
-        if name not in tokenizers
-    }
-    vocabulary = build_vocabulary({**tokenizers, **extra}, vocab_file=vocab_file, words=words)
-    return vocabulary, tokenizers
-
-
-def model_tokenizers(
-    models: Sequence[Any],
-    *,
-    revision: str | None = None,
-    model_args: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Each model's tokenizer, by the model's text: a name or path with its loading options
-    (tacit.core.modelspec; `revision` and `model_args` where its own text gives none), or a
-    Scorer already in memory, which brings its own."""
+) -> Vocabulary:
+    """The shared vocabulary of models named by their texts (names or paths with their loading
+    options, if any: tacit.core.modelspec; `revision` and `model_args` where a text gives
+    none), as `probe vocab` and `probe norms show` build it, no run planned."""
     from tacit.models.families import model_tokenizer
 
     defaults = {"revision": revision, **(model_args or {})}
-    return {
-        model if isinstance(model, str) else model.name: (
-            model_tokenizer(model, defaults) if isinstance(model, str) else model.tokenizer
-        )
-        for model in dict.fromkeys(models)
-    }
+    tokenizers = {model: model_tokenizer(model, defaults) for model in dict.fromkeys(models)}
+    return vocabulary_of(tokenizers, vocab_models=vocab_models, vocab_file=vocab_file, words=words)

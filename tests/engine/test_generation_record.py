@@ -12,6 +12,7 @@ import tacit
 from tacit.engine.runner import run_models
 from tacit.models.answers import GenerationRequest, Sampling, generation_counts
 from tacit.models.base import Needs
+from tacit.models.resolved import resolved_models
 from tacit.probes.base import Scored, Work
 
 QUESTIONS = ["Which animal has fur?", "Name a tool.", "Hi", "Name a tool."]
@@ -32,12 +33,13 @@ def generating_work() -> Work:
 def test_the_record_counts_requests_and_tokens(tiny_gpt2, tmp_path):
     model = with_chat_template(tiny_gpt2, tmp_path / "instruct")
     options = tacit.RunOptions(quiet=True, cache=str(tmp_path / "cache"))
-    table, (record,) = run_models([model], options, generating_work(), probe="generation test")
+    models = resolved_models([model], options)
+    table, (record,) = run_models(models, options, generating_work(), probe="generation test")
     assert len(table) == len(QUESTIONS)
     assert record["generation_requests"] == 3  # a repeated question is asked once
     assert record["generation_completion_tokens"] == 3 * 2 * 3
     assert record["generation_prompt_tokens"] > 0 and "generation_cached" not in record  # 0
-    _, (again,) = run_models([model], options, generating_work(), probe="generation test")
+    _, (again,) = run_models(models, options, generating_work(), probe="generation test")
     assert again["generation_cached"] == 3
     assert "generation_requests" not in again and "generation_completion_tokens" not in again
     assert again["cache"]["found"] == 3

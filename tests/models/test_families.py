@@ -22,13 +22,13 @@ from tacit.models.families import (
     FAMILIES,
     Family,
     family_of,
-    load_scorer,
     register_family,
     resolve,
 )
 from tacit.models.huggingface import FAMILY as HUGGING_FACE
 from tacit.models.huggingface import model_kind
 from tacit.models.masked import MaskedLMScorer
+from tacit.models.resolved import load_scorer
 
 
 class TableScorer(Scorer):

@@ -167,7 +167,7 @@ def test_out_of_memory_halves_the_batch_and_changes_no_score(tiny_roberta, monke
     """On a GPU a batch too large raises OutOfMemoryError: simulated here on the CPU."""
     prompts = [f"A <mask> has {word} claws." for word in TOY_WORDS[:9]]  # of one length: a
     # CPU's batches are (MaskedLMScorer.batches_invariant)
-    vocab, _ = vocabulary_for([tiny_roberta])
+    vocab = vocabulary_for([tiny_roberta])
     ids = vocab.token_ids[tiny_roberta]
     targets = [vocab.index("bear")] * len(prompts)
     expected = rank_targets(
@@ -194,7 +194,7 @@ def test_compiled_encoder_gives_the_eager_scores(tiny_roberta):
     """--compile changes how the encoder runs, never what it computes (float error aside);
     the hook that hands the LM head only the mask rows still applies."""
     prompts = [f"A <mask> has {'fur, ' * n}claws." for n in range(6)]
-    vocab, _ = vocabulary_for([tiny_roberta])
+    vocab = vocabulary_for([tiny_roberta])
     ids = vocab.token_ids[tiny_roberta]
     targets = [vocab.index("bear")] * len(prompts)
     eager = MaskedLMScorer(tiny_roberta, device="cpu", batch_size=4)
@@ -217,7 +217,7 @@ def test_a_failing_compile_is_one_clear_error(tiny_roberta, monkeypatch):
         raise TorchRuntimeError("no C++ compiler found")
 
     monkeypatch.setattr(scorer.model.base_model, "forward", fails)
-    vocab, _ = vocabulary_for([tiny_roberta])
+    vocab = vocabulary_for([tiny_roberta])
     with pytest.raises(TacitError, match="^compile: torch.compile failed .* without compile"):
         rank_targets(scorer, ["A <mask>."], [0], vocab.token_ids[tiny_roberta], progress=False)
 
@@ -232,7 +232,7 @@ def test_last_feed_forward_block_runs_at_mask_rows_only(which, request):
     seen = []
     last = scorer.model.base_model.encoder.layer[-1]
     last.intermediate.register_forward_hook(lambda m, i, o: seen.append(tuple(i[0].shape)))
-    vocab, _ = vocabulary_for([model_dir])
+    vocab = vocabulary_for([model_dir])
     prompts = ["A <mask> has fur.", "A <mask> has claws.", "A big <mask> is."]  # one length
     rank_targets(scorer, prompts, [0, 0, 0], vocab.token_ids[model_dir], progress=False)
     assert seen[0][:2] == (1, 3)

@@ -22,9 +22,10 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.core.errors import TacitError
+from tacit.models import load_scorer
 from tacit.models.base import HOOKS
 from tacit.models.causal import CausalLMScorer
-from tacit.models.families import family_of, load_scorer
+from tacit.models.families import family_of
 from tacit.models.server import FAMILY
 from tacit.models.server.client import API_KEY_VARIABLES
 from tacit.models.server.tokenizer import ServerTokenizer

@@ -17,10 +17,10 @@ from support_server import REFUSAL, TITLE, TestServer
 
 import tacit
 from tacit.core.errors import TacitError
+from tacit.models import load_scorer
 from tacit.models.answers import NO_CHOICE, GenerationRequest, Sampling, generation_counts
 from tacit.models.base import Needs
 from tacit.models.causal import CausalLMScorer
-from tacit.models.families import load_scorer
 from tacit.models.score_cache import ScoreCache
 from tacit.models.server.scorer import ServerGenerator, ServerScorer
 

@@ -15,10 +15,10 @@ from transformers import AutoTokenizer
 import tacit
 from tacit.core.blank import filled
 from tacit.core.errors import TacitError
+from tacit.models import load_scorer
 from tacit.models.base import Scorer
 from tacit.models.causal import CausalLMScorer
 from tacit.models.fake import FakeScorer
-from tacit.models.families import load_scorer
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.score_cache import ScoreCache
 from tacit.models.seq2seq import Seq2SeqScorer

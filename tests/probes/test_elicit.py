@@ -15,6 +15,7 @@ from tacit.core.options import RunOptions
 from tacit.hub.model_files import load_tokenizer
 from tacit.lexicon import article
 from tacit.models.masked import MaskedLMScorer
+from tacit.models.resolved import resolved_models
 from tacit.norms import read_norms
 from tacit.probes import registry
 from tacit.probes.elicit.prompts import (
@@ -254,10 +255,9 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
     """All five relations, counts within 10% of the paper's (the plan over every concept: no
     model scores for counting), and AP equal to sklearn's on a run of a sample of them."""
     probe = registry.get("elicit")
+    run = RunOptions(vocab_models=(real_roberta,))
     plan = probe.plan(
-        [real_bert],
-        probe.validate({"norms": str(REAL_NORMS)}),
-        RunOptions(vocab_models=(real_roberta,)),
+        resolved_models([real_bert], run), probe.validate({"norms": str(REAL_NORMS)}), run
     )
     counts = plan.work.rows.groupby("relation").size().to_dict()
     for relation, paper in PAPER_PROMPTS.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tacit.core.options import RunOptions
+from tacit.models.resolved import resolved_models
 from tacit.probes import registry
 
 RETRIEVE = [
@@ -32,7 +33,8 @@ ELICIT = [
 def planned(name: str, given: dict, models: list) -> tuple[int | None, int]:
     probe = registry.get(name)
     values = probe.validate(given)
-    plan = probe.plan(models, values, RunOptions(quiet=True))
+    run = RunOptions(quiet=True)
+    plan = probe.plan(resolved_models(models, run), values, run)
     return probe.estimate(values), len(plan.work.rows)
 
 

@@ -17,6 +17,7 @@ from support import Scripted, causal_span_reference, fails_cleanly, seq2seq_refe
 
 import tacit
 from tacit.core.options import RunOptions
+from tacit.models.resolved import resolved_models
 from tacit.norms import load_norms
 from tacit.probes import registry
 from tacit.probes.shots import CATEGORY_RULE, categories
@@ -163,7 +164,8 @@ def test_pmi_baselines_are_led_by_the_same_demonstrations(probe_name, toy_norms_
         given |= {"candidates": "concepts", "max_props": 2}
     else:
         given |= {"candidates": "answers", "relations": ["has"]}
-    plan = probe.plan([tiny_gpt2], probe.validate(given), RunOptions(quiet=True))
+    run = RunOptions(quiet=True)
+    plan = probe.plan(resolved_models([tiny_gpt2], run), probe.validate(given), run)
     spans = plan.candidates.spans
     for prompt in plan.work.rows["prompt"]:
         baseline = spans.baseline_of(prompt)

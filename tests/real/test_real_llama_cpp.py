@@ -31,7 +31,7 @@ from support import causal_logprobs, plain_causal
 
 from tacit.core.errors import TacitError
 from tacit.core.options import RunOptions
-from tacit.models.families import load_scorer
+from tacit.models import load_scorer
 
 pytestmark = pytest.mark.real
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
-    from tacit.models.base import Needs, Scorer
+    from tacit.models.base import Needs, RunModel
     from tacit.probes.elicit.scoring import Golds
     from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
@@ -92,7 +92,7 @@ class ElicitProbe(Probe[ElicitOptions]):
 
         return ElicitByGeneration() if by_generation(manifest) else self
 
-    def plan(self, models: Sequence[str | Scorer], values: ElicitOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: RunOptions) -> Plan:
         from tacit.probes.asking import check_generation_options, refuse_scoring_options
         from tacit.probes.elicit.options import CANDIDATES
         from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
@@ -163,7 +163,7 @@ class ElicitProbe(Probe[ElicitOptions]):
 
     def _vocab_golds(
         self,
-        models: Sequence[str | Scorer],
+        models: Sequence[RunModel],
         norms: Any,
         values: ElicitOptions,
         relations: list[str],
@@ -214,7 +214,7 @@ class ElicitProbe(Probe[ElicitOptions]):
 
     def _span_golds(
         self,
-        models: Sequence[str | Scorer],
+        models: Sequence[RunModel],
         norms: Any,
         values: ElicitOptions,
         relations: list[str],
@@ -252,7 +252,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             if chosen is not None
             else sorted({span for r in relations for span in relation_answers(norms, r)["span"]})
         )
-        tokenizers, unread = unreadable_spans(spans, models, run)
+        unread = unreadable_spans(spans, models)
         if chosen is not None:
             refuse_unreadable(chosen, unread)
         sets, gold, left_out = span_golds(norms, relations, chosen, unread)
@@ -272,7 +272,7 @@ class ElicitProbe(Probe[ElicitOptions]):
             index = sets[relation].index()
             answering = set(gold.loc[gold["relation"] == relation, "span"])
             sensible[relation] = [index[s] for s in sets[relation].spans if s in answering]
-        candidates = Candidates(tokenizers=tokenizers, spans=ranked)
+        candidates = Candidates(spans=ranked)
         state = State(
             norms,
             prefixes,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel, Scorer
 
 
 @dataclass
@@ -48,7 +48,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     report_class = "tacit.probes.items.report:ItemsReport"
     run_options = frozenset({"seed", "resume"})
 
-    def plan(self, models: Sequence[str | Scorer], values: ItemsOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: ItemsOptions, run: RunOptions) -> Plan:
         from tacit.hub.dataset_files import local_file
         from tacit.probes.base import Scored
         from tacit.probes.items.reading import read_items, refuse_unreadable
@@ -60,7 +60,7 @@ class ItemsProbe(Probe[ItemsOptions]):
             raise TacitError("no items file given (probe items FILE)")
         path, fetched = local_file(values.items, "ITEMS")
         items, sha256 = read_items(path, name=str(values.items))
-        tokenizers, problems = unreadable_spans(list(items["candidate"].unique()), models, run)
+        problems = unreadable_spans(list(items["candidate"].unique()), models)
         refuse_unreadable(values.items, items, problems)
         scoring, normalize, tokens = values.span_scoring, values.normalize, values.token_scores
         sets, set_of = candidate_sets(items)
@@ -82,7 +82,6 @@ class ItemsProbe(Probe[ItemsOptions]):
             values,
             resume_key=resume,
             state=State(items, sha256, fetched.record() if fetched else {}),
-            tokenizers=tokenizers,
         )
 
     def finish(

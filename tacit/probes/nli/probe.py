@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel
     from tacit.probes.nli.predict import ClozeSetup
 
 
@@ -55,7 +55,7 @@ class NLIProbe(Probe[NLIOptions]):
         "mode): hub name or local directory. Repeat for several."
     )
 
-    def plan(self, models: Sequence[str | Scorer], values: NLIOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: NLIOptions, run: RunOptions) -> Plan:
         import numpy as np
 
         from tacit.pragmatics import SUITES

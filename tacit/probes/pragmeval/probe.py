@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel
     from tacit.probes.pragmeval.run import Pass
 
 
@@ -48,9 +48,7 @@ class PragmevalProbe(Probe[PragmevalOptions]):
     run_options = frozenset({"seed"})
     limit = "configurations"
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: PragmevalOptions, run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: PragmevalOptions, run: RunOptions) -> Plan:
         from tacit.core.errors import TacitError
         from tacit.probes.pragmeval.report import read_reference
         from tacit.probes.pragmeval.run import configurations, pragmeval_work

@@ -130,7 +130,8 @@ def run_model(
         leave=False,
         disable=not progress or mode != "linear",
     )
-    spec = model.options.model_spec(model.name)  # its own loading options, the run's
+    # its own loading options, the run's (a scorer in memory: its name read as a model's text)
+    spec = model.spec or model.options.model_spec(model.name)
     fingerprint = model_fingerprint(spec.name, resolve_revision(spec.name, spec.revision))
     if load := {k: v for k, v in spec.given().items() if k not in ("revision", "dtype")}:
         fingerprint["load"] = load  # an adapter, remote code, ...: other features

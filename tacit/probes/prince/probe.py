@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel
     from tacit.templates import TemplateSet
 
 
@@ -48,7 +48,7 @@ class PrinceProbe(Probe[PrinceOptions]):
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
 
-    def plan(self, models: Sequence[str | Scorer], values: PrinceOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: PrinceOptions, run: RunOptions) -> Plan:
         from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
         from tacit.ranking.candidates import Candidates

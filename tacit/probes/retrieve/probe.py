@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.matching.match import Matcher
     from tacit.models.answers import Sampling
-    from tacit.models.base import Needs, Scorer
+    from tacit.models.base import Needs, RunModel
     from tacit.probes.retrieve.prompts import PromptSet
     from tacit.probes.retrieve.scoring import Targets
     from tacit.probes.shots import Demonstrations
@@ -150,9 +150,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     keys = ("model", "selection", "order", "category", "n_props")
     limit = "concepts"
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: RetrieveOptions, run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: RetrieveOptions, run: RunOptions) -> Plan:
         from tacit.probes.asking import check_generation_options, refuse_scoring_options
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
@@ -250,7 +248,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
 
     def _targets(
         self,
-        models: Sequence[str | Scorer],
+        models: Sequence[RunModel],
         norms: Any,
         conditions: list[Any],
         values: RetrieveOptions,

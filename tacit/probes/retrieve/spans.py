@@ -25,7 +25,7 @@ from tacit.ranking.candidates import (
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel
     from tacit.norms import NormSet
     from tacit.probes.retrieve.options import RetrieveOptions
     from tacit.probes.retrieve.scoring import Targets
@@ -45,7 +45,7 @@ def articles_table(value: Any, templates: TemplateSet) -> Mapping[str, str] | No
 
 
 def span_sets(
-    models: Sequence[str | Scorer],
+    models: Sequence[RunModel],
     norms: NormSet,
     templates: TemplateSet,
     values: RetrieveOptions,
@@ -86,7 +86,7 @@ def span_sets(
     else:
         sets = {"all": read_candidates(given, CANDIDATE_SETS)}
     every = list(dict.fromkeys(span for chosen in sets.values() for span in chosen.spans))
-    tokenizers, problems = unreadable_spans(every, models, run)
+    problems = unreadable_spans(every, models)
     unread: dict[str, str] = {}
     if given != "concepts":
         refuse_unreadable(sets["all"], problems)
@@ -117,7 +117,7 @@ def span_sets(
         in_context(span_alone, contexts or {}),
         tokens=values.token_scores,
     )
-    candidates = Candidates(tokenizers=tokenizers, spans=spans)
+    candidates = Candidates(spans=spans)
     span_of = {names[form]: phrase[form] for form in distinct}
     first = next(iter(sets.values())).index()
     position = {c: first[span_of[next(iter(sets))][c]] for c in targets}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel, Scorer
     from tacit.probes.surprisal.reading import Texts
 
 
@@ -52,9 +52,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
     report_class = "tacit.probes.surprisal.report:SurprisalReport"
     run_options = frozenset({"resume"})
 
-    def plan(
-        self, models: Sequence[str | Scorer], values: SurprisalOptions, run: RunOptions
-    ) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: SurprisalOptions, run: RunOptions) -> Plan:
         from tacit.models.base import Needs
         from tacit.probes.surprisal.reading import read_texts
         from tacit.probes.surprisal.scoring import score_texts

@@ -1,0 +1,165 @@
+"""One model of a run, its text read once (tacit.models.families.resolve): the family that
+claims it and its spec, with the run's loading options where the text gives none, checked
+before anything slow. Everything later asks it, never the text again: the device check, the
+control beside it, what the probe needs of it (its family's scorer class says, before anything
+loads), its tokenizer (read once: the probe plans with it, the scorer reuses it) and its
+loading. A Scorer already in memory is a run's model too, used as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
+from tacit.models.controls import control_of
+from tacit.models.families import resolve
+
+if TYPE_CHECKING:
+    from tacit.core.modelspec import ModelSpec
+    from tacit.core.options import RunOptions
+    from tacit.models.base import Needs, Scorer
+    from tacit.models.families import Family
+
+_UNREAD = object()  # a tokenizer not asked for yet
+
+
+class ResolvedModel:
+    """A model's text read (or a Scorer already in memory), for the whole run: it implements
+    what a probe plans with (tacit.models.base.RunModel)."""
+
+    def __init__(self, model: str | Scorer, options: RunOptions, *, flag: str = "--model") -> None:
+        """`options`: the run's (their loading options fill in what the text does not give);
+        `flag`: the option that named the model, as its errors say."""
+        self.options, self.flag = options, flag
+        self.given: Scorer | None = None if isinstance(model, str) else model
+        self.family: Family | None = None
+        self.spec: ModelSpec | None = None
+        if isinstance(model, str):
+            self.name = model  # as given: how tables and the manifest name it
+            self.family, self.spec = resolve(model, options.model_defaults(), flag=flag)
+        else:
+            self.name = model.name
+        self._tokenizer: Any = _UNREAD
+
+    def __repr__(self) -> str:
+        return f"ResolvedModel({self.name!r})"
+
+    @property
+    def tokenizer(self) -> Any:
+        """The tokenizer the probes plan with (None for a family that plans without one), read
+        on first use and kept: the scorer, when it loads, reuses it."""
+        if self._tokenizer is _UNREAD:
+            if self.given is not None:
+                self._tokenizer = self.given.tokenizer
+            else:
+                assert self.family is not None and self.spec is not None
+                self._tokenizer = self.family.tokenizer(self.spec, self.flag)
+        return self._tokenizer
+
+    def scorer_class(self, needs: Needs | None = None) -> Scorer | type[Scorer]:
+        """What answers for the model: the scorer in memory, or the class it would load as
+        (where the checkpoint could load as several, the one that meets `needs`)."""
+        if self.given is not None:
+            return self.given
+        assert self.family is not None and self.spec is not None
+        return self.family.scorer_class(self.spec, needs)
+
+    def check(self, needs: Needs, probe: str) -> None:
+        """Refuse, in one line, a model that cannot answer what `probe` needs of it (before
+        any tokenizer or weights load: tacit.models.base.Needs.check)."""
+        needs.check(self.name, self.scorer_class(needs), probe)
+
+    def control(self, options: RunOptions) -> ResolvedModel | None:
+        """Its random-weight control (tacit.models.controls), seeded with the run's seed; None
+        where it is a control already. A model that cannot have one (a server's, or one
+        already in memory) is refused in one line naming it."""
+        asked = f"{option('--control')} {options.control}"
+        if self.family is None or self.spec is None:
+            raise TacitError(
+                f"{asked}: {self.name} is a model already in memory; give it by name or path "
+                "(its config and tokenizer are read from there)"
+            )
+        if self.spec.random_weights is not None:
+            return None
+        if not self.family.takes("random_weights"):
+            raise TacitError(
+                f"{asked}: {self.name} is scored by {self.family.description}, which has no "
+                "config to draw random weights for; run its control from a checkpoint instead"
+            )
+        return ResolvedModel(control_of(self.name, options.seed), options)
+
+    def load(
+        self,
+        needs: Needs | None = None,
+        probe: str = "this probe",
+        load_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Scorer:
+        """The scorer, as the run's options say, if it can answer what `probe` `needs` (else
+        a one-line error, before any weights load); a scorer in memory as it is.
+        `load_options` gives, by capability, keyword arguments for the scorer classes that
+        have it (a classifier's label names)."""
+        scorer = self.scorer_class(needs)
+        if needs is not None:
+            needs.check(self.name, scorer, probe)
+        if self.given is not None:
+            return self.given
+        assert self.family is not None and self.spec is not None
+        assert isinstance(scorer, type)
+        extra: dict[str, Any] = {}
+        for capability, keywords in (load_options or {}).items():
+            if capability in scorer.capabilities:
+                extra.update(keywords)
+        if self._tokenizer is not _UNREAD and self._tokenizer is not None:
+            extra["tokenizer"] = self._tokenizer
+        return self.family.load(self.name, self.options, scorer, **extra)
+
+
+def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list[ResolvedModel]:
+    """The run's models, before anything slow: each distinct model once (by name, the first
+    kept), its text read once and checked, followed by its random-weight control where
+    `--control` asks for one (tacit.models.controls; a control given beside its model is not
+    run twice), every one able to load on the device asked."""
+    if options.control is not None and not models:
+        raise TacitError(
+            f"{option('--control')} {options.control}: no {option('--model')} to run a control of"
+        )
+    run: dict[str, ResolvedModel] = {}
+    for given in models:
+        name = given if isinstance(given, str) else given.name
+        if name in run:
+            continue
+        model = run[name] = ResolvedModel(given, options)
+        control = model.control(options) if options.control is not None else None
+        if control is not None:
+            run.setdefault(control.name, control)
+    check_device(list(run.values()), options)
+    return list(run.values())
+
+
+def check_device(models: Sequence[ResolvedModel], options: RunOptions) -> None:
+    """Is the device asked for on this machine, and may every model load there (8- or 4-bit
+    weights only on a GPU)?"""
+    specs = [model.spec for model in models if model.spec is not None]
+    if options.device not in ("auto", "cpu") or any(s.quantization for s in specs):
+        from tacit.models.loading import check_quantization
+        from tacit.models.runtime import resolve_device
+
+        device = resolve_device(options.device)
+        for spec in specs:
+            check_quantization(spec, device)
+
+
+def load_scorer(
+    text: str,
+    options: RunOptions,
+    *,
+    needs: Needs | None = None,
+    probe: str = "this probe",
+    load_options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Scorer:
+    """Load a model (its text: a name or path with its own loading options, if any) as the
+    run's options say, by the family that claims it, if it can answer what the probe `needs`
+    (ResolvedModel.load)."""
+    return ResolvedModel(text, options).load(needs, probe, load_options)
