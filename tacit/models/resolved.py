@@ -29,16 +29,15 @@ class ResolvedModel:
     """A model's text read (or a Scorer already in memory), for the whole run: it implements
     what a probe plans with (tacit.models.base.RunModel)."""
 
-    def __init__(self, model: str | Scorer, options: RunOptions, *, flag: str = "--model") -> None:
-        """`options`: the run's (their loading options fill in what the text does not give);
-        `flag`: the option that named the model, as its errors say."""
-        self.options, self.flag = options, flag
+    def __init__(self, model: str | Scorer, options: RunOptions) -> None:
+        """`options`: the run's (their loading options fill in what the text does not give)."""
+        self.options = options
         self.given: Scorer | None = None if isinstance(model, str) else model
         self.family: Family | None = None
         self.spec: ModelSpec | None = None
         if isinstance(model, str):
             self.name = model  # as given: how tables and the manifest name it
-            self.family, self.spec = resolve(model, options.model_defaults(), flag=flag)
+            self.family, self.spec = resolve(model, options.model_defaults())
         else:
             self.name = model.name
         self._tokenizer: Any = _UNREAD
@@ -55,7 +54,7 @@ class ResolvedModel:
                 self._tokenizer = self.given.tokenizer
             else:
                 assert self.family is not None and self.spec is not None
-                self._tokenizer = self.family.tokenizer(self.spec, self.flag)
+                self._tokenizer = self.family.tokenizer(self.spec)
         return self._tokenizer
 
     def scorer_class(self, needs: Needs | None = None) -> Scorer | type[Scorer]:
@@ -71,11 +70,11 @@ class ResolvedModel:
         any tokenizer or weights load: tacit.models.base.Needs.check)."""
         needs.check(self.name, self.scorer_class(needs), probe)
 
-    def control(self, options: RunOptions) -> ResolvedModel | None:
+    def control(self) -> ResolvedModel | None:
         """Its random-weight control (tacit.models.controls), seeded with the run's seed; None
         where it is a control already. A model that cannot have one (a server's, or one
         already in memory) is refused in one line naming it."""
-        asked = f"{option('--control')} {options.control}"
+        asked = f"{option('--control')} {self.options.control}"
         if self.family is None or self.spec is None:
             raise TacitError(
                 f"{asked}: {self.name} is a model already in memory; give it by name or path "
@@ -88,7 +87,7 @@ class ResolvedModel:
                 f"{asked}: {self.name} is scored by {self.family.description}, which has no "
                 "config to draw random weights for; run its control from a checkpoint instead"
             )
-        return ResolvedModel(control_of(self.name, options.seed), options)
+        return ResolvedModel(control_of(self.name, self.options.seed), self.options)
 
     def load(
         self,
@@ -131,7 +130,7 @@ def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list
         if name in run:
             continue
         model = run[name] = ResolvedModel(given, options)
-        control = model.control(options) if options.control is not None else None
+        control = model.control() if options.control is not None else None
         if control is not None:
             run.setdefault(control.name, control)
     check_device(list(run.values()), options)
