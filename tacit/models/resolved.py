@@ -41,6 +41,8 @@ class ResolvedModel:
         else:
             self.name = model.name
         self._tokenizer: Any = _UNREAD
+        # the class it loads as, by what was needed (the family reads the model's config)
+        self._classes: dict[Needs | None, type[Scorer]] = {}
 
     def __repr__(self) -> str:
         return f"ResolvedModel({self.name!r})"
@@ -59,11 +61,14 @@ class ResolvedModel:
 
     def scorer_class(self, needs: Needs | None = None) -> Scorer | type[Scorer]:
         """What answers for the model: the scorer in memory, or the class it would load as
-        (where the checkpoint could load as several, the one that meets `needs`)."""
+        (where the checkpoint could load as several, the one that meets `needs`), asked of
+        the family once: the needs check before planning and the loading share it."""
         if self.given is not None:
             return self.given
         assert self.family is not None and self.spec is not None
-        return self.family.scorer_class(self.spec, needs)
+        if needs not in self._classes:
+            self._classes[needs] = self.family.scorer_class(self.spec, needs)
+        return self._classes[needs]
 
     def check(self, needs: Needs, probe: str) -> None:
         """Refuse, in one line, a model that cannot answer what `probe` needs of it (before
@@ -124,17 +129,17 @@ def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list
         raise TacitError(
             f"{option('--control')} {options.control}: no {option('--model')} to run a control of"
         )
-    run: dict[str, ResolvedModel] = {}
+    chosen: dict[str, ResolvedModel] = {}
     for given in models:
         name = given if isinstance(given, str) else given.name
-        if name in run:
+        if name in chosen:
             continue
-        model = run[name] = ResolvedModel(given, options)
+        model = chosen[name] = ResolvedModel(given, options)
         control = model.control() if options.control is not None else None
         if control is not None:
-            run.setdefault(control.name, control)
-    check_device(list(run.values()), options)
-    return list(run.values())
+            chosen.setdefault(control.name, control)
+    check_device(list(chosen.values()), options)
+    return list(chosen.values())
 
 
 def check_device(models: Sequence[ResolvedModel], options: RunOptions) -> None:
