@@ -17,7 +17,6 @@ from tacit.core.option_names import option
 Dtype = Literal["float32", "float16", "bfloat16"]
 Relation = Literal["is", "is a", "has", "has a", "made of"]
 Suite = Literal["imppres", "nope", "impli"]
-NormsFormat = Literal["cslb", "mcrae", "generic"]
 Pooling = Literal["mask", "mean", "last"]
 SpanScoring = Literal["l2r", "independent"]
 Normalize = Literal["sum", "mean", "pmi"]
@@ -31,9 +30,11 @@ LoadDtype = Literal[Dtype, "auto"]  # `auto`: the checkpoint's own precision
 LOAD_DTYPES: tuple[str, ...] = (*DTYPES, "auto")
 # the relations of elicitation, as tacit.norms phrases features into them
 RELATIONS: tuple[Relation, ...] = get_args(Relation)
-# the pragmatics suites (tacit.pragmatics) and the norms formats (tacit.norms) by name
+# the pragmatics suites (tacit.pragmatics) by name
 SUITES: tuple[Suite, ...] = get_args(Suite)
-NORMS_FORMATS: tuple[NormsFormat, ...] = get_args(NormsFormat)
+# tacit's own norms formats, each a module tacit.norms.NAME (the registry, tacit.norms.formats,
+# is made from this list; formats registered at run time join it there)
+NORMS_FORMATS = ("cslb", "mcrae", "generic")
 POOLINGS: tuple[Pooling, ...] = get_args(Pooling)
 SPAN_SCORINGS: tuple[SpanScoring, ...] = get_args(SpanScoring)
 NORMALIZATIONS: tuple[Normalize, ...] = get_args(Normalize)

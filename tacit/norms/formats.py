@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from tacit.core.choices import NORMS_FORMATS
 from tacit.core.registry import Registry
 from tacit.norms.tables import XLSX_MAGIC, file_start, read_lines, split_header
 
@@ -69,12 +70,7 @@ class NormFormat(ABC):
 
 
 NORM_FORMATS: Registry[NormFormat] = Registry(
-    "norms format",
-    {
-        "cslb": "tacit.norms.cslb:FORMAT",
-        "mcrae": "tacit.norms.mcrae:FORMAT",
-        "generic": "tacit.norms.generic:FORMAT",
-    },
+    "norms format", {name: f"tacit.norms.{name}:FORMAT" for name in NORMS_FORMATS}
 )
 
 

@@ -3,13 +3,14 @@ fields, and reports in each paper's own breakdowns. Predictions come from tacit.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from tacit.pragmatics import impli, imppres, nope
+from tacit.core.choices import SUITES as SUITE_NAMES
 
 
 class Suite(NamedTuple):
@@ -19,8 +20,11 @@ class Suite(NamedTuple):
     summarize: Callable[[pd.DataFrame], list[dict[str, Any]]]
 
 
-SUITES = {
-    "imppres": Suite(imppres.load, imppres.summarize),
-    "nope": Suite(nope.load, nope.summarize),
-    "impli": Suite(impli.load, impli.summarize),
-}
+def _suite(name: str) -> Suite:
+    """The suite whose module is tacit.pragmatics.NAME (its `load` and `summarize`)."""
+    module = importlib.import_module(f"tacit.pragmatics.{name}")
+    return Suite(module.load, module.summarize)
+
+
+# every suite by name, one per name of the `--suite` choices (tacit.core.choices.SUITES)
+SUITES: dict[str, Suite] = {name: _suite(name) for name in SUITE_NAMES}

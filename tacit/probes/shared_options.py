@@ -19,7 +19,6 @@ from tacit.core.params import Options, Param
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.core.choices import NormsFormat
     from tacit.core.manifest import NormsRecord
     from tacit.core.options import RunOptions
     from tacit.norms import NormSet
@@ -31,7 +30,7 @@ class NormsChoice(Protocol):
     @property
     def norms(self) -> NormSet | str | Path | None: ...
     @property
-    def norms_format(self) -> NormsFormat | None: ...
+    def norms_format(self) -> str | None: ...
     @property
     def norms_columns(self) -> Mapping[str, str] | str | None: ...
 

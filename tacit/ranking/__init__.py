@@ -26,12 +26,13 @@ if TYPE_CHECKING:
 
     from tacit.models.base import Scorer
 
-Candidates = SharedVocabulary | SpanCandidates
+# what a question's blanks are ranked among: the shared vocabulary, or candidate spans
+Among = SharedVocabulary | SpanCandidates
 
 __all__ = [
     "TOP",
+    "Among",
     "CandidateSet",
-    "Candidates",
     "Question",
     "Ranking",
     "SharedVocabulary",
@@ -47,7 +48,7 @@ __all__ = [
 def rank(
     scorer: Scorer,
     question: Question,
-    candidates: Candidates,
+    candidates: Among,
     *,
     progress: bool | tqdm = True,
 ) -> Ranking:

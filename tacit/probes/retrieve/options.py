@@ -24,7 +24,7 @@ from tacit.probes.shared_options import (
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:
-    from tacit.core.choices import Normalize, NormsFormat, SpanScoring
+    from tacit.core.choices import Normalize, SpanScoring
     from tacit.norms import NormSet
     from tacit.templates import TemplateSet
 
@@ -93,7 +93,7 @@ class RetrieveOptions(Options):
     category: Category | None = CATEGORY.field()
     ablation: Ablation | None = ABLATION.field()
     norms: NormSet | str | Path | None = NORMS.field()
-    norms_format: NormsFormat | None = NORMS_FORMAT.field()
+    norms_format: str | None = NORMS_FORMAT.field()
     norms_columns: Mapping[str, str] | str | None = NORMS_COLUMNS.field()
     concepts: Sequence[str] | None = CONCEPTS.field()
     candidates: str | Path = CANDIDATES.field()

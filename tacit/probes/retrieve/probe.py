@@ -58,7 +58,7 @@ class State:
     asked: tuple[Sampling, Matcher] | None = None  # by generation: how, and what answers name
 
 
-def limited(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
+def within_limit(prompt_set: PromptSet, run: RunOptions) -> PromptSet:
     """The prompts of the target concepts `--limit` keeps; the others join the dropped
     concepts, with the limit as their reason (the concept list and counts stay honest)."""
     import pandas as pd
@@ -222,7 +222,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         )
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
-        prompt_set = limited(prompt_set, run)
+        prompt_set = within_limit(prompt_set, run)
         shown = shots_of(norms, conditions, templates, values, run)
         prompt_set, _ = with_shots(prompt_set, shown, scoring=False)
         sampling = sampling_of(values, run.seed)
@@ -294,7 +294,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             raise nothing_left(prompt_set.dropped, "retrieve", given=given, hint=hint)
         if prompt_set.prompts.empty:
             raise TacitError("no concept is left to probe")
-        prompt_set = limited(prompt_set, run)
+        prompt_set = within_limit(prompt_set, run)
         shots = shots_of(norms, conditions, templates, values, run)
         prompt_set, contexts = with_shots(prompt_set, shots)
         if candidates is not None:
