@@ -53,9 +53,8 @@ from bench_retrieve import build_model as build_masked
 from peers_report import check, summary, table
 
 from tacit.norms import read_norms
-from tacit.probes.candidates import concept_candidates
 from tacit.probes.retrieve.fills import retrieval_fills
-from tacit.probes.retrieve.prompts import build_prompts
+from tacit.probes.retrieve.prompts import build_prompts, concept_candidates
 from tacit.templates import load_templates
 
 BENCH = Path(__file__).resolve().parent

@@ -41,8 +41,7 @@ from tacit.models.batching import longest_first_batches, padded
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.masked_spans import plan_spans, span_tokens_in_context
 from tacit.norms import read_norms
-from tacit.probes.candidates import concept_candidates
-from tacit.probes.retrieve.prompts import build_prompts
+from tacit.probes.retrieve.prompts import build_prompts, concept_candidates
 
 BENCH = Path(__file__).resolve().parent
 

@@ -33,7 +33,7 @@ _EXPORTS = {
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
     "build_vocabulary": "tacit.vocab",
-    "vocabulary_for": "tacit.ranking.candidates",
+    "vocabulary_for": "tacit.ask.candidates",
     "Needs": "tacit.models.base",
     "Family": "tacit.models.families",
     "register_family": "tacit.models.families",
@@ -53,6 +53,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from tacit.api import run_probe
+    from tacit.ask.candidates import vocabulary_for
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.modelspec import ModelSpec
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     from tacit.norms import NormSet, feature_to_phrase, install_norms, load_norms, read_norms
     from tacit.probes.items.mlama import convert_mlama, mlama_items
     from tacit.probes.nli.predict import ClozeSetup
-    from tacit.ranking.candidates import vocabulary_for
     from tacit.results.comparisons import compare
     from tacit.results.export import export
     from tacit.results.leaderboard import leaderboard

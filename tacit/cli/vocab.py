@@ -26,8 +26,8 @@ def command(
     (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
     --vocab-file, when the file lists it (and with --vocab-words, when it is a word of letters).
     """
+    from tacit.ask.candidates import vocabulary_for
     from tacit.core.files import write_atomic
-    from tacit.ranking.candidates import vocabulary_for
 
     shared = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)
     typer.echo(shared.coverage.to_string(index=False))

@@ -35,12 +35,12 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
+    from tacit.ask.candidates import Candidates
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
     from tacit.models.answers import Sampling
     from tacit.models.base import Needs, RunModel
     from tacit.norms import NormSet
-    from tacit.ranking.candidates import Candidates
     from tacit.vocab.shared import Vocabulary
 
 
@@ -110,7 +110,7 @@ class Plan:
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
     values: the run's options, checked (Probe.validate): an instance of the probe's Options.
-    candidates: what the blank is ranked among (tacit.ranking.candidates.Candidates: the shared
+    candidates: what the blank is ranked among (tacit.ask.candidates.Candidates: the shared
         vocabulary or candidate spans); a resumed run must have ranked over the same (its key
         joins `resume_key`).
     resume_key: what else a resumed run must match.

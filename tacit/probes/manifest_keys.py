@@ -1,7 +1,7 @@
 """The manifest keys several probes share, declared once (a probe's own are beside its
 options): what a probe that ranks records of its candidates (RankedManifest: written by
-tacit.ranking.candidates.Candidates.record), what a run by generation records of how it asked
-(AskedManifest: tacit.probes.asking), both for a probe that does either
+tacit.ask.candidates.Candidates.record), what a run by generation records of how it asked
+(AskedManifest: tacit.ask.words), both for a probe that does either
 (RankedOrAskedManifest), and what a model's scoring and ranking add to its record
 (ScoringCounts: the counts the scorers' answers carry, tacit.models.answers; RankingCounts: the
 tie rule's and --suffix-top's, tacit.ranking). Light: probes declare their keys with these

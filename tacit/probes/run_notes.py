@@ -41,7 +41,7 @@ def run_notes(manifest: Manifest) -> list[str]:
                 "length and tokens alone give; read the model's numbers against it, not only "
                 "against chance"
             )
-    from tacit.probes.suffix_top import suffix_top_notes
+    from tacit.ask.suffix_top import suffix_top_notes
 
     notes += suffix_top_notes(manifest)
     if manifest.get("launch_warning"):

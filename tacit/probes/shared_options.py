@@ -1,6 +1,6 @@
 """The inputs the norms-based probes share, declared once: which norms (and how to read them),
 which concepts, and what the blank is ranked among (the shared vocabulary or candidate spans:
-tacit.probes.candidates). Light: declaring these options imports nothing heavy; the norms are
+tacit.ask.candidates). Light: declaring these options imports nothing heavy; the norms are
 read when a run starts."""
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from support import TOY_NORMS, fails_cleanly, write_mcrae, write_norms
 
+from tacit.ask.candidates import read_candidates
 from tacit.core.errors import TacitError
 from tacit.core.files import check_text, check_value
 from tacit.lexicon import read_articles
 from tacit.norms import read_norms
 from tacit.probes.items.reading import read_items
 from tacit.probes.shared_options import parse_concepts
-from tacit.ranking.candidates import read_candidates
 from tacit.templates.reading import read_templates
 from tacit.vocab.shared import read_vocab_file
 

@@ -5,10 +5,10 @@ import pytest
 from support import TOY_WORDS, out_of_memory_above, reference
 from transformers import AutoTokenizer
 
+from tacit.ask.candidates import vocabulary_for
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.ranking import rank_targets
-from tacit.ranking.candidates import vocabulary_for
 from tacit.vocab import build_vocabulary
 
 PROMPTS = [

@@ -17,7 +17,7 @@ import tacit
 from tacit.cli import app
 from tacit.core.metrics import average_precision
 from tacit.norms import read_norms
-from tacit.probes.candidates import concept_candidates
+from tacit.probes.retrieve.prompts import concept_candidates
 
 runner = CliRunner()
 

@@ -16,11 +16,11 @@ import pytest
 from support import Scripted, causal_span_reference, fails_cleanly, seq2seq_reference
 
 import tacit
+from tacit.ask.shots import CATEGORY_RULE, categories
 from tacit.core.options import RunOptions
 from tacit.models.resolved import resolved_models
 from tacit.norms import load_norms
 from tacit.probes import registry
-from tacit.probes.shots import CATEGORY_RULE, categories
 
 # every concept of the toy norms; those with at least 2 properties
 EVERY = {"bear", "cat", "dog", "knife", "apple", "bat_(animal)", "coffee_machine", "zebra"}

@@ -1,6 +1,6 @@
 """Elicitation by generation (`probe elicit --by generation`): the norming task itself. Each
 of elicitation's prompts (a concept and relation: "Everyone knows that a bear has <mask>.") is
-asked as the norming studies' feature listing (tacit.probes.asking's `answers` question),
+asked as the norming studies' feature listing (tacit.ask.words's `answers` question),
 `--samples` N times as N participants; the answers are read and matched to the norms'
 features of that concept and relation (tacit.matching.feature_matcher), and scored against
 them (tacit.probes.elicit.generated: recall weighted by production frequency, precision,
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
+    from tacit.ask.shots import Demonstrations
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.matching.match import Matcher
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from tacit.norms import NormSet
     from tacit.probes.elicit.options import ElicitOptions
     from tacit.probes.elicit.plans import State
-    from tacit.probes.shots import Demonstrations
     from tacit.templates import TemplateSet
 
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
@@ -72,10 +72,10 @@ def score_listings(
 ) -> Scored:
     """A chunk of prompts asked, answered, read and scored against the norms; its rows keep
     what was sent and said, and the model's record counts what it cost."""
+    from tacit.ask.shots import asked_shots
+    from tacit.ask.words import ask, question, read_answers, with_completions
     from tacit.models.answers import generation_counts
-    from tacit.probes.asking import ask, question, read_answers, with_completions
     from tacit.probes.elicit.generated import score_feature_lists
-    from tacit.probes.shots import asked_shots
 
     texts = [question(prompt, "answers", guesses) for prompt in rows["prompt"]]
     shown = asked_shots(shots, rows, "answers", guesses)
@@ -96,7 +96,7 @@ def finish_listings(
 ) -> tuple[pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
     """(the prompts' rows without the raw request and completions, answers.csv's table,
     messages.jsonl, the manifest's record of how the models were asked and what they said)."""
-    from tacit.probes.asking import generation_record, messages_file, read_answers
+    from tacit.ask.words import generation_record, messages_file, read_answers
 
     keys = ["model", *prompt_keys(rows)]
     answers = read_answers(rows, keys, _matchers_of(rows, matchers))
@@ -124,11 +124,10 @@ def plan_generation(
     its answers matched to that concept's features of the relation."""
     import pandas as pd
 
+    from tacit.ask.words import sampling_of
     from tacit.models.base import Needs
-    from tacit.probes.asking import sampling_of
-    from tacit.probes.candidates import relation_answers
     from tacit.probes.elicit.plans import State, asked_prompts, with_shots
-    from tacit.probes.elicit.prompts import NO_ANSWER, build_span_prompts
+    from tacit.probes.elicit.prompts import NO_ANSWER, build_span_prompts, relation_answers
     from tacit.probes.shared_options import norms_record
 
     gold = pd.concat(
@@ -181,9 +180,9 @@ def finish_generation(
 ) -> Outcome:
     """A run by generation: the listings scored against the norms, what was sent and said
     (messages.jsonl, answers.csv), and the manifest's record of it."""
+    from tacit.ask.shots import shots_record
     from tacit.probes.elicit.generated import summarize_feature_lists
     from tacit.probes.elicit.plans import prompt_counts
-    from tacit.probes.shots import shots_record
 
     assert state.asked is not None
     rows, answers, messages, record = finish_listings(rows, *state.asked, values.guesses)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tacit.ask.words import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.core.params import Options, Param, Switch
-from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,

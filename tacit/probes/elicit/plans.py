@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.ask.candidates import Candidates
+    from tacit.ask.shots import Demonstrations
     from tacit.core.options import RunOptions
     from tacit.matching.match import Matcher
     from tacit.models.answers import Sampling
     from tacit.probes.elicit.options import ElicitOptions
-    from tacit.probes.shots import Demonstrations
-    from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
 
 
@@ -75,7 +75,7 @@ def with_shots(
     *,
     scoring: bool = True,
 ) -> tuple[pd.DataFrame, dict[str, str], Demonstrations | None]:
-    """The prompts with their demonstrations (`--shots`: tacit.probes.shots; by scoring, in
+    """The prompts with their demonstrations (`--shots`: tacit.ask.shots; by scoring, in
     the text scored), each prompt text's context, and the demonstrations (None without)."""
     if values.shots == 0:
         return prompts, {}, None
@@ -91,8 +91,8 @@ def with_shots(
 def prompt_counts(state: State) -> dict[str, Any]:
     """The prompts per model and per relation, and the concepts left out of a relation
     by reason."""
+    from tacit.ask.shots import shots_counts
     from tacit.probes.elicit.prompts import dropped_by_reason
-    from tacit.probes.shots import shots_counts
 
     per_model = state.prompts
     questions = per_model.drop_duplicates(["relation", "prefix", "concept"])

@@ -17,12 +17,12 @@ from tacit.probes.manifest_keys import RankedOrAskedManifest, RankingCounts
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.ask.candidates import Candidates
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.core.params import Context
     from tacit.models.base import Needs, RunModel
     from tacit.probes.elicit.scoring import Golds
-    from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
 
 
@@ -93,7 +93,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         return ElicitByGeneration() if by_generation(manifest) else self
 
     def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: RunOptions) -> Plan:
-        from tacit.probes.asking import check_generation_options, refuse_scoring_options
+        from tacit.ask.suffix_top import refuse_over_spans
+        from tacit.ask.words import check_generation_options, refuse_scoring_options
         from tacit.probes.elicit.options import CANDIDATES
         from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
         from tacit.probes.shared_options import (
@@ -105,7 +106,6 @@ class ElicitProbe(Probe[ElicitOptions]):
             refuse_span_options,
             requested_concepts,
         )
-        from tacit.probes.suffix_top import refuse_over_spans
         from tacit.templates import load_templates
 
         check_generation_options(values, self.name)
@@ -141,9 +141,9 @@ class ElicitProbe(Probe[ElicitOptions]):
         """Every model ranks every prompt's gold answers (tacit.probes.elicit.scoring): a chunk
         of prompts at a time, an item's templates together; over spans, a prompt text costs a
         sentence per candidate of its relation."""
-        from tacit.probes.candidates import span_cost
+        from tacit.ask.candidates import span_cost
+        from tacit.ask.paraphrase import ITEM, paraphrased
         from tacit.probes.elicit.scoring import score_elicitation
-        from tacit.probes.paraphrase import ITEM, paraphrased
         from tacit.ranking import SpanCandidates
 
         key = ITEM if paraphrased(prompts) else "prompt"
@@ -174,6 +174,7 @@ class ElicitProbe(Probe[ElicitOptions]):
         """Each relation's one-word answers, ranked among the shared vocabulary."""
         import numpy as np
 
+        from tacit.ask.candidates import Candidates, vocab_needs
         from tacit.probes.elicit.prompts import (
             NO_WORD_IN_VOCABULARY,
             build_elicitation_prompts,
@@ -181,7 +182,6 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.probes.elicit.scoring import Golds
         from tacit.ranking import SharedVocabulary
-        from tacit.ranking.candidates import Candidates, vocab_needs
 
         needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
         candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
@@ -226,24 +226,24 @@ class ElicitProbe(Probe[ElicitOptions]):
         (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
         model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
         the norms' answers."""
-        from tacit.probes.candidates import relation_answers
-        from tacit.probes.elicit.options import CANDIDATE_SETS
-        from tacit.probes.elicit.prompts import (
-            NO_CANDIDATE,
-            build_span_prompts,
-            concept_free,
-            span_golds,
-        )
-        from tacit.probes.elicit.scoring import Golds
-        from tacit.probes.shots import in_context
-        from tacit.ranking import SpanCandidates
-        from tacit.ranking.candidates import (
+        from tacit.ask.candidates import (
             SPAN_NEEDS,
             Candidates,
             read_candidates,
             refuse_unreadable,
             unreadable_spans,
         )
+        from tacit.ask.shots import in_context
+        from tacit.probes.elicit.options import CANDIDATE_SETS
+        from tacit.probes.elicit.prompts import (
+            NO_CANDIDATE,
+            build_span_prompts,
+            concept_free,
+            relation_answers,
+            span_golds,
+        )
+        from tacit.probes.elicit.scoring import Golds
+        from tacit.ranking import SpanCandidates
 
         given = values.candidates
         chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
@@ -291,13 +291,13 @@ class ElicitProbe(Probe[ElicitOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
+        from tacit.ask.shots import shots_record
+        from tacit.ask.suffix_top import suffix_top_record
+        from tacit.ask.tokens import TOKENS_TABLE, token_table
         from tacit.core.manifest import with_keys
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.report import paper_norms
         from tacit.probes.elicit.summary import summarize_elicitation
-        from tacit.probes.shots import shots_record
-        from tacit.probes.suffix_top import suffix_top_record
-        from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
         values, candidates = plan.values, state.candidates
@@ -366,8 +366,8 @@ class ElicitProbe(Probe[ElicitOptions]):
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
         run's one relation), first; then each relation, then the same without the prefix."""
+        from tacit.ask.paraphrase import ensemble_rows
         from tacit.probes.elicit.summary import ALL
-        from tacit.probes.paraphrase import ensemble_rows
 
         summary = ensemble_rows(summary)  # with several templates, their ensemble's
 
@@ -387,7 +387,7 @@ class ElicitProbe(Probe[ElicitOptions]):
     def main_scores(self, rows: pd.DataFrame, manifest: Manifest, **_: Any) -> pd.DataFrame | None:
         """Each prompt's average precision in the main condition (with the prefix, every
         relation; with several templates, their ensemble's), the concept its unit."""
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
 
         rows = ensemble_rows(rows)
         prefixed = rows["prefix"].astype(str) == "True"

@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from tacit.ask.paraphrase import with_items
 from tacit.core.errors import TacitError
 from tacit.lexicon import sentence_start
-from tacit.norms.phrasing import one_word_answers
-from tacit.probes.candidates import relation_answers
-from tacit.probes.paraphrase import with_items
+from tacit.norms.phrasing import answer_spans, one_word_answers
 from tacit.ranking import CandidateSet
 from tacit.templates import Template, TemplateSet, load_templates
 
 if TYPE_CHECKING:
+    from tacit.ask.shots import Demonstrations
     from tacit.norms import NormSet
-    from tacit.probes.shots import Demonstrations
     from tacit.vocab.shared import Vocabulary
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
@@ -297,7 +296,7 @@ def demonstrations(
     """Elicitation's pool: per relation, template and prefix, every concept of the norms with
     an answer to the relation, its prompt filled with its answer of highest pf (its answers
     by pf, ties alphabetically)."""
-    from tacit.probes.shots import Demonstrations, Shot, categories
+    from tacit.ask.shots import Demonstrations, Shot, categories
 
     def kind_of(row: Any) -> Hashable:
         """An elicitation prompt's kind: its relation, template and prefix."""
@@ -316,3 +315,20 @@ def demonstrations(
                     for c, spans in by_concept.items()
                 ]
     return Demonstrations(k, seed, pool, categories(norms), kind_of)
+
+
+def relation_answers(norms: NormSet, relation: str) -> pd.DataFrame:
+    """`concept, span, pf` of every answer to the relation (a span given by several features
+    of a concept keeps the highest pf)."""
+    table = norms.table[norms.table["relation"] == relation]
+    rows = [
+        (concept, span, pf)
+        for concept, answer, pf in zip(table["concept"], table["answer"], table["pf"])
+        for span in answer_spans(answer)
+    ]
+    answers = pd.DataFrame(rows, columns=["concept", "span", "pf"])
+    return (
+        answers.sort_values("pf", ascending=False, kind="stable")
+        .drop_duplicates(["concept", "span"])
+        .reset_index(drop=True)
+    )

@@ -228,8 +228,8 @@ class ElicitReport(Report):
         """By generation, the norming task's tables (listing_report); else the mAP table
         over the vocabulary or the candidate spans, what was left out, and its notes; with
         several templates, their ensemble's table too."""
+        from tacit.ask.paraphrase import format_paraphrases, paraphrased
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.paraphrase import format_paraphrases, paraphrased
 
         summary, extra = outcome.summary, outcome.extra
         if "generation" in manifest:

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from tacit.ask.paraphrase import TOP1, ensemble_frame, item_numbers, paraphrased
+from tacit.ask.suffix_top import COLUMN as BOUNDED
+from tacit.ask.suffix_top import bounded_counts
+from tacit.ask.tokens import TOKENS_COLUMN, token_cells
 from tacit.probes.base import Scored
 from tacit.probes.elicit.prompts import PROMPT_COLUMNS, parse_gold, parse_span_gold
-from tacit.probes.paraphrase import TOP1, ensemble_frame, item_numbers, paraphrased
-from tacit.probes.suffix_top import COLUMN as BOUNDED
-from tacit.probes.suffix_top import bounded_counts
-from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
 from tacit.ranking import TOP, Question, Ranking, SharedVocabulary, SpanCandidates, rank
 
 if TYPE_CHECKING:

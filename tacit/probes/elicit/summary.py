@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from tacit.ask.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
+from tacit.ask.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 from tacit.core.display import Table
 from tacit.core.metrics import chance_average_precision
 from tacit.core.stats import bootstrap_ratio_ci
-from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
-from tacit.probes.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ALL = "all"  # the relation of the rows that pool every relation's prompts
@@ -107,7 +107,7 @@ def summarize_elicitation(
     `n_spearman` counts the prompts where rho is defined (the mean is over those only). Models,
     relations (`all` last) and prefixes in the order of the prompts (--model first). With
     several templates, a row per template and one for their ensemble, which carries the spread
-    and consistency (tacit.probes.paraphrase).
+    and consistency (tacit.ask.paraphrase).
 
     Beside each mAP, its chance level (`map_vocab_chance`, `map_sens_chance`): the mean over the
     prompts of the exact expected AP of a uniformly random ranking of N candidates with the

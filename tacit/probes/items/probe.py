@@ -49,12 +49,12 @@ class ItemsProbe(Probe[ItemsOptions]):
     run_options = frozenset({"seed", "resume"})
 
     def plan(self, models: Sequence[RunModel], values: ItemsOptions, run: RunOptions) -> Plan:
+        from tacit.ask.candidates import SPAN_NEEDS, token_scores_key, unreadable_spans
         from tacit.hub.dataset_files import local_file
         from tacit.probes.base import Scored
         from tacit.probes.items.reading import read_items, refuse_unreadable
         from tacit.probes.items.scoring import candidate_sets, score_items
         from tacit.ranking import SpanCandidates
-        from tacit.ranking.candidates import SPAN_NEEDS, token_scores_key, unreadable_spans
 
         if values.items is None:
             raise TacitError("no items file given (probe items FILE)")
@@ -87,10 +87,10 @@ class ItemsProbe(Probe[ItemsOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
+        from tacit.ask.candidates import span_work, token_scores_key
+        from tacit.ask.tokens import TOKENS_TABLE, token_table
         from tacit.probes.items.scoring import summarize_items
-        from tacit.probes.token_rows import TOKENS_TABLE, token_table
         from tacit.ranking import record as tie_record
-        from tacit.ranking.candidates import span_work, token_scores_key
 
         state: State = plan.state
         values = plan.values

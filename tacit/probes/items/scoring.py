@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.tokens import TOKENS_COLUMN, token_cells
 from tacit.core.labels import short_labels
 from tacit.core.numbers import with_interval
 from tacit.core.stats import bootstrap_ratio_ci
 from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
-from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
 from tacit.ranking import CandidateSet, Question, SpanCandidates, rank
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def score_items(
     `--normalize`) and its rank among the item's candidates (1 + those scored higher, or as
     high and listed earlier; near ties settled on the spans scored alone: tacit.ranking.ties),
     by the ranking layer in one call; also the work the scoring ran. With the candidates'
-    `tokens`, each row carries its candidate's per-token scores (tacit.probes.token_rows)."""
+    `tokens`, each row carries its candidate's per-token scores (tacit.ask.tokens)."""
     first = rows.drop_duplicates("id")
     items = [str(i) for i in first["id"]]
     sets = [set_of[i] for i in items]

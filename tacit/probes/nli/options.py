@@ -27,7 +27,7 @@ FIELDS = ("premise", "hypothesis")
 
 def check_template(template: str) -> str:
     """A template has `{premise}`, `{hypothesis}` and `<mask>` once each, and no other field."""
-    from tacit.probes import cloze  # numpy and pandas: not while options are declared
+    from tacit.ask import cloze  # numpy and pandas: not while options are declared
 
     return cloze.check_template(template, FIELDS)
 
@@ -35,8 +35,8 @@ def check_template(template: str) -> str:
 def parse_verbalizer(value: str) -> dict[str, str]:
     """`entailment=Yes,neutral=Maybe,contradiction=No` (or E=, N=, C=), or `Yes,Maybe,No` in
     that label order."""
+    from tacit.ask import cloze
     from tacit.pragmatics.labels import LABELS, normalize_label
-    from tacit.probes import cloze
 
     return cloze.parse_verbalizer(
         value, LABELS, label_of=lambda key: normalize_label(key, "--verbalizer")

@@ -4,7 +4,7 @@
 - cloze: any masked LM, PET-style. A template puts `<mask>` between premise and hypothesis; a
   verbalizer names one word per label (Yes / Maybe / No); the label probabilities are the
   softmax over those words' logits at the mask, optionally calibrated (Zhao et al. 2021).
-  A causal LM puts each word in the blank and scores the sentence (tacit.probes.cloze).
+  A causal LM puts each word in the blank and scores the sentence (tacit.ask.cloze).
 - classifier: any sequence classifier trained on NLI, labels read from its config's id2label
   (tacit.models.classifier).
 - predictions: released prediction files (uid + logits or a predicted label), one folder per
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask import cloze
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
-from tacit.probes import cloze
 from tacit.probes.base import Scored
 from tacit.probes.nli.options import ClozeSetup, check_template, parse_verbalizer
 

@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from tacit.ask import cloze
 from tacit.core.cache import DiskCache, fingerprint
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes
 from tacit.core.option_names import option
 from tacit.models.base import Scorer
 from tacit.pragmatics.pragmeval import Config, metric_of
-from tacit.probes import cloze
 
 FEATURE_TEMPLATES = {
     ("sentence1", "sentence2"): "{sentence1} <mask> {sentence2}",

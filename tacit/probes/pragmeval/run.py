@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.cloze import CLOZE_NEEDS
 from tacit.core import paths
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.models.base import Needs
 from tacit.probes.base import Scored, Work
-from tacit.probes.cloze import CLOZE_NEEDS
 
 if TYPE_CHECKING:
     from tacit.probes.pragmeval.options import PragmevalOptions
@@ -33,8 +33,8 @@ def configurations(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The configurations to run, and those skipped with the reason; bad templates fail here,
     before any model loads."""
+    from tacit.ask.cloze import check_template
     from tacit.pragmatics.pragmeval import load_config, select_configs
-    from tacit.probes.cloze import check_template
     from tacit.probes.pragmeval.frozen import CLOZE_DEFAULTS, cloze_setup, template_for
 
     names = select_configs(data, list(tasks) if tasks else None)

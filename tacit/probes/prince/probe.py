@@ -49,9 +49,9 @@ class PrinceProbe(Probe[PrinceOptions]):
     run_options = frozenset({"vocab"})
 
     def plan(self, models: Sequence[RunModel], values: PrinceOptions, run: RunOptions) -> Plan:
-        from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.ask.candidates import Candidates
+        from tacit.ask.paraphrase import ITEM, paraphrased
         from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
-        from tacit.ranking.candidates import Candidates
         from tacit.templates import load_templates
 
         templates = load_templates(values.templates)
@@ -71,7 +71,7 @@ class PrinceProbe(Probe[PrinceOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
-        from tacit.probes.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
+        from tacit.ask.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
 
         candidates, templates = plan.state
         added = dict(candidates.record(manifest["models"]))

@@ -17,10 +17,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.core.errors import TacitError
-from tacit.models.base import VOCAB_ANYWHERE, Needs
-from tacit.probes.base import Scored
-from tacit.probes.paraphrase import (
+from tacit.ask.paraphrase import (
     ITEM,
     TEMPLATE,
     TOP1,
@@ -29,6 +26,9 @@ from tacit.probes.paraphrase import (
     paraphrased,
     with_items,
 )
+from tacit.core.errors import TacitError
+from tacit.models.base import VOCAB_ANYWHERE, Needs
+from tacit.probes.base import Scored
 from tacit.ranking import Question, SharedVocabulary, rank
 from tacit.templates import TemplateSet, load_templates
 

@@ -1,6 +1,6 @@
 """Retrieval by generation (`probe retrieve --by generation`): each prompt of the paper's
 incrementally grown property lists, with the same selections, orders and ablations as
-retrieval by scoring, asked as a question (tacit.probes.asking); the model's answers read and
+retrieval by scoring, asked as a question (tacit.ask.words); the model's answers read and
 matched to the norms' concepts (tacit.matching) and the target ranked among them
 (tacit.ranking.generated): one completion a prompt with up to `--guesses` K guesses, its rank
 the first matching guess's position; or `--samples N` completions of one guess each, ranked by
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from tqdm.auto import tqdm
 
+    from tacit.ask.shots import Demonstrations
     from tacit.matching.match import Matcher
     from tacit.models.answers import Sampling
     from tacit.models.base import Scorer
     from tacit.probes.retrieve.options import RetrieveOptions
-    from tacit.probes.shots import Demonstrations
 
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 
@@ -57,9 +57,9 @@ def score_generated(
 ) -> Scored:
     """A chunk of prompts asked, answered, read and ranked; its rows keep what was sent and
     said, and the model's record counts what it cost."""
+    from tacit.ask.shots import asked_shots
+    from tacit.ask.words import ask, question, read_answers, with_completions
     from tacit.models.answers import generation_counts
-    from tacit.probes.asking import ask, question, read_answers, with_completions
-    from tacit.probes.shots import asked_shots
     from tacit.ranking.generated import rank_generated
 
     way, k = way_of(values)
@@ -81,7 +81,7 @@ def finish_generated(
 ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, str], dict[str, Any]]:
     """(the prompts' rows without the raw request and completions, answers.csv's table,
     messages.jsonl, the manifest's record of how the models were asked and what they said)."""
-    from tacit.probes.asking import generation_record, messages_file, read_answers
+    from tacit.ask.words import generation_record, messages_file, read_answers
 
     keys = ["model", *prompt_keys(rows)]
     answers = read_answers(rows, keys, matcher)

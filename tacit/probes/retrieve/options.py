@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
+from tacit.ask.words import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.core.params import Options, Param
-from tacit.probes.asking import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
 from tacit.probes.shared_options import (
     CONCEPTS,
     NORMALIZE,

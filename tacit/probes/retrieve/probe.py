@@ -16,6 +16,8 @@ from tacit.probes.retrieve.options import RetrieveOptions
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.ask.candidates import Candidates
+    from tacit.ask.shots import Demonstrations
     from tacit.core.manifest import Manifest
     from tacit.core.options import RunOptions
     from tacit.matching.match import Matcher
@@ -23,8 +25,6 @@ if TYPE_CHECKING:
     from tacit.models.base import Needs, RunModel
     from tacit.probes.retrieve.prompts import PromptSet
     from tacit.probes.retrieve.scoring import Targets
-    from tacit.probes.shots import Demonstrations
-    from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
 
 MAIN_CONDITION = ("top", "decreasing", "all")  # what a leaderboard shows of an ablation
@@ -83,7 +83,7 @@ def shots_of(
     values: RetrieveOptions,
     run: RunOptions,
 ) -> Demonstrations | None:
-    """The run's demonstrations (`--shots`: tacit.probes.shots), or None without."""
+    """The run's demonstrations (`--shots`: tacit.ask.shots), or None without."""
     if values.shots == 0:
         return None
     from tacit.probes.retrieve.prompts import demonstrations
@@ -151,7 +151,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     limit = "concepts"
 
     def plan(self, models: Sequence[RunModel], values: RetrieveOptions, run: RunOptions) -> Plan:
-        from tacit.probes.asking import check_generation_options, refuse_scoring_options
+        from tacit.ask.suffix_top import refuse_over_spans
+        from tacit.ask.words import check_generation_options, refuse_scoring_options
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.options import ARTICLES, CANDIDATES
         from tacit.probes.retrieve.prompts import check_categories, retrieval_conditions
@@ -162,7 +163,6 @@ class RetrieveProbe(Probe[RetrieveOptions]):
             norms_record,
             refuse_span_options,
         )
-        from tacit.probes.suffix_top import refuse_over_spans
         from tacit.templates import load_templates
 
         check_generation_options(values, self.name)
@@ -202,9 +202,9 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         """Retrieval by generation (tacit.probes.retrieve.generation): the prompts of
         retrieval over spans (every concept asked, its article in the blank), asked in words;
         the concepts the answers can name, every concept of the norms."""
+        from tacit.ask.words import sampling_of
         from tacit.matching import concept_matcher
         from tacit.models.base import Needs
-        from tacit.probes.asking import sampling_of
         from tacit.probes.retrieve.fills import retrieval_fills
         from tacit.probes.retrieve.generation import score_generated
         from tacit.probes.retrieve.prompts import build_prompts
@@ -261,13 +261,13 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         norms' concepts with their articles (`concepts`) or a FILE's spans (which must hold
         every target). A span some model's tokenizer does not read whole is refused in a FILE,
         and left out (its concept dropped, with the reason) among the norms' concepts."""
+        from tacit.ask.candidates import SPAN_NEEDS, Candidates, vocab_needs
         from tacit.probes.retrieve.fills import a_before_blank
         from tacit.probes.retrieve.prompts import build_prompts, eligible_concepts
         from tacit.probes.retrieve.scoring import Targets
         from tacit.probes.retrieve.spans import span_sets
         from tacit.probes.shared_options import nothing_left
         from tacit.ranking import SharedVocabulary
-        from tacit.ranking.candidates import SPAN_NEEDS, Candidates, vocab_needs
 
         vocabulary = values.candidates == "vocab"
         needs = vocab_needs(templates.retrieval, "concepts") if vocabulary else SPAN_NEEDS
@@ -320,8 +320,8 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         """Every model ranks every prompt's target (tacit.probes.retrieve.scoring): a chunk of
         prompts at a time, an item's templates together; over spans, a prompt text costs a
         sentence per candidate."""
-        from tacit.probes.candidates import span_cost
-        from tacit.probes.paraphrase import ITEM, paraphrased
+        from tacit.ask.candidates import span_cost
+        from tacit.ask.paraphrase import ITEM, paraphrased
         from tacit.probes.retrieve.scoring import score_prompts
 
         key = ITEM if paraphrased(prompts) else "prompt"
@@ -339,11 +339,11 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     def finish(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
     ) -> Outcome:
+        from tacit.ask.shots import shots_counts, shots_record
+        from tacit.ask.suffix_top import suffix_top_record
+        from tacit.ask.tokens import TOKENS_TABLE, token_table
         from tacit.probes.retrieve.prompts import retrieval_counts
         from tacit.probes.retrieve.summary import summarize_retrieval
-        from tacit.probes.shots import shots_counts, shots_record
-        from tacit.probes.suffix_top import suffix_top_record
-        from tacit.probes.token_rows import TOKENS_TABLE, token_table
 
         state: State = plan.state
         values = plan.values
@@ -412,7 +412,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
         """At the run's largest number of properties (or the largest up to `n_props`): the
         main condition (an ablation's top/decreasing/all, labelled with the number) first,
         then the others."""
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
         from tacit.probes.retrieve.summary import condition_labels
 
         summary = ensemble_rows(summary)  # with several templates, their ensemble's
@@ -434,7 +434,7 @@ class RetrieveProbe(Probe[RetrieveOptions]):
     ) -> pd.DataFrame | None:
         """Each prompt's reciprocal rank at the main condition (with several templates, their
         ensemble's), the concept its unit."""
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
 
         rows = ensemble_rows(rows)
         main, n = _main_condition(rows, n_props)

@@ -18,18 +18,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.paraphrase import with_items
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.probes.paraphrase import with_items
+from tacit.lexicon import noun_phrase, sentence_start
 from tacit.probes.retrieve.fills import Fill, retrieval_fills
 from tacit.probes.retrieve.options import MAX_PROPS
 from tacit.probes.shared_options import requested_concepts
+from tacit.ranking import CandidateSet
 from tacit.templates import join_phrases, load_templates
 
 if TYPE_CHECKING:
+    from tacit.ask.shots import Demonstrations
     from tacit.norms import NormSet
-    from tacit.probes.shots import Demonstrations
     from tacit.templates import TemplateSet
     from tacit.vocab.shared import Vocabulary
 
@@ -257,7 +259,7 @@ def build_prompts(
     """Prompts for each eligible concept, condition, sample, number of properties and template
     (`fills`: id -> properties -> prompt; the paper's by default).
 
-    With `vocab` None (candidate spans, tacit.probes.candidates), every concept is a target.
+    With `vocab` None (candidate spans, tacit.ask.candidates), every concept is a target.
     With several templates, each question (concept, condition, sample, number of properties)
     is asked once per template: `item` numbers the questions, `template` names the template."""
     if fills is None:
@@ -402,7 +404,7 @@ def demonstrations(
     number of properties, condition, sample), filled with the concept as the blank takes it,
     answered (by generation) with its name."""
     from tacit import lexicon
-    from tacit.probes.shots import Demonstrations, Shot, categories
+    from tacit.ask.shots import Demonstrations, Shot, categories
 
     fills = retrieval_fills(templates, spans=True)  # the blank holds the whole phrase
     built = build_prompts(
@@ -423,3 +425,14 @@ def demonstrations(
         shot = Shot(row.concept, row.prompt, (phrase,), (lexicon.concept_text(row.concept),))
         pool.setdefault(kind, []).append(shot)
     return Demonstrations(k, seed, pool, categories(norms), kind_of)
+
+
+def concept_candidates(
+    norms: NormSet, concepts: Sequence[str], articles: Mapping[str, str] | None = None
+) -> tuple[CandidateSet, dict[str, str]]:
+    """Every concept of the norms as a sentence-initial span ("A bear"), and each given
+    concept's span. Two senses with one name read the same: one candidate, the target of
+    both concepts' prompts."""
+    span_of = {c: sentence_start(noun_phrase(c, articles)) for c in norms.concepts}
+    spans = list(dict.fromkeys(span_of.values()))
+    return CandidateSet("concepts", spans), {c: span_of[c] for c in concepts}

@@ -69,7 +69,7 @@ class RetrieveReport(Report):
     def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
         """The MRR table, what was kept and dropped, and its notes (retrieval_report); with
         several templates, their ensemble's table too."""
-        from tacit.probes.paraphrase import format_paraphrases, paraphrased
+        from tacit.ask.paraphrase import format_paraphrases, paraphrased
 
         text, notes = retrieval_report(outcome.summary, outcome.extra["dropped"], manifest)
         if paraphrased(outcome.rows):
@@ -108,7 +108,7 @@ class RetrieveReport(Report):
     ) -> list[Table]:
         """Every metric at the chosen numbers of properties (`1,5,10`; default every one), a
         row per run, model, condition and number of properties."""
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
         from tacit.probes.retrieve.summary import retrieval_table
 
         summary = ensemble_rows(summary)  # with several templates, their ensemble's
@@ -152,7 +152,7 @@ class RetrieveReport(Report):
         order), from what the runs hold; runs that call for different ones get one each."""
         import pandas as pd
 
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
         from tacit.probes.retrieve.figures import figure_kind, retrieval_figure
         from tacit.probes.retrieve.summary import WHY_NO_PROBABILITY, why_no_probability
 
@@ -181,7 +181,7 @@ class RetrieveReport(Report):
 
     def figure_kind(self, runs: Sequence[tuple[str, pd.DataFrame, Manifest]], kind: str) -> str:
         """`models`, `category` or `ordering`: the one the runs call for, where `auto`."""
-        from tacit.probes.paraphrase import ensemble_rows
+        from tacit.ask.paraphrase import ensemble_rows
         from tacit.probes.retrieve.figures import figure_kind
 
         if kind != "auto":

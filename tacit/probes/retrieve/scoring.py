@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from tacit.ask.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, item_numbers, paraphrased
+from tacit.ask.suffix_top import COLUMN as BOUNDED
+from tacit.ask.suffix_top import bounded_counts
+from tacit.ask.tokens import TOKENS_COLUMN, token_cells
 from tacit.core.metrics import reciprocal_rank
 from tacit.probes.base import Scored
-from tacit.probes.paraphrase import ITEM, TEMPLATE, TOP1, ensemble_frame, item_numbers, paraphrased
 from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
-from tacit.probes.suffix_top import COLUMN as BOUNDED
-from tacit.probes.suffix_top import bounded_counts
-from tacit.probes.token_rows import TOKENS_COLUMN, token_cells
 from tacit.ranking import TOP, Question, Ranking, SharedVocabulary, SpanCandidates, rank
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def score_prompts(
     offset: int = 0,
 ) -> Scored:
     """Rank each prompt's target with one model (with several templates, the ensemble of each
-    item's templates too, its rows indexed from `offset`; tacit.probes.paraphrase), near ties
+    item's templates too, its rows indexed from `offset`; tacit.ask.paraphrase), near ties
     settled as at batch size 1 (tacit.ranking.ties), and the work counted while scoring.
     `target_prob_shared` reads every candidate's score (a softmax over them), so a causal LM
     scores every word's text after the blank (tacit.models.causal_words)."""

@@ -11,17 +11,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tacit.core.errors import TacitError
-from tacit.core.option_names import option
-from tacit.probes.retrieve.options import CANDIDATE_SETS
-from tacit.probes.shots import in_context
-from tacit.ranking import CandidateSet, SpanCandidates, span_alone
-from tacit.ranking.candidates import (
+from tacit.ask.candidates import (
     Candidates,
     read_candidates,
     refuse_unreadable,
     unreadable_spans,
 )
+from tacit.ask.shots import in_context
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
+from tacit.probes.retrieve.options import CANDIDATE_SETS
+from tacit.ranking import CandidateSet, SpanCandidates, span_alone
 
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions

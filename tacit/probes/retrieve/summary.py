@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
+from tacit.ask.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 from tacit.core.display import Table
 from tacit.core.labels import short_labels
 from tacit.core.metrics import chance_hits_at_k, chance_reciprocal_rank, hits_at_k
 from tacit.core.stats import bootstrap_mean_ci
-from tacit.probes.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
-from tacit.probes.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
 
 HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
@@ -76,7 +76,7 @@ def summarize_retrieval(
     The model order is that of first appearance in `prompts` (the order of --model). `p_at_1`
     is the share of prompts whose target is ranked first, `hits_at_10` in the first ten. With
     several templates, a row per template and one for their ensemble, which carries the spread
-    and consistency (tacit.probes.paraphrase).
+    and consistency (tacit.ask.paraphrase).
 
     Beside each of MRR, P@1 and hits@10, its chance level (`mrr_chance`, ...): the mean over
     the prompts of what a uniformly random ranking of the prompt's N candidates scores, H_N / N,

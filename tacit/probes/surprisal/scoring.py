@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.tokens import LN2, SCORE_COLUMNS, with_surprisal
 from tacit.core.display import Table
 from tacit.core.labels import short_labels
 from tacit.probes.surprisal.words import word_of_tokens, word_spans
-from tacit.probes.token_rows import LN2, SCORE_COLUMNS, with_surprisal
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm

@@ -6,10 +6,12 @@ them (Candidates)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
@@ -246,3 +248,16 @@ def vocabulary_for(
     defaults = {"revision": revision, **(model_args or {})}
     tokenizers = {model: model_tokenizer(model, defaults) for model in dict.fromkeys(models)}
     return vocabulary_of(tokenizers, vocab_models=vocab_models, vocab_file=vocab_file, words=words)
+
+
+def span_cost(
+    key: str, spans: Callable[[pd.DataFrame], Any]
+) -> Callable[[pd.DataFrame], pd.Series]:
+    """A span probe's Work.cost: each distinct prompt text of a key costs a sentence per
+    candidate in its blank (`spans`: rows -> how many candidates each row's blank takes)."""
+
+    def cost(rows: pd.DataFrame) -> pd.Series:
+        texts = rows.drop_duplicates([key, "prompt"])
+        return texts.assign(_n=spans(texts)).groupby(key, sort=False)["_n"].sum()
+
+    return cost

@@ -22,7 +22,7 @@ the prompt text, which the models score, holds one `<mask>` and is one paragraph
 sentences, read alike by every tokenizer (WordPiece drops a newline; a byte-level BPE would
 read one as a token of its own). By generation, each demonstration is a question and its
 answer: a user and an assistant turn for a chat model, a `Question: ... Answer: ...` block for
-a base model (tacit.probes.asking.request_for).
+a base model (tacit.ask.words.request_for).
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def turns(shots: Sequence[Shot], asks: str, k: int) -> list[tuple[str, str]]:
     """Each demonstration as a question and its answer (by generation): the question its
     prompt is asked as, and the answer in the form the question asks for: a numbered list
     (retrieval's one name, elicitation's answers up to K), or the name alone for one guess."""
-    from tacit.probes.asking import question
+    from tacit.ask.words import question
 
     found = []
     for shot in shots:

@@ -163,7 +163,7 @@ def question(cloze: str, asks: str, k: int) -> str:
 
 def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -> GenerationRequest:
     """The question as a chat's user message (an instruct model) or a plain prompt, after
-    its demonstrations (`--shots`: tacit.probes.shots.turns), each a question answered: a
+    its demonstrations (`--shots`: tacit.ask.shots.turns), each a question answered: a
     user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line."""
     from tacit.models.answers import GenerationRequest
 
