@@ -33,7 +33,7 @@ _EXPORTS = {
     "load_scorer": "tacit.models",
     "Vocabulary": "tacit.vocab",
     "build_vocabulary": "tacit.vocab",
-    "vocabulary_for": "tacit.ask.candidates",
+    "vocabulary_for": "tacit.ask.vocabulary",
     "Needs": "tacit.models.base",
     "Family": "tacit.models.families",
     "register_family": "tacit.models.families",
@@ -53,7 +53,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from tacit.api import run_probe
-    from tacit.ask.candidates import vocabulary_for
+    from tacit.ask.vocabulary import vocabulary_for
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
     from tacit.core.modelspec import ModelSpec

@@ -69,7 +69,8 @@ def run_probe(
     if probe.models_required and not resolved:
         raise TacitError(f"no {option('--model')} given")
     started = now()
-    plan = probe.plan(resolved, values, run)
+    planning = run.planning()
+    plan = probe.plan(resolved, values, planning)
     if run.dry_run:
         from tacit.engine.estimate import estimate_run
 
@@ -89,15 +90,15 @@ def run_probe(
     else:
         assert plan.given is not None, "a plan without work gives its rows"
         rows, records = plan.given
-    limit = limit_record(run, probe.limit) if probe.limit is not None else {}
+    limit = limit_record(planning, probe.limit) if probe.limit is not None else {}
     manifest = run_manifest(name, run, records, started, history, **plan.manifest, **limit)
-    outcome = probe.finish(plan, rows, manifest, run)
+    outcome = probe.finish(plan, rows, manifest, planning)
     manifest.update(outcome.manifest)  # type: ignore[typeddict-item]
     shown = report_of(probe)
     text, notes = shown.printed(outcome, manifest)
     if run.limit is not None and probe.limit is not None:  # said first: not a full run
         text = (
-            f"limited to {limit_said(run, probe.limit)} ({option('--limit')} {run.limit}): a "
+            f"limited to {limit_said(planning, probe.limit)} ({option('--limit')} {run.limit}): a "
             f"first look, not comparable with a full run\n{text}"
         )
     result = ProbeResult(

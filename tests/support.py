@@ -921,3 +921,12 @@ def assert_declared(manifest: dict) -> None:
         family = family_of(ModelSpec.parse(model["name"]))
         undeclared = set(model) - declared_keys(family.record_keys, probe.model_keys)
         assert not undeclared, f"{probe.name}, {family.name}: undeclared {sorted(undeclared)}"
+
+
+def vocabulary_prompts(norms, vocab, *args, a_rule=True, **options):
+    """Retrieval's prompts over the shared vocabulary `vocab`, as a run builds them: the
+    concepts that can be targets, those left out with their reasons."""
+    from tacit.probes.retrieve.prompts import build_prompts, eligible_concepts
+
+    eligible, dropped = eligible_concepts(norms, vocab, a_rule=a_rule)
+    return build_prompts(norms, eligible, *args, dropped=dropped, **options)

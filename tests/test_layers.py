@@ -211,9 +211,10 @@ def test_prompts_norms_and_declarations_load_no_torch():
         "for name in registry.names():\n"
         "    registry.get(name)\n"  # every probe's declaration
         "import tacit.probes.retrieve.prompts, tacit.probes.elicit.prompts\n"
-        "import tacit.ask.candidates, tacit.vocab.shared, tacit.ranking\n"
-        "import tacit.ask.words, tacit.ask.shots, tacit.probes.retrieve.scoring\n"
-        "import tacit.probes.elicit.scoring, tacit.probes.items.scoring\n"
+        "import tacit.ask.options, tacit.ask.base, tacit.vocab.shared, tacit.ranking\n"
+        "import tacit.ask.shots, tacit.probes.retrieve.spans, tacit.probes.elicit.plans\n"
+        "import tacit.probes.items.scoring, tacit.ask.vocabulary, tacit.ask.spans\n"
+        "import tacit.ask.words\n"
         "from tacit.models.families import FAMILIES, loading_options\n"
         "for name in FAMILIES.names():\n"
         "    FAMILIES.get(name)\n"  # every family's declaration: its scorers load with a model

@@ -177,30 +177,3 @@ def shots_counts(prompts: pd.DataFrame, k: int) -> dict[str, int]:
     if k == 0 or SHOTS_COLUMN not in prompts:
         return {}
     return {"prompts_with_fewer_shots_than_k": fewer_than_k(prompts, k)}
-
-
-def turns(shots: Sequence[Shot], asks: str, k: int) -> list[tuple[str, str]]:
-    """Each demonstration as a question and its answer (by generation): the question its
-    prompt is asked as, and the answer in the form the question asks for: a numbered list
-    (retrieval's one name, elicitation's answers up to K), or the name alone for one guess."""
-    from tacit.ask.words import question
-
-    found = []
-    for shot in shots:
-        named = shot.named[:k]
-        answer = (
-            named[0]
-            if asks == "concept" and k == 1
-            else "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
-        )
-        found.append((question(shot.cloze, asks, k), answer))
-    return found
-
-
-def asked_shots(
-    shots: Demonstrations | None, rows: pd.DataFrame, asks: str, k: int
-) -> list[list[tuple[str, str]]] | None:
-    """Each prompt row's demonstrations as questions answered (turns), or None without."""
-    if shots is None:
-        return None
-    return [turns(drawn, asks, k) for drawn in shots.of_rows(rows)]

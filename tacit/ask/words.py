@@ -1,79 +1,48 @@
-"""Asking a model in words (`--by generation`, issue 46): the options every probe that asks
-takes, the question a cloze prompt becomes, the requests sent, the messages kept in
-messages.jsonl, and the answers read back (tacit.matching).
-
-A probe by generation asks about exactly what its scoring run scores: each prompt's cloze text
-("A <mask> has fur, is big, and has claws.") with its blank written `___`, wrapped in an
-instruction (QUESTIONS). An instruct model (Scorer.chats: a chat template, a chat server) gets
-it as the user's message of a chat, its template's own system turn as for scoring (`system=`
-sets or drops it); a base model gets it as a plain prompt ending `Answer:`. Greedy by default,
-so a run is reproducible; `--samples N` with `--temperature` above 0 draws N completions per
-prompt, each request seeded from the run's `--seed` (the same draws at any batch size).
-"""
+"""Asking in words (`--by generation`): each prompt's cloze text, its blank written `___`, asked
+as a question (QUESTIONS): a chat's user message for an instruct model, a plain prompt ending
+`Answer:` for a base model, after its demonstrations (`--shots`); greedy by default, `--samples N`
+draws seeded from `--seed`. The answers are read and matched (tacit.matching, the probe's
+matcher handed in); what was sent and said is kept (messages.jsonl, answers.csv)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from tacit.ask.base import (
+    Answered,
+    Ask,
+    Asking,
+    Column,
+    Finished,
+    Scored,
+    Work,
+    with_model,
+    written,
+)
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.core.params import Param
+from tacit.matching import answers_frame
+from tacit.matching import record as matching_record
+from tacit.models.answers import Completion, GenerationRequest, Sampling, generation_counts
+from tacit.models.base import Needs
+from tacit.ranking.generated import GENERATED_COLUMNS, LIST, VOTES, rank_generated
 
 if TYPE_CHECKING:
-    import pandas as pd
     from tqdm.auto import tqdm
 
+    from tacit.ask.shots import Demonstrations, Shot
+    from tacit.core.manifest import ModelRecord
     from tacit.matching.match import Matcher
-    from tacit.models.answers import Completion, GenerationRequest, Sampling
-    from tacit.models.base import Scorer
+    from tacit.models.base import RunModel, Scorer
+    from tacit.templates import Template
 
-By = Literal["scoring", "generation"]
-BY_WAYS: tuple[By, ...] = get_args(By)
 BLANK = "___"  # the cloze's blank as a question writes it
-
-BY = Param(
-    "by",
-    "scoring",
-    choices=BY_WAYS,
-    help="How each model is probed: `scoring` reads its probabilities of the candidates at the "
-    "blank (the paper's); `generation` asks it the same prompt in words and reads what it "
-    "answers (docs/probes/generation.md).",
-)
-GUESSES = Param(
-    "guesses",
-    5,
-    kind="int",
-    minimum=1,
-    help="With --by generation: how many answers each prompt asks for, most likely first.",
-)
-SAMPLES = Param(
-    "samples",
-    1,
-    kind="int",
-    minimum=1,
-    help="With --by generation: completions per prompt (retrieval: above 1, one guess each, "
-    "ranked by how many gave it; elicitation: N participants, each listing up to --guesses "
-    "answers). Above 1 needs --temperature above 0.",
-)
-TEMPERATURE = Param(
-    "temperature",
-    0.0,
-    kind="float",
-    minimum=0,
-    help="With --by generation: sampling temperature; 0, the default, is greedy (reproducible).",
-)
-MAX_TOKENS = Param(
-    "max_tokens",
-    64,
-    kind="int",
-    minimum=1,
-    help="With --by generation: the longest completion, in tokens; one cut there is counted "
-    "as truncated and its last answer left out.",
-)
-GENERATION_PARAMS = (BY, GUESSES, SAMPLES, TEMPERATURE, MAX_TOKENS)
+RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 
 # what a probe asks for (`concept`: retrieval's; `answers`: elicitation's), {cloze} the prompt with
 # its blank written ___, {rest} what follows a blank the prompt starts at, {k} the answers wanted
@@ -103,46 +72,6 @@ QUESTIONS = {
 }
 
 
-def check_generation_options(values: Any, probe: str) -> None:
-    """Refuse generation options without --by generation, and samples that would all be one
-    greedy completion; one line each, naming the option."""
-    if values.by != "generation":
-        for param in GENERATION_PARAMS[1:]:
-            if getattr(values, param.name) != param.default:
-                raise TacitError(
-                    f"{probe}: {option(param.flag)} is an option of {option('--by')} generation"
-                )
-        return
-    if values.samples > 1 and values.temperature == 0:
-        raise TacitError(
-            f"{option('--samples')} {values.samples} at {option('--temperature')} 0: greedy "
-            f"decoding gives one completion {values.samples} times; give a temperature above 0"
-        )
-
-
-def refuse_scoring_options(values: Any, probe: str, params: Sequence[Param]) -> None:
-    """--by generation reads what a model says: the options that set what its scores rank
-    among (`params`) have no place; one line, naming the option."""
-    for param in params:
-        if getattr(values, param.name) != param.default:
-            raise TacitError(
-                f"{probe}: {option(param.flag)} sets what a model's scores rank among; "
-                f"{option('--by')} generation reads what the model says"
-            )
-
-
-def sampling_of(values: Any, seed: int) -> Sampling:
-    """The sampling settings of a run (recorded in the manifest)."""
-    from tacit.models.answers import Sampling
-
-    return Sampling(
-        n=values.samples,
-        temperature=values.temperature,
-        max_tokens=values.max_tokens,
-        seed=seed,
-    )
-
-
 def question_key(cloze: str, asks: str, k: int) -> str:
     """Which of QUESTIONS asks this prompt: for a concept, `Which concept has fur ...?` where
     the prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
@@ -165,8 +94,6 @@ def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -
     """The question as a chat's user message (an instruct model) or a plain prompt, after
     its demonstrations (`--shots`: tacit.ask.shots.turns), each a question answered: a
     user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line."""
-    from tacit.models.answers import GenerationRequest
-
     if chats:
         messages = [
             {"role": role, "content": content}
@@ -226,9 +153,6 @@ def read_answers(
     rows: pd.DataFrame, keys: Sequence[str], matchers: Matcher | Sequence[Matcher]
 ) -> pd.DataFrame:
     """The answers frame (tacit.matching.answers_frame) of rows that hold their completions."""
-    from tacit.matching import answers_frame
-    from tacit.models.answers import Completion
-
     said = [[Completion.from_record(c) for c in json.loads(text)] for text in rows["completions"]]
     return answers_frame(rows, list(keys), said, matchers)
 
@@ -238,13 +162,225 @@ def generation_record(
 ) -> dict[str, Any]:
     """The manifest's record of how the models were asked: the questions used (QUESTIONS),
     the answers asked for, the sampling, how answers were read."""
-    from tacit.matching import record
-
     keys = dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes)
     return {
         "by": "generation",
         "questions": {key: QUESTIONS[key] for key in keys},
         "guesses": k,
         "sampling": sampling.record(),
-        "matching": record(),
+        "matching": matching_record(),
     }
+
+
+def turns(shots: Sequence[Shot], asks: str, k: int) -> list[tuple[str, str]]:
+    """Each demonstration as a question and its answer (by generation): the question its
+    prompt is asked as, and the answer in the form the question asks for: a numbered list
+    (retrieval's one name, elicitation's answers up to K), or the name alone for one guess."""
+    found = []
+    for shot in shots:
+        named = shot.named[:k]
+        answer = (
+            named[0]
+            if asks == "concept" and k == 1
+            else "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
+        )
+        found.append((question(shot.cloze, asks, k), answer))
+    return found
+
+
+def asked_shots(
+    shots: Demonstrations | None, rows: pd.DataFrame, asks: str, k: int
+) -> list[list[tuple[str, str]]] | None:
+    """Each prompt row's demonstrations as questions answered (turns), or None without."""
+    if shots is None:
+        return None
+    return [turns(drawn, asks, k) for drawn in shots.of_rows(rows)]
+
+
+class WordsAsk(Ask):
+    """Each prompt asked in words, its answers read and matched (see the module docstring)."""
+
+    name = "words"
+    form = "phrase"
+    said = "asking in words"
+    takes = ("by", "guesses", "samples", "temperature", "max_tokens")
+    yields = "answers"
+    over = "the answers each model gave"
+    recorded_as = "generation"
+    recorded = ("by",)
+
+    probability_note = "prob –: asked by generation, what a model says has no probability"
+
+    @classmethod
+    def ranked_among(cls, manifest: Mapping[str, Any]) -> str:
+        sampling = manifest["generation"]["sampling"]
+        how = (
+            "greedy"
+            if not sampling.get("temperature")
+            else f"{sampling['n']} samples at temperature {sampling['temperature']}"
+        )
+        return f"by generation: the answers each model gave, {how} (answers.csv)"
+
+    @classmethod
+    def no_probability(cls, manifest: Mapping[str, Any], model: Mapping[str, Any]) -> str:
+        return "asked by generation: what a model says has no probability"
+
+    def __init__(self, values: Any, probe: str) -> None:
+        super().__init__(values, probe)
+        self.guesses = int(self.value("guesses", 5))
+        samples, temperature = int(self.value("samples", 1)), float(self.value("temperature", 0))
+        if samples > 1 and temperature == 0:
+            raise TacitError(
+                f"{option('--samples')} {samples} at {option('--temperature')} 0: greedy "
+                f"decoding gives one completion {samples} times; give a temperature above 0"
+            )
+        self.samples, self.temperature = samples, temperature
+        self.max_tokens = int(self.value("max_tokens", 64))
+        self.sampling: Sampling | None = None
+        self.shots: Any = None
+        self.asking: Asking | None = None
+
+    @classmethod
+    def named(cls) -> str:
+        return f"{cls.said} ({option('--by')} generation)"
+
+    @classmethod
+    def chosen(cls, values: Any) -> bool:
+        return getattr(values, "by", "scoring") == "generation"
+
+    def needs(self, templates: Sequence[Template], instead: str, in_place: bool = False) -> Needs:
+        return Needs.of("generate")
+
+    def prepare(self, models: Sequence[RunModel], needs: Needs, run: Any = None) -> None:
+        """The sampling settings, each request seeded from the run's seed."""
+        super().prepare(models, needs)
+        self.sampling = Sampling(
+            n=self.samples, temperature=self.temperature, max_tokens=self.max_tokens, seed=run.seed
+        )
+
+    def shown(self, prompts: pd.DataFrame, shots: Any) -> tuple[pd.DataFrame, dict[str, str]]:
+        """The prompts with their demonstration concepts listed; each is asked as a question
+        answered, before the prompt's own (tacit.ask.shots.turns)."""
+        self.shots = shots
+        if shots is None:
+            return prompts, {}
+        shown, _ = shots.apply(prompts, scoring=False)
+        return shown, {}
+
+    def way(self, asks: str) -> tuple[str, int]:
+        """How a concept's answers rank it: (`list`, K guesses) or, with several samples,
+        (`votes`, one guess each); the answers to a prompt: K guesses."""
+        if asks == "concept" and self.samples > 1:
+            return VOTES, 1
+        return LIST, self.guesses
+
+    def work(
+        self,
+        rows: pd.DataFrame,
+        asking: Asking,
+        columns: Sequence[Column] | Callable[[pd.DataFrame, Answered], pd.DataFrame],
+        *,
+        key: str | None = None,
+        baseline: Callable[[str], str] | None = None,
+    ) -> Work:
+        assert not callable(columns), "asked in words, a prompt is a row: its columns say it"
+        sampling, self.asking = self.sampling, asking
+        assert sampling is not None, "the sampling is made by prepare()"
+        way, k = self.way(asking.asks)
+
+        def score(scorer: Scorer, chunk: pd.DataFrame, bar: tqdm | bool) -> Scored:
+            texts = [question(prompt, asking.asks, k) for prompt in chunk["prompt"]]
+            shown = asked_shots(self.shots, chunk, asking.asks, k)
+            completions, requests = ask(scorer, sampling, texts, bar, shown)
+            table = with_completions(chunk, completions, requests)
+            keys = asking.keys(table)
+            answers = read_answers(table, keys, _matchers(asking, table))
+            answered = Answered(table, _fields(table, answers, keys, asking, way, k))
+            counts = generation_counts(completions, requests)
+            return Scored(with_model(scorer, written(table, answered, columns)), counts)
+
+        return Work(rows, key or "prompt", score, needs=Needs.of("generate"), sampling=sampling)
+
+    def finish(
+        self, rows: pd.DataFrame, models: Sequence[ModelRecord], keys: Sequence[str] = ("prompt",)
+    ) -> Finished:
+        """answers.csv (each raw answer beside its match), messages.jsonl, and the manifest's
+        record of how the models were asked and what they said."""
+        asking, sampling = self.asking, self.sampling
+        assert asking is not None and sampling is not None
+        way, k = self.way(asking.asks)
+        named = ["model", *asking.keys(rows)]
+        answers = read_answers(rows, named, _matchers(asking, rows))
+        record = generation_record(sampling, asking.asks, k, list(rows["prompt"].unique()))
+        if asking.asks == "concept":
+            record["way"] = way
+        record["answers_by_status"] = {
+            str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
+        }
+        if asking.asks == "concept":
+            record["prompts_missed"] = int(rows["rank"].isna().sum())
+        else:
+            record["answers_unmatched"] = int(
+                ((answers["status"] == "ok") & (answers["matched"] == "")).sum()
+            )
+        return Finished(
+            rows.drop(columns=RAW),
+            {"answers": answers},
+            {"messages.jsonl": messages_file(rows, named, sampling)},
+            {"generation": record},
+            self.options_record(),
+        )
+
+
+def _matchers(asking: Asking, rows: pd.DataFrame) -> Matcher | list[Matcher]:
+    assert asking.matchers is not None, "asking in words needs what its answers can name"
+    found: Matcher | list[Matcher] = asking.matchers(rows)
+    return found
+
+
+# the fields a row's first answer ranked among the model's answers gives, by its column there
+RANKED = {
+    "rank": "rank",
+    "prob": "target_prob",
+    "share": "target_prob_shared",
+    "n_candidates": "n_candidates",
+    "answer": "target_answer",
+    "rule": "target_rule",
+    "listed": "top5",
+    **{c: c for c in GENERATED_COLUMNS[8:]},  # status and the draws' counts
+}
+
+
+def _fields(
+    table: pd.DataFrame,
+    answers: pd.DataFrame,
+    keys: list[str],
+    asking: Asking,
+    way: str,
+    k: int,
+) -> dict[str, Callable[[], Any]]:
+    """What the answers tell of each row: the answers frame, and the row's first answer
+    ranked among them (tacit.ranking.generated: its rank, the answer that matched it and by
+    which rule, the top five, the draws' statuses counted; no probability, no candidates)."""
+    made: dict[str, pd.DataFrame] = {}
+
+    def ranked() -> pd.DataFrame:
+        if not made:
+            target = [names[0] for names in asking.answers(table)]
+            made["ranked"] = rank_generated(
+                table.assign(_target=target),
+                answers,
+                keys,
+                way=way,
+                k=k if way == LIST else None,
+                target="_target",
+            )
+        return made["ranked"]
+
+    def field(column: str) -> Callable[[], Any]:
+        return lambda: ranked()[column].to_numpy()
+
+    fields: dict[str, Callable[[], Any]] = {"answers": lambda: answers}
+    if asking.asks == "concept":  # a concept asked for: its rank among the answers
+        fields.update({name: field(column) for name, column in RANKED.items()})
+    return fields

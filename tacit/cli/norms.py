@@ -166,7 +166,7 @@ def show(
 ) -> None:
     """The installed norm sets, then one norm set's counts, feature types, relations, and
     (given models) which concepts retrieval keeps and why the others are dropped."""
-    from tacit.ask.candidates import vocabulary_for
+    from tacit.ask.vocabulary import vocabulary_for
     from tacit.norms import installed_norms, load_norms, parse_columns
 
     for entry in installed_norms():

@@ -26,7 +26,7 @@ def command(
     (RoBERTa's leading-space form; no WordPiece ## pieces, no special tokens), and, with
     --vocab-file, when the file lists it (and with --vocab-words, when it is a word of letters).
     """
-    from tacit.ask.candidates import vocabulary_for
+    from tacit.ask.vocabulary import vocabulary_for
     from tacit.core.files import write_atomic
 
     shared = vocabulary_for(model, vocab_file=vocab_file, revision=revision, words=vocab_words)

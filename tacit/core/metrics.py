@@ -134,3 +134,21 @@ def chance_average_precision(n_relevant: ArrayLike, n_candidates: ArrayLike) -> 
     others = np.divide(r - 1, n - 1, out=np.zeros(r.shape), where=n > 1)
     h = _harmonic(n)
     return (h + others * (n - h)) / n
+
+
+def rank_correlation(pf: ArrayLike, prob: ArrayLike) -> float:
+    """Spearman's rho between production frequencies and model probabilities (or any scores
+    that order the answers as they do: log-probabilities).
+
+    NaN (undefined) with fewer than 2 answers or when either side has no variance.
+
+    Examples:
+        >>> rank_correlation([3, 2, 1], [0.5, 0.2, 0.1]), rank_correlation([3, 3], [0.5, 0.2])
+        (1.0, nan)
+    """
+    from scipy.stats import spearmanr  # scipy.stats takes a second to import: only when used
+
+    x, y = np.asarray(pf, dtype=float), np.asarray(prob, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)

@@ -396,6 +396,18 @@ class RunOptions(Options):
                     f"{probe}: {option(param.flag)} is not available: {RUN_OPTION_GROUPS[group]}"
                 )
 
+    def planning(self) -> Planning:
+        """What a probe's plan reads of these options (Planning)."""
+        return Planning(
+            self.seed,
+            self.limit,
+            self.limit_by,
+            self.progress,
+            self.vocab_models,
+            Path(self.vocab_file) if self.vocab_file is not None else None,
+            self.vocab_words,
+        )
+
     def model_defaults(self) -> dict[str, Any]:
         """The loading options of every model of the run (a model's own win)."""
         return {"revision": self.revision, "dtype": self.dtype, **self.model_args}
@@ -416,6 +428,20 @@ class RunOptions(Options):
                 continue
             found[param.name] = _as_recorded(value)
         return found
+
+
+@dataclass(frozen=True)
+class Planning:
+    """What a probe's plan and finish read of the run's options: the seed, `--limit`, whether
+    progress is shown, and the shared vocabulary's settings (read by its Ask)."""
+
+    seed: int = 0
+    limit: int | None = None
+    limit_by: LimitBy = "random"
+    progress: bool = True
+    vocab_models: Sequence[str] = ()
+    vocab_file: Path | None = None
+    vocab_words: VocabWords = "all"
 
 
 def _as_recorded(value: Any) -> Any:
@@ -454,7 +480,7 @@ def limited(
     return [n for n in names if n in chosen], [n for n in names if n not in chosen]
 
 
-def limit_record(options: RunOptions, of: str) -> dict[str, Any]:
+def limit_record(options: Planning, of: str) -> dict[str, Any]:
     """The manifest's record of `--limit` (none without one): how many of what, how chosen."""
     if options.limit is None:
         return {}
@@ -465,7 +491,7 @@ def limit_record(options: RunOptions, of: str) -> dict[str, Any]:
     return {"limit": {"n": options.limit, "of": of, **by}}
 
 
-def limit_said(options: RunOptions, of: str) -> str:
+def limit_said(options: Planning, of: str) -> str:
     """`2 concepts drawn at random (seed 0)` / `the first 2 concepts`: a limit, in words."""
     if options.limit_by == "first":
         return f"the first {options.limit} {of}"

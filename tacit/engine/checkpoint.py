@@ -22,6 +22,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from tacit.ask.base import Scored
 from tacit.core import faults
 from tacit.core.errors import TacitError, TacitWarning, shorten
 from tacit.core.files import write_atomic
@@ -29,7 +30,6 @@ from tacit.core.manifest import ModelRecord
 from tacit.core.option_names import option
 from tacit.engine import chunkfile
 from tacit.engine.chunkfile import Unusable
-from tacit.probes.base import Scored
 
 # what a plan's hashes stand for, in a message
 HASHED = {

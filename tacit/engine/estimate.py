@@ -40,9 +40,10 @@ from tacit.engine.runner import LONG_RUN_SECONDS, each_model, score_chunk, use_t
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tacit.ask.base import Work
     from tacit.core.options import RunOptions
     from tacit.models.resolved import ResolvedModel
-    from tacit.probes.base import Plan, Work
+    from tacit.probes.base import Plan
 
 # sentences a calibration scores at most, past its warm-up (a budget of seconds stops it too)
 CALIBRATION_SENTENCES = 2048
@@ -166,14 +167,7 @@ def estimate_run(
             batch = options.batch_size if isinstance(options.batch_size, int) else 32
             timed = _calibrated(work, scorer, costs, batch, options.dry_run_seconds)
             estimates.append(replace(timed, model=model.name, load_seconds=loaded))
-    candidates = plan.candidates
-    among = (
-        f"a shared vocabulary of {len(candidates.vocab):,} words"
-        if candidates is not None and candidates.vocabulary is not None
-        else f"{', '.join(f'{len(s.spans):,} spans' for s in candidates.sets.values())}"
-        if candidates is not None and candidates.sets
-        else "what the probe asks"
-    )
+    among = plan.ask.among() if plan.ask is not None else "what the probe asks"
     estimate = RunEstimate(
         probe, len(costs), len(work.rows), among, total, estimates, asked=_asked(work)
     )
@@ -313,11 +307,6 @@ def _timed(groups: Iterator[_Group], first: _Group) -> Iterator[_Group]:
         yield first
 
 
-# the budget advised for a causal LM's vocabulary mode on a CPU (docs/probes/causal.md: at
-# 1,000, SmolLM2's AP on CSLB `has` within 0.01 of the exact run's on the prompts measured)
-SUFFIX_TOP_ADVISED = 1000
-
-
 def faster(estimate: RunEstimate, probe: str, plan: Plan, options: RunOptions) -> list[str]:
     """Where the run would take longer than LONG_RUN_SECONDS: a `note:` line with what takes
     less, as this plan and these models allow: `--limit N` (the N that takes about that long,
@@ -341,34 +330,9 @@ def faster(estimate: RunEstimate, probe: str, plan: Plan, options: RunOptions) -
         )
     elif unit is not None:
         ways.append(f"{option('--limit')} N takes the first look at N {unit}")
-    candidates = plan.candidates
-    kinds = {m.kind for m in estimate.models}
-    if candidates is not None and candidates.vocabulary is not None:
-        if any(m.sentences > estimate.sentences for m in estimate.models):  # a word's suffix
-            if not getattr(plan.values, "suffix_top", 0):
-                ways.append(
-                    f"{option('--suffix-top')} {SUFFIX_TOP_ADVISED} (on a CPU: a causal LM "
-                    f"scores the text after the blank for the golds and the {SUFFIX_TOP_ADVISED:,} "
-                    "words most likely before it; ranks it cannot settle are flagged upper bounds)"
-                )
-            ways.append(
-                f"{option('--vocab-words')} lower (fewer words, so fewer texts after the blank "
-                "for a causal LM to score)"
-            )
-    elif candidates is not None and candidates.sets:
-        # the span options are the probe's own (retrieve and elicit declare them)
-        scoring = getattr(plan.values, "span_scoring", None)
-        normalize = getattr(plan.values, "normalize", None)
-        if scoring == "l2r" and kinds & {"masked", None}:
-            ways.append(
-                f"{option('--span-scoring')} independent (a masked LM: one pass per span, not "
-                "one per token)"
-            )
-        if normalize == "pmi":
-            ways.append(
-                f"{option('--normalize')} sum (pmi scores every span again without the properties)"
-            )
-        ways.append(f"{option('--candidates')} FILE (fewer candidates: the time goes with them)")
+    if plan.ask is not None:
+        longer = any(m.sentences > estimate.sentences for m in estimate.models)
+        ways += plan.ask.faster(longer, {m.kind for m in estimate.models})
     if options.device in ("auto", "cpu") and not _gpu_here():
         ways.append(f"a GPU ({option('--device')} cuda)")
     return [f"note: about {duration(seconds)}: " + "; ".join(ways)]

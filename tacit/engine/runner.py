@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 from tqdm.auto import tqdm
 
+from tacit.ask.base import Scored, Work
 from tacit.core.errors import TacitError
 from tacit.core.files import sha256_bytes, table_text
 from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
@@ -28,7 +29,6 @@ from tacit.core.option_names import option
 from tacit.core.options import RunOptions
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint
-from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
     from tacit.core.modelspec import ModelSpec

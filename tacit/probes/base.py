@@ -27,80 +27,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from tacit.ask.base import Work
 from tacit.core.manifest import Manifest, ModelRecord
 from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
     import pandas as pd
-    from tqdm.auto import tqdm
 
-    from tacit.ask.candidates import Candidates
-    from tacit.core.options import RunOptions
+    from tacit.ask.base import Ask, AskSpec
+    from tacit.core.options import Planning
     from tacit.core.params import Context
-    from tacit.models.answers import Sampling
-    from tacit.models.base import Needs, RunModel
+    from tacit.models.base import RunModel
     from tacit.norms import NormSet
     from tacit.vocab.shared import Vocabulary
-
-
-@dataclass(frozen=True)
-class Scored:
-    """A chunk's result rows (under the index of the rows given: several result rows of one
-    row given share its index, in order) and counts to add up over chunks (e.g. prompts cut to
-    fit) for the model's record."""
-
-    table: pd.DataFrame
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-
-ScoreChunk = Callable[[Any, "pd.DataFrame", "tqdm"], "Scored | pd.DataFrame"]
-AfterModel = Callable[[Any, "pd.DataFrame"], "tuple[pd.DataFrame, dict[str, Any]]"]
-
-
-@dataclass(frozen=True)
-class Work:
-    """What a probe asks of every model (the engine's runner does it).
-
-    rows: one row per thing to score, in output order.
-    key: the column whose distinct values are scored once (rows are chunked on it).
-    score: (scorer, a chunk's rows, progress bar) -> Scored (or just the result table); with
-        `lazy`, it gets the model's handle instead, whose `scorer` loads the model on first use
-        (so that a run whose features are all cached never loads it).
-    needs: what every model must be able to answer (capabilities: tacit.models.base.Needs),
-        checked before any weights load.
-    after_model: optional (model handle, all of its result rows) -> (result rows, record fields):
-        work that needs every row of a model, such as calibration.
-    unit: what the progress bar counts.
-    load_options: capability -> keyword arguments for loading a model that has it (an NLI
-        classifier's label names, for `classify`).
-    cost: rows -> the sentences each of their distinct keys costs a model (a Series indexed by
-        key: a candidate span in a distinct prompt text is one sentence); None: one each.
-        Checkpoint chunks are cut by it (a chunk holds about a minute of work), and `--dry-run`
-        counts and times it.
-    sampling: a plan by generation: how each row's question is asked (one request a row, its
-        `n` completions of at most `max_tokens`), what `--dry-run` counts and bounds.
-    """
-
-    rows: pd.DataFrame
-    key: str
-    score: ScoreChunk
-    needs: Needs
-    after_model: AfterModel | None = None
-    unit: str = "prompt"
-    load_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    lazy: bool = False
-    cost: Callable[[pd.DataFrame], pd.Series] | None = None
-    sampling: Sampling | None = None
-
-    def costs(self) -> pd.Series:
-        """Sentences each distinct key costs a model, in the order of first appearance."""
-        import pandas as pd
-
-        keys = self.rows[self.key].drop_duplicates().to_numpy()
-        if self.cost is None:
-            return pd.Series(1, index=keys)
-        return self.cost(self.rows).reindex(keys).astype(int)
 
 
 @dataclass
@@ -110,9 +50,9 @@ class Plan:
     work: what every model scores (None: nothing is scored by a model, e.g. released
         predictions, whose rows and records are `given`).
     values: the run's options, checked (Probe.validate): an instance of the probe's Options.
-    candidates: what the blank is ranked among (tacit.ask.candidates.Candidates: the shared
-        vocabulary or candidate spans); a resumed run must have ranked over the same (its key
-        joins `resume_key`).
+    ask: how the blanks are asked (tacit.ask.base.Ask: the shared vocabulary, candidate
+        spans, answers in words); a resumed run must have asked the same way (its key joins
+        `resume_key`).
     resume_key: what else a resumed run must match.
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
@@ -121,16 +61,22 @@ class Plan:
 
     work: Work | None
     values: Any = None
-    candidates: Candidates | None = None
+    ask: Ask | None = None
     resume_key: Mapping[str, Any] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
     given: tuple[pd.DataFrame, list[ModelRecord]] | None = None
 
+    @property
+    def asked(self) -> Ask:
+        """The plan's Ask (a plan that asks its blanks one way)."""
+        assert self.ask is not None, "this plan asks nothing of a model's blanks"
+        return self.ask
+
     def __post_init__(self) -> None:
-        """The candidates' resume key, wired in: a probe cannot forget it."""
-        if self.candidates is not None:
-            self.resume_key = {**self.candidates.resume_key(), **self.resume_key}
+        """The Ask's resume key, wired in: a probe cannot forget it."""
+        if self.ask is not None:
+            self.resume_key = {**self.ask.resume_key(), **self.resume_key}
 
 
 @dataclass
@@ -150,12 +96,13 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Metric:
-    """A probe's metric: its summary column, how it is printed, which way is better, the
-    columns of its interval (if it has one), the column counting the units (concepts, prompts,
-    items) it is a mean over, the rows-file column holding its value per prompt (`row`: the
-    per-sample score of an export, tacit.results.lm_eval), for a long-form summary, the
-    column naming each row's metric (`named_by`: NLI's `metric`), and the column of what a
-    uniformly random ranking scores on it (`chance`), where the summary has one."""
+    """A probe's metric, declared once: its summary column and label, which way is better,
+    its interval's columns, the column counting the units it is a mean over, the rows-file
+    column holding its value per prompt (`row`: an export's per-sample score), the column
+    naming each row's metric in a long-form summary (`named_by`: NLI's), and its chance
+    level's column. For the summarise step (tacit.probes.summary): what is averaged (`of`: a
+    rows column or (rows, context) -> values; default `row`), and its chance level
+    (`chance_of`: a number, or (rows, context) -> each row's, averaged)."""
 
     column: str
     label: str
@@ -166,6 +113,8 @@ class Metric:
     row: str | None = None
     named_by: str | None = None
     chance: str | None = None
+    of: str | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
+    chance_of: float | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
@@ -189,6 +138,8 @@ class Probe(ABC, Generic[OptionsT]):
     # comes with `limit`, below)
     run_options: ClassVar[frozenset[str]] = frozenset(RUN_OPTION_GROUPS) - {"limit"}
     metrics: ClassVar[tuple[Metric, ...]] = ()  # the summary's further metrics (exports, logs)
+    # the ways it asks its blanks (tacit.ask.options.ASKS), the one its options choose first
+    asks: ClassVar[tuple[AskSpec, ...]] = ()
     # how its runs are shown (files, tables, figures, a report's brief): "module:Class", a
     # Report (tacit.probes.report.report_of)
     report_class: ClassVar[str] = "tacit.probes.report:Report"
@@ -223,14 +174,12 @@ class Probe(ABC, Generic[OptionsT]):
         return next(p for p in self.params if p.name == name)
 
     @abstractmethod
-    def plan(self, models: Sequence[RunModel], values: OptionsT, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: OptionsT, run: Planning) -> Plan:
         """Everything that can be done before a model loads: read the inputs, build the
         prompts and candidates; bad input fails here, before the slow part."""
 
     @abstractmethod
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         """The scored rows of every model -> summary, report, notes, figures and the
         manifest's own keys (`manifest` holds the shared keys and the plan's)."""
 

@@ -1,12 +1,8 @@
 """The manifest keys several probes share, declared once (a probe's own are beside its
-options): what a probe that ranks records of its candidates (RankedManifest: written by
-tacit.ask.candidates.Candidates.record), what a run by generation records of how it asked
-(AskedManifest: tacit.ask.words), both for a probe that does either
-(RankedOrAskedManifest), and what a model's scoring and ranking add to its record
-(ScoringCounts: the counts the scorers' answers carry, tacit.models.answers; RankingCounts: the
-tie rule's and --suffix-top's, tacit.ranking). Light: probes declare their keys with these
-before any model or array library loads (the docs site builds without them).
-"""
+options): what the Asks record (RankedManifest: the vocabulary's or the candidate spans';
+AskedManifest: asking in words; RankedOrAskedManifest: either), and what a model's scoring and
+ranking add to its record (ScoringCounts, RankingCounts). Light: probes declare their keys
+with these before any array library loads."""
 
 from __future__ import annotations
 

@@ -8,17 +8,18 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
-    from tacit.probes.manifest_keys import AskedManifest, RankedManifest
 
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from tacit.ask.base import asked_by
+from tacit.ask.vocabulary import suffix_top_notes
 from tacit.core.option_names import option
 
 
@@ -41,8 +42,6 @@ def run_notes(manifest: Manifest) -> list[str]:
                 "length and tokens alone give; read the model's numbers against it, not only "
                 "against chance"
             )
-    from tacit.ask.suffix_top import suffix_top_notes
-
     notes += suffix_top_notes(manifest)
     if manifest.get("launch_warning"):
         notes.append(f"warning: {manifest.get('launch_warning')}")
@@ -68,44 +67,9 @@ def run_notes(manifest: Manifest) -> list[str]:
     return notes
 
 
-def masked_ran(manifest: Manifest) -> bool:
-    """Whether a masked LM scored in the run: span scoring (`l2r`, `independent`) is a masked
-    LM's option, said only where one ran."""
-    return any(record.get("kind") == "masked" for record in manifest.get("models", []))
-
-
-def span_scoring_said(manifest: Manifest) -> str:
-    """`scored l2r, normalised sum`; `normalised sum` where no masked LM ran (a decoder-only
-    model scores the whole sentence, whatever `--span-scoring` says)."""
-    scored = f"scored {manifest.get('span_scoring')}, " if masked_ran(manifest) else ""
-    return f"{scored}normalised {manifest.get('normalize')}"
-
-
 def ranked_among(manifest: Manifest) -> str:
-    """What targets were ranked among: the shared vocabulary, or candidate spans (with the
-    work their scoring took against the naive count), or the answers a model generated."""
-    if "generation" in manifest:
-        asked = cast("AskedManifest", manifest)["generation"]
-        sampling = asked["sampling"]
-        how = (
-            "greedy"
-            if not sampling.get("temperature")
-            else f"{sampling['n']} samples at temperature {sampling['temperature']}"
-        )
-        return f"by generation: the answers each model gave, {how} (answers.csv)"
-    if "candidates" not in manifest:
-        return f"shared vocabulary: {manifest['vocabulary']['size']} words"
-    sizes = ", ".join(
-        f"{s['size']} ({s['source']}" + (f", {name})" if name != "all" else ")")
-        for name, s in manifest["candidates"].items()
-    )
-    work = cast("RankedManifest", manifest)["span_work"]
-    done = [
-        f"{what}: {work[f'span_{what}']:,} (naive {work[f'span_{what}_naive']:,})"
-        for what in ("rows", "tokens")
-        if f"span_{what}" in work
-    ]
-    return f"candidates: {sizes}, {span_scoring_said(manifest)}; " + "; ".join(done)
+    """What targets were ranked among, as the run's Ask says (Ask.ranked_among)."""
+    return asked_by(manifest).ranked_among(manifest)
 
 
 def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
@@ -116,39 +80,19 @@ def describe_drops(dropped: pd.DataFrame, kept: int) -> str:
 
 
 def scored_over(manifest: Manifest) -> dict[str, str]:
-    """What a run of a norms-based probe scored, each as a short printable value: the
-    vocabulary or the candidate sets (with their sha256), the span scoring (where a masked LM
-    ran: empty, it matches any) and normalisation, the norms, the concepts, the templates (a
-    run from before template files used the paper's). Two runs stand side by side like for
-    like when these match. A run by generation ranks among the model's own words: it has no
-    vocabulary, candidates or normalisation, and stands beside a scoring run of the same
-    norms, concepts and templates (tacit.results.like_for_like)."""
+    """What a run of a norms-based probe scored, each as a short printable value: what its
+    Ask compares (the vocabulary or the candidate sets with their sha256, the span scoring
+    where a masked LM ran, the normalisation: Ask.compared), the norms, the concepts, the
+    templates (a run from before template files used the paper's). Two runs stand side by
+    side like for like when these match (tacit.results.like_for_like)."""
     from tacit.templates import load_templates
 
-    vocabulary = manifest.get("vocabulary") or {}
     templates = manifest.get("templates") or load_templates().record()
-    candidates = manifest.get("candidates") or {}
     norms = manifest.get("norms") or {}
     options = manifest.get("options") or {}
-    masked = candidates and masked_ran(manifest)  # span scoring is a masked LM's option
-    if options.get("by") == "generation":  # its own words: nothing to rank among
-        return {
-            "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
-            if norms
-            else "",
-            "concepts": ",".join(options.get("concepts") or []) or "all",
-            "templates": f"{templates.get('file')} ({str(templates.get('sha256'))[:8]})",
-        }
+    asked = asked_by(manifest)
     return {
-        "vocabulary": f"{vocabulary.get('size')} words ({str(vocabulary.get('sha256'))[:8]})"
-        if vocabulary
-        else "",
-        "candidates": ", ".join(
-            f"{c.get('size')} {c.get('source')} ({str(c.get('sha256'))[:8]})"
-            for c in candidates.values()
-        ),
-        "span scoring": str(manifest.get("span_scoring")) if masked else "",
-        "normalisation": str(manifest.get("normalize")) if candidates else "",
+        **(asked.compared(manifest) if asked is not None else {}),
         "norms": f"{Path(str(norms.get('path'))).name} ({str(norms.get('sha256'))[:8]})"
         if norms
         else "",

@@ -1,7 +1,6 @@
 """The inputs the norms-based probes share, declared once: which norms (and how to read them),
-which concepts, and what the blank is ranked among (the shared vocabulary or candidate spans:
-tacit.ask.candidates). Light: declaring these options imports nothing heavy; the norms are
-read when a run starts."""
+which concepts, and `--limit`'s concepts. Light: declaring these options imports nothing
+heavy; the norms are read when a run starts."""
 
 from __future__ import annotations
 
@@ -9,18 +8,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from tacit.core.choices import NORMALIZATIONS, NORMS_FORMATS, SPAN_SCORINGS
+from tacit.core.choices import NORMS_FORMATS
 from tacit.core.errors import TacitError
 from tacit.core.files import check_text
 from tacit.core.option_names import option
 from tacit.core.options import limited
-from tacit.core.params import Options, Param
+from tacit.core.params import Param
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import NormsRecord
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.norms import NormSet
 
 
@@ -118,53 +117,6 @@ CONCEPTS = Param(
 )
 NORMS_PARAMS = (NORMS, NORMS_FORMAT, NORMS_COLUMNS, CONCEPTS)
 
-SPAN_SCORING = Param(
-    "span_scoring",
-    "l2r",
-    choices=SPAN_SCORINGS,
-    help="How a candidate span of several tokens is scored by a masked LM: `l2r`, the exact "
-    "chain rule left to right (one mask per token still to come), or `independent` (all masked "
-    "at once, mLAMA's).",
-)
-NORMALIZE = Param(
-    "normalize",
-    "sum",
-    choices=NORMALIZATIONS,
-    help="What candidate spans are ranked by: their log-probability (`sum`), per token "
-    "(`mean`), or against the prompt without its properties (`pmi`).",
-)
-TOKEN_SCORES = Param(
-    "token_scores",
-    False,
-    kind="bool",
-    help="Keep the per-token log-probabilities of the candidates each row lists (an item's "
-    "every candidate; a prompt's target or gold answers and its top 5) in tokens.csv: one row "
-    "per token, in nats and bits, as `probe surprisal` writes them. Scored in the same pass.",
-)
-SPAN_PARAMS = (SPAN_SCORING, NORMALIZE, TOKEN_SCORES)
-SHOTS = Param(
-    "shots",
-    0,
-    kind="int",
-    minimum=0,
-    help="Few-shot demonstrations: before each prompt, this many prompts of the same kind about "
-    "other concepts (never the concept or one of its category), filled with their answers, "
-    "drawn with --seed; by scoring as text before the prompt, by generation as questions "
-    "answered (docs/probes/causal.md).",
-)
-
-SUFFIX_TOP = Param(
-    "suffix_top",
-    0,
-    kind="int",
-    minimum=0,
-    help="A causal LM's vocabulary mode on a CPU: score the text after the blank only for the "
-    "golds and the K words most likely before it, not for every word a gold's rank could "
-    "meet. A rank (or top 5) that a word left unscored could change is an upper bound (the "
-    "best of those scored), counted (ranks_bounded) and flagged approximate. 0: exact "
-    "(docs/probes/causal.md).",
-)
-
 
 def chosen_norms(values: NormsChoice) -> NormSet:
     """The run's NormSet: as given, or read from a path or an installed name."""
@@ -220,15 +172,15 @@ def nothing_left(dropped: pd.DataFrame, asked: str, *, given: bool, hint: str = 
     return TacitError(said + (f" ({hint})" if hint else ""))
 
 
-def limit_reason(run: RunOptions) -> str:
+def limit_reason(run: Planning) -> str:
     """Why `--limit` left a concept out, as the dropped tables say it."""
     from tacit.core.options import limit_said
 
     return f"left out by the limit (kept {limit_said(run, 'concepts')})"
 
 
-def limit_concepts(prompts: pd.DataFrame, run: RunOptions) -> tuple[pd.DataFrame, list[str]]:
-    """The prompts of the concepts `--limit` keeps (RunOptions.limit and limit_by: a seeded
+def limit_concepts(prompts: pd.DataFrame, run: Planning) -> tuple[pd.DataFrame, list[str]]:
+    """The prompts of the concepts `--limit` keeps (Planning.limit and limit_by: a seeded
     sample, or the first in the order they first appear: the norms' for retrieval,
     alphabetical for elicitation, whose prompts go relation by relation), and the concepts it
     leaves out; all of them without a limit."""
@@ -239,16 +191,3 @@ def limit_concepts(prompts: pd.DataFrame, run: RunOptions) -> tuple[pd.DataFrame
         concepts.sort()
     kept, left_out = limited(concepts, run.limit, run.limit_by, run.seed)
     return prompts[prompts["concept"].isin(kept)].reset_index(drop=True), left_out
-
-
-def refuse_span_options(
-    values: Options, candidates: object, params: Sequence[Param], spans: str
-) -> None:
-    """Options that only candidate spans use, given with `--candidates vocab`: refused, so that
-    no option is silently ignored (`spans`: the probe's own span set, e.g. `concepts`)."""
-    given = [option(p.flag) for p in params if getattr(values, p.name) != p.default]
-    if candidates == "vocab" and given:
-        raise TacitError(
-            f"{', '.join(given)}: for candidate spans only: add {option('--candidates')} {spans} "
-            "(or a FILE)"
-        )

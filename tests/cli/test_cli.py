@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 
 from tacit.cli import app
 from tacit.hub.model_files import load_tokenizer
-from tacit.probes.retrieve.scoring import RESULT_COLUMNS
-from tacit.probes.retrieve.summary import RETRIEVAL_SUMMARY_COLUMNS
+from tacit.probes.retrieve.prompts import PROMPT_COLUMNS
+from tacit.probes.retrieve.summary import SUMMARY
+from tacit.probes.summary import summary_columns
 
 runner = CliRunner()
 
@@ -49,11 +50,12 @@ def test_retrieve_writes_the_run_directory(tiny_bert, tiny_roberta, toy_norms_pa
     assert "MRR [95% CI]" in result.stdout and "5 kept, 3 dropped" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == RETRIEVAL_RUN_FILES
     prompts = pd.read_csv(out / "prompts.csv")
-    assert list(prompts.columns) == RESULT_COLUMNS
+    metrics = ["rank", "reciprocal_rank", "target_prob", "target_prob_shared", "top5"]
+    assert list(prompts.columns) == ["model", *PROMPT_COLUMNS, *metrics]
     assert list(prompts.model.unique()) == [tiny_bert, tiny_roberta]
     assert len(prompts) == 2 * 13
     summary = pd.read_csv(out / "summary.csv")
-    assert list(summary.columns) == RETRIEVAL_SUMMARY_COLUMNS
+    assert list(summary.columns) == summary_columns(SUMMARY)
     first = summary[(summary.model == tiny_bert) & (summary.n_props == 1)].iloc[0]
     rows = prompts[(prompts.model == tiny_bert) & (prompts.n_props == 1)]
     assert first.n_prompts == 5

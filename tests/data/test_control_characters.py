@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import TOY_NORMS, fails_cleanly, write_mcrae, write_norms
 
-from tacit.ask.candidates import read_candidates
+from tacit.ask.spans import read_candidates
 from tacit.core.errors import TacitError
 from tacit.core.files import check_text, check_value
 from tacit.lexicon import read_articles

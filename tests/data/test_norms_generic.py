@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 import pytest
-from support import TOY_NORMS
+from support import TOY_NORMS, vocabulary_prompts
 
 from tacit.core.choices import RELATIONS
 from tacit.core.errors import TacitError
@@ -17,7 +17,7 @@ from tacit.probes.elicit.prompts import (
     gold_answers,
     parse_gold,
 )
-from tacit.probes.retrieve.prompts import ABLATION_GRIDS, build_prompts
+from tacit.probes.retrieve.prompts import ABLATION_GRIDS
 from tacit.vocab import build_vocabulary
 
 
@@ -44,8 +44,8 @@ def test_toy_cslb_norms_as_a_generic_table_give_the_same_prompts(
     assert generic.format == "generic" and generic.feature_types
     pd.testing.assert_frame_equal(generic.table, cslb.table)
     conditions = [*ABLATION_GRIDS["ordering"], *ABLATION_GRIDS["category"]]
-    want = build_prompts(cslb, vocab, conditions, max_props=10)
-    got = build_prompts(generic, vocab, conditions, max_props=10)
+    want = vocabulary_prompts(cslb, vocab, conditions, max_props=10)
+    got = vocabulary_prompts(generic, vocab, conditions, max_props=10)
     pd.testing.assert_frame_equal(got.prompts, want.prompts)
     pd.testing.assert_frame_equal(got.dropped, want.dropped)
     golds, want_golds = (
@@ -97,7 +97,7 @@ def test_a_users_own_table_with_other_column_names(vocab, tmp_path):
     norms = read_norms(path, columns=columns)
     assert norms.format == "generic" and norms.columns == columns and not norms.feature_types
     assert norms.table["pf"].dtype == float
-    prompts = build_prompts(norms, vocab, max_props=3).prompts
+    prompts = vocabulary_prompts(norms, vocab, max_props=3).prompts
     bear = prompts[prompts.concept == "bear"]
     assert bear.prompt.tolist() == [
         "A <mask> has fur.",

@@ -9,11 +9,11 @@ import pandas as pd
 from support import with_chat_template
 
 import tacit
+from tacit.ask.base import Scored, Work
 from tacit.engine.runner import run_models
 from tacit.models.answers import GenerationRequest, Sampling, generation_counts
 from tacit.models.base import Needs
 from tacit.models.resolved import resolved_models
-from tacit.probes.base import Scored, Work
 
 QUESTIONS = ["Which animal has fur?", "Name a tool.", "Hi", "Name a tool."]
 

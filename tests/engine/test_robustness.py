@@ -313,8 +313,8 @@ def test_plot_and_table_refuse_unreadable_runs(tmp_path):
 def test_resume_gives_the_results_of_an_uninterrupted_run(
     tiny_bert, tiny_roberta, toy_norms_path, tmp_path, monkeypatch
 ):
+    import tacit.ask.ranked
     import tacit.engine.runner
-    import tacit.probes.retrieve.scoring
 
     monkeypatch.setattr(
         tacit.engine.runner, "CHUNK_TEXTS", 5
@@ -334,7 +334,7 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
     whole = tmp_path / "whole"
     assert runner.invoke(app, [*base, "--out", str(whole)]).exit_code == 0
 
-    real = tacit.probes.retrieve.scoring.score_prompts
+    real = tacit.ask.ranked.rank
     calls = []
 
     def flaky(*args, **kwargs):
@@ -343,14 +343,14 @@ def test_resume_gives_the_results_of_an_uninterrupted_run(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tacit.probes.retrieve.scoring, "score_prompts", flaky)
+    monkeypatch.setattr(tacit.ask.ranked, "rank", flaky)
     resumed = tmp_path / "resumed"
     assert runner.invoke(app, [*base, "--out", str(resumed)]).exit_code == 130
     assert not (resumed / "prompts.csv").exists()
     calls.clear()
     monkeypatch.setattr(
-        tacit.probes.retrieve.scoring,
-        "score_prompts",
+        tacit.ask.ranked,
+        "rank",
         lambda *a, **k: calls.append(1) or real(*a, **k),
     )
     result = runner.invoke(app, [*base, "--out", str(resumed), "--resume"])

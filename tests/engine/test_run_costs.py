@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 import tacit
+from tacit.ask.base import Work
 from tacit.cli import app
 from tacit.engine import runner
 from tacit.engine.estimate import RunEstimate
 from tacit.models.base import Needs
-from tacit.probes.base import Work
 
 
 def _work(costs: list[int]) -> Work:

@@ -5,7 +5,7 @@ import pytest
 from support import TOY_WORDS, out_of_memory_above, reference
 from transformers import AutoTokenizer
 
-from tacit.ask.candidates import vocabulary_for
+from tacit.ask.vocabulary import vocabulary_for
 from tacit.core.errors import TacitError
 from tacit.models.masked import MaskedLMScorer
 from tacit.ranking import rank_targets

@@ -162,8 +162,8 @@ def test_suffixes_are_batched_by_tokens_and_one_stays_one():
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--candidates", "answers"], "--suffix-top: over the shared vocabulary only"),
-        (["--by", "generation"], "--suffix-top sets what a model's scores rank among"),
+        (["--candidates", "answers"], "--suffix-top is an option of the shared vocabulary"),
+        (["--by", "generation"], "--suffix-top is an option of the shared vocabulary"),
     ],
 )
 def test_a_budget_where_it_has_no_place_is_one_line(toy_norms_path, tmp_path, extra, message):

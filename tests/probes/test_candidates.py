@@ -204,7 +204,7 @@ def test_a_candidates_file_and_its_errors(tiny_bert, tiny_roberta, toy_norms_pat
     short.write_text("A bear\nA cat\n")
     fails_cleanly([*base, "--candidates", short], "every target must be a candidate")
     fails_cleanly([*base, "--candidates", tmp_path / "none.txt"], "no such file")
-    fails_cleanly([*base, "--normalize", "pmi"], "add --candidates concepts")
+    fails_cleanly([*base, "--normalize", "pmi"], "is an option of candidate spans")
     spans = tmp_path / "spans.txt"
     spans.write_text(
         "".join(f"{s}\n" for s in concept_candidates(read_norms(toy_norms_path), [])[0].spans)

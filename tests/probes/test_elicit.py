@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tacit.cli import app
 from tacit.core.choices import RELATIONS
-from tacit.core.metrics import average_precision
+from tacit.core.metrics import average_precision, rank_correlation
 from tacit.core.options import RunOptions
 from tacit.hub.model_files import load_tokenizer
 from tacit.lexicon import article
@@ -27,7 +27,6 @@ from tacit.probes.elicit.prompts import (
     parse_gold,
     unasked,
 )
-from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.prince.scoring import COUNTRY_PROPERTIES
 from tacit.probes.report import report_of
 from tacit.ranking.vocabulary import average_precision_rows
@@ -257,7 +256,9 @@ def test_real_norms_counts_and_ap_equal_sklearn(real_bert, real_roberta, tmp_pat
     probe = registry.get("elicit")
     run = RunOptions(vocab_models=(real_roberta,))
     plan = probe.plan(
-        resolved_models([real_bert], run), probe.validate({"norms": str(REAL_NORMS)}), run
+        resolved_models([real_bert], run),
+        probe.validate({"norms": str(REAL_NORMS)}),
+        run.planning(),
     )
     counts = plan.work.rows.groupby("relation").size().to_dict()
     for relation, paper in PAPER_PROMPTS.items():

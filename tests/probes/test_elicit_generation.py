@@ -135,9 +135,9 @@ def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_
 
 
 def test_generation_options_are_refused_where_they_mean_nothing(toy_norms_path):
-    with pytest.raises(TacitError, match="elicit: samples is an option of by generation"):
+    with pytest.raises(TacitError, match="elicit: samples is an option of asking in words"):
         tacit.elicit(["m"], norms=toy_norms_path, samples=3)
-    with pytest.raises(TacitError, match="elicit: candidates sets what a model.s scores rank"):
+    with pytest.raises(TacitError, match="elicit: candidates is an option of the shared vocab"):
         tacit.elicit(["m"], norms=toy_norms_path, by="generation", candidates="answers")
 
 

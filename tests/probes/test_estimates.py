@@ -34,7 +34,7 @@ def planned(name: str, given: dict, models: list) -> tuple[int | None, int]:
     probe = registry.get(name)
     values = probe.validate(given)
     run = RunOptions(quiet=True)
-    plan = probe.plan(resolved_models(models, run), values, run)
+    plan = probe.plan(resolved_models(models, run), values, run.planning())
     return probe.estimate(values), len(plan.work.rows)
 
 

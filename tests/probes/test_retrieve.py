@@ -8,6 +8,7 @@ from support import (
     needs_shared,
     real_bert_tokenizer,
     real_roberta_tokenizer,
+    vocabulary_prompts,
     write_norms,
 )
 
@@ -18,7 +19,6 @@ from tacit.probes.retrieve.prompts import (
     ABLATION_GRIDS,
     RANDOM_BASELINE,
     Condition,
-    build_prompts,
     concept_properties,
     eligible_concepts,
     english_list,
@@ -114,7 +114,7 @@ def test_random_baseline_is_five_orders_of_five_sets(toy):
 
 def test_prompts_grow_one_property_at_a_time(toy):
     norms, vocab = toy
-    built = build_prompts(norms, vocab, max_props=3)
+    built = vocabulary_prompts(norms, vocab, max_props=3)
     bear = built.prompts[built.prompts.concept == "bear"]
     assert list(bear.prompt) == [
         "A <mask> has fur.",
@@ -127,14 +127,14 @@ def test_prompts_grow_one_property_at_a_time(toy):
     assert list(zebra.prompt) == ["A <mask> has stripes."]
     assert built.short == {"all": ["zebra"]}
     with pytest.raises(TacitError, match="--max-props 0"):
-        build_prompts(norms, vocab, max_props=0)
+        vocabulary_prompts(norms, vocab, max_props=0)
     with pytest.raises(TacitError, match="--select 'best'"):
-        build_prompts(norms, vocab, [Condition(selection="best")])
+        vocabulary_prompts(norms, vocab, [Condition(selection="best")])
 
 
 def test_ordering_ablation_prompts(toy):
     norms, vocab = toy
-    built = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3)
+    built = vocabulary_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3)
     prompts = built.prompts
     conditions = prompts.groupby(["selection", "order"])["sample"].nunique().to_dict()
     assert conditions == {
@@ -149,9 +149,13 @@ def test_ordering_ablation_prompts(toy):
     assert len(bear) == 4 * 10 + 25 * 10
     top_inc = bear[(bear.selection == "top") & (bear.order == "increasing")]
     assert top_inc.prompt.iloc[0] == "A <mask> is dangerous."  # the 10th highest pf first
-    again = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3).prompts
+    again = vocabulary_prompts(
+        norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=3
+    ).prompts
     assert again.equals(prompts)
-    other = build_prompts(norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=4).prompts
+    other = vocabulary_prompts(
+        norms, vocab, ABLATION_GRIDS["ordering"], max_props=10, seed=4
+    ).prompts
     random_rows = prompts.selection == "random"
     assert not other[random_rows].prompt.equals(prompts[random_rows].prompt)
     assert other[~random_rows].equals(prompts[~random_rows])
@@ -159,7 +163,7 @@ def test_ordering_ablation_prompts(toy):
 
 def test_category_ablation_prompts(toy):
     norms, vocab = toy
-    built = build_prompts(norms, vocab, ABLATION_GRIDS["category"], max_props=10)
+    built = vocabulary_prompts(norms, vocab, ABLATION_GRIDS["category"], max_props=10)
     prompts = built.prompts
     assert set(prompts.category) == {"all", "visual", "functional", "encyclopaedic"}
     bear_functional = prompts[(prompts.concept == "bear") & (prompts.category == "functional")]
@@ -174,7 +178,7 @@ def test_category_ablation_prompts(toy):
 @needs_shared
 def test_real_norms_give_266_concepts_and_2660_prompts():
     vocab = build_vocabulary({"bert": real_bert_tokenizer(), "roberta": real_roberta_tokenizer()})
-    built = build_prompts(read_norms(REAL_NORMS), vocab, max_props=10)
+    built = vocabulary_prompts(read_norms(REAL_NORMS), vocab, max_props=10)
     assert built.prompts["concept"].nunique() == 266
     assert len(built.prompts) == 2660
     assert len(built.dropped) == 638 - 266

@@ -102,11 +102,11 @@ def test_a_cli_run_writes_what_was_sent_and_said(tiny_gpt2, toy_norms_path, tmp_
 
 
 def test_generation_options_need_by_generation(toy_norms_path):
-    with pytest.raises(TacitError, match="retrieve: samples is an option of by generation"):
+    with pytest.raises(TacitError, match="retrieve: samples is an option of asking in words"):
         tacit.retrieve(["m"], norms=toy_norms_path, samples=3)
     with pytest.raises(TacitError, match="greedy decoding gives one completion 3 times"):
         tacit.retrieve(["m"], norms=toy_norms_path, by="generation", samples=3)
-    with pytest.raises(TacitError, match="candidates sets what a model.s scores rank among"):
+    with pytest.raises(TacitError, match="candidates is an option of the shared vocabulary"):
         tacit.retrieve(["m"], norms=toy_norms_path, by="generation", candidates="concepts")
 
 

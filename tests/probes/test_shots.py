@@ -165,8 +165,8 @@ def test_pmi_baselines_are_led_by_the_same_demonstrations(probe_name, toy_norms_
     else:
         given |= {"candidates": "answers", "relations": ["has"]}
     run = RunOptions(quiet=True)
-    plan = probe.plan(resolved_models([tiny_gpt2], run), probe.validate(given), run)
-    spans = plan.candidates.spans
+    plan = probe.plan(resolved_models([tiny_gpt2], run), probe.validate(given), run.planning())
+    spans = plan.asked.ranked
     for prompt in plan.work.rows["prompt"]:
         baseline = spans.baseline_of(prompt)
         if probe_name == "retrieve":

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import fails_cleanly
+from support import fails_cleanly, vocabulary_prompts
 
 from tacit.core.errors import TacitError
 from tacit.norms import read_norms
 from tacit.probes.elicit.prompts import elicitation_prompt
 from tacit.probes.prince.scoring import PERSON_PROPERTIES
 from tacit.probes.retrieve.fills import retrieval_fills
-from tacit.probes.retrieve.prompts import build_prompts
 from tacit.templates import join_phrases, load_templates
 from tacit.templates.reading import read_templates
 
@@ -291,7 +290,7 @@ def test_the_paper_file_keeps_retrieval_drops(toy_norms_path, tiny_bert):
 
     norms = read_norms(toy_norms_path)
     vocab = build_vocabulary({"b": load_tokenizer(tiny_bert)})
-    paper = build_prompts(norms, vocab, max_props=1)
+    paper = vocabulary_prompts(norms, vocab, max_props=1)
     assert "apple" in set(paper.dropped["concept"]) and "template" not in paper.prompts
-    kept = build_prompts(norms, vocab, max_props=1, a_rule=False)
+    kept = vocabulary_prompts(norms, vocab, max_props=1, a_rule=False)
     assert "apple" in set(kept.prompts["concept"])

@@ -137,8 +137,8 @@ def test_vocabulary_mode_refuses_token_scores_in_one_line(
 ):
     out = tmp_path / "run"
     args = [probe, "-m", tiny_bert, "--norms", toy_norms_path, "--token-scores", "--out", out]
-    fails_cleanly(args, "--token-scores: for candidate spans only", out)
-    with pytest.raises(tacit.TacitError, match="^token_scores: for candidate spans only"):
+    fails_cleanly(args, "--token-scores is an option of candidate spans", out)
+    with pytest.raises(tacit.TacitError, match=f"^{probe}: token_scores is an option of candidate"):
         getattr(tacit, probe)([tiny_bert], norms=toy_norms_path, token_scores=True, quiet=True)
 
 

@@ -14,7 +14,7 @@ concept's features given), over the norms' features F of that concept and relati
   feature of F / its distinct answers; NaN where it gave none (`n_distinct` 0).
 - `spearman`: Spearman's rho between listed_by and pf over F (0 for a feature not listed);
   NaN where undefined (fewer than 2 features, or either side constant: a model that lists
-  every feature or none), as scoring's rho (tacit.probes.elicit.scoring.rank_correlation).
+  every feature or none), as scoring's rho (tacit.core.metrics.rank_correlation).
 - `novel`: the distinct answers no person listed for the concept and relation (matched
   nothing), each with the draws that gave it (`answer:draws | ...`, most first), and
   `n_novel` how many: kept, counted and shown, for a reader to judge (a model's new feature
@@ -30,17 +30,18 @@ Chance: a model's words are open, so recall and precision have no chance level; 
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from tacit.core.metrics import rank_correlation
 from tacit.matching.match import SEPARATOR
 from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
-from tacit.probes.elicit.scoring import rank_correlation
-from tacit.probes.elicit.summary import ALL, concept_intervals
+from tacit.probes.elicit.metrics import LISTING_METRICS, LISTING_PRIMARY
+from tacit.probes.elicit.summary import ALL
+from tacit.probes.summary import Summary, count, defined, pooled_parts, summarise, total
 
 LISTING_COLUMNS = [
     "n_draws",
@@ -58,29 +59,6 @@ LISTING_COLUMNS = [
     "n_novel",
     "novel",
     "listed",
-]
-# summary metric -> the per-prompt column it averages
-_LISTING_METRICS = {
-    "recall_pf": "recall_pf",
-    "recall": "recall",
-    "precision": "precision",
-    "spearman_mean": "spearman",
-}
-LISTING_GROUPS = ["model", "relation", "prefix"]  # prefix: where the prompts have one
-LISTING_SUMMARY_COLUMNS = [
-    *LISTING_GROUPS,
-    "n_prompts",
-    "n_concepts",
-    *(f"{name}{part}" for name in _LISTING_METRICS for part in ("", "_ci_low", "_ci_high")),
-    "spearman_chance",
-    "n_precision",
-    "n_spearman",
-    "n_draws",
-    "n_answers",
-    "n_refusal",
-    "n_empty",
-    "n_truncated",
-    "n_novel",
 ]
 
 
@@ -150,6 +128,28 @@ def _score_one(rows: pd.DataFrame, people: pd.DataFrame) -> dict[str, object]:
     }
 
 
+# recall (pf-weighted and not), precision and Spearman's rho by model x relation (x prefix,
+# where the prompts have one) and over every relation (`all`, where several), each interval
+# over concepts (a mean over the prompts where it is defined: `n_precision`, `n_spearman`),
+# seeded by the relation and prefix; the draws, answers and novel answers are totals
+LISTING_SUMMARY = Summary(
+    ("model", "relation", "prefix"),
+    (LISTING_PRIMARY, *LISTING_METRICS),
+    counts=(count("n_prompts"), count("n_concepts", "concept")),
+    after=(
+        defined("n_precision", "precision"),
+        defined("n_spearman", "spearman"),
+        *(total(c) for c in ("n_draws", "n_answers", "n_refusal", "n_empty", "n_truncated")),
+        total("n_novel"),
+    ),
+    by=("model", "prefix"),
+    parts=pooled_parts("relation", ALL),
+    pooled="relation",
+    stream=lambda key, relation: repr((relation, *key[1:])),
+    templates=False,
+)
+
+
 def summarize_feature_lists(
     scored: pd.DataFrame,
     *,
@@ -157,47 +157,8 @@ def summarize_feature_lists(
     n_resamples: int = 1000,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Mean recall (weighted by pf and not), precision and Spearman's rho by model x relation
-    (x prefix, where the prompts have one), and by model over every relation (`all`, where
-    there are several), each with a percentile bootstrap interval over concepts
-    (tacit.probes.elicit.summary.concept_intervals), seeded by `seed`, the relation and the
-    prefix, not the model (the resamples are paired across models). A mean
-    is over the prompts where the metric is defined (`n_precision`, `n_spearman`); the draws,
-    answers, refusals, empty and truncated draws and novel answers are totals. `spearman_chance`
-    is 0; recall and precision have no chance level (the module docstring)."""
-    several = scored["relation"].nunique() > 1
-    prefixed = "prefix" in scored
-    rows = []
-    for key, by_model in scored.groupby(["model", "prefix"] if prefixed else ["model"], sort=False):
-        model, prefix = key if prefixed else (key[0], None)
-        parts = list(by_model.groupby("relation", sort=False))
-        if several:
-            parts.append((ALL, by_model))
-        for relation, group in parts:
-            stream = (relation, prefix) if prefixed else (relation,)
-            rng = np.random.default_rng([seed, zlib.crc32(repr(stream).encode())])
-            columns = list(_LISTING_METRICS.values())
-            low, high, defined = concept_intervals(group, columns, rng, n_resamples, confidence)
-            row: dict[str, object] = {
-                "model": model,
-                "relation": relation,
-                "prefix": prefix,
-                "n_prompts": len(group),
-                "n_concepts": group["concept"].nunique(),
-            }
-            for i, (name, column) in enumerate(_LISTING_METRICS.items()):
-                row |= {
-                    name: group[column].mean(),
-                    f"{name}_ci_low": low[i],
-                    f"{name}_ci_high": high[i],
-                }
-            row |= {
-                "spearman_chance": 0.0,
-                "n_precision": int(defined["precision"]),
-                "n_spearman": int(defined["spearman"]),
-            }
-            totals = ["n_draws", "n_answers", "n_refusal", "n_empty", "n_truncated", "n_novel"]
-            row |= {column: int(group[column].sum()) for column in totals}
-            rows.append(row)
-    columns = [c for c in LISTING_SUMMARY_COLUMNS if prefixed or c != "prefix"]
-    return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)[columns]
+    """The norming task's summary (LISTING_SUMMARY); recall and precision have no chance
+    level, rho's is 0 (the module docstring)."""
+    return summarise(
+        scored, LISTING_SUMMARY, seed=seed, n_resamples=n_resamples, confidence=confidence
+    )

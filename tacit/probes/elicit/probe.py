@@ -1,29 +1,34 @@
-"""The elicit probe (ElicitProbe): its declaration and how it plans and finishes a run
+"""The elicit probe (ElicitProbe): its declaration, its questions and how it finishes a run
 (tacit.probes.elicit says what the probe is)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tacit.ask.base import Asking, AskSpec, choose, yielded
 from tacit.core.errors import TacitError
-from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.elicit.listing import LISTING_METRICS, LISTING_PRIMARY
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
+from tacit.probes.elicit.metrics import (
+    LISTING_METRICS,
+    LISTING_PRIMARY,
+    MAP_SENS,
+    MAP_VOCAB,
+    SPEARMAN,
+)
 from tacit.probes.elicit.options import ElicitOptions
-from tacit.probes.elicit.plans import State, asked_prompts, prompt_counts, with_shots
 from tacit.probes.manifest_keys import RankedOrAskedManifest, RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tacit.ask.candidates import Candidates
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.core.params import Context
-    from tacit.models.base import Needs, RunModel
-    from tacit.probes.elicit.scoring import Golds
-    from tacit.templates import TemplateSet
+    from tacit.models.base import RunModel
+    from tacit.probes.elicit.plans import State
 
 
 class ElicitProbe(Probe[ElicitOptions]):
@@ -38,31 +43,20 @@ class ElicitProbe(Probe[ElicitOptions]):
     over every answer of that relation (ap_sens), and Spearman's rho between the answers'
     production frequencies and the model's probabilities. Prints the paper's Table 1 layout."""
     options = ElicitOptions
-    primary = Metric(
-        "map_vocab",
-        "mAP",
-        True,
-        "map_vocab_ci_low",
-        "map_vocab_ci_high",
-        "n_concepts",
-        row="ap_vocab",
-        chance="map_vocab_chance",
-    )
-    metrics: ClassVar[tuple[Metric, ...]] = (
-        Metric(
-            "map_sens",
-            "mAP (sensitive)",
-            True,
-            "map_sens_ci_low",
-            "map_sens_ci_high",
-            row="ap_sens",
-        ),
-        Metric(
-            "spearman_mean", "Spearman", True, "spearman_ci_low", "spearman_ci_high", row="spearman"
-        ),
-    )
+    primary = MAP_VOCAB
+    metrics: ClassVar[tuple[Metric, ...]] = (MAP_SENS, SPEARMAN)
     keys = ("model", "relation", "prefix")
     limit = "concepts"
+    asks = (
+        AskSpec("vocabulary"),
+        AskSpec(
+            "spans",
+            recorded=("candidates", "span_scoring", "normalize"),
+            own=("answers",),
+            files="named",
+        ),
+        AskSpec("words"),
+    )
 
     def validate(
         self, given: Mapping[str, Any], *, context: Context = "api", where: str = ""
@@ -86,34 +80,31 @@ class ElicitProbe(Probe[ElicitOptions]):
         return values
 
     def as_run(self, manifest: Manifest) -> ElicitProbe:
-        """A run by generation reports the norming task's metrics (recall weighted by pf
-        first), not average precision."""
-        from tacit.probes.elicit.listing import by_generation
+        """The probe as the run reports: by what its Ask yielded (Ask.yields), ranks' average
+        precision, or the norming task's metrics of answers in words."""
+        chosen = DECLARED[yielded(manifest)]
+        return self if type(self) is chosen else _declared(chosen)
 
-        return ElicitByGeneration() if by_generation(manifest) else self
-
-    def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: RunOptions) -> Plan:
-        from tacit.ask.suffix_top import refuse_over_spans
-        from tacit.ask.words import check_generation_options, refuse_scoring_options
-        from tacit.probes.elicit.options import CANDIDATES
-        from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
+    def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: Planning) -> Plan:
+        from tacit.ask.shots import in_context
+        from tacit.probes.elicit.plans import GOLDS, State, asked_prompts, elicitation_columns
+        from tacit.probes.elicit.prompts import (
+            asking_about,
+            check_prefixes,
+            concept_free,
+            feature_matchers,
+            prompt_keys,
+            unasked,
+        )
         from tacit.probes.shared_options import (
-            SPAN_PARAMS,
-            SUFFIX_TOP,
             chosen_norms,
             norms_record,
             nothing_left,
-            refuse_span_options,
             requested_concepts,
         )
         from tacit.templates import load_templates
 
-        check_generation_options(values, self.name)
-        if values.by == "generation":
-            refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS, SUFFIX_TOP))
-        else:
-            refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
-            refuse_over_spans(values.suffix_top, values.candidates)
+        ask = choose(values, self.asks, self.name)
         prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
         templates = load_templates(values.templates)
@@ -127,241 +118,77 @@ class ElicitProbe(Probe[ElicitOptions]):
             raise nothing_left(
                 unanswered, asking_about(relations), given=values.concepts is not None
             )
-        if values.by == "generation":
-            from tacit.probes.elicit.generation import plan_generation
-
-            return plan_generation(norms, values, relations, prefixes, run, templates)
-        golds_of = self._vocab_golds if values.candidates == "vocab" else self._span_golds
-        state, golds, needs = golds_of(models, norms, values, relations, prefixes, run, templates)
-        work = self._work(state.prompts, golds, needs)
+        needs = ask.needs([t for r in relations for t in templates.for_relation(r)], "answers")
+        ask.prepare(models, needs, run)
+        golds = GOLDS[ask.form](norms, ask, relations, prefixes, values, templates)
+        prompts, dropped = asked_prompts(golds.prompts, norms, values, run, golds.why)
+        prompts, contexts = ask.shown(prompts, self._shots(norms, values, prefixes, run, templates))
+        free = cache(lambda: concept_free(prompts, templates))  # --normalize pmi's baseline
+        matchers = cache(lambda: feature_matchers(norms, prompts))  # what answers in words name
+        asking = Asking(
+            answers=lambda rows: [[a for a, _ in golds.parse(g)] for g in rows["gold"]],
+            sets=lambda rows: list(rows["relation"]),
+            subsets=golds.sensible,
+            subset_of=lambda rows: list(rows["relation"]),
+            asks="answers",
+            matchers=lambda rows: [
+                matchers()[pair] for pair in zip(rows["concept"], rows["relation"])
+            ],
+            keys=prompt_keys,
+        )
+        columns = elicitation_columns(golds.parse, norms.table)
+        baseline = in_context(lambda prompt: free()[prompt], contexts)
+        work = ask.work(prompts, asking, columns, baseline=baseline)
+        state = State(norms, prefixes, prompts, golds, templates, relations, dropped, values.shots)
         known = {"norms": norms_record(norms)}  # in the manifest, and `probe runs` before it
-        return Plan(work, values, state.candidates, manifest=known, state=state)
-
-    def _work(self, prompts: pd.DataFrame, golds: Golds, needs: Needs) -> Work:
-        """Every model ranks every prompt's gold answers (tacit.probes.elicit.scoring): a chunk
-        of prompts at a time, an item's templates together; over spans, a prompt text costs a
-        sentence per candidate of its relation."""
-        from tacit.ask.candidates import span_cost
-        from tacit.ask.paraphrase import ITEM, paraphrased
-        from tacit.probes.elicit.scoring import score_elicitation
-        from tacit.ranking import SpanCandidates
-
-        key = ITEM if paraphrased(prompts) else "prompt"
-        cost = None
-        if isinstance(golds.candidates, SpanCandidates):
-            sizes = {r: len(s.spans) for r, s in golds.candidates.sets.items()}
-            cost = span_cost(key, lambda rows: rows["relation"].map(sizes))
-        return Work(
-            prompts,
-            key,
-            lambda scorer, rows, bar: score_elicitation(
-                rows, scorer, golds, progress=bar, offset=len(prompts)
-            ),
-            needs=needs,
-            cost=cost,
-        )
-
-    def _vocab_golds(
-        self,
-        models: Sequence[RunModel],
-        norms: Any,
-        values: ElicitOptions,
-        relations: list[str],
-        prefixes: list[bool],
-        run: RunOptions,
-        templates: TemplateSet,
-    ) -> tuple[State, Golds, Needs]:
-        """Each relation's one-word answers, ranked among the shared vocabulary."""
-        import numpy as np
-
-        from tacit.ask.candidates import Candidates, vocab_needs
-        from tacit.probes.elicit.prompts import (
-            NO_WORD_IN_VOCABULARY,
-            build_elicitation_prompts,
-            gold_answers,
-        )
-        from tacit.probes.elicit.scoring import Golds
-        from tacit.ranking import SharedVocabulary
-
-        needs = vocab_needs([t for r in relations for t in templates.for_relation(r)], "answers")
-        candidates = Candidates.shared_vocabulary(models, run, needs, self.name)
-        vocab = candidates.vocab
-        golds = gold_answers(norms, vocab, relations)
-        prompts = build_elicitation_prompts(
-            golds.answers, relations, prefixes, values.concepts, templates=templates
-        )
-        prompts, dropped = asked_prompts(prompts, norms, values, run, NO_WORD_IN_VOCABULARY)
-        prompts, _, _ = with_shots(prompts, norms, values, prefixes, run, templates)
-        answers = golds.answers
-        sensible = {
-            r: np.array(sorted({vocab.index(w) for w in words}))
-            for r in relations
-            if len(words := answers.loc[answers.relation == r, "word"])
-        }
-        state = State(
-            norms,
-            prefixes,
-            prompts,
-            candidates,
-            golds.excluded,
-            templates,
-            relations,
-            sensible,
-            dropped=dropped,
-            shots=values.shots,
-        )
-        return state, Golds(SharedVocabulary(vocab, suffix_top=values.suffix_top), sensible), needs
-
-    def _span_golds(
-        self,
-        models: Sequence[RunModel],
-        norms: Any,
-        values: ElicitOptions,
-        relations: list[str],
-        prefixes: list[bool],
-        run: RunOptions,
-        templates: TemplateSet,
-    ) -> tuple[State, Golds, Needs]:
-        """Each relation's answers ranked among spans: every answer people gave to it
-        (`answers`) or a FILE's, in the blank of each of the relation's templates. A span some
-        model's tokenizer does not read whole is refused in a FILE, and left out (counted) among
-        the norms' answers."""
-        from tacit.ask.candidates import (
-            SPAN_NEEDS,
-            Candidates,
-            read_candidates,
-            refuse_unreadable,
-            unreadable_spans,
-        )
-        from tacit.ask.shots import in_context
-        from tacit.probes.elicit.options import CANDIDATE_SETS
-        from tacit.probes.elicit.prompts import (
-            NO_CANDIDATE,
-            build_span_prompts,
-            concept_free,
-            relation_answers,
-            span_golds,
-        )
-        from tacit.probes.elicit.scoring import Golds
-        from tacit.ranking import SpanCandidates
-
-        given = values.candidates
-        chosen = None if given == "answers" else read_candidates(given, CANDIDATE_SETS)
-        spans = (
-            chosen.spans
-            if chosen is not None
-            else sorted({span for r in relations for span in relation_answers(norms, r)["span"]})
-        )
-        unread = unreadable_spans(spans, models)
-        if chosen is not None:
-            refuse_unreadable(chosen, unread)
-        sets, gold, left_out = span_golds(norms, relations, chosen, unread)
-        prompts = build_span_prompts(gold, relations, prefixes, values.concepts, templates)
-        prompts, dropped = asked_prompts(prompts, norms, values, run, NO_CANDIDATE)
-        prompts, contexts, _ = with_shots(prompts, norms, values, prefixes, run, templates)
-        free = concept_free(prompts, templates) if values.normalize == "pmi" else {}
-        ranked = SpanCandidates(
-            dict(sets),
-            values.span_scoring,
-            values.normalize,
-            in_context(free.__getitem__, contexts),
-            values.token_scores,
-        )
-        sensible = {}
-        for relation in relations:
-            index = sets[relation].index()
-            answering = set(gold.loc[gold["relation"] == relation, "span"])
-            sensible[relation] = [index[s] for s in sets[relation].spans if s in answering]
-        candidates = Candidates(spans=ranked)
-        state = State(
-            norms,
-            prefixes,
-            prompts,
-            candidates,
-            left_out,
-            templates,
-            relations,
-            sensible,
-            unread=unread,
-            dropped=dropped,
-            shots=values.shots,
-        )
-        return state, Golds(ranked, sensible), SPAN_NEEDS
-
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
-        from tacit.ask.shots import shots_record
-        from tacit.ask.suffix_top import suffix_top_record
-        from tacit.ask.tokens import TOKENS_TABLE, token_table
-        from tacit.core.manifest import with_keys
-        from tacit.probes.elicit.prompts import PAPER_PROMPTS
-        from tacit.probes.elicit.report import paper_norms
-        from tacit.probes.elicit.summary import summarize_elicitation
-
-        state: State = plan.state
-        values, candidates = plan.values, state.candidates
-        if candidates is None:
-            from tacit.probes.elicit.generation import finish_generation
-
-            return finish_generation(state, values, rows, manifest, run)
-        relations, spans = state.relations, candidates.vocabulary is None
-        tokens = None
-        if candidates.token_scores:
-            rows, tokens = token_table(rows, ["prompt"])
-        added: dict[str, Any] = dict(candidates.record(manifest["models"]))
-        added["options"] = {"relations": relations, "prefix": values.prefix}
-        if values.shots:
-            added["options"]["shots"] = shots_record(values.shots)
-        if values.suffix_top and not spans:
-            added["options"]["suffix_top"] = suffix_top_record(values.suffix_top)
-        if spans:
-            added["options"].update(
-                candidates=str(values.candidates),
-                span_scoring=values.span_scoring,
-                normalize=values.normalize,
-            )
-        added["options"]["concepts"] = values.concepts
-        added["templates"] = state.templates.record()
-        added["counts"] = prompt_counts(state)
-        if spans:
-            added["counts"]["answers_not_candidates"] = state.left_out.to_dict("records")
-            added["counts"]["answers_not_read_whole"] = state.unread
-        else:
-            if paper_norms(with_keys(manifest, added)):
-                added["counts"]["paper_prompts_by_relation"] = {
-                    r: PAPER_PROMPTS[r] for r in relations if r in PAPER_PROMPTS
-                }
-            added["counts"].update(
-                sensible_vocabulary_by_relation={r: len(v) for r, v in state.sensible.items()},
-                features_excluded=state.left_out.to_dict("records"),
-            )
-        added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
-        summary = summarize_elicitation(
-            rows,
-            seed=run.seed,
-            n_candidates=None if spans else len(candidates.vocab),
-            n_sensible={r: len(v) for r, v in state.sensible.items()},
-        )
-        extra = {"answers_left_out" if spans else "excluded": state.left_out}
-        extra["dropped"] = state.dropped
-        if tokens is not None:
-            extra[TOKENS_TABLE] = tokens
-        return Outcome(
-            rows,
-            summary,
-            added,
-            extra,
-            self._files(values, candidates),
-            vocab=candidates.vocabulary,
-        )
+        return Plan(work, values, ask=ask, manifest=known, state=state)
 
     @staticmethod
-    def _files(values: ElicitOptions, candidates: Candidates) -> dict[str, str]:
-        """candidates.txt for a FILE of spans, candidates-<relation>.txt for `answers`."""
-        if candidates.vocabulary is not None:
-            return {}
-        return candidates.files(named=values.candidates == "answers")
+    def _shots(
+        norms: Any, values: ElicitOptions, prefixes: list[bool], run: Planning, templates: Any
+    ) -> Any:
+        """The run's demonstrations (`--shots`: tacit.ask.shots), or None without."""
+        if values.shots == 0:
+            return None
+        from tacit.probes.elicit.prompts import demonstrations
+
+        return demonstrations(
+            norms, values.relations or [], prefixes, templates, k=values.shots, seed=run.seed
+        )
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
+        from tacit.ask.shots import shots_record
+        from tacit.core.manifest import with_keys
+        from tacit.probes.elicit.generated import LISTING_SUMMARY
+        from tacit.probes.elicit.plans import prompt_counts
+        from tacit.probes.elicit.summary import SUMMARY
+        from tacit.probes.summary import summarise
+
+        SUMMARIES = {"ranks": SUMMARY, "answers": LISTING_SUMMARY}  # by what the Ask yields
+
+        state: State = plan.state
+        values, ask = plan.values, plan.asked
+        done = ask.finish(rows, manifest["models"], keys=["prompt"])
+        rows = done.rows
+        added: dict[str, Any] = dict(done.record)
+        added["options"] = {
+            "relations": state.relations,
+            "prefix": values.prefix,
+            **({"shots": shots_record(values.shots)} if values.shots else {}),
+            **done.options,
+            "concepts": values.concepts,
+        }
+        added["templates"] = state.templates.record()
+        added["counts"] = prompt_counts(state)
+        added["counts"].update(state.golds.counts(with_keys(manifest, added)))
+        added["counts"]["spearman_undefined"] = int(rows["spearman"].isna().sum())
+        context = {
+            "n_candidates": ask.candidate_count(),
+            "n_sensible": {r: len(v) for r, v in state.golds.sensible.items()},
+        }
+        summary = summarise(rows, SUMMARIES[ask.yields], seed=run.seed, context=context)
+        extra = {**state.golds.extra, "dropped": state.dropped, **done.extra}
+        return Outcome(rows, summary, added, extra, done.files, vocab=ask.vocabulary)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
@@ -401,13 +228,13 @@ class ElicitProbe(Probe[ElicitOptions]):
         templates), and the relations: `all` pools the relations a run asked for, so runs of
         other relations pool other prompts under the same name; a run by generation reports
         another metric, so it never stands beside a run by scoring."""
-        from tacit.probes.elicit.listing import by_generation
         from tacit.probes.run_notes import scored_over
 
         relations = (manifest.get("options") or {}).get("relations") or []
         found = {**scored_over(manifest), "relations": ", ".join(relations)}
-        if by_generation(manifest):  # recall, not mAP
-            found["metric"] = LISTING_PRIMARY.label
+        primary = self.as_run(manifest).primary
+        if primary != MAP_VOCAB:  # another metric than mAP: never beside a run of mAP
+            found["metric"] = primary.label
         return found
 
     def estimate(self, values: ElicitOptions) -> int | None:
@@ -446,8 +273,18 @@ class ElicitProbe(Probe[ElicitOptions]):
 
 
 class ElicitByGeneration(ElicitProbe):
-    """Elicitation as a run by generation reports it: the norming task's metrics
-    (tacit.probes.elicit.generation)."""
+    """Elicitation as a run asked in words reports it: the norming task's metrics
+    (tacit.probes.elicit.generated)."""
 
     primary = LISTING_PRIMARY
     metrics = LISTING_METRICS
+
+
+# elicitation as a run reports it, by what its Ask yields
+DECLARED: dict[str, type[ElicitProbe]] = {"ranks": ElicitProbe, "answers": ElicitByGeneration}
+
+
+@cache
+def _declared(probe: type[ElicitProbe]) -> ElicitProbe:
+    """One instance of each (probes are stateless)."""
+    return probe()

@@ -8,7 +8,7 @@ are in it (gold_answers); over candidate spans, its answers of any length that a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Collection, Container, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +22,10 @@ from tacit.ranking import CandidateSet
 from tacit.templates import Template, TemplateSet, load_templates
 
 if TYPE_CHECKING:
+    from tacit.ask.base import Ask
     from tacit.ask.shots import Demonstrations
+    from tacit.matching.match import Matcher
     from tacit.norms import NormSet
-    from tacit.vocab.shared import Vocabulary
 
 # Prompts per relation in Weir et al. (2020), Table 1, for comparison.
 PAPER_PROMPTS = {"is": 583, "is a": 506, "has": 564, "has a": 537, "made of": 495}
@@ -72,8 +73,9 @@ class GoldSet:
     excluded: pd.DataFrame
 
 
-def gold_answers(norms: NormSet, vocab: Vocabulary, relations: Sequence[str]) -> GoldSet:
-    """One-word answers per relation and concept, restricted to the shared vocabulary.
+def gold_answers(norms: NormSet, vocab: Container[str], relations: Sequence[str]) -> GoldSet:
+    """One-word answers per relation and concept, restricted to the shared vocabulary (or
+    what else holds the words kept: an Ask).
 
     A feature answers the relation in its `relation` column with the text in its `answer`
     column (tacit.norms.NormSet): the probe reads no format's own syntax.
@@ -225,34 +227,38 @@ def concept_free(prompts: pd.DataFrame, templates: TemplateSet) -> dict[str, str
 
 
 def span_golds(
-    norms: NormSet,
-    relations: Sequence[str],
-    candidates: CandidateSet | None,
-    unread: Collection[str] = (),
-) -> tuple[dict[str, CandidateSet], pd.DataFrame, pd.DataFrame]:
-    """Per relation: the candidate set (`answers` when `candidates` is None, less the `unread`
-    spans some model's tokenizer does not read whole), the gold `relation, concept, span, pf`
-    rows among them, and per relation how many answers were left out because they are not
-    candidates or not read whole."""
-    sets, golds, report = {}, [], []
+    norms: NormSet, relations: Sequence[str], ask: Ask
+) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, str]]:
+    """The gold `relation, concept, span, pf` rows, every answer to the relation that the Ask
+    can rank; where it ranks candidate sets (every answer people gave to the relation, one set
+    per relation, or a FILE's spans), per relation how many answers were left out because
+    they are not candidates or not read whole (None where there are no sets), and the answers
+    no model reads whole (why)."""
+    answers = {r: relation_answers(norms, r) for r in relations}
+
+    def own(unread: Collection[str] = ()) -> dict[str, CandidateSet]:
+        return {
+            r: CandidateSet("answers", sorted(set(answers[r]["span"]) - set(unread)))
+            for r in relations
+        }
+
+    sets, unread = ask.candidate_sets(own, without=own)
+    golds, report = [], []
     for relation in relations:
-        answers = relation_answers(norms, relation)
-        readable = answers[~answers["span"].isin(set(unread))]
-        chosen = candidates or CandidateSet("answers", sorted(set(readable["span"])))
-        kept = readable[readable["span"].isin(set(chosen.spans))]
-        sets[relation] = chosen
+        readable = answers[relation][~answers[relation]["span"].isin(set(unread))]
+        kept = readable[[ask.has(span, relation) for span in readable["span"]]]
         golds.append(kept.assign(relation=relation))
         report.append(
             {
                 "relation": relation,
-                "answers": len(answers),
+                "answers": len(answers[relation]),
                 "kept": len(kept),
                 "not_candidates": len(readable) - len(kept),
-                "not_read_whole": len(answers) - len(readable),
+                "not_read_whole": len(answers[relation]) - len(readable),
             }
         )
     gold = pd.concat(golds, ignore_index=True)[["relation", "concept", "span", "pf"]]
-    return sets, gold, pd.DataFrame(report)
+    return gold, pd.DataFrame(report) if sets else None, unread
 
 
 def build_span_prompts(
@@ -332,3 +338,25 @@ def relation_answers(norms: NormSet, relation: str) -> pd.DataFrame:
         .drop_duplicates(["concept", "span"])
         .reset_index(drop=True)
     )
+
+
+KEYS = ["relation", "prefix", "concept", "template", "prompt"]  # what tells prompts apart
+
+
+def prompt_keys(rows: pd.DataFrame) -> list[str]:
+    """KEYS that the prompts have (`template` only where a relation has several)."""
+    return [k for k in KEYS if k in rows]
+
+
+def feature_matchers(norms: NormSet, prompts: pd.DataFrame) -> dict[tuple[str, str], Matcher]:
+    """Per concept and relation asked, a matcher of its features of the relation (by the
+    norms' names, each named by every reading of its answer)."""
+    from tacit.matching import feature_matcher
+
+    table = norms.table
+    asked = set(zip(prompts["concept"], prompts["relation"]))
+    chosen = table[[pair in asked for pair in zip(table["concept"], table["relation"])]]
+    return {
+        (concept, relation): feature_matcher(list(rows["feature"]), list(rows["answer"]), relation)
+        for (concept, relation), rows in chosen.groupby(["concept", "relation"], sort=False)
+    }

@@ -17,11 +17,14 @@ if TYPE_CHECKING:
 
 import pandas as pd
 
+from tacit.ask.base import asked_by, yielded
+from tacit.ask.paraphrase import format_paraphrases, paraphrased
 from tacit.core.display import render
 from tacit.core.errors import TacitError
 from tacit.core.labels import short_labels
 from tacit.core.numbers import counted
 from tacit.norms.cslb import PAPER_SHA256
+from tacit.probes.elicit.metrics import LISTING_PRIMARY
 from tacit.probes.elicit.summary import elicitation_tables
 from tacit.probes.run_notes import ranked_among, run_notes
 
@@ -72,7 +75,7 @@ def elicitation_text(
     tables = elicitation_tables(
         labelled,
         counts,
-        spans="candidates" in manifest,
+        over=asked_by(manifest).over,
         prefixes=prefixes(manifest),
         answers=answers_are_candidates(manifest),
     )
@@ -91,48 +94,45 @@ def concepts_asked(manifest: Manifest, dropped: pd.DataFrame) -> list[str]:
     return lines
 
 
-def elicitation_report(
-    summary: pd.DataFrame,
-    excluded: pd.DataFrame,
-    manifest: Manifest,
-    paper_counts: dict[str, int],
-    dropped: pd.DataFrame,
-) -> tuple[str, list[str]]:
-    """Table 1's layout, then per relation the concepts asked and left out, how many features
-    answer it and what was left out."""
-    lines = [elicitation_text(summary, manifest, paper_counts), ""]
-    lines += concepts_asked(manifest, dropped)
-    for row in excluded.itertuples():
-        lines.append(
-            f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
-            f"{row.multi_word} of more than one word and {row.out_of_vocabulary} out of the "
-            f"shared vocabulary ({row.alternatives_oov} alternative words out of it)"
-        )
-    undefined = manifest["counts"]["spearman_undefined"]
-    lines.append(
-        f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
-    )
-    return "\n".join(lines), run_notes(manifest)
+def excluded_lines(excluded: pd.DataFrame, manifest: Manifest) -> list[str]:
+    """Per relation, how many features answer it and which were left out of the golds, and
+    why (excluded.csv)."""
+    return [
+        f"{row.relation}: {row.features} features answer it; kept {row.kept}, left out "
+        f"{row.multi_word} of more than one word and {row.out_of_vocabulary} out of the "
+        f"shared vocabulary ({row.alternatives_oov} alternative words out of it)"
+        for row in excluded.itertuples()
+    ]
 
 
-def elicitation_span_report(
-    summary: pd.DataFrame,
-    left_out: pd.DataFrame,
-    manifest: Manifest,
-    paper_counts: dict[str, int],
-    dropped: pd.DataFrame,
-) -> tuple[str, list[str]]:
-    """Table 1's layout over candidate spans, and per relation the concepts asked and left out
-    and how many answers are candidates."""
-    lines = [elicitation_text(summary, manifest, paper_counts), ""]
-    lines += concepts_asked(manifest, dropped)
+def left_out_lines(left_out: pd.DataFrame, manifest: Manifest) -> list[str]:
+    """Per relation, how many answers are candidates (answers_left_out.csv), and what they
+    were ranked among."""
+    lines = []
     for row in left_out.itertuples():
         whole = f", {row.not_read_whole} not read whole" if row.not_read_whole else ""
         lines.append(
             f"{row.relation}: {row.answers} answers (concept, span); {row.kept} among "
             f"the candidates, {row.not_candidates} not{whole}"
         )
-    lines.append(ranked_among(manifest))
+    return [*lines, ranked_among(manifest)]
+
+
+# the lines of each table of what a run left out of its golds, where the run has it
+LEFT_OUT = {"excluded": excluded_lines, "answers_left_out": left_out_lines}
+
+
+def elicitation_report(
+    outcome: Outcome, manifest: Manifest, paper_counts: dict[str, int]
+) -> tuple[str, list[str]]:
+    """Table 1's layout, then per relation the concepts asked and left out, what was left
+    out of the golds (LEFT_OUT), and where rho is undefined."""
+    summary, extra = outcome.summary, outcome.extra
+    lines = [elicitation_text(summary, manifest, paper_counts), ""]
+    lines += concepts_asked(manifest, extra["dropped"])
+    for name, lines_of in LEFT_OUT.items():
+        if name in extra:
+            lines += lines_of(extra[name], manifest)
     undefined = manifest["counts"]["spearman_undefined"]
     lines.append(
         f"Spearman's rho undefined (fewer than 2 answers, or no variance): {undefined} rows"
@@ -146,7 +146,10 @@ def elicitation_span_report(
             f"note: {len(unread)} answer(s) left out of the candidates, {why} for "
             f"{span!r}{others} (manifest: counts)"
         )
-    return "\n".join(lines), notes
+    text = "\n".join(lines)
+    if paraphrased(outcome.rows):  # with several templates, their ensemble's table too
+        text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
+    return text, notes
 
 
 def listing_tables(summary: pd.DataFrame) -> list[Any]:
@@ -199,10 +202,11 @@ def listing_tables(summary: pd.DataFrame) -> list[Any]:
 
 
 def listing_report(
-    summary: pd.DataFrame, manifest: Manifest, dropped: pd.DataFrame
+    outcome: Outcome, manifest: Manifest, paper_counts: dict[str, int]
 ) -> tuple[str, list[str]]:
-    """A run by generation: its tables, then per relation the concepts asked and left out,
+    """A run asked in words: its tables, then per relation the concepts asked and left out,
     and how many answers matched nothing."""
+    summary, dropped = outcome.summary, outcome.extra["dropped"]
     record = cast("AskedManifest", manifest)["generation"]
     lines = [render(listing_tables(summary)).rstrip(), "", *concepts_asked(manifest, dropped)]
     lines.append(
@@ -211,6 +215,15 @@ def listing_report(
         "(novel: kept in answers.csv and the prompts' `novel`)"
     )
     return "\n".join(lines), run_notes(manifest)
+
+
+# a run's printed report and its figure (title, metric: None for mAP), by what its Ask
+# yielded (Ask.yields)
+REPORTS = {"ranks": elicitation_report, "answers": listing_report}
+FIGURES = {
+    "ranks": ("Elicitation: mean average precision by relation", None),
+    "answers": (f"Elicitation by generation: {LISTING_PRIMARY.label} by relation", LISTING_PRIMARY),
+}
 
 
 class ElicitReport(Report):
@@ -225,22 +238,12 @@ class ElicitReport(Report):
     sample_columns = ("prompt", "gold")
 
     def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
-        """By generation, the norming task's tables (listing_report); else the mAP table
-        over the vocabulary or the candidate spans, what was left out, and its notes; with
-        several templates, their ensemble's table too."""
-        from tacit.ask.paraphrase import format_paraphrases, paraphrased
+        """The report of what the run's Ask yielded (REPORTS: the mAP table over the
+        vocabulary or the candidates, or the norming task's asked in words), what was left
+        out, and its notes; with several templates, their ensemble's table too."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
 
-        summary, extra = outcome.summary, outcome.extra
-        if "generation" in manifest:
-            return listing_report(summary, manifest, extra["dropped"])
-        spans = "answers_left_out" in extra
-        report = elicitation_span_report if spans else elicitation_report
-        left_out = extra["answers_left_out" if spans else "excluded"]
-        text, notes = report(summary, left_out, manifest, PAPER_PROMPTS, extra["dropped"])
-        if paraphrased(outcome.rows):
-            text += "\n\n" + format_paraphrases(summary, ["relation", "prefix"], "map_vocab", "mAP")
-        return text, notes
+        return REPORTS[yielded(manifest)](outcome, manifest, PAPER_PROMPTS)
 
     def brief(self, manifest: Manifest) -> list[tuple[str, str]]:
         from tacit.probes.run_notes import norms_brief
@@ -256,19 +259,19 @@ class ElicitReport(Report):
         self, summary: pd.DataFrame, manifest: Manifest | None = None, **_: Any
     ) -> list[Table]:
         """The paper's Table 1 (and Table 2's changes, for runs with and without the prefix),
-        the paper's counts beside ours where the norms are the paper's."""
-        from tacit.probes.elicit.listing import by_generation
+        the paper's counts beside ours where the norms are the paper's; asked in words, the
+        norming task's tables."""
         from tacit.probes.elicit.prompts import PAPER_PROMPTS
         from tacit.probes.elicit.summary import elicitation_tables
 
-        if by_generation(manifest):
+        if yielded(manifest) == "answers":
             return listing_tables(summary)
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
-        spans = bool(manifest and "candidates" in manifest)
+        asked = asked_by(manifest)
         return elicitation_tables(
             summary,
             paper,
-            spans=spans,
+            **({"over": asked.over} if asked is not None else {}),
             prefixes=prefixes(manifest),
             answers=answers_are_candidates(manifest),
         )
@@ -281,17 +284,12 @@ class ElicitReport(Report):
         caption: str = "",
     ) -> list[tuple[str, Any]]:
         from tacit.probes.elicit.figures import elicitation_figure
-        from tacit.probes.elicit.listing import LISTING_PRIMARY as PRIMARY
-        from tacit.probes.elicit.listing import by_generation
 
-        ways = {by_generation(manifest) for _, _, manifest in runs}
-        if ways == {True}:
-            title = f"Elicitation by generation: {PRIMARY.label} by relation"
-            return [(title, elicitation_figure(runs, caption, PRIMARY))]
+        ways = {yielded(manifest) for _, _, manifest in runs}
         if len(ways) > 1:
             raise TacitError(
                 "elicitation runs by scoring and by generation have different metrics (average "
                 "precision, recall): plot each kind apart"
             )
-        title = "Elicitation: mean average precision by relation"
-        return [(title, elicitation_figure(runs, caption))]
+        title, metric = FIGURES[ways.pop()]
+        return [(title, elicitation_figure(runs, caption, metric))]

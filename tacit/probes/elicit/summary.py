@@ -5,90 +5,54 @@ per model and relation, so that it fits a terminal)."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from tacit.ask.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
-from tacit.ask.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
+from tacit.ask.paraphrase import ensemble_rows
+from tacit.ask.vocabulary import BOUNDED_HEADER, bounded_columns
 from tacit.core.display import Table
-from tacit.core.metrics import chance_average_precision
-from tacit.core.stats import bootstrap_ratio_ci
+from tacit.probes.elicit.metrics import MAP_SENS, MAP_VOCAB, SPEARMAN
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
+from tacit.probes.summary import Summary, count, defined, pooled_parts, summarise
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
 ALL = "all"  # the relation of the rows that pool every relation's prompts
-_METRICS = {"map_vocab": "ap_vocab", "map_sens": "ap_sens", "spearman": "spearman"}
+
+
+def _in_order(summary: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Models, relations (`all` last) and prefixes in the order of the prompts."""
+    order = {
+        "model": list(dict.fromkeys(rows["model"])),
+        "prefix": list(dict.fromkeys(rows["prefix"])),
+        "relation": [*dict.fromkeys(rows["relation"]), ALL],
+    }
+    return summary.sort_values(
+        ["model", "relation", "prefix"],
+        key=lambda col: col.map(order[col.name].index),
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+# mAP over the candidates and over the relation's answers and mean Spearman's rho, by model x
+# relation x prefix and over every relation (`all`, where several), each interval over
+# concepts (a mean over the prompts where the metric is defined: `n_spearman`), seeded by the
+# condition; with several templates a row per template and one for their ensemble
+SUMMARY = Summary(
+    tuple(ELICITATION_GROUPS),
+    (MAP_VOCAB, MAP_SENS, SPEARMAN),
+    counts=(count("n_prompts"), count("n_concepts", "concept")),
+    after=(defined("n_spearman", "spearman"),),
+    by=("model", "prefix"),
+    parts=pooled_parts("relation", ALL),
+    pooled="relation",
+    stream=lambda key, relation: repr((relation, bool(key[1]), *key[2:])),
+    order=_in_order,
+)
 # each metric with a chance level -> its chance column
-CHANCE = {
-    "map_vocab": "map_vocab_chance",
-    "map_sens": "map_sens_chance",
-    "spearman_mean": "spearman_chance",
-}
-ELICITATION_SUMMARY_COLUMNS = [
-    *ELICITATION_GROUPS,
-    "n_prompts",
-    "n_concepts",
-    "map_vocab",
-    "map_vocab_ci_low",
-    "map_vocab_ci_high",
-    "map_vocab_chance",
-    "map_sens",
-    "map_sens_ci_low",
-    "map_sens_ci_high",
-    "map_sens_chance",
-    "spearman_mean",
-    "spearman_ci_low",
-    "spearman_ci_high",
-    "spearman_chance",
-    "n_spearman",
-]
-
-
-def concept_intervals(
-    group: pd.DataFrame,
-    columns: Sequence[str],
-    rng: np.random.Generator,
-    n_resamples: int,
-    confidence: float,
-) -> tuple[np.ndarray, np.ndarray, pd.Series]:
-    """Per column of `group`, a percentile bootstrap interval over concepts for its mean over
-    the prompts where it is defined (a concept's prompts resampled together), NaN where it is
-    defined on none; and on how many prompts each column is defined."""
-    values = group[list(columns)].astype(float)
-    per_concept = values.fillna(0.0).groupby(group["concept"], sort=True).sum()
-    counts = values.notna().groupby(group["concept"], sort=True).sum()
-    low, high = bootstrap_ratio_ci(
-        per_concept.to_numpy(),
-        counts.to_numpy(),
-        rng=rng,
-        n_resamples=n_resamples,
-        confidence=confidence,
-    )
-    defined = counts.sum().to_numpy() > 0
-    return np.where(defined, low, np.nan), np.where(defined, high, np.nan), counts.sum()
-
-
-def _summarize(
-    group: pd.DataFrame, rng: np.random.Generator, n_resamples: int, confidence: float
-) -> dict[str, float]:
-    """One condition's means, each with a percentile bootstrap interval over concepts (a
-    concept's prompts resampled together: the mean is over prompts)."""
-    low, high, counts = concept_intervals(
-        group, list(_METRICS.values()), rng, n_resamples, confidence
-    )
-    row: dict[str, float] = {"n_prompts": len(group), "n_concepts": group["concept"].nunique()}
-    for i, (name, column) in enumerate(_METRICS.items()):
-        mean = group[column].mean()
-        row[name if name != "spearman" else "spearman_mean"] = mean
-        row[f"{name}_ci_low"] = low[i]
-        row[f"{name}_ci_high"] = high[i]
-        row[f"{name}_chance"] = group[f"_{column}_chance"].mean() if name != "spearman" else 0.0
-    row["n_spearman"] = int(group["spearman"].count())
-    return row
+CHANCE = {m.column: m.chance for m in SUMMARY.metrics if m.chance is not None}
 
 
 def summarize_elicitation(
@@ -100,78 +64,25 @@ def summarize_elicitation(
     n_candidates: int | None = None,
     n_sensible: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
-    """mAP over the shared (or candidate) and the sensible vocabulary and mean Spearman's rho,
-    by model x relation x prefix, and by model x prefix over every relation (`all`, where a run
-    asks more than one). Each with a 95% percentile bootstrap interval over concepts, seeded by
-    `seed` and the condition, not the model (the resamples are paired across models).
-    `n_spearman` counts the prompts where rho is defined (the mean is over those only). Models,
-    relations (`all` last) and prefixes in the order of the prompts (--model first). With
-    several templates, a row per template and one for their ensemble, which carries the spread
-    and consistency (tacit.ask.paraphrase).
-
-    Beside each mAP, its chance level (`map_vocab_chance`, `map_sens_chance`): the mean over the
-    prompts of the exact expected AP of a uniformly random ranking of N candidates with the
-    prompt's `n_gold` answers among them (tacit.core.metrics.chance_average_precision). N: the
-    prompt's `n_candidates` (candidate spans) or, where the rows have none, `n_candidates` (the
-    shared vocabulary's size); for `map_sens`, the answers to the prompt's relation among them
-    (`n_sensible`, by relation). NaN where a count is not given. `spearman_chance` is 0.
-    """
-    among = (
-        prompts["n_candidates"].astype(float)
-        if "n_candidates" in prompts
-        else pd.Series(np.nan if n_candidates is None else float(n_candidates), index=prompts.index)
+    """The summary (SUMMARY), each mAP beside its chance level: the mean over the prompts of
+    the exact expected AP of a uniformly random ranking of N candidates with the prompt's
+    `n_gold` answers among them, N its `n_candidates` (spans) or `n_candidates` (the shared
+    vocabulary's size), for `map_sens` the answers to its relation (`n_sensible`)."""
+    context = {"n_candidates": n_candidates, "n_sensible": n_sensible}
+    return summarise(
+        prompts,
+        SUMMARY,
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        context=context,
     )
-    sensible = prompts["relation"].map(dict(n_sensible or {})).astype(float)
-    prompts = prompts.assign(
-        _ap_vocab_chance=chance_average_precision(prompts["n_gold"], among),
-        _ap_sens_chance=chance_average_precision(prompts["n_gold"], sensible),
-    )
-    several = prompts["relation"].nunique() > 1
-    by_template = paraphrased(prompts)
-    rows = []
-    keys = ["model", "prefix", *([TEMPLATE] if by_template else [])]
-    for key, by_prefix in prompts.groupby(keys, sort=False):
-        model, prefix, *template = key
-        parts = list(by_prefix.groupby("relation", sort=False))
-        if several:
-            parts.append((ALL, by_prefix))
-        for relation, group in parts:
-            condition = repr((relation, bool(prefix), *template))
-            rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
-            rows.append(
-                {
-                    "model": model,
-                    "relation": relation,
-                    "prefix": prefix,
-                    **({TEMPLATE: template[0]} if by_template else {}),
-                    **_summarize(group, rng, n_resamples, confidence),
-                    **bounded_sum(group),
-                }
-            )
-    columns = [*ELICITATION_SUMMARY_COLUMNS, *bounded_columns(prompts)]
-    if by_template:
-        columns.insert(len(ELICITATION_GROUPS), TEMPLATE)
-    summary = pd.DataFrame(rows, columns=columns)
-    order = {
-        "model": list(dict.fromkeys(prompts["model"])),
-        "prefix": list(dict.fromkeys(prompts["prefix"])),
-        "relation": [*dict.fromkeys(prompts["relation"]), ALL],
-    }
-    summary = summary.sort_values(
-        ["model", "relation", "prefix"],
-        key=lambda col: col.map(order[col.name].index),
-        kind="stable",
-    )
-    summary = summary.reset_index(drop=True)
-    if by_template:
-        summary = paraphrase_columns(summary, prompts, ELICITATION_GROUPS, "map_vocab")
-    return summary
 
 
 def elicitation_tables(
     summary: pd.DataFrame,
     paper_counts: dict[str, int] | None,
-    spans: bool = False,
+    over: str = "the shared vocabulary",
     prefixes: Sequence[str] | None = None,
     answers: bool = False,
 ) -> list[Table]:
@@ -179,11 +90,11 @@ def elicitation_tables(
     the paper's count, for the paper's norms), mAP with its interval, mAP over the answers to
     the relation, Spearman's rho; with and without the prefix, Table 2's changes for the
     models and relations that have both. `summary`'s models are already labelled. With
-    several templates: their ensemble's. `prefixes`: the templates' prefixes, named in the
-    title (None: not known). `answers`: the candidates are the relation's answers
-    (`--candidates answers`), so that mAP over them is mAP sens: shown once, and said why."""
+    several templates: their ensemble's. `over`: what the answers were ranked among (Ask.over).
+    `prefixes`: the templates' prefixes, named in the title (None: not known). `answers`: the
+    candidates are the relation's answers (`--candidates answers`), so that mAP over them is
+    mAP sens: shown once, and said why."""
     summary = ensemble_rows(summary)
-    over = "the candidates" if spans else "the shared vocabulary"
     if answers:
         over = "the candidates, every answer to the relation: mAP sens is the same number"
         sens = ""

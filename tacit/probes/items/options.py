@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tacit.ask.options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
 from tacit.core.params import Options, Param
+from tacit.probes.base import Metric
 from tacit.probes.manifest_keys import RankedManifest
-from tacit.probes.shared_options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring
@@ -30,6 +31,14 @@ K = Param(
     minimum=1,
     help="Report P@k: the share of items with an answer among the k best candidates.",
 )
+
+
+# what an items run reports: of each item, whether its first answer is ranked first, and the
+# reciprocal of its best answer's rank
+ACCURACY = Metric(
+    "accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items", of="correct"
+)
+MRR = Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_items", of="reciprocal_rank")
 
 
 class ItemsManifest(RankedManifest, total=False):

@@ -4,21 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tacit.ask.base import AskSpec
 from tacit.core.errors import TacitError
-from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
-from tacit.probes.items.options import ItemsManifest, ItemsOptions
+from tacit.probes.base import Condition, Outcome, Plan, Probe
+from tacit.probes.items.options import ACCURACY, MRR, ItemsManifest, ItemsOptions
 from tacit.probes.manifest_keys import RankingCounts
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
-    from tacit.models.base import RunModel, Scorer
+    from tacit.core.options import Planning
+    from tacit.models.base import RunModel
 
 
 @dataclass
@@ -42,59 +43,47 @@ class ItemsProbe(Probe[ItemsOptions]):
     group and overall, with bootstrap intervals over items) and manifest.json; with
     --token-scores, tokens.csv (every candidate's tokens and their log-probabilities)."""
     options = ItemsOptions
-    primary = Metric("accuracy", "accuracy", True, "accuracy_ci_low", "accuracy_ci_high", "n_items")
-    metrics = (Metric("mrr", "MRR", True, "mrr_ci_low", "mrr_ci_high", "n_items"),)
+    primary = ACCURACY
+    metrics = (MRR,)
     keys = ("model", "group")
     report_class = "tacit.probes.items.report:ItemsReport"
     run_options = frozenset({"seed", "resume"})
+    asks = (
+        AskSpec("spans", recorded=("span_scoring", "normalize"), files="none", records_sets=False),
+    )
 
-    def plan(self, models: Sequence[RunModel], values: ItemsOptions, run: RunOptions) -> Plan:
-        from tacit.ask.candidates import SPAN_NEEDS, token_scores_key, unreadable_spans
+    def plan(self, models: Sequence[RunModel], values: ItemsOptions, run: Planning) -> Plan:
+        from tacit.ask.base import Asking, choose
         from tacit.hub.dataset_files import local_file
-        from tacit.probes.base import Scored
         from tacit.probes.items.reading import read_items, refuse_unreadable
-        from tacit.probes.items.scoring import candidate_sets, score_items
-        from tacit.ranking import SpanCandidates
+        from tacit.probes.items.scoring import candidate_sets, item_rows
 
         if values.items is None:
             raise TacitError("no items file given (probe items FILE)")
+        ask = choose(values, self.asks, self.name)
         path, fetched = local_file(values.items, "ITEMS")
         items, sha256 = read_items(path, name=str(values.items))
-        problems = unreadable_spans(list(items["candidate"].unique()), models)
-        refuse_unreadable(values.items, items, problems)
-        scoring, normalize, tokens = values.span_scoring, values.normalize, values.token_scores
+        ask.prepare(models, ask.needs([], ""), run)
         sets, set_of = candidate_sets(items)
-        candidates = SpanCandidates(sets, scoring, normalize, tokens=tokens)
-
-        def score(scorer: Scorer, rows: pd.DataFrame, bar: Any) -> Scored:
-            table, counts = score_items(rows, scorer, candidates, set_of, bar)
-            return Scored(table, counts)
-
-        work = Work(items, "id", score, SPAN_NEEDS, unit="item")
-        resume = {
-            "items_sha256": sha256,
-            "span_scoring": scoring,
-            "normalize": normalize,
-            **token_scores_key(tokens),
-        }
-        return Plan(
-            work,
-            values,
-            resume_key=resume,
-            state=State(items, sha256, fetched.record() if fetched else {}),
+        _, unread = ask.candidate_sets(lambda: sets)
+        refuse_unreadable(values.items, items, unread)
+        asking = Asking(
+            answers=lambda rows: [sets[set_of[str(i)]].spans for i in rows["id"]],
+            sets=lambda rows: [set_of[str(i)] for i in rows["id"]],
+            top_k=0,
+            questions=lambda rows: rows.drop_duplicates("id").assign(prompt=lambda f: f["text"]),
         )
+        work = ask.work(items, asking, item_rows(sets, set_of), key="id")
+        work = replace(work, unit="item", cost=None)  # an item a unit of work, as it is counted
+        state = State(items, sha256, fetched.record() if fetched else {})
+        return Plan(work, values, ask=ask, resume_key={"items_sha256": sha256}, state=state)
 
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
-        from tacit.ask.candidates import span_work, token_scores_key
-        from tacit.ask.tokens import TOKENS_TABLE, token_table
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         from tacit.probes.items.scoring import summarize_items
-        from tacit.ranking import record as tie_record
 
         state: State = plan.state
-        values = plan.values
-        k = values.k
+        values, ask = plan.values, plan.asked
+        done = ask.finish(rows, manifest["models"], keys=["id"])
         items = state.items.drop_duplicates("id")
         added: dict[str, Any] = {
             "items": {
@@ -103,11 +92,7 @@ class ItemsProbe(Probe[ItemsOptions]):
                 "sha256": state.sha256,
                 **state.hub,
             },
-            "options": {
-                "k": k,
-                "span_scoring": values.span_scoring,
-                "normalize": values.normalize,
-            },
+            "options": {"k": values.k, **done.options},
             "counts": {
                 "items": len(items),
                 "candidates": len(state.items),
@@ -115,17 +100,10 @@ class ItemsProbe(Probe[ItemsOptions]):
                     str(g): int(n) for g, n in items["group"].value_counts(sort=False).items()
                 },
             },
-            "span_scoring": values.span_scoring,
-            "normalize": values.normalize,
-            **token_scores_key(values.token_scores),
-            "span_work": span_work(manifest["models"]),
-            "ties": tie_record(),
+            **done.record,
         }
-        extra = {}
-        if values.token_scores:
-            rows, extra[TOKENS_TABLE] = token_table(rows, ["id"])
-        summary = summarize_items(rows, k, seed=run.seed)
-        return Outcome(rows, summary, added, extra)
+        summary = summarize_items(done.rows, values.k, seed=run.seed)
+        return Outcome(done.rows, summary, added, done.extra)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """Every item together (group `all`) first, one row per model; then each group."""
@@ -138,7 +116,7 @@ class ItemsProbe(Probe[ItemsOptions]):
         ]
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
-        from tacit.probes.run_notes import masked_ran
+        from tacit.ask.spans import masked_ran
 
         items = cast(ItemsManifest, manifest).get("items") or {}
         return {

@@ -57,7 +57,7 @@ def read_items(path: str | Path, *, name: str | None = None) -> tuple[pd.DataFra
 
 
 def refuse_unreadable(path: str | Path, items: pd.DataFrame, problems: dict[str, str]) -> None:
-    """A candidate some model's tokenizer does not read whole (tacit.ask.candidates
+    """A candidate some model's tokenizer does not read whole (tacit.ask.spans
     unreadable_spans) would be scored as other text: one line naming the file and its line."""
     for row in items[items["candidate"].isin(list(problems))].head(1).itertuples():
         raise TacitError(

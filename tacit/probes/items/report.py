@@ -19,8 +19,9 @@ class ItemsReport(Report):
     def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
         """Accuracy, MRR and P@k per group (items_report), then how many items and
         candidates, and how the spans were scored."""
+        from tacit.ask.spans import span_scoring_said
         from tacit.probes.items.scoring import items_report
-        from tacit.probes.run_notes import run_notes, span_scoring_said
+        from tacit.probes.run_notes import run_notes
 
         counts = manifest["counts"]
         text = items_report(outcome.summary, manifest["options"]["k"])

@@ -5,25 +5,20 @@ overall, with bootstrap intervals over items."""
 
 from __future__ import annotations
 
-import zlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
+from tacit.ask.base import Answered
 from tacit.ask.tokens import TOKENS_COLUMN, token_cells
 from tacit.core.labels import short_labels
 from tacit.core.numbers import with_interval
-from tacit.core.stats import bootstrap_ratio_ci
+from tacit.probes.base import Metric
+from tacit.probes.items.options import ACCURACY, MRR
 from tacit.probes.items.reading import ITEM_COLUMNS, OVERALL
-from tacit.ranking import CandidateSet, Question, SpanCandidates, rank
-
-if TYPE_CHECKING:
-    from tqdm.auto import tqdm
-
-    from tacit.models.base import Scorer
-
-ROW_COLUMNS = ["model", *ITEM_COLUMNS, "score", "rank"]
+from tacit.probes.summary import Summary, count, defined, summarise
+from tacit.ranking import CandidateSet
 
 
 def candidate_sets(items: pd.DataFrame) -> tuple[dict[str, CandidateSet], dict[str, str]]:
@@ -35,43 +30,38 @@ def candidate_sets(items: pd.DataFrame) -> tuple[dict[str, CandidateSet], dict[s
     return sets, {str(item): names[spans] for item, spans in lists.items()}
 
 
-def score_items(
-    rows: pd.DataFrame,
-    scorer: Scorer,
-    candidates: SpanCandidates,
-    set_of: dict[str, str],
-    bar: tqdm | bool,
-) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Each candidate's score in its item's blank (what candidates are ranked by, see
-    `--normalize`) and its rank among the item's candidates (1 + those scored higher, or as
-    high and listed earlier; near ties settled on the spans scored alone: tacit.ranking.ties),
-    by the ranking layer in one call; also the work the scoring ran. With the candidates'
-    `tokens`, each row carries its candidate's per-token scores (tacit.ask.tokens)."""
-    first = rows.drop_duplicates("id")
-    items = [str(i) for i in first["id"]]
-    sets = [set_of[i] for i in items]
-    every = [list(range(len(candidates.sets[s].spans))) for s in sets]  # each one's rank
-    question = Question(list(first["text"]), every, top_k=0, sets=sets)
-    ranking = rank(scorer, question, candidates, progress=bar)
-    score_of: dict[tuple[str, str], tuple[float, int]] = {}
-    cell_of: dict[tuple[str, str], str] = {}
-    for n, (item, name) in enumerate(zip(items, sets)):
-        spans = candidates.sets[name].spans
-        for s, span in enumerate(spans):
-            score_of[(item, span)] = (float(ranking.score[n, s]), int(ranking.rank[n, s]))
-        if ranking.tokens is not None:
-            cells = token_cells([[pair] for pair in ranking.tokens[n]])
-            cell_of.update(zip(((item, span) for span in spans), cells))
-    table = rows.copy()
-    table.insert(0, "model", scorer.name)
-    keys = list(zip(rows["id"].astype(str), rows["candidate"]))
-    table["score"] = [score_of[key][0] for key in keys]
-    table["rank"] = [score_of[key][1] for key in keys]
-    if ranking.tokens is not None:
-        table[TOKENS_COLUMN] = [cell_of[key] for key in keys]
-    return table[ROW_COLUMNS + ([TOKENS_COLUMN] if ranking.tokens is not None else [])], dict(
-        ranking.counts
-    )
+def item_rows(
+    sets: Mapping[str, CandidateSet], set_of: Mapping[str, str]
+) -> Callable[[pd.DataFrame, Answered], pd.DataFrame]:
+    """How a chunk's rows (one per item and candidate) are written from its items asked (one
+    row each, every candidate an answer): each candidate's score in its item's blank (what
+    candidates are ranked by, see `--normalize`) and its rank among the item's candidates (1
+    + those scored higher, or as high and listed earlier: tacit.ranking.ties); with the
+    candidates' tokens, each row's per-token scores (tacit.ask.tokens)."""
+
+    def written(rows: pd.DataFrame, answered: Answered) -> pd.DataFrame:
+        scores, ranks = answered["scores"], answered["ranks"]
+        pairs = answered.get("token_pairs")
+        score_of: dict[tuple[str, str], tuple[float, int]] = {}
+        cell_of: dict[tuple[str, str], str] = {}
+        for n, item in enumerate(str(i) for i in answered.rows["id"]):
+            spans = sets[set_of[item]].spans
+            for s, span in enumerate(spans):
+                score_of[(item, span)] = (float(scores[n, s]), int(ranks[n, s]))
+            if pairs is not None:
+                cells = token_cells([[pair] for pair in pairs[n]])
+                cell_of.update(zip(((item, span) for span in spans), cells))
+        table = rows.copy()
+        keys = list(zip(rows["id"].astype(str), rows["candidate"]))
+        table["score"] = [score_of[key][0] for key in keys]
+        table["rank"] = [score_of[key][1] for key in keys]
+        columns = [*ITEM_COLUMNS, "score", "rank"]
+        if pairs is not None:
+            table[TOKENS_COLUMN] = [cell_of[key] for key in keys]
+            columns.append(TOKENS_COLUMN)
+        return table[columns]
+
+    return written
 
 
 def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -91,36 +81,37 @@ def item_results(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     return items
 
 
-def summarize_items(rows: pd.DataFrame, k: int, *, seed: int = 0) -> pd.DataFrame:
+def items_summary(k: int) -> Summary:
     """Accuracy (P@1), MRR and P@k by model and group, and over every item (`group` all),
-    each with a 95% percentile bootstrap interval over items, seeded by `seed` and the group
-    (the same resamples for every model: paired). P@k is over the items with more than k
-    candidates (`n_items_over_k`; empty where there are none)."""
-    items = item_results(rows, k)
-    metrics = ["correct", "reciprocal_rank", f"p_at_{k}"]
-    names = ["accuracy", "mrr", f"p_at_{k}"]
-    groups = [g for g in dict.fromkeys(items["group"]) if g]
-    records = []
-    for model, mine in items.groupby("model", sort=False):
-        for group in [*groups, OVERALL]:
-            chosen = mine if group == OVERALL else mine[mine["group"] == group]
-            rng = np.random.default_rng([seed, zlib.crc32(group.encode())])
-            values = chosen[metrics]
-            defined = values.notna()
-            low, high = bootstrap_ratio_ci(
-                values.fillna(0.0).to_numpy(), defined.to_numpy(), rng=rng
-            )
-            record: dict[str, Any] = {
-                "model": model,
-                "group": group,
-                "n_items": len(chosen),
-                "n_items_over_k": int(defined[f"p_at_{k}"].sum()),
-            }
-            for n, name in enumerate(names):
-                record[name] = float(values.iloc[:, n].mean())
-                record[f"{name}_ci_low"], record[f"{name}_ci_high"] = low[n], high[n]
-            records.append(record)
-    return pd.DataFrame(records)
+    each interval over items, seeded by the group (the same resamples for every model:
+    paired). P@k is over the items with more than k candidates (`n_items_over_k`)."""
+
+    def parts(mine: pd.DataFrame, items: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+        groups = [g for g in dict.fromkeys(items["group"]) if g]
+        return [*((g, mine[mine["group"] == g]) for g in groups), (OVERALL, mine)]
+
+    p_at_k = f"p_at_{k}"
+    return Summary(
+        ("model", "group"),
+        (
+            ACCURACY,
+            MRR,
+            Metric(p_at_k, f"P@{k}", True, f"{p_at_k}_ci_low", f"{p_at_k}_ci_high", of=p_at_k),
+        ),
+        counts=(count("n_items"), defined("n_items_over_k", p_at_k)),
+        by=("model",),
+        parts=parts,
+        pooled="group",
+        stream=lambda key, group: str(group),
+        unit=None,
+        prepare=lambda rows, _: item_results(rows, k),
+        templates=False,
+    )
+
+
+def summarize_items(rows: pd.DataFrame, k: int, *, seed: int = 0) -> pd.DataFrame:
+    """The summary of an items run (items_summary)."""
+    return summarise(rows, items_summary(k), seed=seed)
 
 
 def items_report(summary: pd.DataFrame, k: int) -> str:

@@ -9,13 +9,13 @@ from typing import Any, cast
 
 import pandas as pd
 
+from tacit.ask.base import Work
 from tacit.ask.cloze import CLOZE_NEEDS
 from tacit.core.files import file_sha256
 from tacit.core.manifest import ModelRecord
 from tacit.models.base import Needs
 from tacit.pragmatics import SUITES
 from tacit.pragmatics.labels import ENTAILMENT, NON_ENTAILMENT, PROB_COLUMNS
-from tacit.probes.base import Work
 from tacit.probes.nli.predict import ClozeSetup
 
 # what each --mode asks of a model: a classifier of premise-hypothesis pairs, or a language

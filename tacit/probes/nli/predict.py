@@ -21,11 +21,11 @@ import numpy as np
 import pandas as pd
 
 from tacit.ask import cloze
+from tacit.ask.base import Scored
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.pragmatics.files import read_jsonl
 from tacit.pragmatics.labels import LABELS, PROB_COLUMNS, normalize_label
-from tacit.probes.base import Scored
 from tacit.probes.nli.options import ClozeSetup, check_template, parse_verbalizer
 
 if TYPE_CHECKING:

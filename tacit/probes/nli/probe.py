@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.models.base import RunModel
     from tacit.probes.nli.predict import ClozeSetup
 
@@ -55,7 +55,7 @@ class NLIProbe(Probe[NLIOptions]):
         "mode): hub name or local directory. Repeat for several."
     )
 
-    def plan(self, models: Sequence[RunModel], values: NLIOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: NLIOptions, run: Planning) -> Plan:
         import numpy as np
 
         from tacit.pragmatics import SUITES
@@ -108,9 +108,7 @@ class NLIProbe(Probe[NLIOptions]):
             return values.cloze
         return ClozeSetup(**parts)
 
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         from tacit.probes.nli.figures import nli_figure, nli_panels
         from tacit.probes.nli.items import data_files_record, items_with_predictions, nli_summary
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.models.base import RunModel
     from tacit.probes.pragmeval.run import Pass
 
@@ -48,7 +48,7 @@ class PragmevalProbe(Probe[PragmevalOptions]):
     run_options = frozenset({"seed"})
     limit = "configurations"
 
-    def plan(self, models: Sequence[RunModel], values: PragmevalOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: PragmevalOptions, run: Planning) -> Plan:
         from tacit.core.errors import TacitError
         from tacit.probes.pragmeval.report import read_reference
         from tacit.probes.pragmeval.run import configurations, pragmeval_work
@@ -73,9 +73,7 @@ class PragmevalProbe(Probe[PragmevalOptions]):
         work, kept = pragmeval_work(configs, values, run.seed, run.progress)
         return Plan(work, values, state=State(configs, skipped, reference, kept))
 
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         import pandas as pd
 
         from tacit.core.files import file_sha256

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from tacit.ask.base import Scored, Work
 from tacit.ask.cloze import CLOZE_NEEDS
 from tacit.core import paths
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.models.base import Needs
-from tacit.probes.base import Scored, Work
 
 if TYPE_CHECKING:
     from tacit.probes.pragmeval.options import PragmevalOptions

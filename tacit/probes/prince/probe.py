@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tacit.ask.base import AskSpec
 from tacit.core.params import Options
-from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Work
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.manifest_keys import RankedManifest, RankingCounts
 from tacit.templates import TEMPLATES
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.models.base import RunModel
     from tacit.templates import TemplateSet
 
@@ -47,40 +48,36 @@ class PrinceProbe(Probe[PrinceOptions]):
     )
     keys = ("model", "direction")
     run_options = frozenset({"vocab"})
+    asks = (AskSpec("vocabulary"),)
 
-    def plan(self, models: Sequence[RunModel], values: PrinceOptions, run: RunOptions) -> Plan:
-        from tacit.ask.candidates import Candidates
-        from tacit.ask.paraphrase import ITEM, paraphrased
-        from tacit.probes.prince.scoring import WORD_NEEDS, prince_prompts, score_prince
+    def plan(self, models: Sequence[RunModel], values: PrinceOptions, run: Planning) -> Plan:
+        from tacit.ask.base import Asking, choose
+        from tacit.probes.prince.scoring import COLUMNS, TOP_K, prince_prompts
         from tacit.templates import load_templates
 
+        ask = choose(values, self.asks, self.name)
         templates = load_templates(values.templates)
-        candidates = Candidates.shared_vocabulary(models, run, WORD_NEEDS, self.name)
-        vocab = candidates.vocab
-        prompts = prince_prompts(vocab, templates)
-        work = Work(
-            prompts,
-            ITEM if paraphrased(prompts) else "prompt",
-            lambda scorer, rows, bar: score_prince(
-                rows, scorer, vocab, progress=bar, offset=len(prompts)
-            ),
-            needs=WORD_NEEDS,
+        ask.prepare(models, ask.needs(templates.retrieval, "", in_place=True), run)
+        prompts = prince_prompts(ask.vocabulary, templates)
+        asking = Asking(
+            answers=lambda rows: [target.split() for target in rows["target"]],
+            top_k=TOP_K,
+            in_place=True,
         )
-        return Plan(work, values, candidates, state=(candidates, templates))
+        work = ask.work(prompts, asking, COLUMNS)
+        return Plan(work, values, ask=ask, state=templates)
 
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         from tacit.ask.paraphrase import TEMPLATE, paraphrase_columns, paraphrased
 
-        candidates, templates = plan.state
-        added = dict(candidates.record(manifest["models"]))
+        templates, ask = plan.state, plan.asked
+        added = dict(ask.finish(rows, manifest["models"]).record)
         added["templates"] = templates.record()
         keys = ["model", "direction", *([TEMPLATE] if paraphrased(rows) else [])]
         summary = rows[[*keys, "rank", "target_prob", "ap_vocab"]]
         if paraphrased(rows):
             summary = paraphrase_columns(summary, rows, ["model", "direction"], "ap_vocab")
-        return Outcome(rows, summary, added, vocab=candidates.vocabulary)
+        return Outcome(rows, summary, added, vocab=ask.vocabulary)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """The property direction (how well her list of a country's properties is recovered)

@@ -17,26 +17,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.ask.paraphrase import (
-    ITEM,
-    TEMPLATE,
-    TOP1,
-    ensemble_frame,
-    item_numbers,
-    paraphrased,
-    with_items,
-)
+from tacit.ask.base import Answered, Column
+from tacit.ask.paraphrase import TOP1, paraphrased, with_items
 from tacit.core.errors import TacitError
-from tacit.models.base import VOCAB_ANYWHERE, Needs
-from tacit.probes.base import Scored
-from tacit.ranking import Question, SharedVocabulary, rank
 from tacit.templates import TemplateSet, load_templates
 
 if TYPE_CHECKING:
-    from tqdm.auto import tqdm
-
-    from tacit.models.base import Scorer
-    from tacit.ranking import Ranking
     from tacit.vocab.shared import Vocabulary
 
 # What Prince lists of a person, as one property of retrieval's templates ("A <mask> has
@@ -57,24 +43,38 @@ COUNTRY_PROPERTIES = (
     "history",
 )
 TOP_K = 10
-# the shared vocabulary at either prompt's blank: read where it is, or (a causal model, for the
-# person prompt) by putting each word in it
-WORD_NEEDS = Needs(
-    (frozenset({VOCAB_ANYWHERE}), frozenset({"vocab", "words"})),
-    asks="the shared vocabulary at a blank anywhere in a sentence",
+
+
+def _ranks(answered: Answered) -> list[list[int]]:
+    """Each prompt's answers' ranks."""
+    ranks = answered["ranks"]
+    return [ranks[i, : len(t.split())].tolist() for i, t in enumerate(answered.rows["target"])]
+
+
+def _probability(answered: Answered) -> list[float]:
+    """Each prompt's answers' probability, summed."""
+    probs = answered["probs"]
+    return [float(probs[i, : len(t.split())].sum()) for i, t in enumerate(answered.rows["target"])]
+
+
+def _gold_ranks(answered: Answered) -> list[str]:
+    """`word:rank ...` of each prompt's answers."""
+    return [
+        " ".join(f"{w}:{r}" for w, r in zip(t.split(), ranks))
+        for t, ranks in zip(answered.rows["target"], _ranks(answered))
+    ]
+
+
+# prompts.csv after the prompt's columns: the best answer's rank, the answers' probability, AP
+# of the answer set, each answer's rank, the top 10 (and each template's top word)
+COLUMNS = (
+    Column("rank", ("ranks",), lambda a: [min(r) for r in _ranks(a)]),
+    Column("target_prob", ("probs",), _probability),
+    Column("ap_vocab", ("ap",), lambda a: a["ap"].astype(float)),
+    Column("gold_ranks", ("ranks",), _gold_ranks),
+    Column.field("top10", "listed"),
+    Column.field(TOP1, "best", when=paraphrased),
 )
-COLUMNS = [
-    "model",
-    "direction",
-    "prompt",
-    "target",
-    "not_in_vocab",
-    "rank",
-    "target_prob",
-    "ap_vocab",
-    "gold_ranks",
-    "top10",
-]
 
 
 def prince_prompts(vocab: Vocabulary, templates: TemplateSet | None = None) -> pd.DataFrame:
@@ -109,43 +109,3 @@ def prince_prompts(vocab: Vocabulary, templates: TemplateSet | None = None) -> p
         rows, columns=["direction", "template", "prompt", "target", "not_in_vocab"]
     )
     return with_items(prompts, ["direction"])
-
-
-def score_prince(
-    prompts: pd.DataFrame,
-    scorer: Scorer,
-    vocab: Vocabulary,
-    *,
-    progress: bool | tqdm = True,
-    offset: int = 0,
-) -> Scored:
-    """Rank and probability of each answer, AP of the answer set, and the top 10 words (a
-    causal model reads the person prompt's blank, which starts the sentence, by putting each
-    word in it: see the module docstring), by the ranking layer in one call; with several
-    templates, the ensemble of each direction's too (indexed from `offset`); and the work
-    counted while scoring, near ties settled as at batch size 1 (tacit.ranking.ties)."""
-    answers = [[vocab.index(w) for w in target.split()] for target in prompts["target"]]
-    question = Question(list(prompts["prompt"]), answers, TOP_K, item_numbers(prompts))
-    ranking = rank(scorer, question, SharedVocabulary(vocab, in_place=True), progress=progress)
-    tables = [_table(prompts, scorer, ranking)]
-    if ranking.ensemble is not None:
-        tables.append(_table(ensemble_frame(prompts, offset), scorer, ranking.ensemble))
-    return Scored(pd.concat(tables), ranking.counts)
-
-
-def _table(prompts: pd.DataFrame, scorer: Scorer, ranking: Ranking) -> pd.DataFrame:
-    answers = [target.split() for target in prompts["target"]]
-    table = prompts.copy()
-    table.insert(0, "model", scorer.name)
-    ranks = [ranking.rank[i, : len(a)].tolist() for i, a in enumerate(answers)]
-    table["rank"] = [min(r) for r in ranks]
-    table["target_prob"] = [float(ranking.prob[i, : len(a)].sum()) for i, a in enumerate(answers)]
-    table["ap_vocab"] = ranking.ap.astype(float)
-    table["gold_ranks"] = [
-        " ".join(f"{w}:{r}" for w, r in zip(a, rank)) for a, rank in zip(answers, ranks)
-    ]
-    table["top10"] = ranking.listed
-    if paraphrased(prompts):
-        table[TOP1] = ranking.best
-        return table[[*COLUMNS[:2], ITEM, TEMPLATE, *COLUMNS[2:], TOP1]]
-    return table[COLUMNS]

@@ -8,19 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from tacit.ask.words import BY, GUESSES, MAX_TOKENS, SAMPLES, TEMPERATURE, By
-from tacit.core.params import Options, Param
-from tacit.probes.shared_options import (
-    CONCEPTS,
+from tacit.ask.options import (
+    BY,
+    GUESSES,
+    MAX_TOKENS,
     NORMALIZE,
-    NORMS,
-    NORMS_COLUMNS,
-    NORMS_FORMAT,
+    SAMPLES,
     SHOTS,
     SPAN_SCORING,
     SUFFIX_TOP,
+    TEMPERATURE,
     TOKEN_SCORES,
+    By,
 )
+from tacit.core.params import Options, Param
+from tacit.probes.shared_options import CONCEPTS, NORMS, NORMS_COLUMNS, NORMS_FORMAT
 from tacit.templates import TEMPLATES
 
 if TYPE_CHECKING:

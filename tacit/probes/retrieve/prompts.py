@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from tacit.ask.paraphrase import with_items
+from tacit.ask.base import Answered, Column
+from tacit.ask.paraphrase import TOP1, paraphrased, with_items
+from tacit.ask.tokens import TOKENS_COLUMN
+from tacit.ask.vocabulary import BOUNDED, word_problem
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
@@ -53,15 +56,39 @@ PROMPT_COLUMNS = [
     "target",
 ]
 
-# Why a concept cannot be a retrieval target, in the order the reasons are checked.
+
+def _reciprocal(answered: Answered) -> np.ndarray:
+    """1 / rank, 0 where the target has no rank (asked in words, never named)."""
+    rank = np.asarray(answered["rank"], dtype=float)
+    return np.where(np.isnan(rank), 0.0, 1.0 / rank)
+
+
+# prompts.csv after the prompt's columns: each written where the run's Ask answers it
+COLUMNS = (
+    Column.field("target_span", "span"),
+    Column.field("rank", "rank"),
+    Column("reciprocal_rank", ("rank",), _reciprocal),
+    Column.field("target_score", "score"),
+    Column.field("target_prob", "prob"),
+    Column.field("target_prob_shared", "share"),
+    Column.field("n_candidates", "n_candidates"),
+    Column.field("target_answer", "answer"),
+    Column.field("target_rule", "rule"),
+    Column.field("top5", "listed"),
+    *(
+        Column.field(name, name)
+        for name in ("status", "n_draws", "n_answers", "n_refusal", "n_empty", "n_truncated")
+    ),
+    Column.field(BOUNDED, BOUNDED),
+    Column.field(TOP1, "top", when=paraphrased),
+    Column.field(TOKENS_COLUMN, "tokens"),
+)
+
+# Why a concept cannot be a retrieval target over the shared vocabulary, in the order checked
+# (the vocabulary's own reasons after these: tacit.ask.vocabulary.word_problem).
 REASON_SENSE_LABEL = "sense label"
 REASON_MULTI_WORD = "more than one word"
 REASON_VOWEL = "vowel-initial (a/an)"
-REASON_NOT_IN_FILE = "not in the vocabulary file"
-
-
-def reason_not_single_token(model: str) -> str:
-    return f"not a single token in {model}"
 
 
 def english_list(phrases: Sequence[str]) -> str:
@@ -90,42 +117,41 @@ def names_target(prompt: str, target: str) -> bool:
     )
 
 
-def ineligibility(concept: str, vocab: Vocabulary | None, a_rule: bool = True) -> str | None:
-    """Why a concept cannot be a retrieval target, or None if it can (see DESIGN.md); the
-    vowel rule applies where a template writes "a" before the blank (`a_rule`). Without a
-    vocabulary, only the rules that need none (checked before any tokenizer loads)."""
+def name_problem(concept: str, a_rule: bool = True) -> str | None:
+    """Why a concept's name cannot be one word in the blank (see DESIGN.md): a sense label,
+    more than one word, or a vowel first where a template writes "a" before the blank
+    (`a_rule`); None where it can."""
     if "(" in concept:
         return REASON_SENSE_LABEL
     if "_" in concept or " " in concept:
         return REASON_MULTI_WORD
     if a_rule and concept[0].lower() in "aeiou":
         return REASON_VOWEL
-    if vocab is None:
-        return None
-    for model, words in vocab.single_token.items():
-        if concept not in words:
-            return reason_not_single_token(model)
-    if vocab.file_words is not None and concept not in vocab.file_words:
-        return REASON_NOT_IN_FILE
     return None
 
 
-def eligible_concepts(
-    norms: NormSet,
-    vocab: Vocabulary | None,
-    requested: Sequence[str] | None = None,
-    a_rule: bool = True,
+def asked_concepts(
+    norms: NormSet, requested: Sequence[str] | None, why: Callable[[str], str | None]
 ) -> tuple[list[str], pd.DataFrame]:
-    """The concepts that can be targets, and a `concept, reason` table of those left out.
-
-    With `requested`, only those concepts are considered (naming one the norms do not hold is
-    an error); one that cannot be a target is dropped with its reason, as every other is.
-    Without `vocab`, only the rules that need no vocabulary apply.
-    """
-    reasons = [(c, ineligibility(c, vocab, a_rule)) for c in requested_concepts(norms, requested)]
-    eligible = [c for c, why in reasons if why is None]
-    dropped = pd.DataFrame([(c, why) for c, why in reasons if why], columns=["concept", "reason"])
+    """The concepts asked about (every one of the norms, or those `requested`: naming one the
+    norms do not hold is an error), and a `concept, reason` table of those left out (`why`:
+    a concept -> why it cannot be a target, None where it can)."""
+    reasons = [(c, why(c)) for c in requested_concepts(norms, requested)]
+    eligible = [c for c, reason in reasons if reason is None]
+    dropped = pd.DataFrame(
+        [(c, reason) for c, reason in reasons if reason], columns=["concept", "reason"]
+    )
     return eligible, dropped
+
+
+def eligible_concepts(
+    norms: NormSet, vocab: Vocabulary, requested: Sequence[str] | None = None, a_rule: bool = True
+) -> tuple[list[str], pd.DataFrame]:
+    """The concepts that can be targets over the shared vocabulary `vocab`, and a `concept,
+    reason` table of those left out (`probe norms show --model`)."""
+    return asked_concepts(
+        norms, requested, lambda c: name_problem(c, a_rule) or word_problem(c, vocab)
+    )
 
 
 def concept_properties(norms: NormSet, concept: str, category: str = "all") -> pd.DataFrame:
@@ -247,37 +273,30 @@ class PromptSet:
 
 def build_prompts(
     norms: NormSet,
-    vocab: Vocabulary | None,
+    targets: Sequence[str],
     conditions: Sequence[Condition] = (Condition(),),
     *,
+    dropped: pd.DataFrame | None = None,
     max_props: int = 10,
-    concepts: Sequence[str] | None = None,
     seed: int = 0,
     fills: Mapping[str, Fill] | None = None,
-    a_rule: bool = True,
 ) -> PromptSet:
-    """Prompts for each eligible concept, condition, sample, number of properties and template
-    (`fills`: id -> properties -> prompt; the paper's by default).
-
-    With `vocab` None (candidate spans, tacit.ask.candidates), every concept is a target.
-    With several templates, each question (concept, condition, sample, number of properties)
-    is asked once per template: `item` numbers the questions, `template` names the template."""
+    """Prompts for each target concept, condition, sample, number of properties and template
+    (`fills`: id -> properties -> prompt; the paper's by default), with the concepts left out
+    (`dropped`: `concept, reason`). With several templates, each question (concept,
+    condition, sample, number of properties) is asked once per template: `item` numbers the
+    questions, `template` names the template."""
     if fills is None:
-        fills = retrieval_fills(load_templates(), spans=vocab is None)
+        fills = retrieval_fills(load_templates(), spans=False)
     MAX_PROPS.validate(max_props, "cli")
     for condition in conditions:
         condition.check()
-    if vocab is None:
-        eligible, dropped = (
-            requested_concepts(norms, concepts),
-            pd.DataFrame(columns=["concept", "reason"]),
-        )
-    else:
-        eligible, dropped = eligible_concepts(norms, vocab, concepts, a_rule)
+    if dropped is None:
+        dropped = pd.DataFrame(columns=["concept", "reason"])
     records: list[tuple[Any, ...]] = []
     short: dict[str, list[str]] = {}
     duplicates = 0
-    for concept in eligible:
+    for concept in targets:
         all_properties = concept_properties(norms, concept)
         duplicates += len(norms.features_of(concept)) - len(all_properties)
         for condition in conditions:
@@ -408,7 +427,7 @@ def demonstrations(
 
     fills = retrieval_fills(templates, spans=True)  # the blank holds the whole phrase
     built = build_prompts(
-        norms, None, conditions, max_props=max_props, seed=seed, fills=fills
+        norms, list(norms.concepts), conditions, max_props=max_props, seed=seed, fills=fills
     ).prompts
     blanks = {t.id: t.blank for t in templates.retrieval}
     only = next(iter(blanks))

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 import pandas as pd
 
+from tacit.ask.base import asked_by
 from tacit.core.display import render
 from tacit.probes.retrieve.summary import retrieval_tables
 from tacit.probes.run_notes import describe_drops, listed, ranked_among, run_notes
@@ -29,9 +30,9 @@ def retrieval_report(
     concepts short of --max-props."""
     counts = manifest["counts"]
     tables = retrieval_tables(summary)
-    if "generation" in manifest:  # no probability to read: the models were asked in words
-        for table in tables:
-            table.note = "prob –: asked by generation, what a model says has no probability"
+    note = asked_by(manifest).probability_note  # where the way of asking gives none at all
+    for table in tables if note else []:
+        table.note = note
     text = "\n".join(
         [
             render(tables).rstrip(),

@@ -5,57 +5,60 @@ scores beside each: a uniformly random ranking of the same candidates), and thei
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tacit.ask.paraphrase import TEMPLATE, ensemble_rows, paraphrase_columns, paraphrased
-from tacit.ask.suffix_top import BOUNDED_HEADER, bounded_columns, bounded_sum
+from tacit.ask.base import asked_by
+from tacit.ask.paraphrase import ensemble_rows
+from tacit.ask.vocabulary import BOUNDED_HEADER, bounded_columns
 from tacit.core.display import Table
 from tacit.core.labels import short_labels
-from tacit.core.metrics import chance_hits_at_k, chance_reciprocal_rank, hits_at_k
-from tacit.core.stats import bootstrap_mean_ci
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
+from tacit.probes.retrieve.metrics import (
+    HITS_AT_10,
+    HITS_K,
+    MRR,
+    P_AT_1,
+    TARGET_PROB,
+    TARGET_PROB_SHARED,
+)
+from tacit.probes.summary import Stat, Summary, count, summarise
 
-HITS_K = 10  # hits@k: the target among the first k
 RETRIEVAL_GROUPS = ["model", "selection", "order", "category", "n_props"]
 CONDITION = ["selection", "order", "category"]
-RETRIEVAL_SUMMARY_COLUMNS = [
-    *RETRIEVAL_GROUPS,
-    "n_prompts",
-    "n_concepts",
-    "n_samples",
-    "mrr",
-    "mrr_ci_low",
-    "mrr_ci_high",
-    "mrr_chance",
-    "mrr_sample_sd",
-    "p_at_1",
-    "p_at_1_ci_low",
-    "p_at_1_ci_high",
-    "p_at_1_chance",
-    f"hits_at_{HITS_K}",
-    f"hits_at_{HITS_K}_ci_low",
-    f"hits_at_{HITS_K}_ci_high",
-    f"hits_at_{HITS_K}_chance",
-    "mean_target_prob",
-    "target_prob_ci_low",
-    "target_prob_ci_high",
-    "mean_target_prob_shared",
-]
+
+
+def _sample_sd(rows: pd.DataFrame, _: Any) -> float:
+    """For a condition with several random samples, the standard deviation of their MRRs."""
+    if rows["sample"].nunique() < 2:
+        return np.nan
+    return float(rows.groupby("sample")["reciprocal_rank"].mean().std(ddof=1))
+
+
+def _in_order(summary: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Models in the order of first appearance (--model's), then by condition."""
+    model_order = {name: i for i, name in enumerate(dict.fromkeys(rows["model"]))}
+    return summary.sort_values(
+        RETRIEVAL_GROUPS, key=lambda col: col.map(model_order) if col.name == "model" else col
+    ).reset_index(drop=True)
+
+
+# the summary: MRR, P@1, hits@10 and the target's mean probabilities by model, condition and
+# number of properties, each interval over concepts (a concept's prompts averaged first, so
+# a random baseline's samples count as one concept), seeded by the condition
+SUMMARY = Summary(
+    tuple(RETRIEVAL_GROUPS),
+    (MRR, Stat("mrr_sample_sd", _sample_sd), P_AT_1, HITS_AT_10, TARGET_PROB, TARGET_PROB_SHARED),
+    counts=(count("n_prompts"), count("n_concepts", "concept"), count("n_samples", "sample")),
+    means="units",
+    order=_in_order,
+)
 # each metric with a chance level -> its chance column
-CHANCE = {
-    "mrr": "mrr_chance",
-    "p_at_1": "p_at_1_chance",
-    f"hits_at_{HITS_K}": f"hits_at_{HITS_K}_chance",
-}
-# per-prompt metrics averaged per concept and resampled; the first three in the order of old
-# runs, so that adding a metric leaves the earlier intervals as they were (the same resamples)
-_METRICS = ["reciprocal_rank", "target_prob", "target_prob_shared", "hit_1", "hit_k"]
+CHANCE = {m.column: m.chance for m in SUMMARY.metrics if m.chance is not None}
 
 
 def summarize_retrieval(
@@ -66,93 +69,20 @@ def summarize_retrieval(
     confidence: float = 0.95,
     n_candidates: int | None = None,
 ) -> pd.DataFrame:
-    """MRR and mean target probabilities by model x selection x order x category x n_props.
-
-    Each mean comes with a percentile bootstrap interval over concepts (a concept's prompts
-    averaged first, so random-baseline samples count as one concept), seeded by `seed` and the
-    condition (not the model: the resamples are paired across models), so intervals depend
-    neither on what else is in the run nor on where a model was loaded from. For conditions
-    with several random samples, `mrr_sample_sd` is the standard deviation of the samples' MRRs.
-    The model order is that of first appearance in `prompts` (the order of --model). `p_at_1`
-    is the share of prompts whose target is ranked first, `hits_at_10` in the first ten. With
-    several templates, a row per template and one for their ensemble, which carries the spread
-    and consistency (tacit.ask.paraphrase).
-
-    Beside each of MRR, P@1 and hits@10, its chance level (`mrr_chance`, ...): the mean over
-    the prompts of what a uniformly random ranking of the prompt's N candidates scores, H_N / N,
-    1 / N and min(10, N) / N, N the prompt's `n_candidates` (candidate spans) or, where the
-    rows have none, `n_candidates` (the shared vocabulary's size; None: NaN).
-    """
-    among = _candidate_counts(prompts, n_candidates)
-    prompts = prompts.assign(
-        hit_1=hits_at_k(prompts["rank"], 1),
-        hit_k=hits_at_k(prompts["rank"], HITS_K),
-        _rr_chance=chance_reciprocal_rank(among),
-        _hit_1_chance=chance_hits_at_k(among, 1),
-        _hit_k_chance=chance_hits_at_k(among, HITS_K),
+    """The summary by model x selection x order x category x n_props (SUMMARY), model order
+    that of --model; each mean with a percentile bootstrap interval over concepts, seeded by
+    `seed` and the condition (not the model: paired across models), and its chance level
+    over the prompt's N candidates (`n_candidates` in the rows, else `n_candidates`: the
+    shared vocabulary's size; None: NaN). With several templates, a row per template and one
+    for their ensemble, which carries the spread and consistency (tacit.ask.paraphrase)."""
+    return summarise(
+        prompts,
+        SUMMARY,
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        context={"n_candidates": n_candidates},
     )
-    keys = [*RETRIEVAL_GROUPS, *([TEMPLATE] if paraphrased(prompts) else [])]
-    rows = []
-    for key, group in prompts.groupby(keys, sort=False):
-        per_concept = group.groupby("concept", sort=True)[_METRICS].mean()
-        # seeded by the condition, not the model: every model of the run is resampled over the
-        # same concepts (a paired bootstrap), and a model's intervals do not depend on the
-        # path it was loaded from
-        condition = repr(key[1:])
-        rng = np.random.default_rng([seed, zlib.crc32(condition.encode())])
-        low, high = bootstrap_mean_ci(
-            per_concept.to_numpy(), rng=rng, n_resamples=n_resamples, confidence=confidence
-        )
-        n_samples = group["sample"].nunique()
-        sample_sd = (
-            group.groupby("sample")["reciprocal_rank"].mean().std(ddof=1)
-            if n_samples > 1
-            else np.nan
-        )
-        rows.append(
-            {
-                **dict(zip(keys, key)),
-                "n_prompts": len(group),
-                "n_concepts": len(per_concept),
-                "n_samples": n_samples,
-                "mrr": group["reciprocal_rank"].mean(),
-                "mrr_ci_low": low[0],
-                "mrr_ci_high": high[0],
-                "mrr_chance": group["_rr_chance"].mean(),
-                "mrr_sample_sd": sample_sd,
-                "p_at_1": group["hit_1"].mean(),
-                "p_at_1_ci_low": low[3],
-                "p_at_1_ci_high": high[3],
-                "p_at_1_chance": group["_hit_1_chance"].mean(),
-                f"hits_at_{HITS_K}": group["hit_k"].mean(),
-                f"hits_at_{HITS_K}_ci_low": low[4],
-                f"hits_at_{HITS_K}_ci_high": high[4],
-                f"hits_at_{HITS_K}_chance": group["_hit_k_chance"].mean(),
-                "mean_target_prob": group["target_prob"].mean(),
-                "target_prob_ci_low": low[1],
-                "target_prob_ci_high": high[1],
-                "mean_target_prob_shared": group["target_prob_shared"].mean(),
-                **bounded_sum(group),
-            }
-        )
-    columns = [*keys, *RETRIEVAL_SUMMARY_COLUMNS[len(RETRIEVAL_GROUPS) :]]
-    columns += bounded_columns(prompts)
-    summary = pd.DataFrame(rows, columns=columns)
-    model_order = {name: i for i, name in enumerate(dict.fromkeys(prompts["model"]))}
-    summary = summary.sort_values(
-        RETRIEVAL_GROUPS, key=lambda col: col.map(model_order) if col.name == "model" else col
-    ).reset_index(drop=True)
-    if paraphrased(prompts):
-        summary = paraphrase_columns(summary, prompts, RETRIEVAL_GROUPS, "mrr")
-    return summary
-
-
-def _candidate_counts(prompts: pd.DataFrame, n_candidates: int | None) -> pd.Series:
-    """Each prompt's number of candidates: its own (`n_candidates`, candidate spans), else the
-    shared vocabulary's size given; NaN where neither says."""
-    if "n_candidates" in prompts:
-        return prompts["n_candidates"].astype(float)
-    return pd.Series(np.nan if n_candidates is None else float(n_candidates), index=prompts.index)
 
 
 def condition_labels(summary: pd.DataFrame) -> pd.Series:
@@ -203,22 +133,15 @@ WHY_NO_PROBABILITY = "why_no_probability"  # the column a figure reads the reaso
 
 def why_no_probability(manifest: Mapping[str, Any] | None) -> dict[str, str]:
     """Per model of a run, why its scores are no probability of the concept alone, as its
-    manifest tells: a decoder-only model scores the whole sentence, a seq2seq model its span's
-    target with both sentinels, and spans normalised by `mean` or `pmi` are no probabilities
-    (a model whose scores are probabilities is left out)."""
+    Ask says of its manifest record (Ask.no_probability); a model whose scores are
+    probabilities is left out."""
     manifest = manifest or {}
-    normalize = manifest.get("normalize")
+    asked = asked_by(manifest)
     reasons = {}
-    for record in manifest.get("models", []):
-        kind = record.get("kind")
-        if "generation" in manifest:
-            reasons[record["name"]] = "asked by generation: what a model says has no probability"
-        elif normalize in ("mean", "pmi"):
-            reasons[record["name"]] = f"span scores normalised by {normalize}, not sum"
-        elif kind == "causal":
-            reasons[record["name"]] = "a decoder-only model scores the whole sentence"
-        elif kind == "seq2seq" and "candidates" in manifest:
-            reasons[record["name"]] = "a seq2seq model scores its span's target with sentinels"
+    for record in manifest.get("models", []) if asked is not None else []:
+        reason = asked.no_probability(manifest, record)
+        if reason is not None:
+            reasons[record["name"]] = reason
     return reasons
 
 

@@ -7,15 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from tacit.ask.base import Scored, Work
 from tacit.core.errors import TacitError
-from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe, Scored, Work
+from tacit.probes.base import Condition, Metric, Outcome, Plan, Probe
 from tacit.probes.surprisal.options import SurprisalManifest, SurprisalModelRecord, SurprisalOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.core.manifest import Manifest
-    from tacit.core.options import RunOptions
+    from tacit.core.options import Planning
     from tacit.models.base import RunModel, Scorer
     from tacit.probes.surprisal.reading import Texts
 
@@ -52,7 +53,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
     report_class = "tacit.probes.surprisal.report:SurprisalReport"
     run_options = frozenset({"resume"})
 
-    def plan(self, models: Sequence[RunModel], values: SurprisalOptions, run: RunOptions) -> Plan:
+    def plan(self, models: Sequence[RunModel], values: SurprisalOptions, run: Planning) -> Plan:
         from tacit.models.base import Needs
         from tacit.probes.surprisal.reading import read_texts
         from tacit.probes.surprisal.scoring import score_texts
@@ -71,9 +72,7 @@ class SurprisalProbe(Probe[SurprisalOptions]):
         resume = {"texts_sha256": texts.source["sha256"], "by": by, "pll": pll}
         return Plan(work, values, resume_key=resume, state=State(texts))
 
-    def finish(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: RunOptions
-    ) -> Outcome:
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         from tacit.probes.surprisal.scoring import summarize
 
         texts: Texts = plan.state.texts

@@ -30,9 +30,10 @@ class SurprisalReport(Report):
     def printed(self, outcome: Outcome, manifest: Manifest) -> tuple[str, list[str]]:
         """The table, how many texts and how rows are cut, and notes on blank lines skipped
         and tokens scored as the tokenizer's unknown token."""
+        from tacit.ask.spans import masked_ran
         from tacit.core.display import render
         from tacit.core.numbers import counted
-        from tacit.probes.run_notes import masked_ran, run_notes
+        from tacit.probes.run_notes import run_notes
         from tacit.probes.surprisal.scoring import surprisal_tables
 
         run = cast("SurprisalManifest", manifest)
