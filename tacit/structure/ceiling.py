@@ -93,6 +93,12 @@ def split_halves(
     entry_row, entry_column = entry_row[used], feature_of_row[listings.rows[used]]
     slot_of_entry = slot_of_entry[used]
     shape = (len(keep), len(columns))
+    # the cells listed at all, in CSR order: each split only counts who of a half is in each
+    cells, cell_of_entry = np.unique(
+        np.column_stack([entry_row, entry_column]), axis=0, return_inverse=True
+    )
+    cell_of_entry = cell_of_entry.ravel()
+    indptr = np.r_[0, np.cumsum(np.bincount(cells[:, 0], minlength=shape[0]))]
     iu = np.triu_indices(len(keep), k=1)
     rng = np.random.default_rng(seed)
     found = np.full(n_splits, np.nan)
@@ -106,7 +112,11 @@ def split_halves(
         )[slot_of_entry]
         halves = [
             scipy.sparse.csr_matrix(
-                (np.ones(int((half == h).sum())), (entry_row[half == h], entry_column[half == h])),
+                (
+                    np.bincount(cell_of_entry[half == h], minlength=len(cells)).astype(float),
+                    cells[:, 1],
+                    indptr,
+                ),
                 shape=shape,
             )
             for h in (0, 1)

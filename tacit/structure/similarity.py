@@ -24,7 +24,11 @@ from tacit.structure.stats import (
     interval,
     mean_of,
     weighted_spearman,
+    weighted_spearman_rows,
 )
+
+BATCH = 2_000_000  # pairs x draws computed at once: about 16 MB an array
+FEW_PAIRS = 1000  # up to this many pairs, the resamples are ranked together
 
 Similarity = Literal["cosine", "correlation", "jaccard"]
 SIMILARITIES = ("cosine", "correlation", "jaccard")
@@ -105,9 +109,20 @@ def rsa_scope(
     codes_a, codes_b = Codes.of(pairs_a), Codes.of(pairs_b)
     observed = weighted_spearman(codes_a, codes_b, np.ones(len(iu)))
     rng = np.random.default_rng(seed)
-    resampled = np.full(n_resamples, np.nan)
-    for i, counts in enumerate(concept_counts(rng, n, n_resamples)):
-        resampled[i] = weighted_spearman(codes_a, codes_b, counts[iu] * counts[ju])
+    counts = concept_counts(rng, n, n_resamples)
+    chunk = max(1, BATCH // max(len(iu), 1))  # draws at once, as memory allows
+    if len(iu) <= FEW_PAIRS:  # many small steps: at once
+        resampled = np.concatenate(
+            [np.array([])]
+            + [
+                weighted_spearman_rows(codes_a, codes_b, c[:, iu] * c[:, ju])
+                for c in np.array_split(counts, range(chunk, n_resamples, chunk))
+            ]
+        )
+    else:  # one at a time, each without the pairs it leaves out
+        resampled = np.array(
+            [weighted_spearman(codes_a, codes_b, c[iu] * c[ju]) for c in counts], dtype=float
+        )
     # permutations: a's concepts relabelled; its ranks are the same values, moved
     ranks_a = np.zeros((n, n))
     ranks_a[iu, ju] = average_ranks(pairs_a)
@@ -117,10 +132,12 @@ def rsa_scope(
     mean_a = ranks_a[iu, ju].mean()
     spread = np.sqrt(((ranks_a[iu, ju] - mean_a) ** 2).sum() * (centred_b**2).sum())
     permuted = np.full(n_permutations, np.nan)
+    orders = np.array([rng.permutation(n) for _ in range(n_permutations)]).reshape(-1, n)
     if spread > 0:
-        for i in range(n_permutations):
-            order = rng.permutation(n)
-            permuted[i] = ((ranks_a[order[iu], order[ju]] - mean_a) * centred_b).sum() / spread
+        for start in range(0, n_permutations, chunk):
+            o = orders[start : start + chunk]
+            moved = ranks_a[o[:, iu], o[:, ju]] - mean_a
+            permuted[start : start + chunk] = (moved * centred_b).sum(axis=1) / spread
     low, high = interval(resampled, confidence)
     chance_low, chance_high = interval(permuted, confidence)
     beaten = int(np.sum(permuted >= observed - 1e-12)) if not np.isnan(observed) else 0

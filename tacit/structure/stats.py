@@ -83,8 +83,18 @@ class Codes:
 
     @classmethod
     def of(cls, values: ArrayLike) -> Codes:
-        distinct, codes = np.unique(np.asarray(values, dtype=float), return_inverse=True)
-        return cls(codes.ravel(), len(distinct))
+        return cls.with_order(values)[0]
+
+    @classmethod
+    def with_order(cls, values: ArrayLike) -> tuple[Codes, np.ndarray]:
+        """The codes and the values' increasing order (a stable argsort), from one sort."""
+        v = np.asarray(values, dtype=float).ravel()
+        order = np.argsort(v, kind="stable")
+        ordered = v[order]
+        code_in_order = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1 if len(v) else order
+        codes = np.empty(len(v), dtype=np.int64)
+        codes[order] = code_in_order
+        return cls(codes, int(code_in_order[-1]) + 1 if len(v) else 0), order
 
     def ranks(self, weights: np.ndarray) -> np.ndarray:
         """Each value's average rank in the multiset holding value i `weights[i]` times: the
@@ -101,6 +111,34 @@ def weighted_spearman(x: Codes, y: Codes, weights: np.ndarray) -> float:
     if not kept.all():  # a resample leaves out a third of the concepts, more of the pairs
         x, y, weights = Codes(x.codes[kept], x.size), Codes(y.codes[kept], y.size), weights[kept]
     return pearson(x.ranks(weights), y.ranks(weights), weights)
+
+
+def weighted_spearman_rows(x: Codes, y: Codes, weights: np.ndarray) -> np.ndarray:
+    """weighted_spearman() of each row of `weights` (resamples x pairs) at once."""
+    rows, k_x, k_y = len(weights), x.size, y.size
+    offsets = np.arange(rows)[:, None]
+
+    def ranks(codes: Codes, k: int) -> np.ndarray:
+        flat = (offsets * k + codes.codes[None, :]).ravel()
+        per_code = np.bincount(flat, weights=weights.ravel(), minlength=rows * k).reshape(rows, k)
+        below = np.cumsum(per_code, axis=1) - per_code
+        return np.take_along_axis(
+            below + (per_code + 1) / 2, np.broadcast_to(codes.codes, weights.shape), axis=1
+        )
+
+    rx, ry = ranks(x, k_x), ranks(y, k_y)
+    total = np.maximum(weights.sum(axis=1, keepdims=True), 1e-300)  # an empty resample: NaN
+    dx = rx - (weights * rx).sum(axis=1, keepdims=True) / total
+    dy = ry - (weights * ry).sum(axis=1, keepdims=True) / total
+    wdx = weights * dx
+    sxx, syy, sxy = (wdx * dx).sum(axis=1), (weights * dy * dy).sum(axis=1), (wdx * dy).sum(axis=1)
+    # constant ranks leave only rounding, below 1e-30 of the squares; any spread is above 1e-18
+    constant = (sxx <= 1e-24 * (weights * rx * rx).sum(axis=1)) | (
+        syy <= 1e-24 * (weights * ry * ry).sum(axis=1)
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = np.clip(sxy / np.sqrt(sxx * syy), -1, 1)
+    return np.where(constant, np.nan, rho)
 
 
 def roc_auc(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
@@ -152,7 +190,12 @@ def best_threshold(scores: ArrayLike, labels: ArrayLike) -> float:
         0.2
     """
     s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    order = np.argsort(-s, kind="stable")
+    return threshold_in_order(s, y, np.argsort(s, kind="stable"))
+
+
+def threshold_in_order(s: np.ndarray, y: np.ndarray, order: np.ndarray) -> float:
+    """best_threshold() of scores `s` given their increasing order (of these items only)."""
+    order = order[::-1]
     s, y = s[order], y[order]
     tp, predicted = np.cumsum(y), np.arange(1, len(s) + 1)
     last = np.r_[s[1:] != s[:-1], True]  # the last of each run of equal scores

@@ -21,6 +21,7 @@ from tacit.structure.stats import (
     f1,
     interval,
     mean_of,
+    threshold_in_order,
     weighted_auc,
 )
 
@@ -234,10 +235,18 @@ def _metrics(
     """Every metric of one set of scores (weights: a resample's; threshold: kept; codes: the
     scores' Codes, where known)."""
     w = np.ones(len(s)) if weights is None else weights
-    found = {"auc": weighted_auc(codes or Codes.of(s), y, w)}
+    order = None
+    if codes is None:
+        codes, order = Codes.with_order(s)  # one sort: the AUC's codes and F1's threshold
+    found = {"auc": weighted_auc(codes, y, w)}
     if threshold is None:
         fit = ~test
-        threshold = best_threshold(s[fit], y[fit]) if fit.any() and y[fit].any() else np.nan
+        if not (fit.any() and y[fit].any()):
+            threshold = np.nan
+        elif order is None:
+            threshold = best_threshold(s[fit], y[fit])
+        else:
+            threshold = threshold_in_order(s, y, order[fit[order]])
     said = s >= threshold
     wt = w[test]
     found["threshold"] = threshold

@@ -93,7 +93,12 @@ def test_similarities_are_scikit_learns_and_numpys(written):
     assert np.allclose(ours, expected)
 
 
-def test_rsa_its_interval_and_the_mantel_test(written):
+@pytest.mark.parametrize("together", [True, False], ids=["resamples together", "one by one"])
+def test_rsa_its_interval_and_the_mantel_test(written, together, monkeypatch):
+    import tacit.structure.similarity
+
+    # few pairs are ranked for every resample at once, many one resample at a time: both ways
+    monkeypatch.setattr(tacit.structure.similarity, "FEW_PAIRS", 10**9 if together else 0)
     people_m, model_m = matrices(written)
     _, (people, concepts, _), (model, _, _) = written
     seed, n = 3, 40
