@@ -267,7 +267,8 @@ def compare_norms(
     how many, of pf; then compare_matrices.
 
     Args:
-        norms_a, norms_b: NormSets, or a path or installed name (tacit.norms.load_norms).
+        norms_a: a NormSet, or a path or installed name (tacit.norms.load_norms).
+        norms_b: the reference, likewise.
         categories: concept -> category for b's concepts, or a concept table's file (CSLB's
             concepts.dat); a's concepts take b's.
         concept_map: a's concept -> b's, where names differ beyond their normal form.
