@@ -31,7 +31,8 @@ Chance: a model's words are open, so recall and precision have no chance level; 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,10 @@ from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.elicit.summary import ALL, concept_intervals
+
+if TYPE_CHECKING:
+    from tacit.matching.match import Matcher
+    from tacit.norms import NormSet
 
 LISTING_COLUMNS = [
     "n_draws",
@@ -165,7 +170,8 @@ def summarize_feature_lists(
     is over the prompts where the metric is defined (`n_precision`, `n_spearman`); the draws,
     answers, refusals, empty and truncated draws and novel answers are totals. `spearman_chance`
     is 0; recall and precision have no chance level (the module docstring)."""
-    several = scored["relation"].nunique() > 1
+    # a free listing's rows are relation `all` already: nothing more is pooled
+    several = scored["relation"].nunique() > 1 and ALL not in set(scored["relation"])
     prefixed = "prefix" in scored
     rows = []
     for key, by_model in scored.groupby(["model", "prefix"] if prefixed else ["model"], sort=False):
@@ -201,3 +207,59 @@ def summarize_feature_lists(
             rows.append(row)
     columns = [c for c in LISTING_SUMMARY_COLUMNS if prefixed or c != "prefix"]
     return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)[columns]
+
+
+OTHER = "other relation"  # an answer's status in another relation's rows (never read)
+
+
+def relation_scores(
+    prompts: pd.DataFrame,
+    answers: pd.DataFrame,
+    norms: NormSet,
+    matchers: Mapping[tuple[str, str], Matcher],
+    keys: Sequence[str],
+) -> pd.DataFrame:
+    """A free listing scored per relation: for each concept and each relation of its
+    features, the listing's answers of that relation against its features of that relation
+    (tacit.probes.elicit.generated's metrics). An answer's relation: that of the features
+    it matched; one that matched none, the relation its start states (`is a tool`: `is a`,
+    Matcher.relation_stated); one of neither counts in relation `all` alone."""
+    relation_of = dict(zip(norms.table["feature"], norms.table["relation"]))
+    said = _relations_said(answers, matchers, relation_of)
+    table = norms.table
+    parts = []
+    for relation in dict.fromkeys(table["relation"]):
+        having = set(table.loc[table["relation"] == relation, "concept"])
+        asked = prompts[prompts["concept"].isin(having)].assign(relation=relation)
+        if asked.empty:
+            continue
+        mine = pd.Series([relation in r for r in said], index=answers.index)
+        kept = answers.assign(
+            relation=relation,
+            status=answers["status"].where(~answers["status"].eq(OK) | mine, OTHER),
+            matched=[
+                SEPARATOR.join(n for n in m.split(SEPARATOR) if relation_of.get(n) == relation)
+                if m
+                else ""
+                for m in answers["matched"]
+            ],
+        )
+        columns = [c for c in prompts.columns if c not in LISTING_COLUMNS]
+        parts.append(score_feature_lists(asked[columns], kept, table, keys))
+    return pd.concat(parts, ignore_index=True) if parts else prompts.iloc[:0]
+
+
+def _relations_said(
+    answers: pd.DataFrame,
+    matchers: Mapping[tuple[str, str], Matcher],
+    relation_of: Mapping[str, str],
+) -> list[set[str]]:
+    """Each answer row's relations (relation_scores' rule)."""
+    found: list[set[str]] = []
+    for concept, answer, matched in zip(answers["concept"], answers["answer"], answers["matched"]):
+        if matched:
+            found.append({relation_of[n] for n in matched.split(SEPARATOR) if n in relation_of})
+            continue
+        stated = matchers[(concept, ALL)].relation_stated(answer) if answer else None
+        found.append({stated} if stated else set())
+    return found
