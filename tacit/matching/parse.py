@@ -379,7 +379,11 @@ def _with_frame(frame: list[str], subject: int, words: list[str]) -> list[str]:
     its subject and first verb nor of a preposition or verb it ends with: `it can be eaten
     raw` or `cooked` -> `it can be eaten cooked`; `it is used for privacy` or `security` ->
     `it is used for security`."""
-    joints = [i + 1 for i, w in enumerate(frame) if i >= subject and w.lower() in JOINTS]
+    lower = [w.lower() for w in frame]
+    first = words[0].lower() if words else ""
+    if first in JOINTS and first in lower[subject:]:  # `made from scratch` or `from a mix`
+        return [*frame[: len(lower) - 1 - lower[::-1].index(first)], *words]
+    joints = [i + 1 for i, w in enumerate(lower) if i >= subject and w in JOINTS]
     keep = max(subject + 1 if subject else 0, len(frame) - len(words), *joints[-1:])
     return [*frame[:keep], *words]
 

@@ -150,7 +150,7 @@ def test_or_joins_the_alternatives_of_one_answer():
     assert readings["has beads or counters"] == ("has beads", "has counters")
     cauliflower = parse_completion(
         'it is white or sometimes purple, it has a head or "curd", it can be eaten raw or '
-        "cooked, it is used for privacy or security",
+        "cooked, it is used for privacy or security, it can be made from scratch or from a mix",
         about="cauliflower",
     )
     assert cauliflower.readings == (
@@ -158,6 +158,7 @@ def test_or_joins_the_alternatives_of_one_answer():
         ("has a head", "has a curd"),
         ("can be eaten raw", "can be eaten cooked"),
         ("is used for privacy", "is used for security"),
+        ("can be made from scratch", "can be made from a mix"),
     )
     made = feature_matcher(
         ["made of wood", "made of plastic", "has beads"],
