@@ -148,3 +148,19 @@ def test_the_command_line_scores_a_recorded_free_listing(tmp_path, toy_norms_pat
     messages = [json.loads(line) for line in (out / "messages.jsonl").read_text().splitlines()]
     assert messages[0]["messages"][-1]["content"] == "What are the properties of a bear?"
     assert (out / "by_relation.csv").is_file()
+
+
+def test_several_recorded_draws_are_no_ranked_list(tmp_path, toy_norms_path):
+    """Retrieval reads a ranked list from one completion a prompt: a recorded model's two
+    draws are refused in one line naming --samples, not read as one list."""
+    path = tmp_path / "table.csv"
+    path.write_text("concept,answer\nbear,bear\nbear,wolf\n")
+    with pytest.raises(TacitError, match="2 completions of one prompt .* samples N reads"):
+        tacit.retrieve(
+            [f"m,recorded={path}"],
+            norms=toy_norms_path,
+            by="generation",
+            concepts=["bear"],
+            max_props=1,
+            quiet=True,
+        )
