@@ -139,8 +139,9 @@ _QUESTION = re.compile(
 )
 _NEXT_TURN = re.compile(r"^[ \t]*(?:question|q|user|human)[ \t]*:", re.IGNORECASE | re.MULTILINE)
 _A_QUESTION = re.compile(r"[^?\n]*\?")
-# rule 5: what counts or announces the properties
-_PROPERTIES = r"(?:propert(?:y|ies)|features?|characteristics?|attributes?|traits?)"
+# rule 5: what counts or announces the properties, in the plural (`its characteristic smell` is
+# an answer)
+_PROPERTIES = r"(?:properties|features|characteristics|attributes|traits)"
 _COUNT_WORDS = (
     r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|several|some|many|"
     r"a few|the following|following|these|the|its|main|key|common|basic)"
