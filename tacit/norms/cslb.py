@@ -23,6 +23,7 @@ from tacit.norms.tables import delimited_rows, locate_columns
 REQUIRED = {"concept": "concept", "feature": "feature", "feature type": "feature_type", "pf": "pf"}
 PARTICIPANTS = "participant list"
 DOMAIN = "domain"
+ALTERNATIVES = "feature alternatives"  # the participants' own wordings, `; `-joined
 SIGNATURE = ("domain", "feature alternatives", "participant list")  # only CSLB has these
 # sha256 of the norms.dat the CSLB hands out, the file the paper used: its published counts
 # (elicitation's prompts per relation) are printed beside ours only for this file
@@ -43,6 +44,7 @@ def read_cslb(path: Path, lines: Sequence[str]) -> NormSet:
     position = locate_columns(header, wanted, f"{path}:1", EXPECTED)
     participants_at = header.index(PARTICIPANTS) if PARTICIPANTS in header else None
     domain_at = header.index(DOMAIN) if DOMAIN in header else None
+    alternatives_at = header.index(ALTERNATIVES) if ALTERNATIVES in header else None
     records = []
     for number, fields in delimited_rows(path, lines, "\t", len(header)):
         where = f"{path}:{number}"
@@ -59,6 +61,7 @@ def read_cslb(path: Path, lines: Sequence[str]) -> NormSet:
             )
         record["participants"] = fields[participants_at] if participants_at is not None else ""
         record["domain"] = fields[domain_at].strip() if domain_at is not None else ""
+        record["alternatives"] = fields[alternatives_at] if alternatives_at is not None else ""
         records.append(record)
     return build_norm_set(records, path, describe, format="cslb")
 
