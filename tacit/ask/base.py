@@ -391,11 +391,17 @@ def _recorded(value: Any) -> Any:
     return value if value is None or isinstance(value, bool | int | float) else str(value)
 
 
-def choose(values: Any, specs: Sequence[AskSpec], probe: str) -> Ask:
+def choose(
+    values: Any, specs: Sequence[AskSpec], probe: str, *, only: str | None = None, because: str = ""
+) -> Ask:
     """The Ask these options choose among a probe's (`specs`), made from them; an option that
-    only another of its Asks takes, given, is refused in one line naming who takes it."""
+    only another of its Asks takes, given, is refused in one line naming who takes it. `only`:
+    the one Ask `because` can be asked with (the rest is refused)."""
     asks = [_taken(ASKS.get(spec.name), spec) for spec in specs]
     chosen = asks[0] if len(asks) == 1 else next(a for a in asks if a.chosen(values))
+    if only is not None and chosen.name != only:
+        needed = next(a for a in asks if a.name == only)
+        raise TacitError(f"{because} is for {needed.named()} only")
     params = {p.name: p for p in type(values).params()}
     for name in dict.fromkeys(n for a in asks for n in a.takes):
         if name in chosen.takes or name not in params:

@@ -31,6 +31,7 @@ from tacit.matching import record as matching_record
 from tacit.models.answers import Completion, GenerationRequest, Sampling, generation_counts
 from tacit.models.base import Needs
 from tacit.ranking.generated import GENERATED_COLUMNS, LIST, VOTES, rank_generated
+from tacit.templates.questions import DEFAULT_QUESTIONS, Questions, load_questions
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -44,65 +45,47 @@ if TYPE_CHECKING:
 BLANK = "___"  # the cloze's blank as a question writes it
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 
-# what a probe asks for (`concept`: retrieval's; `answers`: elicitation's), {cloze} the prompt with
-# its blank written ___, {rest} what follows a blank the prompt starts at, {k} the answers wanted
-QUESTIONS = {
-    # a retrieval prompt that starts at its blank ("<mask> has fur, is big, and has claws.")
-    "concept": (
-        "Which concept {rest}? Give your {k} best guesses, most likely first, as a numbered "
-        "list of names with nothing else."
-    ),
-    "concept-one": "Which concept {rest}? Answer with one name only.",
-    # any other prompt, its blank written ___
-    "concept-blank": (
-        'Fill in the blank with the name of a concept: "{cloze}" Give your {k} best guesses, '
-        "most likely first, as a numbered list with nothing else."
-    ),
-    "concept-blank-one": (
-        'Fill in the blank with the name of a concept: "{cloze}" Answer with one name only.'
-    ),
-    # the answers to a prompt (elicitation's): the norming studies' feature listing (CSLB,
-    # McRae: name the properties of an everyday concept, one at a time; CSLB's participants
-    # began each with a relation word), asked for the prompt's relation
-    "answers": (
-        "People were asked to list the properties of everyday concepts. Complete "
-        '"{cloze}" with up to {k} different properties, the one people would name first at the '
-        "top, as a numbered list with nothing else."
-    ),
-}
-
 
 def question_key(cloze: str, asks: str, k: int) -> str:
-    """Which of QUESTIONS asks this prompt: for a concept, `Which concept has fur ...?` where
-    the prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
+    """Which question asks this prompt: for a concept, `Which concept has fur ...?` where the
+    prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
     if asks != "concept":
         return asks
     key = "concept" if cloze.startswith(MASK + " ") else "concept-blank"
     return key + ("-one" if k == 1 else "")
 
 
-def question(cloze: str, asks: str, k: int) -> str:
-    """A prompt's cloze text asked as a question (QUESTIONS; `asks`: `concept` or
-    `answers`)."""
+def question(cloze: str, asks: str, k: int, questions: Questions | None = None) -> str:
+    """A prompt asked as a question (`asks`: `concept`, `answers` or `listing`; `questions`:
+    their wording, tacit's own by default): a cloze text with its blank written ___, or, for
+    a listing, the concept with its article."""
+    chosen = questions or load_questions()
+    key = question_key(cloze, asks, k)
+    if asks == "listing":
+        return chosen.text(key, concept=cloze, k=k)
     rest = cloze[len(MASK) :].strip().rstrip(".!?")
-    return QUESTIONS[question_key(cloze, asks, k)].format(
-        cloze=cloze.replace(MASK, BLANK), rest=rest, k=k
-    )
+    return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
 
-def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -> GenerationRequest:
+def request_for(
+    text: str,
+    chats: bool,
+    shown: Sequence[tuple[str, str]] = (),
+    about: Mapping[str, Any] | None = None,
+) -> GenerationRequest:
     """The question as a chat's user message (an instruct model) or a plain prompt, after
-    its demonstrations (`--shots`: tacit.ask.shots.turns), each a question answered: a
-    user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line."""
+    its demonstrations (`--shots`: turns), each a question answered: a user and an assistant
+    turn, or a `Question: ...\nAnswer: ...` block and a blank line; `about`: the prompt's key
+    columns (GenerationRequest.about)."""
     if chats:
         messages = [
             {"role": role, "content": content}
             for asked, answer in shown
             for role, content in (("user", asked), ("assistant", answer))
         ]
-        return GenerationRequest.chat([*messages, {"role": "user", "content": text}])
+        return GenerationRequest.chat([*messages, {"role": "user", "content": text}], about)
     blocks = "".join(f"Question: {asked}\nAnswer: {answer}\n\n" for asked, answer in shown)
-    return GenerationRequest.text(f"{blocks}Question: {text}\nAnswer:")
+    return GenerationRequest.text(f"{blocks}Question: {text}\nAnswer:", about)
 
 
 def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -> str:
@@ -127,12 +110,16 @@ def ask(
     texts: Sequence[str],
     progress: bool | tqdm,
     shown: Sequence[Sequence[tuple[str, str]]] | None = None,
+    about: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[list[list[Completion]], list[GenerationRequest]]:
     """Each question sent to the model (after its demonstrations, `shown`, where there are):
-    its completions, and the requests."""
+    its completions, and the requests (`about`: each prompt's key columns)."""
     chats = scorer.chats()
     shown = shown or [()] * len(texts)
-    requests = [request_for(text, chats, demos) for text, demos in zip(texts, shown)]
+    keys = about or [{}] * len(texts)
+    requests = [
+        request_for(text, chats, demos, key) for text, demos, key in zip(texts, shown, keys)
+    ]
     return scorer.generate(requests, sampling, progress=progress), requests
 
 
@@ -158,43 +145,69 @@ def read_answers(
 
 
 def generation_record(
-    sampling: Sampling, asks: str, k: int, clozes: Sequence[str]
+    sampling: Sampling,
+    asks: str,
+    k: int,
+    clozes: Sequence[str],
+    questions: Questions | None = None,
 ) -> dict[str, Any]:
-    """The manifest's record of how the models were asked: the questions used (QUESTIONS),
-    the answers asked for, the sampling, how answers were read."""
-    keys = dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes)
+    """The manifest's record of how the models were asked: the questions used and where
+    their wording came from, the answers asked for, the sampling, how answers were read."""
+    keys = list(dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes))
     return {
         "by": "generation",
-        "questions": {key: QUESTIONS[key] for key in keys},
+        **(questions or load_questions()).record(keys),
         "guesses": k,
         "sampling": sampling.record(),
         "matching": matching_record(),
     }
 
 
-def turns(shots: Sequence[Shot], asks: str, k: int) -> list[tuple[str, str]]:
-    """Each demonstration as a question and its answer (by generation): the question its
-    prompt is asked as, and the answer in the form the question asks for: a numbered list
-    (retrieval's one name, elicitation's answers up to K), or the name alone for one guess."""
+def turns(
+    shots: Sequence[Shot], asks: str, k: int, questions: Questions | None = None
+) -> list[tuple[str, str]]:
+    """Each demonstration as a question and its answer: the question its prompt is asked as,
+    and the answer in the form the question asks for: a numbered list (retrieval's one name,
+    elicitation's answers up to K), the name alone for one guess, or a sentence where the
+    questions say so (`It is a fruit, it has a stem and it is red.`)."""
     found = []
     for shot in shots:
         named = shot.named[:k]
-        answer = (
-            named[0]
-            if asks == "concept" and k == 1
-            else "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
-        )
-        found.append((question(shot.cloze, asks, k), answer))
+        form = questions.answer_form(question_key(shot.cloze, asks, k)) if questions else "list"
+        if form == "sentence":
+            answer = sentence(named)
+        elif asks == "concept" and k == 1:
+            answer = named[0]
+        else:
+            answer = "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
+        found.append((question(shot.cloze, asks, k, questions), answer))
     return found
 
 
+def sentence(phrases: Sequence[str]) -> str:
+    """Verb phrases as one sentence about `it`, as Hansen & Hebart (2022) wrote their priming
+    answers: `It has fur, it is big and it eats fish.`
+
+    Examples:
+        >>> sentence(["has fur", "is big", "eats fish"])
+        'It has fur, it is big and it eats fish.'
+    """
+    said = [f"it {p}" for p in phrases]
+    text = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return text[:1].upper() + text[1:] + "."
+
+
 def asked_shots(
-    shots: Demonstrations | None, rows: pd.DataFrame, asks: str, k: int
+    shots: Demonstrations | None,
+    rows: pd.DataFrame,
+    asks: str,
+    k: int,
+    questions: Questions | None = None,
 ) -> list[list[tuple[str, str]]] | None:
     """Each prompt row's demonstrations as questions answered (turns), or None without."""
     if shots is None:
         return None
-    return [turns(drawn, asks, k) for drawn in shots.of_rows(rows)]
+    return [turns(drawn, asks, k, questions) for drawn in shots.of_rows(rows)]
 
 
 class WordsAsk(Ask):
@@ -203,7 +216,7 @@ class WordsAsk(Ask):
     name = "words"
     form = "phrase"
     said = "asking in words"
-    takes = ("by", "guesses", "samples", "temperature", "max_tokens")
+    takes = ("by", "guesses", "samples", "temperature", "max_tokens", "questions")
     yields = "answers"
     over = "the answers each model gave"
     recorded_as = "generation"
@@ -236,6 +249,7 @@ class WordsAsk(Ask):
             )
         self.samples, self.temperature = samples, temperature
         self.max_tokens = int(self.value("max_tokens", 64))
+        self.questions = load_questions(self.value("questions", DEFAULT_QUESTIONS))
         self.sampling: Sampling | None = None
         self.shots: Any = None
         self.asking: Asking | None = None
@@ -288,12 +302,15 @@ class WordsAsk(Ask):
         assert sampling is not None, "the sampling is made by prepare()"
         way, k = self.way(asking.asks)
 
+        questions = self.questions
+
         def score(scorer: Scorer, chunk: pd.DataFrame, bar: tqdm | bool) -> Scored:
-            texts = [question(prompt, asking.asks, k) for prompt in chunk["prompt"]]
-            shown = asked_shots(self.shots, chunk, asking.asks, k)
-            completions, requests = ask(scorer, sampling, texts, bar, shown)
+            texts = [question(prompt, asking.asks, k, questions) for prompt in chunk["prompt"]]
+            shown = asked_shots(self.shots, chunk, asking.asks, k, questions)
+            keys = asking.keys(chunk)
+            about = chunk[keys].to_dict("records")
+            completions, requests = ask(scorer, sampling, texts, bar, shown, about)
             table = with_completions(chunk, completions, requests)
-            keys = asking.keys(table)
             answers = read_answers(table, keys, _matchers(asking, table))
             answered = Answered(table, _fields(table, answers, keys, asking, way, k))
             counts = generation_counts(completions, requests)
@@ -311,7 +328,8 @@ class WordsAsk(Ask):
         way, k = self.way(asking.asks)
         named = ["model", *asking.keys(rows)]
         answers = read_answers(rows, named, _matchers(asking, rows))
-        record = generation_record(sampling, asking.asks, k, list(rows["prompt"].unique()))
+        clozes = list(rows["prompt"].unique())
+        record = generation_record(sampling, asking.asks, k, clozes, self.questions)
         if asking.asks == "concept":
             record["way"] = way
         record["answers_by_status"] = {

@@ -65,13 +65,14 @@ def read_completion(text: str, finish_reason: str | None, matcher: Matcher) -> l
         >>> [(r["position"], r["normal"], r["matched"], r["status"]) for r in rows]
         [(1, 'bear', 'bear', 'ok'), (1, 'bear', 'bear', 'duplicate'), (2, 'wolf', '', 'ok')]
     """
-    parsed = parse_completion(text, finish_reason)
+    parsed = parse_completion(text, finish_reason, about=matcher.about)
     base = {"completion": text, "finish_reason": finish_reason or ""}
     none = {"answer": "", "normal": "", "matched": "", "rule": ""}
     rows: list[dict[str, Any]] = []
     first: dict[str, int] = {}
-    for answer in parsed.answers:
-        match = matcher.match(answer)
+    for i, answer in enumerate(parsed.answers):
+        readings = parsed.readings_of(i)
+        match = matcher.match(answer) if len(readings) == 1 else matcher.match_readings(readings)
         seen = match.normal in first
         position = first.setdefault(match.normal, len(first) + 1)
         rows.append(

@@ -229,11 +229,11 @@ def pooled_parts(
     column: str, label: str
 ) -> Callable[[pd.DataFrame, pd.DataFrame], list[tuple[Hashable, pd.DataFrame]]]:
     """A group's conditions: each value of `column`, then all of them together (`label`)
-    where the run has several."""
+    where the run has several (and none is `label` already: a free listing's)."""
 
     def parts(group: pd.DataFrame, rows: pd.DataFrame) -> list[tuple[Hashable, pd.DataFrame]]:
         found: list[tuple[Hashable, pd.DataFrame]] = list(group.groupby(column, sort=False))
-        if rows[column].nunique() > 1:
+        if rows[column].nunique() > 1 and label not in set(rows[column]):
             found.append((label, group))
         return found
 

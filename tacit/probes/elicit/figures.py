@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.labels import short_labels
-from tacit.probes.elicit.summary import ALL
+from tacit.probes.elicit.options import ALL
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

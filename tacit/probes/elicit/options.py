@@ -23,12 +23,14 @@ from tacit.ask.options import (
 from tacit.core.params import Options, Param, Switch
 from tacit.probes.shared_options import CONCEPTS, NORMS, NORMS_COLUMNS, NORMS_FORMAT
 from tacit.templates import TEMPLATES
+from tacit.templates.questions import QUESTIONS
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring
     from tacit.norms import NormSet
     from tacit.templates import TemplateSet
 
+ALL = "all"  # the relation of rows over every relation: pooled, or a free listing's
 RELATIONS_PARAM = Param(
     "relations",
     None,
@@ -36,7 +38,8 @@ RELATIONS_PARAM = Param(
     flags=("--relation", "-r"),
     shown_default="every relation of the templates",
     help="Relation to ask about: one of the templates' (the paper's: is, is a, has, has a, "
-    "made of). Repeatable.",
+    "made of). Repeatable. With --by generation, `all` is a free listing of every property "
+    "(the norming task), scored per relation and overall.",
 )
 PREFIX = Param(
     "prefix",
@@ -85,3 +88,4 @@ class ElicitOptions(Options):
     samples: int = SAMPLES.field()
     temperature: float = TEMPERATURE.field()
     max_tokens: int = MAX_TOKENS.field()
+    questions: str | Path = QUESTIONS.field()

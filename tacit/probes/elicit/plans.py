@@ -4,7 +4,7 @@ manifest counts of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ class Golds:
     sensible: relation -> every gold answer of that relation across concepts (ap_sens).
     extra: further tables of what was left out (excluded.csv, answers_left_out.csv).
     counts: the manifest's counts of them.
+    further: (the rows, the Ask's tables) -> further rows scored, by table, summarised too.
     """
 
     prompts: pd.DataFrame
@@ -57,6 +58,11 @@ class Golds:
     sensible: dict[str, list[str]] = field(default_factory=dict)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     counts: Callable[[Manifest], dict[str, Any]] = lambda manifest: {}
+    # (the rows, the Ask's tables) -> further rows scored, by table (a free listing's per
+    # relation: by_relation.csv), summarised with the rows
+    further: Callable[[pd.DataFrame, Mapping[str, pd.DataFrame]], dict[str, pd.DataFrame]] = (
+        lambda rows, tables: {}
+    )
 
 
 def word_golds(
@@ -163,6 +169,27 @@ def asked_prompts(
         limited = limited.drop_duplicates().assign(reason=limit_reason(run))
         dropped = pd.concat([dropped, limited], ignore_index=True)
     return kept, dropped
+
+
+NO_COMPLETION = "no completion from the model (a recorded model: none recorded for it)"
+
+
+def answered(rows: pd.DataFrame, dropped: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of prompts a model gave a completion for (asked in words, where the rows
+    count the draws: a recorded model may have none), and `dropped` with the others
+    (`concept, relation, reason`), the model named in the reason."""
+    if "n_draws" not in rows:  # ranked, not drawn: every prompt has its answer
+        return rows, dropped
+    none = rows["n_draws"] == 0
+    left = rows[none]
+    unanswered = pd.DataFrame(
+        {
+            "concept": left["concept"],
+            "relation": left["relation"],
+            "reason": [f"{NO_COMPLETION}: {m}" for m in left["model"]],
+        }
+    ).drop_duplicates()
+    return rows[~none].reset_index(drop=True), pd.concat([dropped, unanswered], ignore_index=True)
 
 
 def prompt_counts(state: State) -> dict[str, Any]:

@@ -63,11 +63,12 @@ class ElicitProbe(Probe[ElicitOptions]):
     ) -> ElicitOptions:
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
+        from tacit.probes.elicit.free_listing import FREE_LISTING
         from tacit.probes.elicit.options import RELATIONS_PARAM
         from tacit.templates import load_templates
 
         values = super().validate(given, context=context, where=where)
-        if values.relations is not None:
+        if values.relations is not None and FREE_LISTING not in values.relations:
             templates = load_templates(values.templates)
             label = where + RELATIONS_PARAM.label(context)
             for relation in values.relations:
@@ -87,6 +88,7 @@ class ElicitProbe(Probe[ElicitOptions]):
 
     def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: Planning) -> Plan:
         from tacit.ask.shots import in_context
+        from tacit.probes.elicit.free_listing import FREE_LISTING, plan_free_listing
         from tacit.probes.elicit.plans import GOLDS, State, asked_prompts, elicitation_columns
         from tacit.probes.elicit.prompts import (
             asking_about,
@@ -104,6 +106,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.templates import load_templates
 
+        if FREE_LISTING in (values.relations or []):  # its own questions: every property
+            return plan_free_listing(self, models, values, run)
         ask = choose(values, self.asks, self.name)
         prefix = values.prefix
         prefixes: list[bool] = [True, False] if prefix == "both" else [bool(prefix)]
@@ -157,10 +161,12 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
 
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
+        import pandas as pd
+
         from tacit.ask.shots import shots_record
         from tacit.core.manifest import with_keys
         from tacit.probes.elicit.generated import LISTING_SUMMARY
-        from tacit.probes.elicit.plans import prompt_counts
+        from tacit.probes.elicit.plans import answered, prompt_counts
         from tacit.probes.elicit.summary import SUMMARY
         from tacit.probes.summary import summarise
 
@@ -169,7 +175,8 @@ class ElicitProbe(Probe[ElicitOptions]):
         state: State = plan.state
         values, ask = plan.values, plan.asked
         done = ask.finish(rows, manifest["models"], keys=["prompt"])
-        rows = done.rows
+        rows, dropped = answered(done.rows, state.dropped)
+        state = replace(state, dropped=dropped)
         added: dict[str, Any] = dict(done.record)
         added["options"] = {
             "relations": state.relations,
@@ -186,15 +193,17 @@ class ElicitProbe(Probe[ElicitOptions]):
             "n_candidates": ask.candidate_count(),
             "n_sensible": {r: len(v) for r, v in state.golds.sensible.items()},
         }
-        summary = summarise(rows, SUMMARIES[ask.yields], seed=run.seed, context=context)
-        extra = {**state.golds.extra, "dropped": state.dropped, **done.extra}
+        further = state.golds.further(rows, done.extra)  # a free listing's, per relation
+        scored = pd.concat([rows, *further.values()], ignore_index=True) if further else rows
+        summary = summarise(scored, SUMMARIES[ask.yields], seed=run.seed, context=context)
+        extra = {**state.golds.extra, "dropped": state.dropped, **done.extra, **further}
         return Outcome(rows, summary, added, extra, done.files, vocab=ask.vocabulary)
 
     def conditions(self, summary: pd.DataFrame, manifest: Manifest, **_: Any) -> list[Condition]:
         """With the prefix (the paper's main condition), every relation pooled (`all`, or the
         run's one relation), first; then each relation, then the same without the prefix."""
         from tacit.ask.paraphrase import ensemble_rows
-        from tacit.probes.elicit.summary import ALL
+        from tacit.probes.elicit.options import ALL
 
         summary = ensemble_rows(summary)  # with several templates, their ensemble's
 

@@ -14,12 +14,12 @@ from tacit.ask.paraphrase import ensemble_rows
 from tacit.ask.vocabulary import BOUNDED_HEADER, bounded_columns
 from tacit.core.display import Table
 from tacit.probes.elicit.metrics import MAP_SENS, MAP_VOCAB, SPEARMAN
+from tacit.probes.elicit.options import ALL
 from tacit.probes.report import CHANCE as CHANCE_ROW
 from tacit.probes.report import with_chance
 from tacit.probes.summary import Summary, count, defined, pooled_parts, summarise
 
 ELICITATION_GROUPS = ["model", "relation", "prefix"]
-ALL = "all"  # the relation of the rows that pool every relation's prompts
 
 
 def _in_order(summary: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
