@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.secrets import redact
 
 # tacit's name on the package index (`pip install tacit-probe`; `tacit` there is another
 # project): where its installed version is read
@@ -44,8 +45,8 @@ def now() -> str:
 
 
 def command_line() -> str:
-    """The command line as typed (as far as Python can tell)."""
-    return " ".join(sys.argv)
+    """The command line as typed (as far as Python can tell), less any secret in it."""
+    return redact(" ".join(sys.argv))
 
 
 # The manifest's shape: the contract between the layers that write a run and those that read
@@ -60,7 +61,11 @@ def command_line() -> str:
 ModelRecord = TypedDict(
     "ModelRecord",
     {
-        "name": str,  # as given to --model: a name or path, with its loading options if any
+        # as given to --model: a name or path, with its loading options if any, less any
+        # secret (tacit.core.secrets); its `label=` where it has one
+        "name": str,
+        # the whole text as given, redacted, where `name` is not it (a label, a secret)
+        "text": str,
         "source": str,  # the name or path alone, where the options make `name` longer
         "kind": str,  # masked, causal, seq2seq, classifier, server
         "class": str,  # the Python class that scored it
