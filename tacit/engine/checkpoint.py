@@ -158,6 +158,15 @@ class Checkpoint:
                 f"be trusted: {option('--overwrite')} scores the run again from the start"
             ) from None
 
+    def answers_path(self, model: int) -> Path | None:
+        """Where the model's generation answers are kept as they come
+        (tacit.models.answered); None without a checkpoint."""
+        if self.directory is None:
+            return None
+        from tacit.models.answered import journal_path
+
+        return journal_path(self.directory, model)
+
     def keep_record(self, model: int, record: ModelRecord) -> None:
         """Keep a model's record (what the manifest says of it once it is loaded)."""
         key = f"{model}-model"
