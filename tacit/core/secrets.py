@@ -31,7 +31,7 @@ _URL = re.compile(
 # an option KEY=VALUE where a model's text or a command line holds one: after the start, a
 # comma, a space or `--flag=`
 _OPTION = re.compile(
-    r"(?P<before>(?:^|[,\s=(\['\"]))(?P<key>[A-Za-z_][\w\-]*)\s*=\s*(?P<value>[^,\s]*?)"
+    r"(?P<before>(?:^|[,\s=(\['\"]))(?P<key>[A-Za-z_][\w\-]*)=(?P<value>[^,\s]*?)"
     r"(?P<after>[:;.)\]'\"]*)(?=[,\s]|$)"
 )
 
