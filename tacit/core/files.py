@@ -17,7 +17,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,85 @@ _KINDS = (
 )
 
 
+def _refusal(label: str, mode: os.stat_result, limit: int) -> str | None:
+    """Why a file of this status is not read (not a regular file, too large); None: read it."""
+    kind = next((said for test, said in _KINDS if test(mode.st_mode)), None)
+    if kind is not None or not stat.S_ISREG(mode.st_mode):
+        return f"{label}: {kind or 'not a regular file'}, not a regular file; give a file"
+    if mode.st_size > limit:
+        return (
+            f"{label}: {mode.st_size:,} bytes, more than the {limit:,} tacit reads of such a "
+            "file; is it the file you meant?"
+        )
+    return None
+
+
+def regular_file(
+    path: str | Path,
+    label: str | None = None,
+    *,
+    limit: int = READ_LIMIT,
+    missing_ok: bool = False,
+    directory_ok: bool = False,
+) -> None:
+    """Refuse, in one line and without opening it, a path that read_input would not read: a
+    FIFO, a device, a socket, a directory, a file over `limit` bytes; for a reader that opens
+    it itself then (openpyxl, pandas, the caller's own messages for a missing file or a
+    directory: `missing_ok`, `directory_ok`)."""
+    from tacit.core.errors import TacitError
+
+    label = label or str(path)
+    try:
+        mode = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise TacitError(f"{label}: no such file") from None
+    except OSError as err:
+        raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    if directory_ok and stat.S_ISDIR(mode.st_mode):
+        return
+    refused = _refusal(label, mode, limit)
+    if refused is not None:
+        raise TacitError(refused)
+
+
+@contextmanager
+def _opened(path: str | Path, label: str, limit: int) -> Iterator[Any]:
+    """A regular file of at most `limit` bytes, open to read (unbuffered); one line refuses
+    anything else, before a byte is read (a FIFO is opened without waiting for a writer)."""
+    from tacit.core.errors import TacitError
+
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC)
+    except FileNotFoundError:
+        raise TacitError(f"{label}: no such file") from None
+    except IsADirectoryError:
+        raise TacitError(f"{label}: is a directory; give the file") from None
+    except OSError as err:  # a socket cannot be opened: say what it is
+        with suppress(OSError):
+            refused = _refusal(label, os.stat(path), limit)
+            if refused is not None:
+                raise TacitError(refused) from None
+        raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    with os.fdopen(descriptor, "rb", buffering=0) as handle:
+        refused = _refusal(label, os.fstat(descriptor), limit)
+        if refused is not None:
+            raise TacitError(refused)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        try:
+            yield handle
+        except OSError as err:
+            raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+
+
+def read_start(path: str | Path, size: int, label: str | None = None) -> bytes:
+    """The first `size` bytes of a regular file (read_input's checks), to tell its kind."""
+    with _opened(path, label or str(path), READ_LIMIT) as handle:
+        return bytes(handle.read(size) or b"")
+
+
 def read_input(
     path: str | Path,
     label: str | None = None,
@@ -85,49 +164,23 @@ def read_input(
     from tacit.core.errors import TacitError
 
     label = label or str(path)
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC)
-    except FileNotFoundError:
-        raise TacitError(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise TacitError(f"{label}: is a directory; give the file") from None
-    except OSError as err:
-        raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
-    with os.fdopen(descriptor, "rb", buffering=0) as handle:
-        mode = os.fstat(descriptor)
-        kind = next((said for test, said in _KINDS if test(mode.st_mode)), None)
-        if kind is not None or not stat.S_ISREG(mode.st_mode):
-            raise TacitError(
-                f"{label}: {kind or 'not a regular file'}, not a regular file; give a file"
-            )
-        if mode.st_size > limit:
-            raise TacitError(
-                f"{label}: {mode.st_size:,} bytes, more than the {limit:,} tacit reads of such "
-                "a file; is it the file you meant?"
-            )
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(descriptor, True)
-        blocks, size = [], 0
-        try:
-            first = handle.read(HEAD) or b""
-            if head is not None:
-                head(first)
-            blocks.append(first)
-            size = len(first)
-            while size <= limit:
-                block = handle.read(min(1 << 20, limit + 1 - size))
-                if not block:
-                    break
-                blocks.append(block)
-                size += len(block)
-        except OSError as err:
-            raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    with _opened(path, label, limit) as handle:
+        first = handle.read(HEAD) or b""
+        if head is not None:
+            head(first)
+        blocks, size = [first], len(first)
+        while size <= limit:
+            block = handle.read(min(1 << 20, limit + 1 - size))
+            if not block:
+                break
+            blocks.append(block)
+            size += len(block)
     if size > limit:  # grown while read
         raise TacitError(f"{label}: more than the {limit:,} bytes tacit reads of such a file")
     return b"".join(blocks)
 
 
-def _text_head(path: Path) -> Callable[[bytes], None]:
+def text_head(path: str | Path) -> Callable[[bytes], None]:
     """A check of a text file's first bytes (UTF-8, no control character but tab), so that
     a file that is not text is refused at its first line, not after it is read whole."""
 
@@ -152,7 +205,7 @@ def read_utf8(path: Path, label: str) -> tuple[str, bytes]:
     unreadable or undecodable file is one line, `label` naming the option it was given to."""
     from tacit.core.errors import TacitError
 
-    data = read_input(path, label, head=_text_head(path))
+    data = read_input(path, label, head=text_head(path))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.files import RECORD_LIMIT, read_input
 from tacit.core.secrets import redact
 
 # tacit's name on the package index (`pip install tacit-probe`; `tacit` there is another
@@ -175,13 +176,12 @@ def read_manifest(path: str | Path) -> Manifest:
     path = Path(path)
     if path.is_dir():
         path = path / "manifest.json"
+    if not path.exists() and not path.is_symlink():
+        raise TacitError(f"{path.parent}: not a finished run directory (no manifest.json)")
+    data = read_input(path, limit=RECORD_LIMIT)  # a FIFO, /dev/zero: refused at once
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TacitError(
-            f"{path.parent}: not a finished run directory (no manifest.json)"
-        ) from None
-    except (OSError, ValueError, UnicodeDecodeError) as err:
+        loaded = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
         raise TacitError(f"{path}: not readable JSON ({first_line(err)})") from None
     if not isinstance(loaded, dict):
         raise TacitError(f"{path}: not a run's manifest (a JSON object)")

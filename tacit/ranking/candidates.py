@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import check_text
+from tacit.core.files import check_text, regular_file
 from tacit.core.option_names import option
 from tacit.models.base import VOCAB_ANYWHERE, Needs, RunModel
 from tacit.ranking.question import CandidateSet, SharedVocabulary
@@ -183,6 +183,7 @@ def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet
     like one of the probe's `names` for its own sets (`concept`) says which was meant."""
     path = Path(path)
     try:
+        regular_file(path, missing_ok=True)
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise TacitError(
