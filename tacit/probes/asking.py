@@ -223,14 +223,18 @@ def with_completions(
 
 
 def read_answers(
-    rows: pd.DataFrame, keys: Sequence[str], matchers: Matcher | Sequence[Matcher]
+    rows: pd.DataFrame,
+    keys: Sequence[str],
+    matchers: Matcher | Sequence[Matcher],
+    at_most: int | None = None,
 ) -> pd.DataFrame:
-    """The answers frame (tacit.matching.answers_frame) of rows that hold their completions."""
+    """The answers frame (tacit.matching.answers_frame) of rows that hold their completions,
+    at most `at_most` answers of each read (what was asked for: the rest are counted)."""
     from tacit.matching import answers_frame
     from tacit.models.answers import Completion
 
     said = [[Completion.from_record(c) for c in json.loads(text)] for text in rows["completions"]]
-    return answers_frame(rows, list(keys), said, matchers)
+    return answers_frame(rows, list(keys), said, matchers, at_most)
 
 
 def generation_record(

@@ -82,7 +82,7 @@ def score_listings(
     completions, requests = ask(scorer, sampling, texts, progress, shown)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(table)
-    answers = read_answers(table, keys, _matchers_of(table, matchers))
+    answers = read_answers(table, keys, _matchers_of(table, matchers), guesses)
     scored = score_feature_lists(table, answers, features, keys)
     scored.insert(0, "model", scorer.name)
     return Scored(scored, generation_counts(completions, requests))
@@ -99,7 +99,7 @@ def finish_listings(
     from tacit.probes.asking import generation_record, messages_file, read_answers
 
     keys = ["model", *prompt_keys(rows)]
-    answers = read_answers(rows, keys, _matchers_of(rows, matchers))
+    answers = read_answers(rows, keys, _matchers_of(rows, matchers), guesses)
     messages = messages_file(rows, keys, sampling)
     record = generation_record(sampling, "answers", guesses, list(rows["prompt"].unique()))
     record["answers_by_status"] = {

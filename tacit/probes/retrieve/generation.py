@@ -68,7 +68,7 @@ def score_generated(
     completions, requests = ask(scorer, sampling, texts, progress, shown)
     table = with_completions(rows, completions, requests)
     keys = prompt_keys(rows)
-    answers = read_answers(table, keys, matcher)
+    answers = read_answers(table, keys, matcher, k)
     ranked = rank_generated(
         table, answers, keys, way=way, k=k if way == "list" else None, target="concept"
     )
@@ -84,9 +84,9 @@ def finish_generated(
     from tacit.probes.asking import generation_record, messages_file, read_answers
 
     keys = ["model", *prompt_keys(rows)]
-    answers = read_answers(rows, keys, matcher)
-    messages = messages_file(rows, keys, sampling)
     way, k = way_of(values)
+    answers = read_answers(rows, keys, matcher, k)
+    messages = messages_file(rows, keys, sampling)
     record = generation_record(sampling, "concept", k, list(rows["prompt"].unique()))
     record["way"] = way
     record["answers_by_status"] = {
