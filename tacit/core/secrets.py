@@ -53,8 +53,12 @@ def _url(found: re.Match[str]) -> str:
     return found["scheme"] + found["host"] + found["path"].rstrip("/")
 
 
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*")  # a form's placeholder, `KEY=VALUE`: no secret
+
+
 def _option(found: re.Match[str]) -> str:
-    if not secret_key(found["key"]) or not found["value"]:
+    value = found["value"]
+    if not secret_key(found["key"]) or not value or _PLACEHOLDER.fullmatch(value):
         return found.group(0)
     return f"{found['before']}{found['key']}={HIDDEN}{found['after']}"
 
