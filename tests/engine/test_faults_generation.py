@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -96,6 +97,8 @@ STOPS = {
     "killed after 5 answers": ("answers:kept@5", None, None, -signal.SIGKILL),
     "Ctrl-C after 5 answers": ("answers:kept@5", "INT", "5 answered request(s) kept", 130),
     "SIGTERM after 5 answers": ("answers:kept@5", "TERM", "5 answered request(s) kept", 143),
+    "SIGTERM just after the last answer": ("answers:kept@LAST", "TERM", "answered request(s)", 143),
+    "killed just after the last answer": ("answers:kept@LAST", None, None, -signal.SIGKILL),
     "killed while its chunk is kept": ("checkpoint:saved@2", None, None, -signal.SIGKILL),
     "killed while the save stages": ("save:staged@2", None, None, -signal.SIGKILL),
     "killed between the save's renames": ("save:renamed@2", None, None, -signal.SIGKILL),
@@ -111,6 +114,7 @@ def test_no_answered_request_is_sent_again(stop, server, norms, tmp_path, whole)
     out = tmp_path / "run"
     args = run_args(server, norms, out)
     server.answered.clear()
+    point = point.replace("LAST", str(total))
     env = {"TACIT_FAULT": point, **({"TACIT_FAULT_SIGNAL": sent} if sent else {})}
     stopped = probe(args, **env)
     assert stopped.returncode == status, stopped.stderr
@@ -120,6 +124,8 @@ def test_no_answered_request_is_sent_again(stop, server, norms, tmp_path, whole)
     before = server.answered_keys()
     if stop.endswith("after 5 answers"):
         assert len(before) == 5
+    if stop.endswith("the last answer"):
+        assert len(before) == total
     server.answered.clear()
     resumed = runner.invoke(app, [*args, "--resume"])  # a saved run: saved again, no request
     assert resumed.exit_code == 0, resumed.output
@@ -168,3 +174,48 @@ def test_the_cache_keeps_each_answer_as_it_comes(server, norms, tmp_path, whole)
     assert runner.invoke(app, again).exit_code == 0
     after = server.answered_keys()
     assert not set(before) & set(after) and len(before) + len(after) == total
+
+
+MALFORMED = '{"model": "tiny", "choices": [{"index": "zero", "message": {"content": "fur"}}]}'
+BEHAVIOURS = {
+    # fault: what the run ends in (a complete run, or one line that says this)
+    "500": "500 Internal Server Error: fault injected",
+    "429": "429",  # retries=0: given up on at once
+    "drop": "the connection was dropped",
+    "sleep:5": "no whole answer within 1 s (timeout=)",
+    "drip:0.2": "no whole answer within 1 s (timeout=)",
+    "huge:10000000": None,
+    "lines:400000": None,
+    "model:gpt-evil-0": None,
+    f"body:{MALFORMED}": "the answer's choices[0].index is 'zero'",
+    "body:<html>oops</html>": "with no JSON",
+    'body:{"choices": [], "usage": {"prompt_tokens": 1e400}}': "usage.prompt_tokens is inf",
+    "empty": None,
+    "missing": None,
+    "refusal": None,
+}
+
+
+@pytest.mark.parametrize("fault", list(BEHAVIOURS))
+def test_every_behaviour_ends_in_one_line_or_a_complete_run(fault, server, norms, tmp_path):
+    """A hostile server's every behaviour, on the third request of a run by generation: one
+    line naming --resume (what was answered is kept), or a complete run that counts it."""
+    out = tmp_path / "run"
+    args = run_args(server, norms, out, timeout=1)
+    server.faults.clear()
+    server.faults.extend(["", "", fault])
+    started = time.monotonic()
+    try:
+        result = runner.invoke(app, args)
+    finally:
+        server.faults.clear()
+    assert time.monotonic() - started < 30
+    said = BEHAVIOURS[fault]
+    if said is None:
+        assert result.exit_code == 0, result.output
+        assert (out / "manifest.json").is_file() and (out / "answers.csv").stat().st_size < 1e6
+        return
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert said in line and "2 answered request(s) kept" in line, line
+    assert "Traceback" not in result.output
