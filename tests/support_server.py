@@ -322,8 +322,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.route == "/version":
             self._answer(200, {"version": "0.0-test"})
         elif self.route == "/openapi.json":
-            title = LLAMA_CPP_PYTHON_TITLE if state.engine == "llama-cpp-python" else TITLE
-            self._answer(200, {"info": {"title": title, "version": "0.0.1"}})
+            if state.engine == "llama-cpp-python":  # its app's title and version
+                self._answer(200, {"info": {"title": LLAMA_CPP_PYTHON_TITLE, "version": "0.0.1"}})
+            else:
+                self._answer(200, {"info": {"title": TITLE, "version": "1"}})
         else:
             self._error(404, "Not Found")
 
