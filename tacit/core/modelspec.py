@@ -191,7 +191,7 @@ class ModelSpec:
         return hash(self.text)
 
     def __repr__(self) -> str:
-        return f"ModelSpec({self.text!r})"
+        return f"ModelSpec({self.public!r})"  # never a secret, even in a traceback
 
     @classmethod
     def parse(cls, text: str, *, flag: str = "--model") -> ModelSpec:
