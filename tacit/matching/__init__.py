@@ -60,17 +60,20 @@ __all__ = [
 def record(normaliser: Normaliser | None = None) -> dict[str, object]:
     """How answers were read, as the manifest records it: the normaliser (lemmatiser and its
     version, language, articles), the match rules in order, the negations that stop the
-    `head` rule, and the refusal phrases.
+    `head` rule, the words that end a phrase's head, the hedges dropped around a stated
+    relation, and the refusal phrases.
 
     Examples:
         >>> record()["rules"], record()["normaliser"]["lang"]
         (['exact', 'head'], 'en')
     """
-    from tacit.matching.match import NEGATIONS, RULES
+    from tacit.matching.match import HEDGES, NEGATIONS, POST_MODIFIERS, RULES
 
     return {
         "normaliser": (normaliser or Normaliser()).record(),
         "rules": list(RULES),
         "negations": sorted(NEGATIONS),
+        "head_ends_before": sorted(POST_MODIFIERS),
+        "hedges": sorted(HEDGES),
         "refusals": list(REFUSALS),
     }

@@ -10,7 +10,9 @@ Both sides go through the same `Normaliser`, so a rule can never favour one of t
 4. Each word is lemmatised on its own by simplemma (`mice` -> `mouse`, `teeth` -> `tooth`,
    `wolves` -> `wolf`, `has` -> `have`, `is` -> `be`, `flying` -> `fly`), and the lemma case
    folded again (simplemma gives German nouns capitalised: `Häuser` -> `haus`).
-5. Leading articles are dropped: `a`, `an`, `the` (tacit.lexicon's English articles and
+5. English only: British spellings read as American, from a fixed table (`SPELLINGS`: `colour`
+   -> `color`, `fibre` -> `fiber`, `grey` -> `gray`): CSLB is British, most models write American.
+6. Leading articles are dropped: `a`, `an`, `the` (tacit.lexicon's English articles and
    `the`), and any other forms given (a template language's articles, `ein`, `une`).
 
 Why simplemma (https://github.com/adbar/simplemma, pinned at 2.0.0): it needs no other package,
@@ -45,6 +47,104 @@ _NUMBERS = (
     "fifteen sixteen seventeen eighteen nineteen twenty"
 )
 _NUMBER_WORDS = _NUMBERS.split()
+# rule 5: British spellings (those of CSLB's features) and their American forms
+_BRITISH = {
+    "colour": "color",
+    "flavour": "flavor",
+    "odour": "odor",
+    "vapour": "vapor",
+    "labour": "labor",
+    "armour": "armor",
+    "humour": "humor",
+    "harbour": "harbor",
+    "neighbour": "neighbor",
+    "behaviour": "behavior",
+    "rumour": "rumor",
+    "savour": "savor",
+    "favour": "favor",
+    "honour": "honor",
+    "parlour": "parlor",
+    "tumour": "tumor",
+}
+SPELLINGS = {
+    **{
+        british + ending: american + ending
+        for british, american in _BRITISH.items()
+        for ending in ("", "s", "ed", "ful", "ing", "less", "y", "ite", "ites", "able")
+    },
+    **{
+        f"{stem}{british}": f"{stem}{american}"
+        for stem in ("cent", "met", "centimet", "millimet", "kilomet", "lit", "fib", "theat")
+        for british, american in (("re", "er"), ("res", "ers"))
+    },
+    **{
+        f"{stem}{british}": f"{stem}{american}"
+        for stem in (
+            "organ",
+            "real",
+            "recogn",
+            "special",
+            "steril",
+            "pasteur",
+            "pressur",
+            "motor",
+            "moistur",
+            "stabil",
+            "alphabet",
+            "custom",
+            "categor",
+            "symbol",
+            "fertil",
+            "harmon",
+            "vapor",
+            "summar",
+            "memor",
+            "apolog",
+            "tenderis",
+            "personal",
+            "minim",
+            "maxim",
+        )
+        for british, american in (
+            ("ise", "ize"),
+            ("ised", "ized"),
+            ("ises", "izes"),
+            ("ising", "izing"),
+            ("isation", "ization"),
+            ("iser", "izer"),
+            ("isers", "izers"),
+        )
+    },
+    "analogue": "analog",
+    "catalogue": "catalog",
+    "grey": "gray",
+    "greyish": "grayish",
+    "jewellery": "jewelry",
+    "aluminium": "aluminum",
+    "tyre": "tire",
+    "tyres": "tires",
+    "mould": "mold",
+    "mouldy": "moldy",
+    "plough": "plow",
+    "pyjamas": "pajamas",
+    "moustache": "mustache",
+    "cosy": "cozy",
+    "programme": "program",
+    "defence": "defense",
+    "licence": "license",
+    "travelling": "traveling",
+    "travelled": "traveled",
+    "pedalling": "pedaling",
+    "fuelled": "fueled",
+    "modelling": "modeling",
+    "jewelled": "jeweled",
+    "woollen": "woolen",
+    "sceptical": "skeptical",
+    "doughnut": "donut",
+    "doughnuts": "donuts",
+    "yoghurt": "yogurt",
+    "storey": "story",
+}
 _APOSTROPHES = re.compile(r"['’‘`´]")
 _NOT_A_WORD = re.compile(r"[^\w]+|_+")  # punctuation, symbols and underscores
 
@@ -91,14 +191,18 @@ class Normaliser:
     articles: frozenset[str] = field(default_factory=frozenset)
 
     def words(self, text: str) -> list[str]:
-        """The normal form as words (rules 1 to 5)."""
-        words = without_articles(words_of(text), self.every_article)
-        return [lemma(w, self.lang) for w in words]
+        """The normal form as words (rules 1 to 6)."""
+        return self._lemmas(without_articles(words_of(text), self.every_article))
 
     def lemmas(self, text: str) -> list[str]:
-        """The text's words lemmatised, articles kept (rules 1 to 4): a relation's prefix
+        """The text's words lemmatised, articles kept (rules 1 to 5): a relation's prefix
         (`is a` -> `be a`)."""
-        return [lemma(w, self.lang) for w in words_of(text)]
+        return self._lemmas(words_of(text))
+
+    def _lemmas(self, words: list[str]) -> list[str]:
+        if self.lang == "en":
+            words = [SPELLINGS.get(w, w) for w in words]
+        return [lemma(w, self.lang) for w in words]
 
     def __call__(self, text: str) -> str:
         return " ".join(self.words(text))

@@ -72,16 +72,17 @@ def read_completion(
         >>> [(r["position"], r["normal"], r["matched"], r["status"]) for r in rows]
         [(1, 'bear', 'bear', 'ok'), (1, 'bear', 'bear', 'duplicate'), (2, 'wolf', '', 'ok')]
     """
-    parsed = parse_completion(text, finish_reason)
+    parsed = parse_completion(text, finish_reason, about=matcher.about)
     base = {"completion": text, "finish_reason": finish_reason or ""}
     none = {"answer": "", "normal": "", "matched": "", "rule": ""}
     rows: list[dict[str, Any]] = []
     first: dict[str, int] = {}
-    for answer in parsed.answers:
+    for i, answer in enumerate(parsed.answers):
         if at_most is not None and len(first) >= at_most:  # the rest: counted, never matched
             rows.append({**base, **none, "position": at_most + 1, "status": BEYOND})
             return rows
-        match = matcher.match(answer)
+        readings = parsed.readings_of(i)
+        match = matcher.match(answer) if len(readings) == 1 else matcher.match_readings(readings)
         seen = match.normal in first
         position = first.setdefault(match.normal, len(first) + 1)
         rows.append(

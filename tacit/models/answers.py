@@ -279,10 +279,15 @@ class Sampling:
 class GenerationRequest:
     """One request: a conversation (`messages`: {"role", "content"} each, rendered with the
     model's chat template, the assistant's turn opened) or a plain `prompt` (a base model's
-    text, no template). Exactly one of the two."""
+    text, no template). Exactly one of the two.
+
+    `about`: what the request asks about, as the probe's key columns and values (`concept`,
+    `relation`, ...): never sent and not in its record; a model whose answers were recorded
+    (tacit.models.recorded) finds them by it."""
 
     messages: tuple[Mapping[str, str], ...] | None = None
     prompt: str | None = None
+    about: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         from tacit.core.errors import TacitError
@@ -301,18 +306,25 @@ class GenerationRequest:
             object.__setattr__(self, "messages", messages)
 
     @classmethod
-    def chat(cls, messages: Sequence[Mapping[str, str]]) -> GenerationRequest:
-        return cls(messages=tuple(messages))
+    def chat(
+        cls, messages: Sequence[Mapping[str, str]], about: Mapping[str, Any] | None = None
+    ) -> GenerationRequest:
+        return cls(messages=tuple(messages), about=_about(about))
 
     @classmethod
-    def text(cls, prompt: str) -> GenerationRequest:
-        return cls(prompt=prompt)
+    def text(cls, prompt: str, about: Mapping[str, Any] | None = None) -> GenerationRequest:
+        return cls(prompt=prompt, about=_about(about))
 
     def record(self) -> dict[str, Any]:
         """As JSON (messages.jsonl, a cache entry's name)."""
         if self.messages is not None:
             return {"messages": [dict(m) for m in self.messages]}
         return {"prompt": self.prompt}
+
+
+def _about(about: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """A request's `about` as pairs of texts."""
+    return tuple((str(k), str(v)) for k, v in (about or {}).items())
 
 
 def request_seed(seed: int, request: GenerationRequest) -> int:

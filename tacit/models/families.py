@@ -88,6 +88,7 @@ class Family(ABC):
 FAMILIES: Registry[Family] = Registry(
     "model family",
     {
+        "recorded": "tacit.models.recorded:FAMILY",  # a model with recorded=: a file answers
         "openai": "tacit.models.server:FAMILY",  # a model with a base_url: a server scores it
         "huggingface": "tacit.models.huggingface:FAMILY",  # every other model
     },

@@ -67,6 +67,9 @@ class NormSet:
             read by that name; None for a file given by path.
         hub: for a file read from a Hub dataset, its `source` URL and `commit`
             (tacit.hub.dataset_files); empty otherwise.
+        alternatives: (concept, feature) -> the other wordings of the feature, where the
+            format gives them (CSLB's `feature alternatives`: `has fur_hair` -> `has fur`,
+            `hair`): what the participants wrote, which a model's answer may match too.
     """
 
     table: pd.DataFrame
@@ -78,6 +81,12 @@ class NormSet:
     feature_types: bool = True
     name: str | None = None
     hub: Mapping[str, Any] = field(default_factory=dict)
+    alternatives: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+
+    def alternatives_of(self, rows: pd.DataFrame) -> list[tuple[str, ...]]:
+        """The other wordings of each of `rows`' features (rows of the table)."""
+        pairs = zip(rows["concept"], rows["feature"])
+        return [tuple(self.alternatives.get(pair, ())) for pair in pairs]
 
     @property
     def concepts(self) -> list[str]:
@@ -182,7 +191,8 @@ def build_norm_set(
         raise TacitError(f"{path}: header only, no norms")
     if "participants" not in rows:
         rows["participants"] = ""
-    rows, merged = merge_duplicates(rows)
+    alternatives = _alternatives(rows)
+    rows, merged = merge_duplicates(rows.drop(columns="alternatives", errors="ignore"))
     rows = rows.drop(columns="participants").reset_index(drop=True)
     whole = all(float(p).is_integer() for p in rows["pf"])
     rows["pf"] = rows["pf"].astype(int if whole else float)
@@ -200,4 +210,18 @@ def build_norm_set(
         format=format,
         columns=dict(columns) if columns else None,
         feature_types=feature_types,
+        alternatives=alternatives,
     )
+
+
+def _alternatives(rows: pd.DataFrame) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(concept, feature) -> its other wordings (`; `-joined in the records' `alternatives`),
+    those of a repeated pair's rows together, each once, the feature itself left out."""
+    if "alternatives" not in rows:
+        return {}
+    found: dict[tuple[str, str], dict[str, None]] = {}
+    for concept, feature, cell in zip(rows["concept"], rows["feature"], rows["alternatives"]):
+        wordings = (" ".join(w.split()) for w in str(cell).split(";"))
+        kept = found.setdefault((concept, feature), {})
+        kept.update(dict.fromkeys(w for w in wordings if w and w != feature))
+    return {pair: tuple(words) for pair, words in found.items() if words}

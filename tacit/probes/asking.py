@@ -3,18 +3,16 @@ takes, the question a cloze prompt becomes, the requests sent, the messages kept
 messages.jsonl, and the answers read back (tacit.matching).
 
 A probe by generation asks about exactly what its scoring run scores: each prompt's cloze text
-("A <mask> has fur, is big, and has claws.") with its blank written `___`, wrapped in an
-instruction (QUESTIONS). An instruct model (Scorer.chats: a chat template, a chat server) gets
-it as the user's message of a chat, its template's own system turn as for scoring (`system=`
-sets or drops it); a base model gets it as a plain prompt ending `Answer:`. Greedy by default,
-so a run is reproducible; `--samples N` with `--temperature` above 0 draws N completions per
-prompt, each request seeded from the run's `--seed` (the same draws at any batch size).
+("A <mask> has fur, is big, and has claws.") with its blank written `___`, wrapped in a
+question (tacit.templates.questions). An instruct model (a chat template, a chat server) gets
+it as a chat's user message; a base model as a plain prompt ending `Answer:`. Greedy by
+default; `--samples N` draws N completions per prompt, each request seeded from `--seed`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tacit.core.blank import MASK
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
     from tacit.matching.match import Matcher
     from tacit.models.answers import Completion, GenerationRequest, Sampling
     from tacit.models.base import Scorer
+    from tacit.templates.questions import Questions
 
 By = Literal["scoring", "generation"]
 BY_WAYS: tuple[By, ...] = get_args(By)
@@ -75,32 +74,9 @@ MAX_TOKENS = Param(
 )
 GENERATION_PARAMS = (BY, GUESSES, SAMPLES, TEMPERATURE, MAX_TOKENS)
 
-# what a probe asks for (`concept`: retrieval's; `answers`: elicitation's), {cloze} the prompt with
-# its blank written ___, {rest} what follows a blank the prompt starts at, {k} the answers wanted
-QUESTIONS = {
-    # a retrieval prompt that starts at its blank ("<mask> has fur, is big, and has claws.")
-    "concept": (
-        "Which concept {rest}? Give your {k} best guesses, most likely first, as a numbered "
-        "list of names with nothing else."
-    ),
-    "concept-one": "Which concept {rest}? Answer with one name only.",
-    # any other prompt, its blank written ___
-    "concept-blank": (
-        'Fill in the blank with the name of a concept: "{cloze}" Give your {k} best guesses, '
-        "most likely first, as a numbered list with nothing else."
-    ),
-    "concept-blank-one": (
-        'Fill in the blank with the name of a concept: "{cloze}" Answer with one name only.'
-    ),
-    # the answers to a prompt (elicitation's): the norming studies' feature listing (CSLB,
-    # McRae: name the properties of an everyday concept, one at a time; CSLB's participants
-    # began each with a relation word), asked for the prompt's relation
-    "answers": (
-        "People were asked to list the properties of everyday concepts. Complete "
-        '"{cloze}" with up to {k} different properties, the one people would name first at the '
-        "top, as a numbered list with nothing else."
-    ),
-}
+# what a probe asks for (tacit.templates.questions: `concept`, retrieval's; `answers`,
+# elicitation's of one relation; `listing`, a free listing of every property) in the words of
+# a questions file (`--questions`; tacit's own by default)
 
 
 def check_generation_options(values: Any, probe: str) -> None:
@@ -144,27 +120,38 @@ def sampling_of(values: Any, seed: int) -> Sampling:
 
 
 def question_key(cloze: str, asks: str, k: int) -> str:
-    """Which of QUESTIONS asks this prompt: for a concept, `Which concept has fur ...?` where
-    the prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
+    """Which question asks this prompt: for a concept, `Which concept has fur ...?` where the
+    prompt starts at its blank, else a fill-in-the-blank; one guess or K."""
     if asks != "concept":
         return asks
     key = "concept" if cloze.startswith(MASK + " ") else "concept-blank"
     return key + ("-one" if k == 1 else "")
 
 
-def question(cloze: str, asks: str, k: int) -> str:
-    """A prompt's cloze text asked as a question (QUESTIONS; `asks`: `concept` or
-    `answers`)."""
+def question(cloze: str, asks: str, k: int, questions: Questions | None = None) -> str:
+    """A prompt asked as a question (`asks`: `concept`, `answers` or `listing`; `questions`:
+    their wording, tacit's own by default): a cloze text with its blank written ___, or, for
+    a listing, the concept with its article."""
+    from tacit.templates.questions import load_questions
+
+    chosen = questions or load_questions()
+    key = question_key(cloze, asks, k)
+    if asks == "listing":
+        return chosen.text(key, concept=cloze, k=k)
     rest = cloze[len(MASK) :].strip().rstrip(".!?")
-    return QUESTIONS[question_key(cloze, asks, k)].format(
-        cloze=cloze.replace(MASK, BLANK), rest=rest, k=k
-    )
+    return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
 
-def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -> GenerationRequest:
+def request_for(
+    text: str,
+    chats: bool,
+    shown: Sequence[tuple[str, str]] = (),
+    about: Mapping[str, Any] | None = None,
+) -> GenerationRequest:
     """The question as a chat's user message (an instruct model) or a plain prompt, after
     its demonstrations (`--shots`: tacit.probes.shots.turns), each a question answered: a
-    user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line."""
+    user and an assistant turn, or a `Question: ...\nAnswer: ...` block and a blank line;
+    `about`: the prompt's key columns (GenerationRequest.about)."""
     from tacit.models.answers import GenerationRequest
 
     if chats:
@@ -173,9 +160,9 @@ def request_for(text: str, chats: bool, shown: Sequence[tuple[str, str]] = ()) -
             for asked, answer in shown
             for role, content in (("user", asked), ("assistant", answer))
         ]
-        return GenerationRequest.chat([*messages, {"role": "user", "content": text}])
+        return GenerationRequest.chat([*messages, {"role": "user", "content": text}], about)
     blocks = "".join(f"Question: {asked}\nAnswer: {answer}\n\n" for asked, answer in shown)
-    return GenerationRequest.text(f"{blocks}Question: {text}\nAnswer:")
+    return GenerationRequest.text(f"{blocks}Question: {text}\nAnswer:", about)
 
 
 def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -> str:
@@ -200,12 +187,16 @@ def ask(
     texts: Sequence[str],
     progress: bool | tqdm,
     shown: Sequence[Sequence[tuple[str, str]]] | None = None,
+    about: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[list[list[Completion]], list[GenerationRequest]]:
     """Each question sent to the model (after its demonstrations, `shown`, where there are):
-    its completions, and the requests."""
+    its completions, and the requests (`about`: each prompt's key columns)."""
     chats = scorer.chats()
     shown = shown or [()] * len(texts)
-    requests = [request_for(text, chats, demos) for text, demos in zip(texts, shown)]
+    keys = about or [{}] * len(texts)
+    requests = [
+        request_for(text, chats, demos, key) for text, demos, key in zip(texts, shown, keys)
+    ]
     return scorer.generate(requests, sampling, progress=progress), requests
 
 
@@ -238,16 +229,21 @@ def read_answers(
 
 
 def generation_record(
-    sampling: Sampling, asks: str, k: int, clozes: Sequence[str]
+    sampling: Sampling,
+    asks: str,
+    k: int,
+    clozes: Sequence[str],
+    questions: Questions | None = None,
 ) -> dict[str, Any]:
-    """The manifest's record of how the models were asked: the questions used (QUESTIONS),
-    the answers asked for, the sampling, how answers were read."""
+    """The manifest's record of how the models were asked: the questions used and where
+    their wording came from, the answers asked for, the sampling, how answers were read."""
     from tacit.matching import record
+    from tacit.templates.questions import load_questions
 
-    keys = dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes)
+    keys = list(dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes))
     return {
         "by": "generation",
-        "questions": {key: QUESTIONS[key] for key in keys},
+        **(questions or load_questions()).record(keys),
         "guesses": k,
         "sampling": sampling.record(),
         "matching": record(),

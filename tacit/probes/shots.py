@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tacit.norms import NormSet
+    from tacit.templates.questions import Questions
 
 SEPARATOR = " "  # between demonstrations, and before the prompt (see the module docstring)
 SHOTS_COLUMN = "shots"  # prompts.csv: the demonstration concepts of each prompt
@@ -179,28 +180,50 @@ def shots_counts(prompts: pd.DataFrame, k: int) -> dict[str, int]:
     return {"prompts_with_fewer_shots_than_k": fewer_than_k(prompts, k)}
 
 
-def turns(shots: Sequence[Shot], asks: str, k: int) -> list[tuple[str, str]]:
+def turns(
+    shots: Sequence[Shot], asks: str, k: int, questions: Questions | None = None
+) -> list[tuple[str, str]]:
     """Each demonstration as a question and its answer (by generation): the question its
     prompt is asked as, and the answer in the form the question asks for: a numbered list
-    (retrieval's one name, elicitation's answers up to K), or the name alone for one guess."""
-    from tacit.probes.asking import question
+    (retrieval's one name, elicitation's answers up to K), the name alone for one guess, or
+    a sentence where the questions say so (`It is a fruit, it has a stem and it is red.`)."""
+    from tacit.probes.asking import question, question_key
 
     found = []
     for shot in shots:
         named = shot.named[:k]
-        answer = (
-            named[0]
-            if asks == "concept" and k == 1
-            else "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
-        )
-        found.append((question(shot.cloze, asks, k), answer))
+        form = questions.answer_form(question_key(shot.cloze, asks, k)) if questions else "list"
+        if form == "sentence":
+            answer = sentence(named)
+        elif asks == "concept" and k == 1:
+            answer = named[0]
+        else:
+            answer = "\n".join(f"{n}. {a}" for n, a in enumerate(named, 1))
+        found.append((question(shot.cloze, asks, k, questions), answer))
     return found
 
 
+def sentence(phrases: Sequence[str]) -> str:
+    """Verb phrases as one sentence about `it`, as Hansen & Hebart (2022) wrote their priming
+    answers: `It has fur, it is big and it eats fish.`
+
+    Examples:
+        >>> sentence(["has fur", "is big", "eats fish"])
+        'It has fur, it is big and it eats fish.'
+    """
+    said = [f"it {p}" for p in phrases]
+    text = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return text[:1].upper() + text[1:] + "."
+
+
 def asked_shots(
-    shots: Demonstrations | None, rows: pd.DataFrame, asks: str, k: int
+    shots: Demonstrations | None,
+    rows: pd.DataFrame,
+    asks: str,
+    k: int,
+    questions: Questions | None = None,
 ) -> list[list[tuple[str, str]]] | None:
     """Each prompt row's demonstrations as questions answered (turns), or None without."""
     if shots is None:
         return None
-    return [turns(drawn, asks, k) for drawn in shots.of_rows(rows)]
+    return [turns(drawn, asks, k, questions) for drawn in shots.of_rows(rows)]

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
 from tacit.matching.match import SEPARATOR
 from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
@@ -96,7 +98,11 @@ def _rank_one(rows: pd.DataFrame, target: str, way: str, k: int | None) -> dict[
     draws = rows.drop_duplicates("draw")
     read = rows[rows["status"] == OK].sort_values(["draw", "position"], kind="stable")
     if way == LIST and draws["draw"].nunique() > 1:
-        raise ValueError("a ranked list is read from one completion per prompt; use votes")
+        raise TacitError(
+            f"{draws['draw'].nunique()} completions of one prompt (a recorded model's draws?): "
+            f"a ranked list is read from one; {option('--samples')} N reads each draw's first "
+            "answer as a vote"
+        )
     if way == VOTES:
         read = read.drop_duplicates("draw")  # each draw's first answer: its guess
         said = read["matched"].where(read["matched"] != "", read["normal"])

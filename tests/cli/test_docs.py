@@ -106,6 +106,11 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
     )
     garden = root / "garden-paths.txt"  # docs/probes/surprisal.md's examples
     garden.write_text("The old man the boats.\nThe horse raced past the barn fell.\n")
+    released = root / "raw_answers.csv"  # Hansen & Hebart's layout (../shared/data/llm-norms)
+    released.write_text(
+        'bear,"It has fur, it is big and it eats fish.",bear,22\n'
+        'cat,"It is a pet, it has a tail or "brush", it has claws",cat,22\n'
+    )
     lab = root / "lab-norms.csv"
     lab.write_text("concept,feature,pf\nbear,has fur,3\nbear,is big,2\ncat,has a tail,4\n")
     data = {
@@ -123,6 +128,7 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
         "bear.csv": str(bear),
         "path/to/mlama1.1": str(write_mlama(root / "mlama1.1")),
         "garden-paths.txt": str(garden),
+        "../shared/data/llm-norms/chatgpt-gpt3.5-turbo/raw_answers.csv": str(released),
     }
     gpt2 = str(save_tiny_gpt2(root / "gpt2", toy_gpt2_tokenizer(root / "gpt2")))
     # an instruct model: a chat template, and room for a question and its answer

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
+from tacit.core.errors import TacitError
 from tacit.probes.elicit.generated import score_feature_lists, summarize_feature_lists
 from tacit.probes.retrieve.summary import summarize_retrieval
 from tacit.ranking.generated import rank_generated
@@ -173,7 +174,7 @@ def test_vote_ranks_against_a_plain_computation() -> None:
 
 
 def test_a_list_is_one_completion() -> None:
-    with pytest.raises(ValueError, match="one completion per prompt"):
+    with pytest.raises(TacitError, match="5 completions of one prompt .* a ranked list"):
         rank_generated(PROMPTS.iloc[:1], VOTES, KEYS, way="list")
 
 

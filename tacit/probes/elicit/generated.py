@@ -31,7 +31,8 @@ Chance: a model's words are open, so recall and precision have no chance level; 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,10 @@ from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
 from tacit.probes.elicit.scoring import rank_correlation
 from tacit.probes.elicit.summary import ALL, concept_intervals
+
+if TYPE_CHECKING:
+    from tacit.matching.match import Matcher
+    from tacit.norms import NormSet
 
 LISTING_COLUMNS = [
     "n_draws",
@@ -113,36 +118,53 @@ def score_feature_lists(
 
 
 def _score_one(rows: pd.DataFrame, people: pd.DataFrame) -> dict[str, object]:
-    """One prompt's metrics from its answers and its concept's features of the relation."""
-    read = rows[rows["status"] == OK]
-    draws = rows.drop_duplicates("draw")["status"].value_counts()
-    named = read.assign(feature=read["matched"].str.split(SEPARATOR, regex=False)).explode(
-        "feature"
-    )
-    named = named[named["feature"] != ""]
-    listed_by = named.groupby("feature")["draw"].nunique()
-    counts = listed_by.reindex(people["feature"]).fillna(0).to_numpy(float)
+    """One prompt's metrics from its answers and its concept's features of the relation (in
+    plain Python over the rows' columns: a prompt has a few dozen rows)."""
+    draws, statuses = rows["draw"].tolist(), rows["status"].tolist()
+    matched, normals, answers = rows["matched"].tolist(), rows["normal"].tolist(), rows["answer"]
+    first_status: dict[int, str] = {}
+    truncated: set[int] = set()
+    listed_by: dict[str, set[int]] = {}
+    first: dict[str, int] = {}  # each distinct answer (normal form): its first row
+    novel_draws: dict[str, set[int]] = {}
+    n_read = 0
+    for i, (draw, status) in enumerate(zip(draws, statuses)):
+        first_status.setdefault(draw, status)
+        truncated.update([draw] if status == "truncated" else [])
+        if status != OK:
+            continue
+        n_read += 1
+        first.setdefault(normals[i], i)
+        for feature in matched[i].split(SEPARATOR) if matched[i] else ():
+            listed_by.setdefault(feature, set()).add(draw)
+        if not matched[i]:
+            novel_draws.setdefault(normals[i], set()).add(draw)
+    counts = np.array([len(listed_by.get(f, ())) for f in people["feature"]], float)
     pf = people["pf"].to_numpy(float)
-    first = read.drop_duplicates("normal")
-    novel = first[first["matched"] == ""]
-    novel_draws = read[read["matched"] == ""].groupby("normal", sort=False)["draw"].nunique()
+    said = answers.tolist()
+    novel = [i for i in first.values() if not matched[i]]
     novel_listed = sorted(
-        zip(novel["answer"], novel["normal"].map(novel_draws)), key=lambda item: -item[1]
+        ((said[i], len(novel_draws[normals[i]])) for i in novel), key=lambda item: -item[1]
     )
-    features_listed = sorted(listed_by.items(), key=lambda item: -item[1])
+    features_listed = sorted(
+        ((f, len(d)) for f, d in sorted(listed_by.items())), key=lambda item: -item[1]
+    )
     listed = counts > 0
+    kinds = list(first_status.values())
     return {
-        "n_draws": int(rows["draw"].nunique()),
-        "n_answers": len(read),
-        "n_refusal": int(draws.get("refusal", 0)),
-        "n_empty": int(draws.get("empty", 0)),
-        "n_truncated": int(rows["status"].eq("truncated").groupby(rows["draw"]).any().sum()),
+        "n_draws": len(first_status),
+        "n_answers": n_read,
+        "n_refusal": kinds.count("refusal"),
+        "n_empty": kinds.count("empty"),
+        "n_truncated": len(truncated),
         "n_features": len(people),
         "n_listed": int(listed.sum()),
         "recall_pf": float(pf[listed].sum() / pf.sum()) if pf.sum() > 0 else np.nan,
         "recall": float(listed.mean()) if len(people) else np.nan,
         "n_distinct": len(first),
-        "precision": float((first["matched"] != "").mean()) if len(first) else np.nan,
+        "precision": float(np.mean([bool(matched[i]) for i in first.values()]))
+        if first
+        else np.nan,
         "spearman": rank_correlation(pf, counts),
         "n_novel": len(novel),
         "novel": " | ".join(f"{a}:{n}" for a, n in novel_listed),
@@ -165,7 +187,8 @@ def summarize_feature_lists(
     is over the prompts where the metric is defined (`n_precision`, `n_spearman`); the draws,
     answers, refusals, empty and truncated draws and novel answers are totals. `spearman_chance`
     is 0; recall and precision have no chance level (the module docstring)."""
-    several = scored["relation"].nunique() > 1
+    # a free listing's rows are relation `all` already: nothing more is pooled
+    several = scored["relation"].nunique() > 1 and ALL not in set(scored["relation"])
     prefixed = "prefix" in scored
     rows = []
     for key, by_model in scored.groupby(["model", "prefix"] if prefixed else ["model"], sort=False):
@@ -201,3 +224,59 @@ def summarize_feature_lists(
             rows.append(row)
     columns = [c for c in LISTING_SUMMARY_COLUMNS if prefixed or c != "prefix"]
     return pd.DataFrame(rows, columns=LISTING_SUMMARY_COLUMNS)[columns]
+
+
+OTHER = "other relation"  # an answer's status in another relation's rows (never read)
+
+
+def relation_scores(
+    prompts: pd.DataFrame,
+    answers: pd.DataFrame,
+    norms: NormSet,
+    matchers: Mapping[tuple[str, str], Matcher],
+    keys: Sequence[str],
+) -> pd.DataFrame:
+    """A free listing scored per relation: for each concept and each relation of its
+    features, the listing's answers of that relation against its features of that relation
+    (tacit.probes.elicit.generated's metrics). An answer's relation: that of the features
+    it matched; one that matched none, the relation its start states (`is a tool`: `is a`,
+    Matcher.relation_stated); one of neither counts in relation `all` alone."""
+    relation_of = dict(zip(norms.table["feature"], norms.table["relation"]))
+    said = _relations_said(answers, matchers, relation_of)
+    table = norms.table
+    parts = []
+    for relation in dict.fromkeys(table["relation"]):
+        having = set(table.loc[table["relation"] == relation, "concept"])
+        asked = prompts[prompts["concept"].isin(having)].assign(relation=relation)
+        if asked.empty:
+            continue
+        mine = pd.Series([relation in r for r in said], index=answers.index)
+        kept = answers.assign(
+            relation=relation,
+            status=answers["status"].where(~answers["status"].eq(OK) | mine, OTHER),
+            matched=[
+                SEPARATOR.join(n for n in m.split(SEPARATOR) if relation_of.get(n) == relation)
+                if m
+                else ""
+                for m in answers["matched"]
+            ],
+        )
+        columns = [c for c in prompts.columns if c not in LISTING_COLUMNS]
+        parts.append(score_feature_lists(asked[columns], kept, table, keys))
+    return pd.concat(parts, ignore_index=True) if parts else prompts.iloc[:0]
+
+
+def _relations_said(
+    answers: pd.DataFrame,
+    matchers: Mapping[tuple[str, str], Matcher],
+    relation_of: Mapping[str, str],
+) -> list[set[str]]:
+    """Each answer row's relations (relation_scores' rule)."""
+    found: list[set[str]] = []
+    for concept, answer, matched in zip(answers["concept"], answers["answer"], answers["matched"]):
+        if matched:
+            found.append({relation_of[n] for n in matched.split(SEPARATOR) if n in relation_of})
+            continue
+        stated = matchers[(concept, ALL)].relation_stated(answer) if answer else None
+        found.append({stated} if stated else set())
+    return found

@@ -13,6 +13,7 @@ model's words are open, so nothing is left out for want of a vocabulary.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tacit.probes.base import Outcome, Plan, Scored, Work
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from tacit.probes.elicit.plans import State
     from tacit.probes.shots import Demonstrations
     from tacit.templates import TemplateSet
+    from tacit.templates.questions import Questions
 
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 KEYS = ["relation", "prefix", "concept", "template", "prompt"]  # what tells prompts apart
@@ -69,19 +71,23 @@ def score_listings(
     guesses: int,
     progress: bool | tqdm,
     shots: Demonstrations | None = None,
+    asks: str = "answers",
+    questions: Questions | None = None,
 ) -> Scored:
-    """A chunk of prompts asked, answered, read and scored against the norms; its rows keep
-    what was sent and said, and the model's record counts what it cost."""
+    """A chunk of prompts asked (`asks`: a relation's `answers`, or a free `listing`, in the
+    words of `questions`), answered, read and scored against the norms; its rows keep what
+    was sent and said, and the model's record counts what it cost."""
     from tacit.models.answers import generation_counts
     from tacit.probes.asking import ask, question, read_answers, with_completions
     from tacit.probes.elicit.generated import score_feature_lists
     from tacit.probes.shots import asked_shots
 
-    texts = [question(prompt, "answers", guesses) for prompt in rows["prompt"]]
-    shown = asked_shots(shots, rows, "answers", guesses)
-    completions, requests = ask(scorer, sampling, texts, progress, shown)
+    texts = [question(prompt, asks, guesses, questions) for prompt in rows["prompt"]]
+    shown = asked_shots(shots, rows, asks, guesses, questions)
+    keys = prompt_keys(rows)
+    about = rows[keys].to_dict("records")
+    completions, requests = ask(scorer, sampling, texts, progress, shown, about)
     table = with_completions(rows, completions, requests)
-    keys = prompt_keys(table)
     answers = read_answers(table, keys, _matchers_of(table, matchers), guesses)
     scored = score_feature_lists(table, answers, features, keys)
     scored.insert(0, "model", scorer.name)
@@ -93,6 +99,8 @@ def finish_listings(
     sampling: Sampling,
     matchers: Mapping[tuple[str, str], Matcher],
     guesses: int,
+    asks: str = "answers",
+    questions: Questions | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
     """(the prompts' rows without the raw request and completions, answers.csv's table,
     messages.jsonl, the manifest's record of how the models were asked and what they said)."""
@@ -101,7 +109,8 @@ def finish_listings(
     keys = ["model", *prompt_keys(rows)]
     answers = read_answers(rows, keys, _matchers_of(rows, matchers), guesses)
     messages = messages_file(rows, keys, sampling)
-    record = generation_record(sampling, "answers", guesses, list(rows["prompt"].unique()))
+    clozes = list(rows["prompt"].unique())
+    record = generation_record(sampling, asks, guesses, clozes, questions)
     record["answers_by_status"] = {
         str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
     }
@@ -130,6 +139,7 @@ def plan_generation(
     from tacit.probes.elicit.plans import State, asked_prompts, with_shots
     from tacit.probes.elicit.prompts import NO_ANSWER, build_span_prompts
     from tacit.probes.shared_options import norms_record
+    from tacit.templates.questions import load_questions
 
     gold = pd.concat(
         [relation_answers(norms, r).assign(relation=r) for r in relations], ignore_index=True
@@ -140,6 +150,7 @@ def plan_generation(
     sampling = sampling_of(values, run.seed)
     matchers = feature_matchers(norms, prompts)
     features = norms.table
+    questions = load_questions(values.questions)
     work = Work(
         prompts,
         "prompt",
@@ -152,6 +163,7 @@ def plan_generation(
             guesses=values.guesses,
             progress=bar,
             shots=shots,
+            questions=questions,
         ),
         needs=Needs.of("generate"),
         sampling=sampling,
@@ -167,6 +179,7 @@ def plan_generation(
         dropped=dropped,
         asked=(sampling, matchers),
         shots=values.shots,
+        questions=questions,
     )
     known = {"norms": norms_record(norms)}
     return Plan(work, values, None, manifest=known, state=state)
@@ -180,13 +193,23 @@ def finish_generation(
     run: RunOptions,
 ) -> Outcome:
     """A run by generation: the listings scored against the norms, what was sent and said
-    (messages.jsonl, answers.csv), and the manifest's record of it."""
-    from tacit.probes.elicit.generated import summarize_feature_lists
+    (messages.jsonl, answers.csv), and the manifest's record of it. A prompt a model gave no
+    completion for (a recorded model without one) is left out of its rows and counted; a free
+    listing is scored per relation too (by_relation.csv)."""
+    import pandas as pd
+
+    from tacit.probes.elicit.generated import relation_scores, summarize_feature_lists
     from tacit.probes.elicit.plans import prompt_counts
+    from tacit.probes.elicit.summary import ALL
     from tacit.probes.shots import shots_record
 
     assert state.asked is not None
-    rows, answers, messages, record = finish_listings(rows, *state.asked, values.guesses)
+    sampling, matchers = state.asked
+    rows, answers, messages, record = finish_listings(
+        rows, sampling, matchers, values.guesses, state.asks, state.questions
+    )
+    rows, unanswered = _answered(rows)
+    dropped = pd.concat([state.dropped, unanswered], ignore_index=True)
     added: dict[str, Any] = {
         "options": {
             "relations": state.relations,
@@ -196,16 +219,35 @@ def finish_generation(
             **({"shots": shots_record(values.shots)} if values.shots else {}),
         },
         "templates": state.templates.record(),
-        "counts": prompt_counts(state) | {"spearman_undefined": int(rows["spearman"].isna().sum())},
+        "counts": prompt_counts(replace(state, dropped=dropped))
+        | {"spearman_undefined": int(rows["spearman"].isna().sum())},
         "generation": record,
     }
-    summary = summarize_feature_lists(rows, seed=run.seed)
-    extra = {"answers": answers, "dropped": state.dropped}
-    return Outcome(
-        rows,
-        summary,
-        added,
-        extra,
-        {"messages.jsonl": messages},
-        vocab=None,
-    )
+    extra = {"answers": answers, "dropped": dropped}
+    scored = rows
+    if state.relations == [ALL]:  # a free listing
+        keys = ["model", *prompt_keys(rows)]
+        extra["by_relation"] = relation_scores(rows, answers, state.norms, matchers, keys)
+        scored = pd.concat([rows, extra["by_relation"]], ignore_index=True)
+    summary = summarize_feature_lists(scored, seed=run.seed)
+    return Outcome(rows, summary, added, extra, {"messages.jsonl": messages}, vocab=None)
+
+
+NO_COMPLETION = "no completion from the model (a recorded model: none recorded for it)"
+
+
+def _answered(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of prompts a model gave a completion for, and the others as dropped rows
+    (`concept, relation, reason`), the model named in the reason."""
+    import pandas as pd
+
+    none = rows["n_draws"] == 0
+    left = rows[none]
+    dropped = pd.DataFrame(
+        {
+            "concept": left["concept"],
+            "relation": left["relation"],
+            "reason": [f"{NO_COMPLETION}: {m}" for m in left["model"]],
+        }
+    ).drop_duplicates()
+    return rows[~none].reset_index(drop=True), dropped

@@ -21,6 +21,7 @@ from tacit.probes.shared_options import (
     TOKEN_SCORES,
 )
 from tacit.templates import TEMPLATES
+from tacit.templates.questions import QUESTIONS
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, NormsFormat, SpanScoring
@@ -34,7 +35,8 @@ RELATIONS_PARAM = Param(
     flags=("--relation", "-r"),
     shown_default="every relation of the templates",
     help="Relation to ask about: one of the templates' (the paper's: is, is a, has, has a, "
-    "made of). Repeatable.",
+    "made of). Repeatable. With --by generation, `all` is a free listing of every property "
+    "(the norming task), scored per relation and overall.",
 )
 PREFIX = Param(
     "prefix",
@@ -83,3 +85,4 @@ class ElicitOptions(Options):
     samples: int = SAMPLES.field()
     temperature: float = TEMPERATURE.field()
     max_tokens: int = MAX_TOKENS.field()
+    questions: str | Path = QUESTIONS.field()

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tacit.probes.shots import Demonstrations
     from tacit.ranking.candidates import Candidates
     from tacit.templates import TemplateSet
+    from tacit.templates.questions import Questions
 
 
 @dataclass
@@ -33,6 +34,10 @@ class State:
     # by generation: how the models were asked, and a matcher of each concept's features
     asked: tuple[Sampling, dict[tuple[str, str], Matcher]] | None = None
     shots: int = 0  # demonstrations before each prompt (--shots)
+    # by generation: what is asked (`answers`: a relation's; `listing`: a free listing) and
+    # in which words (--questions)
+    asks: str = "answers"
+    questions: Questions | None = None
 
 
 def asked_prompts(

@@ -69,11 +69,12 @@ class ElicitProbe(Probe[ElicitOptions]):
     ) -> ElicitOptions:
         """As declared, and the relations against the template file's (its own names: a
         sweep file is checked whole before any cell runs)."""
+        from tacit.probes.elicit.free_listing import FREE_LISTING
         from tacit.probes.elicit.options import RELATIONS_PARAM
         from tacit.templates import load_templates
 
         values = super().validate(given, context=context, where=where)
-        if values.relations is not None:
+        if values.relations is not None and FREE_LISTING not in values.relations:
             templates = load_templates(values.templates)
             label = where + RELATIONS_PARAM.label(context)
             for relation in values.relations:
@@ -93,7 +94,9 @@ class ElicitProbe(Probe[ElicitOptions]):
         return ElicitByGeneration() if by_generation(manifest) else self
 
     def plan(self, models: Sequence[RunModel], values: ElicitOptions, run: RunOptions) -> Plan:
+        from tacit.core.option_names import option
         from tacit.probes.asking import check_generation_options, refuse_scoring_options
+        from tacit.probes.elicit.free_listing import FREE_LISTING, check_free_listing
         from tacit.probes.elicit.options import CANDIDATES
         from tacit.probes.elicit.prompts import asking_about, check_prefixes, unasked
         from tacit.probes.shared_options import (
@@ -107,11 +110,23 @@ class ElicitProbe(Probe[ElicitOptions]):
         )
         from tacit.probes.suffix_top import refuse_over_spans
         from tacit.templates import load_templates
+        from tacit.templates.questions import QUESTIONS
 
         check_generation_options(values, self.name)
         if values.by == "generation":
             refuse_scoring_options(values, self.name, (CANDIDATES, *SPAN_PARAMS, SUFFIX_TOP))
+            if FREE_LISTING in (values.relations or []):
+                from tacit.probes.elicit.free_listing import plan_free_listing
+
+                return plan_free_listing(chosen_norms(values), values, run)
         else:
+            if FREE_LISTING in (values.relations or []):
+                check_free_listing(values)
+            if values.questions != QUESTIONS.default:
+                raise TacitError(
+                    f"{self.name}: {option(QUESTIONS.flag)} is an option of {option('--by')} "
+                    "generation"
+                )
             refuse_span_options(values, values.candidates, SPAN_PARAMS, "answers")
             refuse_over_spans(values.suffix_top, values.candidates)
         prefix = values.prefix

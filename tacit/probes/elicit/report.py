@@ -3,7 +3,7 @@ many features (or answers) answer it and what was left out and why."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from tacit.probes.report import Report
@@ -149,9 +149,16 @@ def elicitation_span_report(
     return "\n".join(lines), notes
 
 
-def listing_tables(summary: pd.DataFrame) -> list[Any]:
+def free_listing(manifest: Manifest | None) -> bool:
+    """Was the run a free listing (`--relation all`: every property at once)?"""
+    options = dict(manifest or {}).get("options") or {}
+    return isinstance(options, Mapping) and options.get("relations") == ["all"]
+
+
+def listing_tables(summary: pd.DataFrame, free: bool = False) -> list[Any]:
     """Recall (weighted by pf, with its interval), recall, precision and rho by model and
-    relation, one table per prefix; the draws that gave no answer, and the novel answers."""
+    relation, one table per prefix (`free`: a free listing's one table, overall and per
+    relation); the draws that gave no answer, and the novel answers."""
     from tacit.core.display import Table
 
     labelled = summary.assign(model=summary["model"].map(short_labels(summary["model"])))
@@ -175,6 +182,8 @@ def listing_tables(summary: pd.DataFrame) -> list[Any]:
     prefixed = labelled["prefix"].astype(str) == "True"
     for prefix, rows in labelled.groupby(prefixed, sort=False):
         title = "with the prefix" if prefix else "without the prefix"
+        if free:
+            title = "as a free listing (all: every feature; a relation: its features)"
         tables.append(
             Table(
                 rows[columns].reset_index(drop=True),
@@ -204,7 +213,8 @@ def listing_report(
     """A run by generation: its tables, then per relation the concepts asked and left out,
     and how many answers matched nothing."""
     record = cast("AskedManifest", manifest)["generation"]
-    lines = [render(listing_tables(summary)).rstrip(), "", *concepts_asked(manifest, dropped)]
+    tables = listing_tables(summary, free_listing(manifest))
+    lines = [render(tables).rstrip(), "", *concepts_asked(manifest, dropped)]
     lines.append(
         f"answers: {record['answers_by_status'].get('ok', 0)} read, "
         f"{record['answers_unmatched']} matched no feature of the concept and relation "
@@ -221,6 +231,7 @@ class ElicitReport(Report):
         "excluded.csv": "Features left out of the gold answers, and why",
         "answers_left_out.csv": "Answers that are not candidates, per relation",
         "tokens.csv": "The gold and top candidates' tokens and their log-probabilities",
+        "by_relation.csv": "A free listing scored per relation of the features, per concept",
     }
     sample_columns = ("prompt", "gold")
 
@@ -262,7 +273,7 @@ class ElicitReport(Report):
         from tacit.probes.elicit.summary import elicitation_tables
 
         if by_generation(manifest):
-            return listing_tables(summary)
+            return listing_tables(summary, free_listing(manifest))
         paper = PAPER_PROMPTS if manifest is not None and paper_norms(manifest) else None
         spans = bool(manifest and "candidates" in manifest)
         return elicitation_tables(

@@ -65,9 +65,10 @@ def score_generated(
     way, k = way_of(values)
     texts = [question(prompt, "concept", k) for prompt in rows["prompt"]]
     shown = asked_shots(shots, rows, "concept", k)
-    completions, requests = ask(scorer, sampling, texts, progress, shown)
-    table = with_completions(rows, completions, requests)
     keys = prompt_keys(rows)
+    about = rows[keys].to_dict("records")
+    completions, requests = ask(scorer, sampling, texts, progress, shown, about)
+    table = with_completions(rows, completions, requests)
     answers = read_answers(table, keys, matcher, k)
     ranked = rank_generated(
         table, answers, keys, way=way, k=k if way == "list" else None, target="concept"
