@@ -92,7 +92,7 @@ class ModelHandle:
             if self.answers_at is not None and self._scorer.can("generate"):
                 from tacit.models.answered import AnsweredRequests
 
-                self._scorer.answered = AnsweredRequests(self.answers_at, self._scorer.record())
+                self._scorer.run_answers = AnsweredRequests(self.answers_at, self._scorer.record())
         return self._scorer
 
     @property
@@ -123,9 +123,9 @@ class ModelHandle:
         """Drop the model so that the next one loads into free memory (a scorer handed in stays
         its owner's)."""
         if self._scorer is not None:
-            if self._scorer.answered is not None:
-                self._scorer.answered.close()
-                self._scorer.answered = None
+            if self._scorer.run_answers is not None:
+                self._scorer.run_answers.close()
+                self._scorer.run_answers = None
             self._scorer = None
             if self.model.given is None:
                 gc.collect()

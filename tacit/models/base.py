@@ -219,7 +219,7 @@ class Scorer(ABC):
     cache: ScoreCache | None = None
     # the run's generation answers kept as each arrives (tacit.models.answered), attached by
     # the runner where the run has a checkpoint
-    answered: AnsweredRequests | None = None
+    run_answers: AnsweredRequests | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A family declares a capability exactly when it implements its hook."""
@@ -393,7 +393,7 @@ class Scorer(ABC):
         """What the model says to each request: `sampling.n` completions each, in the order
         asked (Sampling: greedy by default). A repeated request is generated once (its
         completions given again). Answers are read first where this run kept them already
-        (`answered`: tacit.models.answered, attached by the runner), then, with `--cache`,
+        (`run_answers`: tacit.models.answered, attached by the runner), then, with `--cache`,
         where the cache keeps them (greedy and seeded ones: Sampling.cacheable); the rest are
         generated, and each answer is kept in both the moment the family hands it over."""
         self._require("generate")
@@ -403,7 +403,7 @@ class Scorer(ABC):
         first = {int(i): n for n, i in reversed(list(enumerate(inverse)))}
         chosen = [asked[first[i]] for i in range(len(unique))]
         cache = self.cache if self.cache is not None and sampling.cacheable else None
-        stores: list[Any] = [s for s in (self.answered, cache) if s is not None]
+        stores: list[Any] = [s for s in (self.run_answers, cache) if s is not None]
         answers: list[list[Completion] | None] = []
         for request in chosen:
             found = None
@@ -418,8 +418,8 @@ class Scorer(ABC):
 
             def keep(at: int, completions: list[Completion]) -> None:
                 answers[missing[at]] = completions
-                if self.answered is not None:
-                    self.answered.keep(todo[at], sampling, completions)
+                if self.run_answers is not None:
+                    self.run_answers.keep(todo[at], sampling, completions)
                 if cache is not None:
                     cache.keep_completions(todo[at], sampling, completions)
                 faults.point("answers:kept")
