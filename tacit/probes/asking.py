@@ -142,6 +142,17 @@ def question(cloze: str, asks: str, k: int, questions: Questions | None = None) 
     return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
 
+def answers_asked(cloze: str, asks: str, k: int, questions: Questions | None = None) -> int | None:
+    """How many answers a question asks for: `k` where its words say so (they change with
+    k: `up to {k} properties`), else None (a question that sets no number, as Hansen &
+    Hebart's `What are the properties of a bear?`: every answer is read)."""
+    return (
+        k
+        if question(cloze, asks, k, questions) != question(cloze, asks, k + 1, questions)
+        else None
+    )
+
+
 def request_for(
     text: str,
     chats: bool,

@@ -78,7 +78,7 @@ def score_listings(
     words of `questions`), answered, read and scored against the norms; its rows keep what
     was sent and said, and the model's record counts what it cost."""
     from tacit.models.answers import generation_counts
-    from tacit.probes.asking import ask, question, read_answers, with_completions
+    from tacit.probes.asking import answers_asked, ask, question, read_answers, with_completions
     from tacit.probes.elicit.generated import score_feature_lists
     from tacit.probes.shots import asked_shots
 
@@ -88,7 +88,8 @@ def score_listings(
     about = rows[keys].to_dict("records")
     completions, requests = ask(scorer, sampling, texts, progress, shown, about)
     table = with_completions(rows, completions, requests)
-    answers = read_answers(table, keys, _matchers_of(table, matchers), guesses)
+    asked = answers_asked(rows["prompt"].iloc[0], asks, guesses, questions) if len(rows) else None
+    answers = read_answers(table, keys, _matchers_of(table, matchers), asked)
     scored = score_feature_lists(table, answers, features, keys)
     scored.insert(0, "model", scorer.name)
     return Scored(scored, generation_counts(completions, requests))
@@ -104,10 +105,16 @@ def finish_listings(
 ) -> tuple[pd.DataFrame, pd.DataFrame, str, dict[str, Any]]:
     """(the prompts' rows without the raw request and completions, answers.csv's table,
     messages.jsonl, the manifest's record of how the models were asked and what they said)."""
-    from tacit.probes.asking import generation_record, messages_file, read_answers
+    from tacit.probes.asking import (
+        answers_asked,
+        generation_record,
+        messages_file,
+        read_answers,
+    )
 
     keys = ["model", *prompt_keys(rows)]
-    answers = read_answers(rows, keys, _matchers_of(rows, matchers), guesses)
+    asked = answers_asked(rows["prompt"].iloc[0], asks, guesses, questions) if len(rows) else None
+    answers = read_answers(rows, keys, _matchers_of(rows, matchers), asked)
     messages = messages_file(rows, keys, sampling)
     clozes = list(rows["prompt"].unique())
     record = generation_record(sampling, asks, guesses, clozes, questions)
