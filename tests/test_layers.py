@@ -28,6 +28,7 @@ LAYERS = {
     "hub": 1,
     "pragmatics": 1,  # data
     "matching": 1,  # a model's answers parsed, normalised and matched to the norms
+    "structure": 1,  # concept x feature matrices and the analyses that read them, no model
     "models": 2,
     "ranking": 3,  # between the models and the probes: ranks, scores, top k, ties
     "probes": 4,
@@ -165,24 +166,29 @@ def test_no_two_modules_import_each_other_in_a_loop():
     assert loops == []
 
 
+def heavy_imports(module: str) -> list[str]:
+    """`module: NAME` for each import of torch or transformers in a module, however late."""
+    heavy = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        heavy += [f"{module}: {n}" for n in names if n.split(".")[0] in ("torch", "transformers")]
+    return heavy
+
+
 def test_probes_import_no_torch_and_only_the_model_contract():
     """Ranking (tacit.ranking) and scoring (tacit.models) live below the probes: a probe
     imports no torch or transformers, and from tacit.models only the contract's plain types,
     however late (an import inside a function counts)."""
     heavy, beyond = [], []
-    for module, path in MODULES.items():
+    for module in MODULES:
         if part_of(module) != "probes":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module or ""]
-            else:
-                continue
-            heavy += [
-                f"{module}: {n}" for n in names if n.split(".")[0] in ("torch", "transformers")
-            ]
+        heavy += heavy_imports(module)
         beyond += [
             f"{module}: {target}"
             for target in GRAPH[module]
@@ -214,6 +220,19 @@ def test_prompts_norms_and_declarations_load_no_torch():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_structure_reads_matrices_never_a_model():
+    """tacit.structure (concept structure) takes from tacit only core and the data it reads
+    (norms, matching, the lexicon), and imports no torch or transformers, however late."""
+    allowed = {"core", "norms", "matching", "lexicon", "structure"}
+    beyond, heavy = [], []
+    for module in MODULES:
+        if part_of(module) == "structure":
+            beyond += [f"{module}: {t}" for t in GRAPH[module] if part_of(t) not in allowed]
+            heavy += heavy_imports(module)
+    assert beyond == []
+    assert heavy == []
 
 
 REVIEW_LINES = 500  # past this, a module is worth a look for a seam to split it along

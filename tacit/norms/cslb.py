@@ -22,6 +22,7 @@ from tacit.norms.tables import delimited_rows, locate_columns
 # The CSLB header names we need -> our column names.
 REQUIRED = {"concept": "concept", "feature": "feature", "feature type": "feature_type", "pf": "pf"}
 PARTICIPANTS = "participant list"
+DOMAIN = "domain"
 ALTERNATIVES = "feature alternatives"  # the participants' own wordings, `; `-joined
 SIGNATURE = ("domain", "feature alternatives", "participant list")  # only CSLB has these
 # sha256 of the norms.dat the CSLB hands out, the file the paper used: its published counts
@@ -42,6 +43,7 @@ def read_cslb(path: Path, lines: Sequence[str]) -> NormSet:
     wanted = {name: name for name in REQUIRED}
     position = locate_columns(header, wanted, f"{path}:1", EXPECTED)
     participants_at = header.index(PARTICIPANTS) if PARTICIPANTS in header else None
+    domain_at = header.index(DOMAIN) if DOMAIN in header else None
     alternatives_at = header.index(ALTERNATIVES) if ALTERNATIVES in header else None
     records = []
     for number, fields in delimited_rows(path, lines, "\t", len(header)):
@@ -58,6 +60,7 @@ def read_cslb(path: Path, lines: Sequence[str]) -> NormSet:
                 f"{shorten(record['feature_type'])!r}; expected one of {', '.join(FEATURE_TYPES)}"
             )
         record["participants"] = fields[participants_at] if participants_at is not None else ""
+        record["domain"] = fields[domain_at].strip() if domain_at is not None else ""
         record["alternatives"] = fields[alternatives_at] if alternatives_at is not None else ""
         records.append(record)
     return build_norm_set(records, path, describe, format="cslb")

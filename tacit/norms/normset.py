@@ -70,6 +70,10 @@ class NormSet:
         alternatives: (concept, feature) -> the other wordings of the feature, where the
             format gives them (CSLB's `feature alternatives`: `has fur_hair` -> `has fur`,
             `hair`): what the participants wrote, which a model's answer may match too.
+        participants: each row's participant list as the file writes it (CSLB's `participant
+            list`, such as `p 1 2 3 / 4 9`; a merged row's lists joined by ` / `), indexed as
+            `table`; None where the file has no lists (tacit.structure reads them).
+        domains: concept -> its domain where the file says (CSLB's `living`, `nonliving`).
     """
 
     table: pd.DataFrame
@@ -81,6 +85,8 @@ class NormSet:
     feature_types: bool = True
     name: str | None = None
     hub: Mapping[str, Any] = field(default_factory=dict)
+    participants: pd.Series | None = None
+    domains: Mapping[str, str] = field(default_factory=dict)
     alternatives: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     def alternatives_of(self, rows: pd.DataFrame) -> list[tuple[str, ...]]:
@@ -162,7 +168,12 @@ def merge_duplicates(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         ids = set().union(*(_participants(c) for c in group["participants"]))
         pf = len(ids) if ids else group["pf"].max().item()
         best = group.loc[group["pf"].idxmax()]
-        replacements[group.index[0]] = {"pf": pf, "feature_type": best["feature_type"]}
+        lists = " / ".join(c.strip() for c in group["participants"] if c.strip())
+        replacements[group.index[0]] = {
+            "pf": pf,
+            "feature_type": best["feature_type"],
+            "participants": lists,
+        }
         pfs = " ".join(str(p) for p in group["pf"])
         report.append({"concept": concept, "feature": feature, "pfs": pfs, "pf": pf})
     out = rows[~dup_mask | rows.index.isin(list(replacements))].copy()
@@ -182,8 +193,8 @@ def build_norm_set(
     feature_types: bool = True,
 ) -> NormSet:
     """A NormSet from validated records (`concept, feature, feature_type, pf`, and CSLB's
-    `participants`): duplicates merged, each distinct feature phrased once by `describe`.
-    Records that say their `relation` and `answer` themselves (a generic table in any
+    `participants` and `domain`): duplicates merged, each distinct feature phrased once by
+    `describe`. Records that say their `relation` and `answer` themselves (a generic table in any
     language) keep them, and their feature is the phrase as written: no phrasing rule of
     English touches them."""
     rows = pd.DataFrame.from_records(list(records))
@@ -193,7 +204,13 @@ def build_norm_set(
         rows["participants"] = ""
     alternatives = _alternatives(rows)
     rows, merged = merge_duplicates(rows.drop(columns="alternatives", errors="ignore"))
-    rows = rows.drop(columns="participants").reset_index(drop=True)
+    rows = rows.reset_index(drop=True)
+    lists = rows.pop("participants").astype(str)
+    domains: dict[str, str] = {}
+    if "domain" in rows:
+        for concept, domain in zip(rows["concept"], rows.pop("domain")):
+            if domain:
+                domains.setdefault(concept, domain)
     whole = all(float(p).is_integer() for p in rows["pf"])
     rows["pf"] = rows["pf"].astype(int if whole else float)
     if "relation" in rows:
@@ -211,6 +228,8 @@ def build_norm_set(
         columns=dict(columns) if columns else None,
         feature_types=feature_types,
         alternatives=alternatives,
+        participants=lists if lists.str.strip().astype(bool).any() else None,
+        domains=domains,
     )
 
 

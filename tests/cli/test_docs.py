@@ -113,7 +113,14 @@ def world(tmp_path_factory, tiny_bert, tiny_roberta):
     )
     lab = root / "lab-norms.csv"
     lab.write_text("concept,feature,pf\nbear,has fur,3\nbear,is big,2\ncat,has a tail,4\n")
+    concepts = root / "concepts.dat"  # docs/probes/structure.md's: CSLB's concept table
+    concepts.write_text(
+        "Num\tCategory\tConcept\tIn McRae\tMcRae label\n1\tanimal\tbear\tyes\tbear\n"
+        "2\tanimal\tcat\tyes\tcat\n3\tanimal\tdog\tno\t\n4\ttool\tknife\tyes\tknife\n"
+        "5\tfood\tapple\tno\t\n"
+    )
     data = {
+        "path/to/concepts.dat": str(concepts),
         "path/to/norms.dat": str(norms),
         "norms.dat": str(norms),
         "path/to/CONCS_FEATS_concstats_brm.xlsx": str(write_mcrae(root / "mcrae.xlsx", TINY_MCRAE)),
