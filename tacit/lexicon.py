@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tacit.core.errors import TacitError
-from tacit.core.files import check_text
+from tacit.core.files import check_text, regular_file
 
 
 def _words(text: str) -> frozenset[str]:
@@ -301,6 +301,7 @@ def _read_utf8(path: Path) -> str:
     if path.is_dir():
         raise TacitError(f"{path}: is a directory; give the articles file itself")
     try:
+        regular_file(path, missing_ok=True)
         data = path.read_bytes()
     except FileNotFoundError:
         raise TacitError(f"{path}: no such articles file") from None

@@ -1,29 +1,39 @@
-"""A real OpenAI-compatible completions server for the tests, on 127.0.0.1 (a free port), that
-scores with a transformers model in its own thread: `/v1/models`, `/v1/completions` (echo,
-logprobs, max_tokens as vLLM answers them; without echo and more than one token, a
-generation), `/v1/chat/completions` (the tokenizer's chat template, transformers' own
-generate: greedy, or sampled under the request's seed; n, max_tokens, logprobs and
+"""A real OpenAI-compatible server for the tests, on 127.0.0.1 (a free port): `/v1/models`,
+`/v1/completions` (echo, logprobs, max_tokens as vLLM answers them; without echo and more than
+one token, a generation), `/v1/chat/completions` (the tokenizer's chat template, transformers'
+own generate: greedy, or sampled under the request's seed; n, max_tokens, logprobs and
 top_logprobs, usage), `/tokenize`, `/detokenize` and `/version` as vLLM's, `/openapi.json`
-with its own title.
+with its own title. It scores with a transformers model in its own thread; without one
+(`model_dir=None`) it answers every generation request with `answer(body)` (by default a
+numbered list made from the request), fast, for the tests that count requests.
 
-It can be made to misbehave: `faults` (a queue, one taken per completion request: `429`,
-`500`, `drop` (the connection closed without an answer), `sleep:SECONDS` (an answer later than
-the client waits), `idle-close` (an answer, then the connection closed without saying so, as
-a server closes a kept connection that stayed idle)); `fail_after` (every completion request after that many answers 500, until
-set back to None); for generation, also `empty` (a choice whose content is null), `missing`
-(an answer without choices), `refusal` (a choice that says REFUSAL); `own_position` (prompt log-probabilities read at each token's own position,
-as llama-cpp-python 0.3's echo does); `batching=False` (one prompt a request, as
-llama-cpp-python's server); `add_bos` (its tokenizer puts BOS before every prompt, as Llama's
-does); `api_key` (it wants one).
+It is the hostile server of the fault tests too: `faults` (a queue, one taken per completion
+request: `429`, `500`, `drop` (the connection closed without an answer), `sleep:SECONDS` (an
+answer later than the client waits), `idle-close` (an answer, then the connection closed
+without saying so), `drip:SECONDS` (the answer's bytes sent four at a time, SECONDS apart),
+`huge:BYTES` (a completion that long), `lines:N` (a completion of N numbered lines),
+`model:NAME` (an answer naming another model), `body:JSON` (the answer's body as given: any
+malformed field), `empty` (a content that is null), `missing` (an answer without choices),
+`refusal` (a choice that says REFUSAL)); `fail_after` (every completion request after that
+many answers 500, until set back to None). It counts what it answers (`answered`: each
+generation request's body, in order). `own_position` (prompt log-probabilities read at each
+token's own position, as llama-cpp-python 0.3's echo does); `batching=False` (one prompt a
+request, as llama-cpp-python's server); `add_bos` (BOS before every prompt, as Llama's
+tokenizer puts it); `api_key` (it wants one as a bearer token); `basic` (a (user, password) it
+wants as HTTP basic authentication); `engine` (`llama.cpp` or `llama-cpp-python`: it answers
+as that engine's server does: /v1/models' `owned_by: llamacpp` and /props, or its FastAPI
+title).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,6 +42,15 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 TITLE = "tacit test server"
 REFUSAL = "I'm sorry, but I can't help with that."
+LLAMA_CPP_PYTHON_TITLE = "\U0001f999 llama.cpp Python API"  # its FastAPI app's title
+
+
+def listed_answer(body: dict) -> str:
+    """The canned answer: a numbered list of three properties, the same for the same request."""
+    said = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True)
+    words = ["fur", "claws", "teeth", "wings", "a tail", "stripes"]
+    start = sum(map(ord, said)) % len(words)
+    return "\n".join(f"{n + 1}. {words[(start + n) % len(words)]}" for n in range(3))
 
 
 class TestServer:
@@ -41,19 +60,25 @@ class TestServer:
 
     def __init__(
         self,
-        model_dir: str,
+        model_dir: str | None,
         name: str = "tiny",
         *,
         add_bos: bool = False,
         own_position: bool = False,
         batching: bool = True,
         api_key: str | None = None,
+        basic: tuple[str, str] | None = None,
+        engine: str | None = None,
+        answer: Callable[[dict], str] = listed_answer,
     ) -> None:
         self.name, self.add_bos, self.own_position = name, add_bos, own_position
-        self.batching, self.api_key = batching, api_key
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+        self.batching, self.api_key, self.basic, self.engine = batching, api_key, basic, engine
+        self.answer = answer
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir) if model_dir else None
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir).eval() if model_dir else None
         self.model_dir = model_dir
+        self.answered: list[dict] = []  # every generation request answered, its body
+        self.paths: list[str] = []  # every path asked for, its query included
         self.faults: deque[str] = deque()
         self.fail_after: int | None = None
         self.completions = 0  # completion requests answered
@@ -64,13 +89,13 @@ class TestServer:
 
     # --- running ----------------------------------------------------------------------------
 
-    def start(self) -> TestServer:
+    def start(self, port: int = 0) -> TestServer:
         # one thread: torch's pool, spinning in the server's thread beside the test's own
         # work on a loaded machine, made a request 7x slower (put back by stop)
         self._threads = torch.get_num_threads()
         torch.set_num_threads(1)
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._http = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._http.daemon_threads = True
         threading.Thread(target=self._http.serve_forever, daemon=True).start()
         return self
@@ -93,10 +118,16 @@ class TestServer:
         host, port = self._http.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def spec(self, name: str | None = None, **options: Any) -> str:
-        """`--model NAME,base_url=...,KEY=VALUE...` for this server."""
+    def spec(self, name: str | None = None, url: str | None = None, **options: Any) -> str:
+        """`--model NAME,base_url=...,KEY=VALUE...` for this server (`url`: another form of
+        its address, with credentials in it)."""
         extra = "".join(f",{k}={v}" for k, v in options.items())
-        return f"{name or self.name},base_url={self.url}{extra}"
+        return f"{name or self.name},base_url={url or self.url}{extra}"
+
+    def answered_keys(self) -> list[str]:
+        """Each generation request answered, as a key (its body, sorted): to count the ones
+        answered twice."""
+        return [json.dumps(body, sort_keys=True) for body in self.answered]
 
     # --- scoring ----------------------------------------------------------------------------
 
@@ -217,6 +248,15 @@ class TestServer:
         usage = {"prompt_tokens": len(ids), "completion_tokens": generated}
         return choices, usage
 
+    def canned(self, body: dict) -> tuple[list[dict], dict]:
+        """Without a model: `answer(body)` as each of the request's `n` choices."""
+        text = self.answer(body)
+        n = int(body.get("n", 1))
+        choices = [{"index": i, "text": text, "finish_reason": "stop"} for i in range(n)]
+        with self._lock:
+            self.completions_generated += n
+        return choices, {"prompt_tokens": 10, "completion_tokens": 5 * n}
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the engines
@@ -242,46 +282,72 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(status, {"error": {"message": message, "code": status}}, headers)
 
     def _authorised(self) -> bool:
-        key = self.server_state.api_key
-        if key is None or self.headers.get("Authorization") == f"Bearer {key}":
+        key, basic = self.server_state.api_key, self.server_state.basic
+        given = self.headers.get("Authorization")
+        if basic is not None:
+            wanted = "Basic " + base64.b64encode(":".join(basic).encode()).decode()
+            if given == wanted:
+                return True
+        elif key is None or given == f"Bearer {key}":
             return True
         self._error(401, "Invalid API key")
         return False
 
+    @property
+    def route(self) -> str:
+        """The path asked for, without its query (kept in `paths`)."""
+        return self.path.partition("?")[0]
+
     def do_GET(self) -> None:
         state = self.server_state
+        state.paths.append(self.path)
         if not self._authorised():
             return
-        if self.path == "/v1/models":
-            max_len = getattr(state.model.config, "n_positions", None) or getattr(
-                state.model.config, "max_position_embeddings", None
-            )
+        if self.route == "/v1/models":
             entry = {"id": state.name, "object": "model", "owned_by": "tacit-tests"}
-            entry |= {"root": state.model_dir, "max_model_len": max_len}
+            if state.model is not None:
+                max_len = getattr(state.model.config, "n_positions", None) or getattr(
+                    state.model.config, "max_position_embeddings", None
+                )
+                entry |= {"root": state.model_dir, "max_model_len": max_len}
+            if state.engine == "llama.cpp":  # as llama.cpp's server lists its model
+                entry = {"id": state.name, "object": "model", "created": int(time.time())}
+                entry |= {"owned_by": "llamacpp", "meta": {"n_vocab": 50257}}
             self._answer(200, {"object": "list", "data": [entry]})
-        elif self.path == "/version":
+        elif self.route == "/props" and state.engine == "llama.cpp":
+            settings = {"n_ctx": 2048, "temperature": 0.8}
+            self._answer(200, {"default_generation_settings": settings, "build_info": "b0000-test"})
+        elif state.engine == "llama.cpp":
+            self._error(404, "File Not Found")  # no /version, no /openapi.json
+        elif self.route == "/version":
             self._answer(200, {"version": "0.0-test"})
-        elif self.path == "/openapi.json":
-            self._answer(200, {"info": {"title": TITLE, "version": "1"}})
+        elif self.route == "/openapi.json":
+            if state.engine == "llama-cpp-python":  # its app's title and version
+                self._answer(200, {"info": {"title": LLAMA_CPP_PYTHON_TITLE, "version": "0.0.1"}})
+            else:
+                self._answer(200, {"info": {"title": TITLE, "version": "1"}})
         else:
             self._error(404, "Not Found")
 
     def do_POST(self) -> None:
         state = self.server_state
+        state.paths.append(self.path)
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
         if not self._authorised():
             return
-        if self.path == "/tokenize":
+        if self.route in ("/tokenize", "/detokenize") and state.tokenizer is None:
+            self._error(404, "Not Found")
+        elif self.route == "/tokenize":
             ids = state.tokenizer(
                 body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True))
             )["input_ids"]
             self._answer(200, {"count": len(ids), "tokens": ids, "max_model_len": 128})
-        elif self.path == "/detokenize":
+        elif self.route == "/detokenize":
             self._answer(200, {"prompt": state.tokenizer.decode(body["tokens"])})
-        elif self.path == "/v1/completions":
+        elif self.route == "/v1/completions":
             self._completions(body)
-        elif self.path == "/v1/chat/completions":
+        elif self.route == "/v1/chat/completions":
             self._chat(body)
         else:
             self._error(404, "Not Found")
@@ -314,16 +380,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict) -> None:
         """A chat completion: the messages written by the tokenizer's chat template, the
-        assistant's turn opened, then generate (TestServer.generate)."""
+        assistant's turn opened, then generate (TestServer.generate); without a model, the
+        canned answer."""
         state = self.server_state
         fault = self._fault(body)
         if fault == "done":
             return
-        ids = state.tokenizer.apply_chat_template(
-            body["messages"], add_generation_prompt=True, return_dict=True
-        )["input_ids"]
-        choices, usage = state.generate(ids, body)
-        state.completions += 1
+        if state.model is None:
+            choices, usage = state.canned(body)
+        else:
+            ids = state.tokenizer.apply_chat_template(
+                body["messages"], add_generation_prompt=True, return_dict=True
+            )["input_ids"]
+            choices, usage = state.generate(ids, body)
         answer = []
         for choice in choices:
             content = REFUSAL if fault == "refusal" else choice["text"]
@@ -335,22 +404,67 @@ class _Handler(BaseHTTPRequestHandler):
             if "logprobs" in choice:
                 entry["logprobs"] = {"content": choice["logprobs"]}
             answer.append(entry)
-        self._answer(
-            200,
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "model": state.name,
-                "choices": [] if fault == "missing" else answer,
-                "usage": usage,
-            },
-        )
+        self._answered(body, "chat.completion", answer, usage, fault)
+
+    def _answered(
+        self, body: dict, kind: str, choices: list[dict], usage: dict, fault: str | None
+    ) -> None:
+        """A generation request's answer, sent as the fault says: counted, then sent (whole,
+        dripped, as a body given, naming another model, with a completion made enormous)."""
+        state = self.server_state
+        name = fault.partition(":")[2] if fault and fault.startswith("model:") else state.name
+        if fault and fault.startswith(("huge:", "lines:")):
+            size = int(fault.partition(":")[2])
+            text = (
+                "x" * size
+                if fault.startswith("huge:")
+                else "".join(f"{n}. thing {n}\n" for n in range(1, size + 1))
+            )
+            for choice in choices:
+                if "message" in choice:
+                    choice["message"]["content"] = text
+                else:
+                    choice["text"] = text
+        answer: Any = {
+            "id": "chatcmpl-test" if kind.startswith("chat") else "cmpl-test",
+            "object": kind,
+            "model": name,
+            "choices": [] if fault == "missing" else choices,
+            "usage": usage,
+        }
+        state.completions += 1
+        state.answered.append(body)
+        if fault and fault.startswith("body:"):
+            self._raw(200, fault.partition(":")[2].encode("utf-8"))
+        elif fault and fault.startswith("drip:"):
+            self._raw(200, json.dumps(answer).encode("utf-8"), float(fault.partition(":")[2]))
+        else:
+            self._answer(200, answer)
+
+    def _raw(self, status: int, data: bytes, drip: float = 0.0) -> None:
+        """Bytes as an answer's body; with `drip`, four at a time, `drip` seconds apart."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if not drip:
+                self.wfile.write(data)
+                return
+            for at in range(0, len(data), 4):
+                self.wfile.write(data[at : at + 4])
+                self.wfile.flush()
+                time.sleep(drip)
+        except OSError:  # the client left (it timed out)
+            self.close_connection = True
 
     def _generated(self, body: dict, fault: str | None) -> None:
         """A completion generated after a plain prompt (no echo), as vLLM answers one."""
         state = self.server_state
-        choices, usage = state.generate(state.ids(body["prompt"]), body)
-        state.completions += 1
+        if state.model is None:
+            choices, usage = state.canned(body)
+        else:
+            choices, usage = state.generate(state.ids(body["prompt"]), body)
         for choice in choices:
             entries = choice.pop("logprobs", None)
             if entries is not None:
@@ -361,16 +475,7 @@ class _Handler(BaseHTTPRequestHandler):
                         {t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in entries
                     ],
                 }
-        self._answer(
-            200,
-            {
-                "id": "cmpl-test",
-                "object": "text_completion",
-                "model": state.name,
-                "choices": [] if fault == "missing" else choices,
-                "usage": usage,
-            },
-        )
+        self._answered(body, "text_completion", choices, usage, fault)
 
     def _completions(self, body: dict) -> None:
         state = self.server_state
@@ -379,6 +484,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not body.get("echo") and int(body.get("max_tokens", 16)) > 1:
             self._generated(body, fault)
+            return
+        if state.model is None or state.engine == "llama.cpp":  # no echo: llama.cpp's refusal
+            self._error(400, "Only no echo is supported")
             return
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         if len(prompts) > 1 and not state.batching:

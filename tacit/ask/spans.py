@@ -16,7 +16,7 @@ from tacit.ask.ranked import default_key, ranked_work
 from tacit.ask.tokens import TOKENS_TABLE, token_table
 from tacit.core.choices import meant
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import check_text
+from tacit.core.files import check_text, regular_file
 from tacit.core.option_names import option
 from tacit.models.base import Needs
 from tacit.ranking.question import CandidateSet
@@ -337,6 +337,7 @@ def read_candidates(path: str | Path, names: Sequence[str] = ()) -> CandidateSet
     like one of the probe's `names` for its own sets (`concept`) says which was meant."""
     path = Path(path)
     try:
+        regular_file(path, missing_ok=True)
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise TacitError(

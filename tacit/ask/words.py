@@ -67,6 +67,19 @@ def question(cloze: str, asks: str, k: int, questions: Questions | None = None) 
     return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
 
+def answers_asked(cloze: str, asks: str, k: int, questions: Questions | None = None) -> int | None:
+    """How many answers a question asks for: `k` where its words say so (they change with
+    k: `up to {k} properties`), else None (a question that sets no number, as Hansen &
+    Hebart's `What are the properties of a bear?`: every answer is read)."""
+    if asks == "concept":
+        return k
+    return (
+        k
+        if question(cloze, asks, k, questions) != question(cloze, asks, k + 1, questions)
+        else None
+    )
+
+
 def request_for(
     text: str,
     chats: bool,
@@ -137,11 +150,15 @@ def with_completions(
 
 
 def read_answers(
-    rows: pd.DataFrame, keys: Sequence[str], matchers: Matcher | Sequence[Matcher]
+    rows: pd.DataFrame,
+    keys: Sequence[str],
+    matchers: Matcher | Sequence[Matcher],
+    at_most: int | None = None,
 ) -> pd.DataFrame:
-    """The answers frame (tacit.matching.answers_frame) of rows that hold their completions."""
+    """The answers frame (tacit.matching.answers_frame) of rows that hold their completions,
+    at most `at_most` answers of each read (what was asked for: the rest are counted)."""
     said = [[Completion.from_record(c) for c in json.loads(text)] for text in rows["completions"]]
-    return answers_frame(rows, list(keys), said, matchers)
+    return answers_frame(rows, list(keys), said, matchers, at_most)
 
 
 def generation_record(
@@ -311,7 +328,8 @@ class WordsAsk(Ask):
             about = chunk[keys].to_dict("records")
             completions, requests = ask(scorer, sampling, texts, bar, shown, about)
             table = with_completions(chunk, completions, requests)
-            answers = read_answers(table, keys, _matchers(asking, table))
+            asked = answers_asked(chunk["prompt"].iloc[0], asking.asks, k, questions)
+            answers = read_answers(table, keys, _matchers(asking, table), asked)
             answered = Answered(table, _fields(table, answers, keys, asking, way, k))
             counts = generation_counts(completions, requests)
             return Scored(with_model(scorer, written(table, answered, columns)), counts)
@@ -327,7 +345,12 @@ class WordsAsk(Ask):
         assert asking is not None and sampling is not None
         way, k = self.way(asking.asks)
         named = ["model", *asking.keys(rows)]
-        answers = read_answers(rows, named, _matchers(asking, rows))
+        asked = (
+            answers_asked(rows["prompt"].iloc[0], asking.asks, k, self.questions)
+            if len(rows)
+            else None
+        )
+        answers = read_answers(rows, named, _matchers(asking, rows), asked)
         clozes = list(rows["prompt"].unique())
         record = generation_record(sampling, asking.asks, k, clozes, self.questions)
         if asking.asks == "concept":

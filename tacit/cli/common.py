@@ -21,6 +21,7 @@ from tacit.core.errors import TacitError, TacitWarning, Terminated, on_sigterm
 from tacit.core.option_names import from_command_line
 from tacit.core.options import REVISION, VOCAB_FILE, VOCAB_WORDS_PARAM
 from tacit.core.params import Param
+from tacit.core.secrets import redact
 from tacit.models.families import model_help
 
 DEBUG = {"on": bool(os.environ.get("TACIT_DEBUG"))}
@@ -32,7 +33,7 @@ def interrupted(stop: KeyboardInterrupt) -> typer.Exit:
     said what it kept); exit 130 for Ctrl-C, 143 for SIGTERM."""
     name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
     detail = getattr(stop, "detail", None) or "no result files were written"
-    typer.echo(f"interrupted by {name}: {detail}", err=True)
+    typer.echo(redact(f"interrupted by {name}: {detail}"), err=True)
     INTERRUPTION["said"] = True
     return typer.Exit(143 if isinstance(stop, Terminated) else 130)
 
@@ -41,7 +42,7 @@ def _one_line_warning(
     message: Any, category: Any, filename: str, lineno: int, line: str | None = None
 ) -> str:
     """A warning raised while a command runs (a cache that cannot be written) as one line."""
-    return f"warning: {message}\n"
+    return f"warning: {redact(str(message))}\n"
 
 
 def user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,7 +84,7 @@ def warnings_said(suffix: Callable[[str], str] = lambda message: "") -> Iterator
         finally:
             said = dict.fromkeys(str(warning.message) for warning in caught)
             for message in said:
-                typer.echo(f"warning: {message}{suffix(message)}", err=True)
+                typer.echo(redact(f"warning: {message}{suffix(message)}"), err=True)
 
 
 def choice(*names: str, choices: Sequence[str], help: str, default: str | None = None) -> Any:

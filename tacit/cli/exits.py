@@ -62,7 +62,9 @@ def parser_status(err: Exception, given: Sequence[str] = ()) -> int:
             interrupted(stop)
         return 143 if isinstance(stop, Terminated) else 130
     if _named(err, "ClickException"):
-        typer.echo(f"error: {_usage_line(err, given)}", err=True)
+        from tacit.core.secrets import redact
+
+        typer.echo(redact(f"error: {_usage_line(err, given)}"), err=True)
         return USAGE
     raise err
 

@@ -16,19 +16,29 @@ from tacit.probes.report import report_of
 from tacit.results.result import ProbeResult
 
 
+def kept(checkpoint: Path) -> str | None:
+    """What a checkpoint keeps, in words (its scored chunks, its answered requests); None
+    where it keeps nothing."""
+    from tacit.engine.checkpoint import kept_chunks
+    from tacit.models.answered import kept_answers
+
+    chunks, answers = kept_chunks(checkpoint), kept_answers(checkpoint)
+    said = [f"{chunks} scored chunk(s)"] if chunks else []
+    said += [f"{answers} answered request(s)"] if answers else []
+    return " and ".join(said) or None
+
+
 def resume_hint(checkpoint: Path, out_dir: Path, resumed: bool) -> str | None:
     """What was kept, and how to go on; None when nothing was (the checkpoint then goes, so
     that a rerun starts clean)."""
-    from tacit.engine.checkpoint import kept_chunks
-
-    chunks = kept_chunks(checkpoint)
-    if not chunks and not resumed:
+    held = kept(checkpoint)
+    if held is None and not resumed:
         shutil.rmtree(checkpoint, ignore_errors=True)
         return None
     if not checkpoint.is_dir():  # a resumed run refused before it kept anything
         return None
     return (
-        f"{chunks} scored chunk(s) kept in {checkpoint}; to go on where it stopped: the same "
+        f"{held or 'nothing new'} kept in {checkpoint}; to go on where it stopped: the same "
         f"command with --resume --out {out_dir}"
     )
 
@@ -54,7 +64,7 @@ def run_and_save(
     before anything is scored, unless --resume or --overwrite. With `log_to`, the saved run is
     logged to that experiment tracker (tacit.results.tracking).
     """
-    from tacit.engine.checkpoint import ResumeRefused, kept_chunks
+    from tacit.engine.checkpoint import ResumeRefused
     from tacit.engine.distributed import finish as distributed_finish
     from tacit.engine.distributed import is_main
     from tacit.results.rundir import PARTIAL, check_overwrite, fresh_run_dir, run_dir
@@ -90,7 +100,7 @@ def run_and_save(
             )
             raise TacitError(f"{err} ({hint})" if hint else str(err)) from None
         except BaseException:
-            if not resume and not kept_chunks(checkpoint):
+            if not resume and kept(checkpoint) is None:
                 shutil.rmtree(checkpoint, ignore_errors=True)
             raise
     from tacit.probes import registry

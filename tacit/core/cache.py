@@ -23,7 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from tacit.core.files import write_atomic
+from tacit.core.errors import TacitError
+from tacit.core.files import read_input, write_atomic
 
 T = TypeVar("T")
 
@@ -77,8 +78,8 @@ class DiskCache(Generic[T]):
         """The entry's value, or None when it is missing or unusable (`valid`: what else the
         value must be, e.g. of the shape the caller needs)."""
         try:
-            data = self.path(key).read_bytes()
-        except OSError:
+            data = read_input(self.path(key))  # a regular file of a size tacit reads, only
+        except TacitError:  # missing, unreadable, a FIFO: not a value
             return None
         try:
             value = self.load(data)

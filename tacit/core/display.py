@@ -246,6 +246,31 @@ def _latex(table: Table) -> str:
     return "\n".join(lines)
 
 
+# How a text cell that a spreadsheet would read as a formula begins (OWASP's list): such a
+# cell, in a table meant for spreadsheets (CSV and HTML tables, the trackers' tables; never the
+# run directory's files, whose data stay exact), is written after a `'`, which spreadsheets
+# read as "text" and do not show.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(value: object) -> object:
+    """A text cell as a table meant for spreadsheets shows it (FORMULA_STARTS).
+
+    Examples:
+        >>> spreadsheet_text("=HYPERLINK(1)"), spreadsheet_text("bear"), spreadsheet_text(-1)
+        ("'=HYPERLINK(1)", 'bear', -1)
+    """
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table's text columns as spreadsheet_text shows them (numbers stay numbers)."""
+    texts = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if not texts:
+        return frame
+    return frame.assign(**{str(c): frame[c].map(spreadsheet_text) for c in texts})
+
+
 def _html(table: Table) -> str:
     cells = table.cells()
     numeric = table.numeric()
@@ -254,7 +279,8 @@ def _html(table: Table) -> str:
         return (
             "<tr>"
             + "".join(
-                f"<{tag}{' class=num' if n and tag == 'td' else ''}>{html.escape(v)}</{tag}>"
+                f"<{tag}{' class=num' if n and tag == 'td' else ''}>"
+                f"{html.escape(str(v if n else spreadsheet_text(v)))}</{tag}>"
                 for v, n in zip(values, numeric)
             )
             + "</tr>"
@@ -270,10 +296,11 @@ def _html(table: Table) -> str:
 
 
 def _csv(tables: Sequence[Table]) -> str:
-    """One CSV: the tables' values whole; several tables stacked, a `table` column naming each."""
+    """One CSV: the tables' values whole (a text a spreadsheet would read as a formula after a
+    `'`: spreadsheet_text); several tables stacked, a `table` column naming each."""
     from tacit.core.files import table_text
 
     if len(tables) == 1:
-        return table_text(tables[0].frame)
+        return table_text(spreadsheet_safe(tables[0].frame))
     frames = [t.frame.assign(table=t.title)[["table", *t.frame.columns]] for t in tables]
-    return table_text(pd.concat(frames, ignore_index=True))
+    return table_text(spreadsheet_safe(pd.concat(frames, ignore_index=True)))

@@ -1,11 +1,17 @@
 """The one exception type that means "the user gave us something we cannot use"."""
 
+from tacit.core.secrets import redact
+
 
 class TacitError(Exception):
     """A user mistake or an unusable input: the CLI prints its message as one line, no traceback.
 
-    The message must say what is wrong and where (file, line, option), and how to fix it.
+    The message must say what is wrong and where (file, line, option), and how to fix it. It
+    never holds a secret: a model's text quoted in it is redacted (tacit.core.secrets).
     """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class Terminated(KeyboardInterrupt):

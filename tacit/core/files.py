@@ -13,10 +13,11 @@ import json
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ FLOAT_FORMAT = f"%.{SAVED_DIGITS}g"
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 CONTROL_IN_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 LINE_END = re.compile(r"\r\n|\r|\n")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def sha256_bytes(data: str | bytes) -> str:
@@ -48,19 +50,162 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def read_utf8(path: Path, label: str) -> tuple[str, bytes]:
-    """A user's text file (UTF-8, a byte-order mark allowed) and its bytes; a missing,
-    unreadable or undecodable file is one line, `label` naming the option it was given to."""
+READ_LIMIT = 1 << 30  # bytes: the largest table or text a user or a run directory hands in
+RECORD_LIMIT = 64 << 20  # bytes: the largest JSON record (a manifest, result.json, a plan)
+HEAD = 1 << 16  # bytes: the start of a file checked before it is read whole
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _refusal(label: str, mode: os.stat_result, limit: int) -> str | None:
+    """Why a file of this status is not read (not a regular file, too large); None: read it."""
+    kind = next((said for test, said in _KINDS if test(mode.st_mode)), None)
+    if kind is not None or not stat.S_ISREG(mode.st_mode):
+        return f"{label}: {kind or 'not a regular file'}, not a regular file; give a file"
+    if mode.st_size > limit:
+        return (
+            f"{label}: {mode.st_size:,} bytes, more than the {limit:,} tacit reads of such a "
+            "file; is it the file you meant?"
+        )
+    return None
+
+
+def regular_file(
+    path: str | Path,
+    label: str | None = None,
+    *,
+    limit: int = READ_LIMIT,
+    missing_ok: bool = False,
+    directory_ok: bool = False,
+) -> None:
+    """Refuse, in one line and without opening it, a path that read_input would not read: a
+    FIFO, a device, a socket, a directory, a file over `limit` bytes; for a reader that opens
+    it itself then (openpyxl, pandas, the caller's own messages for a missing file or a
+    directory: `missing_ok`, `directory_ok`)."""
+    from tacit.core.errors import TacitError
+
+    label = label or str(path)
+    try:
+        mode = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise TacitError(f"{label}: no such file") from None
+    except OSError as err:
+        raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    if directory_ok and stat.S_ISDIR(mode.st_mode):
+        return
+    refused = _refusal(label, mode, limit)
+    if refused is not None:
+        raise TacitError(refused)
+
+
+@contextmanager
+def _opened(path: str | Path, label: str, limit: int) -> Iterator[Any]:
+    """A regular file of at most `limit` bytes, open to read (unbuffered); one line refuses
+    anything else, before a byte is read (a FIFO is opened without waiting for a writer)."""
     from tacit.core.errors import TacitError
 
     try:
-        data = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC)
     except FileNotFoundError:
         raise TacitError(f"{label}: no such file") from None
     except IsADirectoryError:
         raise TacitError(f"{label}: is a directory; give the file") from None
-    except OSError as err:
+    except OSError as err:  # a socket cannot be opened: say what it is
+        with suppress(OSError):
+            refused = _refusal(label, os.stat(path), limit)
+            if refused is not None:
+                raise TacitError(refused) from None
         raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+    with os.fdopen(descriptor, "rb", buffering=0) as handle:
+        refused = _refusal(label, os.fstat(descriptor), limit)
+        if refused is not None:
+            raise TacitError(refused)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        try:
+            yield handle
+        except OSError as err:
+            raise TacitError(f"{label}: cannot read it ({err.strerror})") from None
+
+
+def read_start(path: str | Path, size: int, label: str | None = None) -> bytes:
+    """The first `size` bytes of a regular file (read_input's checks), to tell its kind."""
+    with _opened(path, label or str(path), READ_LIMIT) as handle:
+        return bytes(handle.read(size) or b"")
+
+
+def read_input(
+    path: str | Path,
+    label: str | None = None,
+    *,
+    limit: int = READ_LIMIT,
+    head: Callable[[bytes], None] | None = None,
+) -> bytes:
+    """The bytes of a file a user or a run directory hands in, read within bounds: a regular
+    file only (a FIFO, a device such as /dev/zero behind a link, a socket or a directory is
+    refused at once, before anything is read: opened without waiting for a writer), its size
+    checked before reading (at most `limit` bytes), and `head` (a check that raises) given its
+    first HEAD bytes before the rest is read. Every refusal is one line naming `label` (the
+    path by default) and what it is.
+
+    Examples:
+        >>> read_input("/dev/zero")
+        Traceback (most recent call last):
+        ...
+        tacit.core.errors.TacitError: /dev/zero: a character device, not a regular file; give a file
+    """
+    from tacit.core.errors import TacitError
+
+    label = label or str(path)
+    with _opened(path, label, limit) as handle:
+        first = handle.read(HEAD) or b""
+        if head is not None:
+            head(first)
+        blocks, size = [first], len(first)
+        while size <= limit:
+            block = handle.read(min(1 << 20, limit + 1 - size))
+            if not block:
+                break
+            blocks.append(block)
+            size += len(block)
+    if size > limit:  # grown while read
+        raise TacitError(f"{label}: more than the {limit:,} bytes tacit reads of such a file")
+    return b"".join(blocks)
+
+
+def text_head(path: str | Path) -> Callable[[bytes], None]:
+    """A check of a text file's first bytes (UTF-8, no control character but tab), so that
+    a file that is not text is refused at its first line, not after it is read whole."""
+
+    def check(first: bytes) -> None:
+        from tacit.core.errors import TacitError
+
+        try:
+            text = first.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            if err.start < len(first) - 3:  # not a character cut at the block's end
+                at = first.count(b"\n", 0, err.start) + 1
+                raise TacitError(f"{path}, line {at}: not UTF-8 text") from None
+            text = first[: err.start].decode("utf-8-sig")
+        check_text(text, path)
+
+    return check
+
+
+def read_utf8(path: Path, label: str) -> tuple[str, bytes]:
+    """A user's text file (UTF-8, a byte-order mark allowed) and its bytes, read within
+    bounds (read_input: its first lines checked before it is read whole); a missing,
+    unreadable or undecodable file is one line, `label` naming the option it was given to."""
+    from tacit.core.errors import TacitError
+
+    data = read_input(path, label, head=text_head(path))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

@@ -7,15 +7,20 @@ from pathlib import Path
 
 
 def model_label(name: str) -> str:
-    """A model as a reader names it: hub ids as given, local paths by their last part, its
-    loading options (`,revision=step1000`: tacit.core.modelspec) kept."""
+    """A model as a reader names it: its `label=` where it has one; else hub ids as given,
+    local paths by their last part, its loading options (`,revision=step1000`:
+    tacit.core.modelspec) kept, and never a secret (tacit.core.secrets)."""
     from tacit.core.errors import TacitError
-    from tacit.core.modelspec import ModelSpec
+    from tacit.core.modelspec import ModelSpec, model_name
+    from tacit.core.secrets import redact
 
     try:
-        source = ModelSpec.parse(name).name
+        spec = ModelSpec.parse(name)
     except TacitError:  # not a model's text: shown as it is
-        source = name
+        return redact(name)
+    if spec.label is not None:
+        return model_name(name, spec)
+    name, source = redact(name), spec.name
     options = name[len(source) :] if name.startswith(source) else ""
     path = Path(source)
     short = path.name if path.is_absolute() or source.startswith((".", "~")) else source

@@ -26,11 +26,13 @@ POLL_SECONDS = 0.05
 
 def holder(path: str | Path) -> int | None:
     """The process id a lock file names (its owner while it is held); None if it names none."""
+    from tacit.core.files import read_start
+
     try:
-        with open(path, "rb") as handle:
-            handle.seek(1)  # past the byte a Windows lock holds
-            text = handle.read(32).decode("ascii").strip()
-    except (OSError, ValueError):
+        if Path(path).is_symlink():  # not a lock file tacit made
+            return None
+        text = read_start(path, 33)[1:].decode("ascii").strip()  # past a Windows lock's byte
+    except (TacitError, ValueError):  # missing, unreadable, not a regular file
         return None
     return int(text) if text.isdigit() else None
 
@@ -68,6 +70,12 @@ def file_lock(path: str | Path, what: str, *, wait: float = 10.0) -> Iterator[No
         raise TacitError(
             f"{path}: cannot create the lock file for {what} (No such directory); make its "
             "directory first"
+        )
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        kind = f"a link to {os.readlink(path)}" if path.is_symlink() else "not a regular file"
+        raise TacitError(
+            f"{path}: {kind}, where tacit keeps the lock file for {what}: tacit locks no file "
+            "that is not its own; remove it (it is made again, as a plain file)"
         )
     lock = FileLock(
         path, timeout=wait, is_singleton=False, preserve_lock_file=True, on_acquired=write_owner

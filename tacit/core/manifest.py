@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.files import RECORD_LIMIT, read_input
+from tacit.core.secrets import redact
 
 # tacit's name on the package index (`pip install tacit-probe`; `tacit` there is another
 # project): where its installed version is read
@@ -44,8 +46,8 @@ def now() -> str:
 
 
 def command_line() -> str:
-    """The command line as typed (as far as Python can tell)."""
-    return " ".join(sys.argv)
+    """The command line as typed (as far as Python can tell), less any secret in it."""
+    return redact(" ".join(sys.argv))
 
 
 # The manifest's shape: the contract between the layers that write a run and those that read
@@ -60,7 +62,11 @@ def command_line() -> str:
 ModelRecord = TypedDict(
     "ModelRecord",
     {
-        "name": str,  # as given to --model: a name or path, with its loading options if any
+        # as given to --model: a name or path, with its loading options if any, less any
+        # secret (tacit.core.secrets); its `label=` where it has one
+        "name": str,
+        # the whole text as given, redacted, where `name` is not it (a label, a secret)
+        "text": str,
         "source": str,  # the name or path alone, where the options make `name` longer
         "kind": str,  # masked, causal, seq2seq, classifier, server
         "class": str,  # the Python class that scored it
@@ -170,13 +176,12 @@ def read_manifest(path: str | Path) -> Manifest:
     path = Path(path)
     if path.is_dir():
         path = path / "manifest.json"
+    if not path.exists() and not path.is_symlink():
+        raise TacitError(f"{path.parent}: not a finished run directory (no manifest.json)")
+    data = read_input(path, limit=RECORD_LIMIT)  # a FIFO, /dev/zero: refused at once
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TacitError(
-            f"{path.parent}: not a finished run directory (no manifest.json)"
-        ) from None
-    except (OSError, ValueError, UnicodeDecodeError) as err:
+        loaded = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
         raise TacitError(f"{path}: not readable JSON ({first_line(err)})") from None
     if not isinstance(loaded, dict):
         raise TacitError(f"{path}: not a run's manifest (a JSON object)")

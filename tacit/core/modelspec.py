@@ -30,6 +30,7 @@ from typing import Any
 from tacit.core.choices import LOAD_DTYPES, check_choice
 from tacit.core.errors import TacitError, shorten
 from tacit.core.option_names import option
+from tacit.core.secrets import redact
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,11 @@ LOAD_OPTIONS = {
     "tokenizer": LoadOption(
         "the tokenizer to plan with, where the model's own is elsewhere (hub id or path)", "ID"
     ),
+    "label": LoadOption(
+        "a short name for the model in every table, title and leaderboard (the manifest keeps "
+        "its whole text beside it, redacted)",
+        "NAME",
+    ),
     "random_weights": LoadOption(
         "a control: the model's architecture and tokenizer with weights drawn at random, torch "
         "seeded with this number (--control random-weights); its text ends "
@@ -185,7 +191,7 @@ class ModelSpec:
         return hash(self.text)
 
     def __repr__(self) -> str:
-        return f"ModelSpec({self.text!r})"
+        return f"ModelSpec({self.public!r})"  # never a secret, even in a traceback
 
     @classmethod
     def parse(cls, text: str, *, flag: str = "--model") -> ModelSpec:
@@ -242,7 +248,8 @@ class ModelSpec:
 
     @property
     def text(self) -> str:
-        """The model as one line of text (how tables and manifests name it)."""
+        """The model as one line of text, as given (what loads it; it may hold a secret: what
+        is written or shown of it is `public`)."""
         pairs = [
             f"{k}={str(v).lower() if isinstance(v, bool) else v}"
             for k, v in self.given().items()
@@ -252,6 +259,11 @@ class ModelSpec:
         if self.random_weights is not None:
             text += f" (random weights, seed {self.random_weights})"
         return text
+
+    @property
+    def public(self) -> str:
+        """The text without its secrets (tacit.core.secrets): what may be written or shown."""
+        return redact(self.text)
 
     def over(self, defaults: Mapping[str, Any]) -> ModelSpec:
         """This model's options, the run's `defaults` where it gives none."""
@@ -275,12 +287,31 @@ class ModelSpec:
     chat_template = property(lambda self: self.get("chat_template"))
     system = property(lambda self: self.get("system"))
     base_url = property(lambda self: self.get("base_url"))
+    label = property(lambda self: self.get("label"))
     random_weights = property(lambda self: self.get("random_weights"))
 
     @property
     def quantization(self) -> str | None:
         """`8bit`, `4bit` or None."""
         return "8bit" if self.load_in_8bit else "4bit" if self.load_in_4bit else None
+
+
+def model_name(text: str, spec: ModelSpec) -> str:
+    """How tables, titles, leaderboards and messages name a model given as `text` (`spec`: the
+    text read): its `label=`, a control's followed by ` (random weights, seed N)`; else the
+    text as given, without its secrets (tacit.core.secrets).
+
+    Examples:
+        >>> model_name("m,base_url=http://u:pw@h/v1", ModelSpec.parse("m,base_url=http://u:pw@h/v1"))
+        'm,base_url=http://h/v1'
+        >>> model_name("gpt2,label=GPT-2 (random weights, seed 0)",
+        ...            ModelSpec.parse("gpt2,label=GPT-2 (random weights, seed 0)"))
+        'GPT-2 (random weights, seed 0)'
+    """
+    if spec.label is None:
+        return redact(text)
+    seed = spec.random_weights
+    return spec.label + ("" if seed is None else f" (random weights, seed {seed})")
 
 
 def model_text(model: str | ModelSpec | Mapping[str, Any]) -> str:

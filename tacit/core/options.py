@@ -28,6 +28,7 @@ from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, parse_model_args
 from tacit.core.option_names import on_command_line, option
 from tacit.core.params import Context, Options, Param
+from tacit.core.secrets import redacted
 
 # the shared run options a probe may do without (Probe.run_options names the groups it takes),
 # each with why a probe that does without it refuses it; a run option names its group
@@ -426,7 +427,7 @@ class RunOptions(Options):
                 continue
             if how.startswith("with ") and getattr(self, how[5:]) is None:
                 continue
-            found[param.name] = _as_recorded(value)
+            found[param.name] = redacted(_as_recorded(value))
         return found
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from tacit.ask.base import Scored
 from tacit.core import faults
 from tacit.core.errors import TacitError, TacitWarning, shorten
-from tacit.core.files import write_atomic
+from tacit.core.files import RECORD_LIMIT, read_input, write_atomic
 from tacit.core.manifest import ModelRecord
 from tacit.core.option_names import option
 from tacit.engine import chunkfile
@@ -107,12 +107,13 @@ class Checkpoint:
         """A kept file's bytes; None when there is none (or no checkpoint)."""
         if self.directory is None:
             return None
-        try:
-            return self._path(key, suffix).read_bytes()
-        except FileNotFoundError:
+        path = self._path(key, suffix)
+        if not path.exists() and not path.is_symlink():
             return None
-        except OSError as err:  # a damaged disk: what cannot be read is not taken
-            raise Unusable(f"cannot be read ({err.strerror})") from None
+        try:
+            return read_input(path)  # a regular file of a size tacit reads, only
+        except TacitError as err:  # a damaged disk, a FIFO: what cannot be read is not taken
+            raise Unusable(f"cannot be read ({str(err).removeprefix(f'{path}: ')})") from None
 
     def chunk(self, model: int, chunk: int) -> Scored | None:
         """The chunk kept for `model`, or None: none kept, or one that is damaged or not this
@@ -157,6 +158,15 @@ class Checkpoint:
                 f"{option('--resume')}: {path}: {why}; the run's record of that model cannot "
                 f"be trusted: {option('--overwrite')} scores the run again from the start"
             ) from None
+
+    def answers_path(self, model: int) -> Path | None:
+        """Where the model's generation answers are kept as they come
+        (tacit.models.answered); None without a checkpoint."""
+        if self.directory is None:
+            return None
+        from tacit.models.answered import journal_path
+
+        return journal_path(self.directory, model)
 
     def keep_record(self, model: int, record: ModelRecord) -> None:
         """Keep a model's record (what the manifest says of it once it is loaded)."""
@@ -209,7 +219,7 @@ def _resumable(directory: Path, plan: Mapping[str, Any], text: str) -> bool:
             raise ResumeRefused(_finished(run, plan))
         return False  # killed before it kept anything: nothing to reuse, start afresh
     kept = _json(plan_file)
-    if plan_file.read_text(errors="replace") == text:
+    if _text(plan_file) == text:
         return True
     theirs = kept.get("probe", "?")
     out = f"give this command another {option('--out')}"
@@ -258,11 +268,20 @@ def _finished(run: Path, plan: Mapping[str, Any]) -> str:
     )
 
 
+def _text(path: Path) -> str:
+    """A small file of the checkpoint as text; empty where it is none tacit reads (a FIFO, a
+    device, a file beyond RECORD_LIMIT)."""
+    try:
+        return read_input(path, limit=RECORD_LIMIT).decode("utf-8", "replace")
+    except TacitError:
+        return ""
+
+
 def _json(path: Path) -> dict[str, Any]:
     """A JSON object from a file; empty when it cannot be read as one."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(_text(path))
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -282,7 +301,8 @@ def _differences(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
             said.append(f"tacit {was} (here {now})")
         else:
             flag = option("--model" if key == "models" else "--" + key.replace("_", "-"))
-            said.append(f"{flag} {shorten(_value(was), 40)} (here {shorten(_value(now), 40)})")
+            kept, here = _differing(was, now)
+            said.append(f"{flag} {kept} (here {here})")
     return ", ".join(said)
 
 
@@ -290,3 +310,32 @@ def _value(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(map(str, value)) or "none"
     return "none" if value is None else str(value)
+
+
+def _differing(was: Any, now: Any, width: int = 40) -> tuple[str, str]:
+    """Two values as a message shows them: where they are long, the part where they differ
+    (a list's first differing entries; a text from a little before its first differing
+    character), so that a long model text's difference is seen, not cut off.
+
+    Examples:
+        >>> _differing(["m,base_url=http://h/v1,timeout=5"], ["m,base_url=http://h/v1,timeout=9"],
+        ...            20)
+        ('...timeout=5', '...timeout=9')
+    """
+    if isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+        pairs = [(a, b) for a, b in zip(was, now) if a != b]
+        if len(pairs) == 1:
+            was, now = pairs[0]
+    kept, here = _value(was), _value(now)
+    if len(kept) <= width and len(here) <= width:
+        return kept, here
+    same = next(
+        (n for n, (a, b) in enumerate(zip(kept, here)) if a != b), min(len(kept), len(here))
+    )
+    option_start = kept.rfind(",", 0, same) + 1  # the option it differs in, from its start
+    start = option_start if same - option_start < width // 2 else max(0, same - 10)
+    lead = "..." if start else ""
+    return (
+        lead + shorten(kept[start:], width - len(lead)),
+        lead + shorten(here[start:], width - len(lead)),
+    )

@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
@@ -27,6 +28,7 @@ from tacit.core.files import sha256_bytes, table_text
 from tacit.core.manifest import Manifest, ModelRecord, command_line, now, software
 from tacit.core.option_names import option
 from tacit.core.options import RunOptions
+from tacit.core.secrets import redact, redacted
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint
 
@@ -66,6 +68,8 @@ class ModelHandle:
         self.probe, self.needs, self.load_options = probe, needs, load_options or {}
         self.load_seconds: float | None = None  # how long loading took, where it loaded here
         self._scorer: Scorer | None = None
+        # where the run keeps the model's generation answers as they come (in its checkpoint)
+        self.answers_at: Path | None = None
         if model.given is not None:  # refused now, in one line, if it cannot answer
             self._scorer = model.load(needs, probe)
 
@@ -85,6 +89,10 @@ class ModelHandle:
                 from tacit.models.score_cache import ScoreCache
 
                 self._scorer.cache = ScoreCache(self.options.cache, self._scorer.record())
+            if self.answers_at is not None and self._scorer.can("generate"):
+                from tacit.models.answered import AnsweredRequests
+
+                self._scorer.run_answers = AnsweredRequests(self.answers_at, self._scorer.record())
         return self._scorer
 
     @property
@@ -96,14 +104,17 @@ class ModelHandle:
         memory ran out. A model never loaded is recorded by name and revision only."""
         if self._scorer is None:
             revision = self.spec.revision if self.spec is not None else None
-            return {
-                "name": self.name,
-                "revision": revision,
-                "device": None,
-                "batch_size_used": None,
-            }
+            record: ModelRecord = {"name": self.name}
+            if self.model.public != self.name:
+                record["text"] = self.model.public
+            record |= {"revision": revision, "device": None, "batch_size_used": None}
+            return record
         record = self._scorer.record()
-        record["batch_size_used"] = self._scorer.batch_size
+        if self.model.public != self.name:  # beside the name, as the manifest lists them
+            record = cast(
+                ModelRecord, {"name": record["name"], "text": self.model.public, **record}
+            )
+        record.setdefault("batch_size_used", self._scorer.batch_size)
         if self._scorer.cache is not None:
             record["cache"] = self._scorer.cache.record()
         return record
@@ -112,6 +123,9 @@ class ModelHandle:
         """Drop the model so that the next one loads into free memory (a scorer handed in stays
         its owner's)."""
         if self._scorer is not None:
+            if self._scorer.run_answers is not None:
+                self._scorer.run_answers.close()
+                self._scorer.run_answers = None
             self._scorer = None
             if self.model.given is None:
                 gc.collect()
@@ -155,7 +169,7 @@ def checkpoint_for(
         {
             "probe": probe,
             "tacit": software()["tacit"],
-            "models": [model.name for model in models],
+            "models": [model.public for model in models],
             "rows_sha256": sha256_bytes(table_text(work.rows)),
             **options.recorded(),
             **plan,
@@ -196,6 +210,7 @@ def run_models(
         models, options, probe=probe, needs=work.needs, load_options=work.load_options
     ):
         scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
+        model.answers_at = checkpoint.answers_path(number)
         timing: dict[str, Any] = {}
         if here.distributed:
             scored = distributed.broadcast(scored)  # the main process's resumed chunks
@@ -373,7 +388,7 @@ def run_manifest(
         "command": history.get("command") or command_line(),
         "software": software(),
         "models": records,
-        "vocab_models": list(options.vocab_models),
+        "vocab_models": [redact(text) for text in options.vocab_models],
         "device": devices[0] if devices else None,
         "dtype": options.dtype,
         "batch_size": options.batch_size,
@@ -381,7 +396,7 @@ def run_manifest(
         "seed": options.seed,
         "threads": threads_used(),
         "resumed": list(history.get("resumed") or []),
-        **({"model_args": dict(options.model_args)} if options.model_args else {}),
+        **({"model_args": redacted(dict(options.model_args))} if options.model_args else {}),
         **({"vocab_words": options.vocab_words} if options.vocab_words != "all" else {}),
         **({"control": options.control} if options.control is not None else {}),
         **({"processes": distributed.world().size} if distributed.world().distributed else {}),

@@ -12,6 +12,9 @@ that every completion is there and counted. A row's `status`:
   `length`), which may be cut; never matched. A truncated completion's earlier answers are
   `ok`. A truncated completion with no answer at all is one `truncated` row, answer empty.
 - `refusal`, `empty`: the completion's one row, answer empty; never matched.
+- `beyond`: where more answers were given than asked for (`at_most`: `--guesses`, the
+  listing's K), one row after the K distinct answers, answer empty: the rest are counted
+  there, never matched (a truncated completion's cut answer among them).
 
 `position` is the answer's place among the completion's distinct answers, from 1 (a
 duplicate: its first occurrence's; the cut answer: the place it would have had; 0 where the
@@ -29,7 +32,8 @@ from tacit.matching.match import Matcher
 from tacit.matching.parse import EMPTY, OK, REFUSAL, TRUNCATED, parse_completion
 
 DUPLICATE = "duplicate"
-ROW_STATUSES = (OK, DUPLICATE, TRUNCATED, REFUSAL, EMPTY)
+BEYOND = "beyond"
+ROW_STATUSES = (OK, DUPLICATE, TRUNCATED, REFUSAL, EMPTY, BEYOND)
 # after the prompt's key columns; `draw`, not `sample`: retrieval's prompts already have a
 # `sample` (the random baseline's), so each of a prompt's N completions is a draw
 ANSWER_COLUMNS = [
@@ -55,8 +59,11 @@ class Completion(Protocol):
     def finish_reason(self) -> str | None: ...
 
 
-def read_completion(text: str, finish_reason: str | None, matcher: Matcher) -> list[dict[str, Any]]:
-    """One completion's rows (`position` to `status` of ANSWER_COLUMNS; the module docstring).
+def read_completion(
+    text: str, finish_reason: str | None, matcher: Matcher, at_most: int | None = None
+) -> list[dict[str, Any]]:
+    """One completion's rows (`position` to `status` of ANSWER_COLUMNS; the module docstring),
+    at most `at_most` distinct answers matched (None: every one).
 
     Examples:
         >>> from tacit.matching.match import concept_matcher
@@ -71,6 +78,9 @@ def read_completion(text: str, finish_reason: str | None, matcher: Matcher) -> l
     rows: list[dict[str, Any]] = []
     first: dict[str, int] = {}
     for i, answer in enumerate(parsed.answers):
+        if at_most is not None and len(first) >= at_most:  # the rest: counted, never matched
+            rows.append({**base, **none, "position": at_most + 1, "status": BEYOND})
+            return rows
         readings = parsed.readings_of(i)
         match = matcher.match(answer) if len(readings) == 1 else matcher.match_readings(readings)
         seen = match.normal in first
@@ -86,7 +96,9 @@ def read_completion(text: str, finish_reason: str | None, matcher: Matcher) -> l
                 "status": DUPLICATE if seen else OK,
             }
         )
-    if parsed.cut is not None:
+    if parsed.cut is not None and at_most is not None and len(first) >= at_most:
+        rows.append({**base, **none, "position": at_most + 1, "status": BEYOND})
+    elif parsed.cut is not None:
         normal = " ".join(matcher.words(parsed.cut))
         cut = {"position": len(first) + 1, "answer": parsed.cut, "normal": normal}
         rows.append({**base, **none, **cut, "status": TRUNCATED})
@@ -100,10 +112,11 @@ def answers_frame(
     keys: Sequence[str],
     completions: Sequence[Sequence[Completion]],
     matchers: Matcher | Sequence[Matcher],
+    at_most: int | None = None,
 ) -> pd.DataFrame:
     """The answers frame: per prompt (a row of `prompts`, its `keys` columns first), per draw
-    (each of its completions, numbered from 0), the completion's rows (read_completion);
-    columns `*keys, *ANSWER_COLUMNS`.
+    (each of its completions, numbered from 0), the completion's rows (read_completion, at
+    most `at_most` distinct answers each); columns `*keys, *ANSWER_COLUMNS`.
 
     matchers: one for every prompt (retrieval: the concepts), or one per prompt (elicitation:
         the prompt's concept's features of its relation).
@@ -118,7 +131,7 @@ def answers_frame(
     for i, key in enumerate(prompts[list(keys)].itertuples(index=False)):
         matcher = matchers if isinstance(matchers, Matcher) else matchers[i]
         for draw, completion in enumerate(completions[i]):
-            for row in read_completion(completion.text, completion.finish_reason, matcher):
+            for row in read_completion(completion.text, completion.finish_reason, matcher, at_most):
                 records.append({**dict(zip(keys, key)), "draw": draw, **row})
     return pd.DataFrame.from_records(records, columns=[*keys, *ANSWER_COLUMNS])
 

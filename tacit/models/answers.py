@@ -203,6 +203,9 @@ class Needed:
 
 FINISH_REASONS = ("stop", "length")  # the ones tacit's families give; a server may say others
 NO_CHOICE = "no_choice"  # a server's answer that lacked a choice asked for (counted, not matched)
+# a server's answer longer than its bound (tacit.models.server.generation.answer_limit): cut
+# there, unread (counted, not matched)
+OVERSIZED = "oversized"
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,9 @@ class Completion:
         same for each of a request's completions.
     completion_tokens: the tokens generated for this completion (a server that reports only
         a request's total for several completions: the total on the first, 0 on the others).
-    cached: read from `--cache`, not generated in this run.
+    cached: read from `--cache` or the run's own answers kept (tacit.models.answered), not
+        generated in this run.
+    model: the model the answer said it came from (a server's `model`), where it says.
     """
 
     text: str
@@ -374,6 +379,7 @@ class Completion:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached: bool = False
+    model: str | None = None
 
     def record(self) -> dict[str, Any]:
         """As JSON (what a cache keeps; Completion.from_record reads it back)."""
@@ -386,6 +392,7 @@ class Completion:
             "tokens": tokens,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            **({"model": self.model} if self.model is not None else {}),
         }
 
     @classmethod
@@ -403,6 +410,7 @@ class Completion:
             prompt_tokens=record.get("prompt_tokens"),
             completion_tokens=record.get("completion_tokens"),
             cached=cached,
+            model=record.get("model"),
         )
 
 
@@ -413,9 +421,10 @@ def generation_counts(
     """What generating `answers` (Scorer.generate's) cost, for the model's manifest record
     (added up over chunks as every count is: tacit.probes.base.Scored.counts):
     `generation_requests` run by the model and their `generation_prompt_tokens` and
-    `generation_completion_tokens`; `generation_cached`, the requests read from `--cache`
-    (their tokens cost nothing this time). Given the `requests` asked, a repeated one counts
-    once, as Scorer.generate runs it once."""
+    `generation_completion_tokens`; `generation_cached`, the requests read from `--cache` or
+    the run's answers kept (their tokens cost nothing this time); `generation_oversized`, the
+    requests whose answer was longer than its bound (cut, unread). Given the `requests` asked,
+    a repeated one counts once, as Scorer.generate runs it once."""
     counts = dict.fromkeys(
         (
             "generation_requests",
@@ -425,6 +434,8 @@ def generation_counts(
         ),
         0,
     )
+    if any(c.finish_reason == OVERSIZED for completions in answers for c in completions):
+        counts["generation_oversized"] = 0  # said only where it happened: golden runs stay
     seen: set[str] = set()
     for n, completions in enumerate(answers):
         if requests is not None:
@@ -436,6 +447,8 @@ def generation_counts(
             counts["generation_cached"] += 1
             continue
         counts["generation_requests"] += 1
+        if completions and completions[0].finish_reason == OVERSIZED:
+            counts["generation_oversized"] += 1
         if completions:
             counts["generation_prompt_tokens"] += completions[0].prompt_tokens or 0
         counts["generation_completion_tokens"] += sum(c.completion_tokens or 0 for c in completions)

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+from tacit.core import faults
 from tacit.core.choices import PLL_METRICS, SPAN_SCORINGS, check_choice
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
     from tacit.core.manifest import ModelRecord
+    from tacit.models.answered import AnsweredRequests
     from tacit.models.score_cache import ScoreCache
 
 # capability -> the hook a family implements for it
@@ -215,6 +217,9 @@ class Scorer(ABC):
     max_tokens: int = 10**9
     # answers kept across runs (--cache: tacit.models.score_cache), attached by the runner
     cache: ScoreCache | None = None
+    # the run's generation answers kept as each arrives (tacit.models.answered), attached by
+    # the runner where the run has a checkpoint
+    run_answers: AnsweredRequests | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A family declares a capability exactly when it implements its hook."""
@@ -387,24 +392,44 @@ class Scorer(ABC):
     ) -> list[list[Completion]]:
         """What the model says to each request: `sampling.n` completions each, in the order
         asked (Sampling: greedy by default). A repeated request is generated once (its
-        completions given again); with `--cache` (a cache attached), greedy and seeded
-        completions are read where kept and kept where new (unseeded samples never are:
-        Sampling.cacheable)."""
+        completions given again). Answers are read first where this run kept them already
+        (`run_answers`: tacit.models.answered, attached by the runner), then, with `--cache`,
+        where the cache keeps them (greedy and seeded ones: Sampling.cacheable); the rest are
+        generated, and each answer is kept in both the moment the family hands it over."""
         self._require("generate")
         sampling = sampling or Sampling()
         asked = list(requests)
         unique, inverse = distinct([json.dumps(r.record(), sort_keys=True) for r in asked])
         first = {int(i): n for n, i in reversed(list(enumerate(inverse)))}
         chosen = [asked[first[i]] for i in range(len(unique))]
+        cache = self.cache if self.cache is not None and sampling.cacheable else None
+        stores: list[Any] = [s for s in (self.run_answers, cache) if s is not None]
+        answers: list[list[Completion] | None] = []
+        for request in chosen:
+            found = None
+            for store in stores:
+                found = store.find(request, sampling)
+                if found is not None:
+                    break
+            answers.append(found)
+        missing = [n for n, found in enumerate(answers) if found is None]
+        if missing:
+            todo = [chosen[n] for n in missing]
 
-        def generate(missing: list[GenerationRequest]) -> list[list[Completion]]:
-            return self._generate(missing, sampling, progress) if missing else []
+            def keep(at: int, completions: list[Completion]) -> None:
+                answers[missing[at]] = completions
+                if self.run_answers is not None:
+                    self.run_answers.keep(todo[at], sampling, completions)
+                if cache is not None:
+                    cache.keep_completions(todo[at], sampling, completions)
+                faults.point("answers:kept")
 
-        if self.cache is None or not sampling.cacheable:
-            answers = generate(chosen)
-        else:
-            answers = self.cache.completions(chosen, sampling, generate)
-        return [list(answers[i]) for i in inverse]
+            if "each" in signature(self._generate).parameters:  # the family hands each over
+                self._generate(todo, sampling, progress, each=keep)  # type: ignore[call-arg]
+            else:
+                for at, completions in enumerate(self._generate(todo, sampling, progress)):
+                    keep(at, completions)
+        return [list(answers[i] or []) for i in inverse]
 
     def chats(self) -> bool:
         """Whether `generate` is best asked with a chat's messages (an instruct model's chat
@@ -457,7 +482,9 @@ class Scorer(ABC):
     def _generate(
         self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
     ) -> list[list[Completion]]:
-        """`sampling.n` Completions of each of the distinct `requests`, in their order."""
+        """`sampling.n` Completions of each of the distinct `requests`, in their order. A
+        family whose answers come one by one (a server's) takes `each` too, and calls
+        `each(i, completions)` as request i's answer comes, so that it is kept at once."""
         raise NotImplementedError
 
     # --- shared by the families -------------------------------------------------------------

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
+from tacit.core.files import regular_file
 from tacit.core.option_names import option
 
 # the user's turn before the assistant's answer: a request any sentence answers
@@ -60,6 +61,7 @@ def chat_template_of(tokenizer: Any, setting: str, model: str) -> tuple[str, str
     else:
         path = Path(setting).expanduser()
         try:
+            regular_file(path, f"{where}", missing_ok=True, directory_ok=True)
             template = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise TacitError(f"{where}: cannot read the template file ({error})") from None

@@ -24,6 +24,9 @@ from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
 from tacit.core.registry import Registry
 
+# loading options every family takes, read before the family sees the model (its name)
+EVERY_FAMILY = ("label",)
+
 if TYPE_CHECKING:
     from tacit.core.options import RunOptions
     from tacit.models.base import Needs, Scorer
@@ -68,8 +71,8 @@ class Family(ABC):
 
     def takes(self, key: str) -> bool:
         """Does this family take the loading option `key` (the run's options for every model
-        fill in only those a family takes)?"""
-        return key in self.options
+        fill in only those a family takes)? Every family takes `label`: how tables name it."""
+        return key in self.options or key in EVERY_FAMILY
 
     def check_options(self, spec: ModelSpec) -> None:
         """Refuse, in one line, a loading option this family does not take (a typo, or an
@@ -77,7 +80,7 @@ class Family(ABC):
         for key in spec.given():
             if not self.takes(key):
                 raise TacitError(
-                    f"{option('--model')} {spec.text}: {key!r} is not a loading option of "
+                    f"{option('--model')} {spec.public}: {key!r} is not a loading option of "
                     f"{self.description} (its options: {', '.join(self.options)})"
                 )
 
@@ -142,7 +145,7 @@ def family_of(spec: ModelSpec) -> Family:
         if family.claims(spec):
             family.check_options(spec)
             return family
-    raise TacitError(f"{option('--model')} {spec.text}: no model family claims it")
+    raise TacitError(f"{option('--model')} {spec.public}: no model family claims it")
 
 
 def resolve(

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
+from tacit.core.modelspec import model_name
 from tacit.core.option_names import option
+from tacit.core.secrets import redact
 from tacit.models.controls import control_of
 from tacit.models.families import resolve
 
@@ -36,10 +38,13 @@ class ResolvedModel:
         self.family: Family | None = None
         self.spec: ModelSpec | None = None
         if isinstance(model, str):
-            self.name = model  # as given: how tables and the manifest name it
+            self.text = model  # as given: what loads it (it may hold a secret, never shown)
             self.family, self.spec = resolve(model, options.model_defaults())
+            # how tables, titles, the manifest and every message name it
+            self.name = model_name(model, self.spec)
         else:
-            self.name = model.name
+            self.text = self.name = model.name
+        self.public = redact(self.text)  # its whole text as the manifest records it
         self._tokenizer: Any = _UNREAD
         # the class it loads as, by what was needed (the family reads the model's config)
         self._classes: dict[Needs | None, type[Scorer]] = {}
@@ -92,7 +97,7 @@ class ResolvedModel:
                 f"{asked}: {self.name} is scored by {self.family.description}, which has no "
                 "config to draw random weights for; run its control from a checkpoint instead"
             )
-        return ResolvedModel(control_of(self.name, self.options.seed), self.options)
+        return ResolvedModel(control_of(self.text, self.options.seed), self.options)
 
     def load(
         self,
@@ -117,7 +122,9 @@ class ResolvedModel:
                 extra.update(keywords)
         if self._tokenizer is not _UNREAD and self._tokenizer is not None:
             extra["tokenizer"] = self._tokenizer
-        return self.family.load(self.name, self.options, scorer, **extra)
+        loaded = self.family.load(self.text, self.options, scorer, **extra)
+        loaded.name = self.name  # the text loads it; its name is what may be shown
+        return loaded
 
 
 def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list[ResolvedModel]:
@@ -131,13 +138,21 @@ def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list
         )
     chosen: dict[str, ResolvedModel] = {}
     for given in models:
-        name = given if isinstance(given, str) else given.name
-        if name in chosen:
+        text = given if isinstance(given, str) else given.name
+        if text in chosen:
             continue
-        model = chosen[name] = ResolvedModel(given, options)
+        model = chosen[text] = ResolvedModel(given, options)
         control = model.control() if options.control is not None else None
         if control is not None:
-            chosen.setdefault(control.name, control)
+            chosen.setdefault(control.text, control)
+    named: dict[str, ResolvedModel] = {}
+    for model in chosen.values():
+        other = named.setdefault(model.name, model)
+        if other is not model:
+            raise TacitError(
+                f"{option('--model')} {other.public} and {model.public} are both named "
+                f"{model.name!r} (label=): give each model a label of its own"
+            )
     check_device(list(chosen.values()), options)
     return list(chosen.values())
 

@@ -109,6 +109,12 @@ def served_identity(server: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def generation_key(model: str, request: GenerationRequest, sampling: Sampling) -> str:
+    """The name of a generation request's answer, for the model of fingerprint `model`: what
+    the cache and the run's own answers kept (tacit.models.answered) are keyed by."""
+    return fingerprint(model, "generate", request.record(), sampling.record())
+
+
 class ScoreCache:
     """One model's entries in a cache directory (see the module docstring)."""
 
@@ -239,34 +245,28 @@ class ScoreCache:
                     self.keep(found[missing[i]][0], arrays)
             yield np.asarray([missing[i] for i in indices]), shared, log_z, n_cut
 
-    def completions(
-        self,
-        requests: list[GenerationRequest],
-        sampling: Sampling,
-        generate: Callable[[list[GenerationRequest]], list[list[Completion]]],
-    ) -> list[list[Completion]]:
-        """Completions of distinct requests, each request's read here where kept (marked
-        `cached`), the rest generated in one call of `generate` and kept. Only for settings
+    def find(self, request: GenerationRequest, sampling: Sampling) -> list[Completion] | None:
+        """A request's completions where kept (marked `cached`), else None. Only for settings
         that give the same completions every run (Sampling.cacheable: the caller checks)."""
-        keys = [
-            fingerprint(self.model, "generate", r.record(), sampling.record()) for r in requests
-        ]
-        found: list[list[Completion] | None] = []
-        for key in keys:
-            kept = self.generations.read(
-                key, lambda v: isinstance(v, list) and len(v) == sampling.n
-            )
-            found.append(
-                None if kept is None else [Completion.from_record(c, cached=True) for c in kept]
-            )
-            self._count(kept)
-        missing = [n for n, answer in enumerate(found) if answer is None]
-        if missing:
-            fresh = generate([requests[n] for n in missing])
-            for n, completions in zip(missing, fresh):
-                self.generations.write(keys[n], [c.record() for c in completions])
-                found[n] = completions
-        return [answer or [] for answer in found]
+        kept = self.generations.read(
+            generation_key(self.model, request, sampling),
+            lambda v: isinstance(v, list) and len(v) == sampling.n,
+        )
+        self._count(kept)
+        if kept is None:
+            return None
+        try:
+            return [Completion.from_record(c, cached=True) for c in kept]
+        except (KeyError, TypeError, ValueError, AttributeError):  # not an entry: asked again
+            return None
+
+    def keep_completions(
+        self, request: GenerationRequest, sampling: Sampling, completions: list[Completion]
+    ) -> None:
+        """Keep a request's completions (as each answer comes: Scorer.generate)."""
+        self.generations.write(
+            generation_key(self.model, request, sampling), [c.record() for c in completions]
+        )
 
     def record(self) -> dict[str, Any]:
         """For the manifest: where, under which model fingerprint, entries found and scored."""

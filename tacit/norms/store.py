@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError, shorten
-from tacit.core.files import file_sha256, write_atomic
+from tacit.core.files import RECORD_LIMIT, file_sha256, regular_file, write_atomic
 from tacit.core.locks import file_lock
 from tacit.core.option_names import option as named
 from tacit.core.paths import config_dir
@@ -116,6 +116,7 @@ def _read_registry() -> dict[str, Any]:
     if not target.is_file():
         return {"default": None, "norms": {}}
     try:
+        regular_file(target, limit=RECORD_LIMIT)
         text = target.read_text()
     except OSError as err:
         raise TacitError(

@@ -17,7 +17,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.files import LINE_END, check_text, check_value
+from tacit.core.files import (
+    LINE_END,
+    check_text,
+    check_value,
+    read_input,
+    read_start,
+    regular_file,
+    text_head,
+)
 from tacit.norms.normset import blank
 
 XLSX_MAGIC = b"PK\x03\x04"  # an .xlsx workbook is a zip archive
@@ -32,39 +40,36 @@ def unreadable(path: Path, err: OSError) -> TacitError:
 
 
 def check_file(path: Path) -> None:
-    """A norms path must be an existing file (a name the system refuses to look up, longer than
-    the file system allows, is one line too)."""
+    """A norms path must be an existing regular file, of a size tacit reads (a FIFO, a device,
+    a directory, a name the system refuses to look up: one line each, before it is opened)."""
     try:
-        is_dir, is_file = path.is_dir(), path.is_file()
+        is_dir = path.is_dir()
     except OSError as err:
         raise unreadable(path, err) from None
     if is_dir:
         raise TacitError(f"{path}: is a directory; give the norms file itself")
-    if not is_file:
+    if not path.exists():
         raise TacitError(f"{path}: no such norms file")
+    regular_file(path)
 
 
 def file_start(path: Path, size: int = 8) -> bytes:
     """The first bytes of a file, to tell a workbook from text."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
-    except OSError as err:
-        raise unreadable(path, err) from None
+    return read_start(path, size)
 
 
 def read_lines(path: Path) -> list[str]:
     """A text file's lines (UTF-8, with or without a byte-order mark), split at `\n`, `\r\n` or
     `\r` only (str.splitlines knows 8 more), so that line numbers are an editor's; a control
-    character but tab is refused (tacit.core.files.check_text)."""
+    character but tab is refused (tacit.core.files.check_text), at the file's first lines
+    before it is read whole."""
+    data = read_input(path, head=text_head(path))
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise TacitError(
             f"{path}: not UTF-8 text (byte {err.start}); is this {KNOWN_FORMATS_HINT}?"
         ) from None
-    except OSError as err:
-        raise unreadable(path, err) from None
     check_text(text, path)
     lines = LINE_END.split(text)
     if lines and not lines[-1]:

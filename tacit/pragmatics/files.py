@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tacit.core.errors import TacitError
+from tacit.core.files import regular_file
 from tacit.core.option_names import option
 
 
@@ -32,6 +33,7 @@ def relative_name(file: Path, root: Path) -> str:
 def read_text(path: Path, encodings: tuple[str, ...] = ("utf-8",)) -> tuple[str, str]:
     """A text file's text (without a BOM) and the first of `encodings` that decodes it."""
     try:
+        regular_file(path, missing_ok=True)
         raw = path.read_bytes()
     except OSError as err:
         raise TacitError(f"{path}: cannot read ({err.strerror})") from None

@@ -8,7 +8,7 @@ say the same. A note is one line that starts with `note:` or `warning:`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from tacit.core.manifest import Manifest
@@ -31,7 +31,8 @@ def listed(names: Sequence[str], limit: int = 8) -> str:
 def run_notes(manifest: Manifest) -> list[str]:
     """Notes every probe shares: vocabulary warnings, batches halved on out of memory,
     --revision given for a local directory (where it has no effect), what a random-weight
-    control is (--control), and ranks bounded by --suffix-top."""
+    control is (--control), a server whose answers name another model than the one asked
+    for, and ranks bounded by --suffix-top."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
     for record in manifest.get("models", []):
         control = record.get("control")
@@ -41,6 +42,15 @@ def run_notes(manifest: Manifest) -> list[str]:
                 f"tokenizer with {control['weights']} weights (seed {control['seed']}), what "
                 "length and tokens alone give; read the model's numbers against it, not only "
                 "against chance"
+            )
+        server = cast("dict[str, Any]", record.get("server") or {})  # a served model's
+        answered = server.get("answered_as") or {}
+        others = {name: n for name, n in answered.items() if name != record.get("source")}
+        if others:
+            said = ", ".join(f"{name} ({n} answer(s))" for name, n in others.items())
+            notes.append(
+                f"note: {record['name']}: the server's answers named {said}, not "
+                f"{record.get('source')}, the model asked for: they may come from another model"
             )
     notes += suffix_top_notes(manifest)
     if manifest.get("launch_warning"):

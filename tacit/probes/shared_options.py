@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from tacit.core.choices import NORMS_FORMATS
 from tacit.core.errors import TacitError
-from tacit.core.files import check_text
+from tacit.core.files import check_text, regular_file
 from tacit.core.option_names import option
 from tacit.core.options import limited
 from tacit.core.params import Param
@@ -39,6 +39,7 @@ def parse_concepts(value: str) -> list[str]:
     if value.startswith("@"):
         path = Path(value[1:])
         try:
+            regular_file(path, f"--concepts {value}", missing_ok=True)
             text = path.read_text(encoding="utf-8")
         except OSError as err:
             raise TacitError(f"--concepts {value}: cannot read {path} ({err.strerror})") from None

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tacit.core.display import Table, render
 from tacit.core.errors import TacitError, first_line
+from tacit.core.files import regular_file
 from tacit.core.labels import short_labels
 from tacit.core.numbers import format_number
 from tacit.core.option_names import option
@@ -59,6 +60,7 @@ class Run:
 
 def _csv_rows(path: Path) -> list[list[str]]:
     try:
+        regular_file(path, missing_ok=True)
         with open(path, newline="", encoding="utf-8") as handle:
             return list(csv.reader(handle))
     except (OSError, UnicodeDecodeError, csv.Error) as err:

@@ -13,6 +13,8 @@ before result.json read as pandas reads any CSV, and say so in a note.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line
+from tacit.core.files import RECORD_LIMIT, read_input
 from tacit.probes.report import report_of
 from tacit.results.record import RESULT_FILE, column_types, is_text
 
@@ -49,12 +52,13 @@ def read_table(run: str | Path, file: str, types: dict[str, Any] | None = None) 
     """A table of a run directory, typed as `types` (its result.json record) says; without a
     record, as pandas reads any CSV. An unreadable table is a one-line error naming it."""
     path = Path(run) / file
+    if not path.exists() and not path.is_symlink():
+        raise TacitError(f"{path}: missing; the run directory is incomplete")
+    source = io.BytesIO(read_input(path))  # a regular file of a size tacit reads, only
     try:
         if types is None:
-            return pd.read_csv(path)
-        return _read_typed(path, types, path)
-    except FileNotFoundError:
-        raise TacitError(f"{path}: missing; the run directory is incomplete") from None
+            return pd.read_csv(source)
+        return _read_typed(source, types, path)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise TacitError(f"{path}: not a readable CSV table ({first_line(err)})") from None
 
@@ -91,11 +95,11 @@ def as_saved(table: pd.DataFrame) -> pd.DataFrame:
 def read_record(run: str | Path) -> dict[str, Any] | None:
     """A run's result.json; None for a run written before there was one."""
     path = Path(run) / RESULT_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        record = json.loads(read_input(path, limit=RECORD_LIMIT).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
         raise TacitError(f"{path}: not readable JSON ({first_line(err)})") from None
     if not isinstance(record, dict) or not isinstance(record.get("tables"), dict):
         raise TacitError(f"{path}: not a run's result record (no `tables`)")
@@ -167,9 +171,9 @@ def load(run: str | Path) -> ProbeResult:
         notes += record["notes"]
     read = {name: read_table(path, name, types) for name, types in tables.items()}
     for name in [*files, *figures]:
-        if not (path / name).is_file():
+        if not (path / name).exists():
             raise TacitError(f"{path / name}: missing; the run directory is incomplete")
-    vocab = _vocabulary(path / "vocab.txt") if (path / "vocab.txt").is_file() else None
+    vocab = _vocabulary(path / "vocab.txt") if (path / "vocab.txt").exists() else None
     return ProbeResult(
         read.pop(rows_file),
         read.pop("summary.csv"),
@@ -179,6 +183,6 @@ def load(run: str | Path) -> ProbeResult:
         rows_file=rows_file,
         text=text,
         notes=notes,
-        figures={name: (path / name).read_bytes for name in figures},
-        files={name: (path / name).read_text(encoding="utf-8") for name in files},
+        figures={name: functools.partial(read_input, path / name) for name in figures},
+        files={name: read_input(path / name).decode("utf-8", "replace") for name in files},
     )

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from tacit.core.errors import TacitError
+from tacit.core.files import RECORD_LIMIT, regular_file
 from tacit.core.labels import short_labels
 from tacit.engine.checkpoint import RUN_FILE
 from tacit.results.rundir import PARTIAL
@@ -60,6 +61,7 @@ def _describe(path: Path, root: Path, installed: dict[str, str]) -> dict[str, st
     record: dict[str, Any] = {}
     for source in sources:
         try:
+            regular_file(source, limit=RECORD_LIMIT, missing_ok=True)
             record.update(json.loads(source.read_text()))
         except (OSError, ValueError):
             state = f"{state}, unreadable {source.name}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.choices import TRACKERS, check_choice
+from tacit.core.display import spreadsheet_safe
 from tacit.core.errors import TacitError, first_line
 from tacit.core.option_names import option
 
@@ -90,7 +91,7 @@ def _wandb(result: ProbeResult, run_dir: Path | None) -> str:
     )
     try:
         run.summary.update(headline(result))
-        run.log({"summary": wandb.Table(dataframe=result.summary)})
+        run.log({"summary": wandb.Table(dataframe=spreadsheet_safe(result.summary))})
         if run_dir is not None:
             artifact = wandb.Artifact(re.sub(r"[^\w.-]+", "-", f"tacit-{name}"), type="tacit-run")
             artifact.add_dir(str(run_dir))
@@ -122,7 +123,7 @@ def _mlflow(result: ProbeResult, run_dir: Path | None) -> str:
         mlflow.log_params({_mlflow_key(k): str(v)[:500] for k, v in params.items()})
         mlflow.log_metrics({_mlflow_key(k): v for k, v in headline(result).items()})
         mlflow.log_dict(manifest, "manifest.json")
-        mlflow.log_table(result.summary, "summary.json")
+        mlflow.log_table(spreadsheet_safe(result.summary), "summary.json")
         if run_dir is not None:
             mlflow.log_artifacts(str(run_dir), artifact_path="run")
         run_id = active.info.run_id

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line, shorten
-from tacit.core.files import json_text, write_files
+from tacit.core.files import RECORD_LIMIT, json_text, read_input, regular_file, write_files
 
 FORMAT = "tacit concept-feature matrix"
 VERSION = 1
@@ -271,7 +271,7 @@ def _read_record(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise _missing(path)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(read_input(path, limit=RECORD_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise TacitError(f"{path}: not readable JSON ({shorten(first_line(err))})") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
@@ -302,6 +302,7 @@ def _read_record(path: Path) -> dict[str, Any]:
 def _read_values(path: Path, shape: list[int]) -> np.ndarray:
     if not path.is_file():
         raise _missing(path)
+    regular_file(path)  # a file of a size tacit reads
     try:
         with np.load(path, allow_pickle=False) as archive:
             if "values" not in archive.files:
@@ -326,6 +327,7 @@ def _read_values(path: Path, shape: list[int]) -> np.ndarray:
 def _read_names(path: Path, columns: list[str], rows: int) -> pd.DataFrame:
     if not path.is_file():
         raise _missing(path)
+    regular_file(path)  # a file of a size tacit reads
     try:
         table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:

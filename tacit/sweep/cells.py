@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from tacit.core.errors import TacitError, first_line
-from tacit.core.files import json_text, write_atomic
+from tacit.core.files import RECORD_LIMIT, json_text, read_input, write_atomic
 from tacit.core.locks import file_lock, holder
 from tacit.core.options import RunOptions
 from tacit.probes import registry
@@ -65,8 +65,8 @@ def running(out: Path, cell: Cell) -> int | None:
 def failure(out: Path, cell: Cell) -> dict[str, Any] | None:
     """The record of the cell's last failure ({"error", "log"}), or None."""
     try:
-        record = json.loads(failure_file(out, cell).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = json.loads(read_input(failure_file(out, cell), limit=RECORD_LIMIT))
+    except (OSError, ValueError, TacitError):
         return None
     return record if isinstance(record, dict) else {"error": "unreadable failure record"}
 

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from tacit.core.errors import TacitError
+from tacit.core.files import RECORD_LIMIT, read_input, regular_file
 from tacit.core.labels import model_label
 from tacit.core.options import RunOptions
 from tacit.probes import registry
@@ -181,10 +182,10 @@ def directory_step(directory: str) -> int | None:
     """A local checkpoint's step: its trainer_state.json's global_step (Hugging Face's
     Trainer), else what its name says."""
     try:
-        state = json.loads((Path(directory) / "trainer_state.json").read_text(encoding="utf-8"))
+        state = json.loads(read_input(Path(directory) / "trainer_state.json", limit=RECORD_LIMIT))
         if isinstance(state.get("global_step"), int):
             return int(state["global_step"])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TacitError):
         pass
     return step_of(Path(directory).name)
 
@@ -262,6 +263,7 @@ def read_sweep(path: str | Path) -> Sweep:
     tomllib = toml_reader()
     path = Path(path)
     try:
+        regular_file(path, missing_ok=True)
         spec = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TacitError(f"{path}: no such sweep file") from None

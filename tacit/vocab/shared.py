@@ -21,7 +21,7 @@ import pandas as pd
 
 from tacit.core.choices import VOCAB_WORDS, check_choice
 from tacit.core.errors import TacitError
-from tacit.core.files import check_text, sha256_bytes
+from tacit.core.files import check_text, regular_file, sha256_bytes
 from tacit.core.option_names import option
 from tacit.vocab.cache import cached_words
 
@@ -124,6 +124,7 @@ def read_vocab_file(path: str | Path) -> list[str]:
     """Words of a vocabulary file, one a line (blank lines skipped), in file order."""
     path = Path(path)
     try:
+        regular_file(path, missing_ok=True)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TacitError(f"{path}: no such vocabulary file") from None

@@ -55,3 +55,21 @@ def test_a_narrow_terminal_still_folds_rows():
     narrow = _printed("60")
     assert "model: /models/SmolLM2-135M-Instruct.Q4_1.gguf |" in narrow
     assert render(WIDE, width=60) + "\n" == narrow
+
+
+def test_formula_like_cells_are_escaped_for_spreadsheets_only(tmp_path):
+    """Issue 57: a concept or an answer beginning with =, +, - or @ reached CSV files as a
+    spreadsheet formula. The tables meant for spreadsheets (CSV and HTML renderings) write
+    such a text cell after a `'`; numbers stay numbers; the run directory's files stay exact."""
+    from tacit.core.files import table_text
+
+    frame = pd.DataFrame(
+        {"concept": ['=HYPERLINK("x")', "+1", "-fur", "@bear", "bear"], "mrr": [-0.5, 1, 2, 3, 4]}
+    )
+    csv_text = render([Table(frame)], "csv")
+    assert "'=HYPERLINK" in csv_text and "'+1" in csv_text and "'-fur" in csv_text
+    assert "'@bear" in csv_text and "\nbear," in csv_text and "-0.5" in csv_text
+    assert "'-0.5" not in csv_text
+    html_text = render([Table(frame)], "html")
+    assert "&#x27;=HYPERLINK" in html_text and "&#x27;-fur" in html_text
+    assert table_text(frame).splitlines()[1].startswith('"=HYPERLINK')  # the data: exact

@@ -13,7 +13,7 @@ import pytest
 from support import REAL_NORMS, TOY_NORMS, fails_cleanly, needs_shared, write_mcrae, write_norms
 
 from tacit.core.paths import config_dir
-from tacit.norms import read_norms, tables
+from tacit.norms import read_norms
 
 
 def install_fails(path: Path, message: str) -> str:
@@ -139,11 +139,14 @@ def test_a_norms_file_that_cannot_be_read(tmp_path, monkeypatch):
     if os.access(path, os.R_OK):  # root reads anything: refuse the read the way the OS does
         denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
 
-        def refused(file, *args, **kwargs):
-            raise denied
+        real_open = os.open
 
-        monkeypatch.setattr(tables, "open", refused, raising=False)
-        monkeypatch.setattr(Path, "read_text", refused)
+        def refused(file, *args, **kwargs):
+            if str(file) == str(path):
+                raise denied
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refused)
     try:
         install_fails(path, f"{path}: cannot read it (Permission denied)")
     finally:

@@ -357,6 +357,20 @@ def test_positions_count_distinct_answers() -> None:
     assert read_completion("I'm sorry", "stop", MATCHERS["concepts"])[0]["position"] == 0
 
 
+def test_at_most_the_answers_asked_for_are_matched_the_rest_counted() -> None:
+    """Issue 57: a completion of 400,000 numbered lines for 5 guesses matched every line; now
+    the first K distinct answers are read and the rest is one `beyond` row, never matched."""
+    many = "\n".join(f"{n}. bear {n}" for n in range(1, 400_001))
+    rows = read_completion(many, "stop", MATCHERS["concepts"], at_most=5)
+    assert [r["status"] for r in rows] == ["ok"] * 5 + ["beyond"]
+    assert rows[-1]["position"] == 6 and rows[-1]["answer"] == ""
+    # a duplicate does not use up a guess; a cut answer past K is counted, not `truncated`
+    rows = read_completion("bear, Bears, mouse, wol", "length", MATCHERS["concepts"], at_most=2)
+    assert [r["status"] for r in rows] == ["ok", "duplicate", "ok", "beyond"]
+    rows = read_completion("bear, mouse", "stop", MATCHERS["concepts"], at_most=2)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+
+
 def test_truncated_status_and_cut() -> None:
     parsed = parse_completion("1. bear\n2. wo", "length")
     assert (parsed.answers, parsed.status, parsed.cut) == (("bear",), "truncated", "wo")

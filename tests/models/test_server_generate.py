@@ -124,7 +124,7 @@ def test_passing_faults_are_retried(generator, in_process, server):
     ("fault", "said"),
     [
         ("500", r"/v1/chat/completions: 500 Internal Server Error: fault injected$"),
-        ("sleep:1", r"/v1/chat/completions: no answer within 0.5 s \(timeout=\)$"),
+        ("sleep:1", r"/v1/chat/completions: no whole answer within 0.5 s \(timeout=\)$"),
         ("drop", r"/v1/chat/completions: the connection was dropped"),
     ],
 )

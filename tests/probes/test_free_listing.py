@@ -38,7 +38,7 @@ def test_a_free_listing_is_scored_over_every_feature_and_per_relation(toy_norms_
     matched. Per relation, an answer counts where it matched, else where its start puts it
     (`is used for spreading butter`: `is`)."""
     model = Scripted({"a knife": KNIFE, "an apple": "I'm sorry, I cannot answer that."})
-    result = listing(toy_norms_path, model)
+    result = listing(toy_norms_path, model, guesses=6)  # all six read: asked for up to 6
     rows = result.prompts.set_index("concept")
     knife = rows.loc["knife"]
     assert knife["relation"] == "all" and knife["prompt"] == "a knife"
@@ -111,7 +111,9 @@ def test_a_bad_questions_line_is_named(tmp_path, line, error):
 
 
 def test_what_a_free_listing_refuses(toy_norms_path):
-    with pytest.raises(TacitError, match="all: a free listing of every property is for asking in words"):
+    with pytest.raises(
+        TacitError, match="all: a free listing of every property is for asking in words"
+    ):
         tacit.elicit(["m"], norms=toy_norms_path, relations=["all"])
     with pytest.raises(TacitError, match="a free listing is its own run"):
         tacit.elicit(["m"], norms=toy_norms_path, by="generation", relations=["all", "has"])
@@ -123,3 +125,15 @@ def test_what_a_free_listing_refuses(toy_norms_path):
         tacit.elicit(
             ["m"], norms=toy_norms_path, by="generation", relations=["all"], questions="nope"
         )
+
+
+def test_a_listing_is_read_for_the_answers_its_question_asks_for(toy_norms_path):
+    """Issue 57: tacit's question asks for up to --guesses properties, and no more are read
+    (the rest: one `beyond` row, never matched); Hansen & Hebart's sets no number, and every
+    answer is read."""
+    model = Scripted({"knife": KNIFE, "apple": "It is red."})
+    asked = listing(toy_norms_path, model, guesses=5).extra["answers"]
+    knife = asked[asked["concept"] == "knife"]
+    assert knife["status"].tolist().count("ok") == 5 and knife["status"].iloc[-1] == "beyond"
+    free = listing(toy_norms_path, model, guesses=5, questions="hansen-hebart").extra["answers"]
+    assert "beyond" not in set(free["status"])

@@ -83,25 +83,18 @@ def llama_server(smollm2):
         server.wait()
 
 
-@pytest.mark.parametrize(
-    ("start", "message"),
-    [
-        # the model's own rule (<|endoftext|>): the server leaves it out of its echo
-        ("", "leaves the start token '<|endoftext|>' out of its echo"),
-        # an ordinary token it echoes: the consistency check sees the wrong positions
-        (",start_token=Hello", "its prompt log-probabilities disagree with its own next-token"),
-    ],
-)
-def test_its_prompt_log_probabilities_are_refused_in_one_line(
-    llama_server, smollm2, start, message
-):
+@pytest.mark.parametrize("start", ["", ",start_token=Hello"])
+def test_it_is_refused_for_scoring_at_its_first_answer(llama_server, smollm2, start):
+    """Its known limits named in the first line, from its FastAPI title (issue 57: it took
+    three runs of 20-50 s, one limit each); the limits themselves, each seen by a check of its
+    own when the engine is not recognised, are tests/models/test_server.py's."""
     spec = f"smollm2,base_url={llama_server},tokenizer={smollm2.directory}{start}"
     with pytest.raises(TacitError) as raised:
         load_scorer(spec, RunOptions(device="cpu", quiet=True))
     said = str(raised.value)
     assert "\n" not in said
-    assert said.startswith(f"{llama_server} (smollm2)"), said
-    assert message in said, said
+    assert said.startswith(f"{llama_server} (smollm2) is llama-cpp-python's server"), said
+    assert "off by one" in said and "drops special tokens" in said and "--by generation" in said
 
 
 def test_llama_cpps_own_kernels_agree_with_the_dequantised_weights(smollm2):

@@ -7,10 +7,13 @@ It claims every model with a `base_url`. Its loading options: `tokenizer=` (a to
 plan with, a hub id or path, loaded as the in-process family loads one; without it, the
 server's own tokenize endpoint, else none), `start_token=` (the text of the token a sentence
 starts from, or `bos`/`eos` of `tokenizer=`, for a server that puts none before a prompt),
-`concurrency=` (requests in flight, default 8), `timeout=` (seconds, default 300), `retries=`
-(default 5) and `check_tolerance=` (nats, default 0.1). `--batch-size` is the number of
-prompts per request (`auto`: 32), where the server takes several. The API key comes from
-$TACIT_API_KEY, else $OPENAI_API_KEY, never from the command line or the manifest.
+`concurrency=` (requests in flight, default 8), `timeout=` (a request's whole deadline in
+seconds, default 300), `retries=` (default 5), `max_answer_bytes=` (what an answer to a
+generation request may take, beyond the bound its max_tokens gives) and `check_tolerance=`
+(nats, default 0.1). `--batch-size` is the number of prompts per request (`auto`: 32), where
+the server takes several. The API key comes from $TACIT_API_KEY, else $OPENAI_API_KEY,
+never from the command line or the manifest; a user name and password in the URL go as basic
+authentication.
 
 Modules: client (HTTP: pool, timeouts, retries), echo (reading a server's prompt
 log-probabilities), connect (what is checked at start, the consistency check among it),
@@ -23,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from tacit.core.errors import TacitError
 from tacit.core.modelspec import LOAD_OPTIONS, LoadOption, ModelSpec
 from tacit.core.option_names import option
+from tacit.core.secrets import secret_key
 from tacit.models.families import Family, resolve
 from tacit.models.server.record import ServerRecord
 
@@ -38,7 +43,12 @@ PER_REQUEST_AUTO = 32  # prompts per request for --batch-size auto
 SETTINGS: Mapping[str, LoadOption] = {
     "concurrency": LoadOption("requests in flight at once", "N", int, 8, 1),
     "timeout": LoadOption(
-        "seconds a request may take before it is retried", "S", float, 300.0, 0.001
+        "seconds a request may take, from sending it to the last byte of its answer, before it "
+        "is retried",
+        "S",
+        float,
+        300.0,
+        0.001,
     ),
     "retries": LoadOption(
         "retries of a request that failed for a moment: 429, 5xx, a dropped connection, a "
@@ -47,6 +57,14 @@ SETTINGS: Mapping[str, LoadOption] = {
         int,
         5,
         0,
+    ),
+    "max_answer_bytes": LoadOption(
+        "the most bytes of an answer to a generation request read, where the bound derived "
+        "from max_tokens is too small (longer answers are cut and counted as oversized)",
+        "B",
+        int,
+        None,
+        1,
     ),
     "check_tolerance": LoadOption(
         "nats by which the start check lets a server's prompt and next-token "
@@ -62,7 +80,10 @@ SETTINGS: Mapping[str, LoadOption] = {
 def setting(spec: ModelSpec, key: str) -> Any:
     """One of the family's options, as given or its default, checked (one line naming it)."""
     declared = SETTINGS[key]
-    return declared.read(key, spec.get(key, declared.default), f"{option('--model')} {spec.text}")
+    value = spec.get(key, declared.default)
+    return (
+        None if value is None else declared.read(key, value, f"{option('--model')} {spec.public}")
+    )
 
 
 class ServerFamily(Family):
@@ -80,6 +101,17 @@ class ServerFamily(Family):
         return spec.base_url is not None
 
     def check_options(self, spec: ModelSpec) -> None:
+        """As every family; a key or token given as an option (`api_key=`) is refused in one
+        line naming where it belongs: the environment (tacit.models.server.client)."""
+        from tacit.models.server.client import API_KEY_VARIABLES
+
+        for key in spec.given():
+            if secret_key(key):
+                raise TacitError(
+                    f"{option('--model')} {spec.public}: {key}= would be seen in the command "
+                    f"line and shell history: set {' or '.join(API_KEY_VARIABLES)} instead "
+                    "(tacit sends it as a bearer token, and writes it nowhere)"
+                )
         super().check_options(spec)
         for key in SETTINGS:
             setting(spec, key)
@@ -122,7 +154,7 @@ class ServerFamily(Family):
 
         _, spec = resolve(text, options.model_defaults())
         if scorer is ServerGenerator:
-            return ServerGenerator(text, spec, self.client(spec))
+            return ServerGenerator(text, spec, self.client(spec), setting(spec, "max_answer_bytes"))
         tokenizer = extra.get("tokenizer")
         if tokenizer is None and spec.get("tokenizer") is not None:
             tokenizer = self.tokenizer(spec)
@@ -134,6 +166,7 @@ class ServerFamily(Family):
             batch_size=PER_REQUEST_AUTO if batch == "auto" else int(batch),
             tokenizer=tokenizer,
             tolerance=setting(spec, "check_tolerance"),
+            max_answer=setting(spec, "max_answer_bytes"),
         )
 
 

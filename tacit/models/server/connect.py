@@ -1,7 +1,9 @@
 """What tacit checks of a server once, before it scores anything with it, and records.
 
 1. It serves the model asked for (`/v1/models`), and which engine it is, where it says
-   (engine_of).
+   (engine_of); an engine known to give no usable prompt log-probabilities (llama.cpp's
+   llama-server, llama-cpp-python's server) is refused at once, naming its limit
+   (refuse_known).
 2. Whether it takes several prompts in one request (llama-cpp-python's server takes one).
 3. The start token (DESIGN.md: a causal sentence's first token is conditioned on one): a
    server that puts its own before every prompt (a tokenizer that adds a BOS, as Llama's does)
@@ -103,6 +105,36 @@ def engine_of(client: Client) -> dict[str, Any]:
     elif isinstance(version := ask("/version"), dict) and "version" in version:
         found = {"name": "vLLM", "version": version["version"], "from": "/version"}
     return found
+
+
+LLAMA_CPP = "llama.cpp server"  # engine_of's name for llama.cpp's llama-server
+LLAMA_CPP_PYTHON = "llama.cpp Python API"  # in the title of llama-cpp-python's FastAPI app
+
+
+def refuse_known(client: Client, name: str, model: dict[str, Any], engine: dict[str, Any]) -> None:
+    """Refuse, in one line before any sentence is sent, an engine known to give no prompt
+    log-probabilities tacit can score with: llama.cpp's llama-server (recognised by its
+    /props, or /v1/models' `owned_by: llamacpp`) gives them for generated tokens only, no
+    echo of the prompt (llama.cpp issue 27174; lm-evaluation-harness issue 4158: every
+    loglikelihood request fails against it); llama-cpp-python's server (its FastAPI title)
+    reads each echoed prompt token at its own position, not the one before (off by one), and
+    drops special tokens from its echo. Both serve generation (`--by generation`)."""
+    where = f"{client.url} ({name})"
+    engine_name = str(engine.get("name") or "")
+    if engine_name == LLAMA_CPP or model.get("owned_by") == "llamacpp":
+        raise TacitError(
+            f"{where} is llama.cpp's llama-server, which gives log-probabilities of generated "
+            "tokens only, never of a prompt's (no echo: llama.cpp issue 27174), so it cannot "
+            "score sentences: it serves --by generation; to score, serve the model with vLLM "
+            "or SGLang, or give its GGUF file to --model (docs/models.md)"
+        )
+    if LLAMA_CPP_PYTHON in engine_name:
+        raise TacitError(
+            f"{where} is llama-cpp-python's server, whose echo reads each prompt token at its "
+            "own position, not the one before (off by one), and drops special tokens, so it "
+            "cannot score sentences: it serves --by generation; to score, serve the model with "
+            "vLLM or SGLang, or give its GGUF file to --model (docs/models.md)"
+        )
 
 
 def per_request(client: Client, name: str, asked: int) -> tuple[int, list[Echo]]:
@@ -253,6 +285,7 @@ def connect(
     """Every check of the module docstring, in order; what they found."""
     model = served_model(client, name)
     engine = engine_of(client)
+    refuse_known(client, name, model, engine)
     per, bare = per_request(client, name, asked_per_request)
     start, record = start_text(client, name, bare[0], start_token, tokenizer, per)
     check = consistency(client, name, start, per, tolerance)

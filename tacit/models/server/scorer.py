@@ -23,6 +23,9 @@ distinct sentence is sent once.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -56,13 +59,18 @@ class ServerGenerator(Scorer):
     kind: ClassVar[str] = "server"
     capabilities: ClassVar[frozenset[str]] = frozenset({"generate"})
 
-    def __init__(self, text: str, spec: ModelSpec, client: Client) -> None:
-        """Connect: a one-line error if the server is down or serves another model."""
+    def __init__(
+        self, text: str, spec: ModelSpec, client: Client, max_answer: int | None = None
+    ) -> None:
+        """Connect: a one-line error if the server is down or serves another model.
+        `max_answer`: the `max_answer_bytes=` option (generation.answer_limit)."""
         self.name, self.spec, self.client, self.tokenizer = text, spec, client, None
         self.model_entry = served_model(client, spec.name)
         self.engine = engine_of(client)
         self.batch_size = 1  # one conversation a request, `concurrency` requests at a time
         self.where = f"{client.url} ({spec.name})"
+        self.max_answer = max_answer
+        self.answered_as: Counter[str] = Counter()  # the models the answers said they came from
 
     def chats(self) -> bool:
         """A server is asked through its chat endpoint (its model's own template)."""
@@ -76,6 +84,7 @@ class ServerGenerator(Scorer):
             "class": type(self).__name__,
             "revision": None,
             "device": "server",
+            "batch_size_used": None,  # requests are sent `concurrency` at a time: none halves
             "server": {
                 "base_url": self.client.url,
                 "model": self.model_entry,
@@ -84,15 +93,48 @@ class ServerGenerator(Scorer):
                 "timeout_s": self.client.timeout,
                 "retries_allowed": self.client.retries,
                 "retries_made": self.client.retried,
+                **({"max_answer_bytes": self.max_answer} if self.max_answer else {}),
+                # the models the answers named (a note where one is not the model asked for)
+                **(
+                    {"answered_as": dict(sorted(self.answered_as.items()))}
+                    if self.answered_as
+                    else {}
+                ),
             },
         }
 
-    def _generate(
-        self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        sampling: Sampling | None = None,
+        *,
+        progress: bool | tqdm = True,
     ) -> list[list[Completion]]:
-        """Each request to its endpoint (tacit.models.server.generation), concurrently."""
+        """As every scorer generates; the model each distinct answer named is counted."""
+        answers = super().generate(requests, sampling, progress=progress)
+        seen = {json.dumps(r.record(), sort_keys=True): a for r, a in zip(requests, answers)}
+        self.answered_as.update(a[0].model for a in seen.values() if a and a[0].model)
+        return answers
+
+    def _generate(
+        self,
+        requests: list[GenerationRequest],
+        sampling: Sampling,
+        progress: bool | tqdm,
+        each: Callable[[int, list[Completion]], None] | None = None,
+    ) -> list[list[Completion]]:
+        """Each request to its endpoint (tacit.models.server.generation), concurrently, each
+        answer given to `each` as it comes."""
         with progress_bar(progress, len(requests), f"generating {self.name}", "request") as bar:
-            return generate(self.client, self.spec.name, requests, sampling, bar.update)
+            return generate(
+                self.client,
+                self.spec.name,
+                requests,
+                sampling,
+                bar.update,
+                each=each,
+                least=self.max_answer,
+            )
 
 
 class ServerScorer(ServerGenerator):
@@ -109,11 +151,14 @@ class ServerScorer(ServerGenerator):
         batch_size: int,
         tokenizer: Any = None,
         tolerance: float,
+        max_answer: int | None = None,
     ) -> None:
         """Connect and check the server (tacit.models.server.connect): a one-line error if it
         is down, serves another model, or its log-probabilities are missing or inconsistent."""
         self.name, self.spec, self.client, self.tokenizer = text, spec, client, tokenizer
         self.where = f"{client.url} ({spec.name})"
+        self.max_answer = max_answer
+        self.answered_as = Counter()
         self.served: Served = connect(
             client,
             spec.name,

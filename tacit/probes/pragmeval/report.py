@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from tacit.core.errors import TacitError
+from tacit.core.files import regular_file
 from tacit.probes.report import Report
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def read_reference(path: str | Path) -> pd.DataFrame:
     empty), e.g. the paper's fine-tuned BERT row and its human estimates."""
     path = Path(path)
     try:
+        regular_file(path, f"{option('--reference')} {path}", missing_ok=True)
         table = pd.read_csv(path)
     except (OSError, pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
         raise TacitError(f"{option('--reference')} {path}: cannot read it as CSV ({err})") from None
