@@ -14,7 +14,11 @@ without saying so), `drip:SECONDS` (the answer's bytes sent four at a time, SECO
 `huge:BYTES` (a completion that long), `lines:N` (a completion of N numbered lines),
 `model:NAME` (an answer naming another model), `body:JSON` (the answer's body as given: any
 malformed field), `empty` (a content that is null), `missing` (an answer without choices),
-`refusal` (a choice that says REFUSAL)); `fail_after` (every completion request after that
+`refusal` (a choice that says REFUSAL), `think:TEXT` (a thinking model's answer: TEXT as each
+chat choice's `reasoning_content`, its words counted as `reasoning_tokens` in the usage),
+`thought-out:TEXT` (a thinking model that spent its max_tokens thinking: `reasoning_content`
+TEXT, no content, `finish_reason: length`)); `takes_n = False` (a 400 for any request of n > 1,
+as an engine that takes no `n` answers); `fail_after` (every completion request after that
 many answers 500, until set back to None). It counts what it answers (`answered`: each
 generation request's body, in order). `own_position` (prompt log-probabilities read at each
 token's own position, as llama-cpp-python 0.3's echo does); `batching=False` (one prompt a
@@ -81,6 +85,8 @@ class TestServer:
         self.paths: list[str] = []  # every path asked for, its query included
         self.faults: deque[str] = deque()
         self.fail_after: int | None = None
+        self.takes_n = True
+        self.refused_n = 0  # requests refused for their n
         self.completions = 0  # completion requests answered
         self.completions_generated = 0  # completions generated (chat and completions)
         self.prompts = 0  # prompts scored
@@ -370,6 +376,10 @@ class _Handler(BaseHTTPRequestHandler):
                 int(fault), "fault injected", **({"Retry-After": "0"} if fault == "429" else {})
             )
             return "done"
+        if not state.takes_n and int(body.get("n", 1)) > 1:
+            state.refused_n += 1
+            self._error(400, "n > 1 is not supported")
+            return "done"
         if state.fail_after is not None and state.completions >= state.fail_after:
             self._error(500, "fault injected: the server is failing")
             return "done"
@@ -403,6 +413,13 @@ class _Handler(BaseHTTPRequestHandler):
             }
             if "logprobs" in choice:
                 entry["logprobs"] = {"content": choice["logprobs"]}
+            if fault and fault.startswith(("think:", "thought-out:")):
+                thinking = fault.partition(":")[2]
+                entry["message"]["reasoning_content"] = thinking
+                usage = {**usage, "completion_tokens_details": {"reasoning_tokens": 7}}
+                if fault.startswith("thought-out:"):
+                    entry["message"]["content"] = None
+                    entry["finish_reason"] = "length"
             answer.append(entry)
         self._answered(body, "chat.completion", answer, usage, fault)
 

@@ -103,13 +103,17 @@ def request_for(
 
 def messages_file(rows: pd.DataFrame, keys: Sequence[str], sampling: Sampling) -> str:
     """messages.jsonl: one object per prompt and model, its key columns, what was sent
-    (`messages`, or `prompt` for a base model) and the sampling settings."""
+    (`messages`, or `prompt` for a base model) and the sampling settings; where a thinking
+    model thought, `reasoning`: each draw's thinking (None where a draw gave none)."""
+    said = [json.loads(text) for text in rows["completions"]]
+    thought = any("reasoning" in c for draws in said for c in draws)
     lines = []
-    for row in rows.to_dict("records"):
+    for row, draws in zip(rows.to_dict("records"), said):
         sent = json.loads(row["request"])
+        extra = {"reasoning": [c.get("reasoning") for c in draws]} if thought else {}
         lines.append(
             json.dumps(
-                {**{k: row[k] for k in keys}, **sent, "sampling": sampling.record()},
+                {**{k: row[k] for k in keys}, **sent, "sampling": sampling.record(), **extra},
                 ensure_ascii=False,
                 default=str,
             )
@@ -358,6 +362,9 @@ class WordsAsk(Ask):
         record["answers_by_status"] = {
             str(s): int(n) for s, n in answers["status"].value_counts().sort_index().items()
         }
+        thinking = thinking_record(rows)
+        if thinking:
+            record["thinking"] = thinking
         if asking.asks == "concept":
             record["prompts_missed"] = int(rows["rank"].isna().sum())
         else:
@@ -371,6 +378,21 @@ class WordsAsk(Ask):
             {"generation": record},
             self.options_record(),
         )
+
+
+def thinking_record(rows: pd.DataFrame) -> dict[str, int]:
+    """What a thinking model's completions hold (none: an empty record): the completions
+    that thought, their reasoning tokens where the model says, and those that spent their
+    whole max_tokens thinking (no answer)."""
+    said = [Completion.from_record(c) for text in rows["completions"] for c in json.loads(text)]
+    thought = [c for c in said if c.reasoning is not None]
+    if not thought:
+        return {}
+    return {
+        "completions_thought": len(thought),
+        "reasoning_tokens": sum(c.reasoning_tokens or 0 for c in thought),
+        "thought_to_limit": sum(c.thought_to_limit for c in thought),
+    }
 
 
 def _matchers(asking: Asking, rows: pd.DataFrame) -> Matcher | list[Matcher]:

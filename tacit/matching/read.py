@@ -18,7 +18,9 @@ that every completion is there and counted. A row's `status`:
 
 `position` is the answer's place among the completion's distinct answers, from 1 (a
 duplicate: its first occurrence's; the cut answer: the place it would have had; 0 where the
-completion gave none).
+completion gave none). A thinking model's thinking (its completion's `reasoning`) is never
+read for answers: where any completion thought, a `reasoning` column after `completion`
+holds it.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ ANSWER_COLUMNS = [
     "rule",
     "status",
 ]
+REASONING = "reasoning"  # the column of a completion's thinking, where any thought
 
 
 class Completion(Protocol):
-    """What a model said to one prompt: its text and why it stopped (`stop`, `length`, ...)."""
+    """What a model said to one prompt: its text and why it stopped (`stop`, `length`, ...);
+    a thinking model's also its `reasoning` (read where it has one)."""
 
     @property
     def text(self) -> str: ...
@@ -116,7 +120,8 @@ def answers_frame(
 ) -> pd.DataFrame:
     """The answers frame: per prompt (a row of `prompts`, its `keys` columns first), per draw
     (each of its completions, numbered from 0), the completion's rows (read_completion, at
-    most `at_most` distinct answers each); columns `*keys, *ANSWER_COLUMNS`.
+    most `at_most` distinct answers each); columns `*keys, *ANSWER_COLUMNS`, with
+    `reasoning` after `completion` where any completion thought (its thinking, never read).
 
     matchers: one for every prompt (retrieval: the concepts), or one per prompt (elicitation:
         the prompt's concept's features of its relation).
@@ -128,12 +133,23 @@ def answers_frame(
     if not isinstance(matchers, Matcher) and len(matchers) != len(prompts):
         raise ValueError(f"one matcher per prompt ({len(matchers)} for {len(prompts)})")
     records = []
+    thought = any(_reasoning(c) is not None for said in completions for c in said)
     for i, key in enumerate(prompts[list(keys)].itertuples(index=False)):
         matcher = matchers if isinstance(matchers, Matcher) else matchers[i]
         for draw, completion in enumerate(completions[i]):
             for row in read_completion(completion.text, completion.finish_reason, matcher, at_most):
+                if thought:
+                    row[REASONING] = _reasoning(completion) or ""
                 records.append({**dict(zip(keys, key)), "draw": draw, **row})
-    return pd.DataFrame.from_records(records, columns=[*keys, *ANSWER_COLUMNS])
+    columns = list(ANSWER_COLUMNS)
+    if thought:
+        columns.insert(columns.index("completion") + 1, REASONING)
+    return pd.DataFrame.from_records(records, columns=[*keys, *columns])
+
+
+def _reasoning(completion: Completion) -> str | None:
+    found: str | None = getattr(completion, "reasoning", None)
+    return found
 
 
 def answers_by_prompt(

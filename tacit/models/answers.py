@@ -371,6 +371,9 @@ class Completion:
     cached: read from `--cache` or the run's own answers kept (tacit.models.answered), not
         generated in this run.
     model: the model the answer said it came from (a server's `model`), where it says.
+    reasoning: a thinking model's thinking, kept apart from `text` (thought): its
+        `<think>...</think>`, or a server's `reasoning_content`; None where it gave none.
+    reasoning_tokens: how many of `completion_tokens` were thinking, where known.
     """
 
     text: str
@@ -380,6 +383,15 @@ class Completion:
     completion_tokens: int | None = None
     cached: bool = False
     model: str | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
+
+    @property
+    def thought_to_limit(self) -> bool:
+        """It spent its whole max_tokens thinking: a thinking that never ended, no answer."""
+        return (
+            self.reasoning is not None and not self.text.strip() and self.finish_reason == "length"
+        )
 
     def record(self) -> dict[str, Any]:
         """As JSON (what a cache keeps; Completion.from_record reads it back)."""
@@ -393,6 +405,12 @@ class Completion:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             **({"model": self.model} if self.model is not None else {}),
+            **({"reasoning": self.reasoning} if self.reasoning is not None else {}),
+            **(
+                {"reasoning_tokens": self.reasoning_tokens}
+                if self.reasoning_tokens is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -411,7 +429,42 @@ class Completion:
             completion_tokens=record.get("completion_tokens"),
             cached=cached,
             model=record.get("model"),
+            reasoning=record.get("reasoning"),
+            reasoning_tokens=record.get("reasoning_tokens"),
         )
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def thought(completion: Completion) -> Completion:
+    """A completion with its thinking kept apart from its answer: a text that starts with
+    `<think>` (after whitespace) thinks up to `</think>` (to its end, where the think never
+    closed: no answer); one with `</think>` but no `<think>` (a chat template that opens the
+    think in the prompt, as DeepSeek-R1's and Qwen3's do) thinks up to it. The answer is what
+    follows, its leading whitespace off. A completion with its reasoning given apart already
+    (a server's `reasoning_content`) or without a think is as it was.
+
+    Examples:
+        >>> said = thought(Completion("<think>Bears are big.</think> It is big.", "stop"))
+        >>> said.text, said.reasoning
+        ('It is big.', 'Bears are big.')
+        >>> thought(Completion("<think>Hmm, a bear", "length")).thought_to_limit
+        True
+    """
+    text = completion.text
+    if completion.reasoning is not None:
+        return completion
+    start = text.lstrip()
+    if start.startswith(THINK_OPEN):
+        thinking, closed, answer = start[len(THINK_OPEN) :].partition(THINK_CLOSE)
+        if not closed:
+            thinking, answer = start[len(THINK_OPEN) :], ""
+    elif THINK_CLOSE in text:
+        thinking, _, answer = text.partition(THINK_CLOSE)
+    else:
+        return completion
+    return replace(completion, text=answer.lstrip(), reasoning=thinking.strip())
 
 
 def generation_counts(
@@ -423,7 +476,10 @@ def generation_counts(
     `generation_requests` run by the model and their `generation_prompt_tokens` and
     `generation_completion_tokens`; `generation_cached`, the requests read from `--cache` or
     the run's answers kept (their tokens cost nothing this time); `generation_oversized`, the
-    requests whose answer was longer than its bound (cut, unread). Given the `requests` asked,
+    requests whose answer was longer than its bound (cut, unread); where a completion thought
+    (Completion.reasoning), `generation_reasoning_tokens` (of the completion tokens, those
+    that were thinking, where the model says) and `generation_thought_to_limit` (completions
+    that spent their whole max_tokens thinking). Given the `requests` asked,
     a repeated one counts once, as Scorer.generate runs it once."""
     counts = dict.fromkeys(
         (
@@ -436,6 +492,8 @@ def generation_counts(
     )
     if any(c.finish_reason == OVERSIZED for completions in answers for c in completions):
         counts["generation_oversized"] = 0  # said only where it happened: golden runs stay
+    if any(c.reasoning is not None for completions in answers for c in completions):
+        counts["generation_reasoning_tokens"] = counts["generation_thought_to_limit"] = 0
     seen: set[str] = set()
     for n, completions in enumerate(answers):
         if requests is not None:
@@ -443,6 +501,8 @@ def generation_counts(
             if key in seen:
                 continue
             seen.add(key)
+        if "generation_thought_to_limit" in counts:  # cached or not: what the answers hold
+            counts["generation_thought_to_limit"] += sum(c.thought_to_limit for c in completions)
         if completions and all(c.cached for c in completions):
             counts["generation_cached"] += 1
             continue
@@ -452,4 +512,8 @@ def generation_counts(
         if completions:
             counts["generation_prompt_tokens"] += completions[0].prompt_tokens or 0
         counts["generation_completion_tokens"] += sum(c.completion_tokens or 0 for c in completions)
+        if "generation_reasoning_tokens" in counts:
+            counts["generation_reasoning_tokens"] += sum(
+                c.reasoning_tokens or 0 for c in completions
+            )
     return counts

@@ -60,6 +60,7 @@ from tacit.models.answers import (
     SpanScores,
     TokenScores,
     VocabScores,
+    thought,
 )
 from tacit.models.meter import metered
 
@@ -395,7 +396,8 @@ class Scorer(ABC):
         completions given again). Answers are read first where this run kept them already
         (`run_answers`: tacit.models.answered, attached by the runner), then, with `--cache`,
         where the cache keeps them (greedy and seeded ones: Sampling.cacheable); the rest are
-        generated, and each answer is kept in both the moment the family hands it over."""
+        generated, and each answer is kept in both the moment the family hands it over, a
+        thinking model's thinking apart from its answer (tacit.models.answers.thought)."""
         self._require("generate")
         sampling = sampling or Sampling()
         asked = list(requests)
@@ -417,6 +419,7 @@ class Scorer(ABC):
             todo = [chosen[n] for n in missing]
 
             def keep(at: int, completions: list[Completion]) -> None:
+                completions = [thought(c) for c in completions]  # thinking apart, kept so
                 answers[missing[at]] = completions
                 if self.run_answers is not None:
                     self.run_answers.keep(todo[at], sampling, completions)

@@ -21,11 +21,16 @@ batched, with what tacit adds around it.
   tokens. Token log-probabilities (Sampling.logprobs > 0) are read off the logits generate
   returns, under the model's own distribution (before temperature and top_p), with the top
   alternatives at each step.
+- A thinking model's `<think>...</think>` is kept apart from the answer (thought), its
+  tokens counted (`reasoning_tokens`: up to and including `</think>`; every token where the
+  think never closed); a chat template that opens the think in the prompt (its text ends
+  `<think>`) has the completion read as thinking until `</think>`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -33,11 +38,14 @@ import torch
 
 from tacit.core.errors import TacitError, shorten
 from tacit.models.answers import (
+    THINK_CLOSE,
+    THINK_OPEN,
     Completion,
     GeneratedToken,
     GenerationRequest,
     Sampling,
     request_seed,
+    thought,
 )
 from tacit.models.base import progress_bar
 from tacit.models.batching import InProcessModel, longest_first_batches
@@ -133,6 +141,11 @@ def generate(
     return found
 
 
+def opens_thinking(scorer: CausalModel, ids: Sequence[int]) -> bool:
+    """Does the prompt end with an open `<think>` (a chat template that starts the think)?"""
+    return str(scorer.tokenizer.decode(list(ids[-8:]))).rstrip().endswith(THINK_OPEN)
+
+
 def _run(
     scorer: CausalModel, rows: Sequence[list[int]], sampling: Sampling, each: int
 ) -> list[Completion]:
@@ -174,8 +187,9 @@ def _run(
     steps = None
     if sampling.logprobs > 0:
         steps = torch.log_softmax(torch.stack(out.logits, dim=1).float(), dim=-1)
+    opened = [opens_thinking(scorer, r) for r in rows]
     return [
-        _completion(scorer, row, len(rows[n // each]), ends, sampling, steps, n)
+        _completion(scorer, row, len(rows[n // each]), ends, sampling, steps, n, opened[n // each])
         for n, row in enumerate(generated)
     ]
 
@@ -188,8 +202,10 @@ def _completion(
     sampling: Sampling,
     steps: torch.Tensor | None,
     row: int,
+    opened: bool = False,
 ) -> Completion:
-    """One row of generate's output as a Completion: cut at its end token or stop text."""
+    """One row of generate's output as a Completion: cut at its end token or stop text, its
+    thinking apart (`opened`: the prompt opened the think)."""
     tokenizer = scorer.tokenizer
     ended = next((at for at, token in enumerate(generated) if token in ends), None)
     body = generated if ended is None else generated[:ended]
@@ -211,7 +227,12 @@ def _completion(
             _token(tokenizer, piece, token, steps[row, at], sampling.logprobs)
             for at, (piece, token) in enumerate(zip(pieces, kept))
         )
-    return Completion(text, reason, tokens, prompt_tokens, ran)
+    said = thought(Completion(THINK_OPEN * opened + text, reason, tokens, prompt_tokens, ran))
+    if said.reasoning is None:
+        return Completion(text, reason, tokens, prompt_tokens, ran)
+    closed = THINK_CLOSE in text
+    thinking = _shortest(tokenizer, kept, lambda t: THINK_CLOSE in t) if closed else kept
+    return replace(said, reasoning_tokens=len(thinking))
 
 
 def _shortest(tokenizer: Any, ids: list[int], enough: Callable[[str], bool]) -> list[int]:

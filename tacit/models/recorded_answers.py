@@ -32,7 +32,7 @@ TABLE = "table"  # a header with `concept` and `answer`
 RELEASED = "released"  # no header: concept, answer, concept id, run number (Hansen & Hebart)
 # answers.csv's columns that are no key of a prompt (tacit.matching.read.ANSWER_COLUMNS)
 NOT_KEYS = frozenset(
-    {"model", "draw", "position", "completion", "finish_reason", "answer", "normal"}
+    {"model", "draw", "position", "completion", "reasoning", "finish_reason", "answer", "normal"}
     | {"matched", "rule", "status"}
 )
 # how a completion that ends a sentence ends (a table without finish reasons: the others
@@ -144,7 +144,10 @@ def _answers_csv(
             draw = int(fields[at["draw"]])
         except ValueError:
             raise TacitError(f"{path}:{first}: draw {fields[at['draw']]!r}, not a number") from None
-        said = Completion(fields[at["completion"]], fields[at["finish_reason"]] or STOP)
+        thinking = (fields[at["reasoning"]] or None) if "reasoning" in at else None
+        said = Completion(
+            fields[at["completion"]], fields[at["finish_reason"]] or STOP, reasoning=thinking
+        )
         draws.setdefault(tuple(fields[at[k]] for k in keys), {}).setdefault(draw, said)
     recorded.completions = {key: [d[n] for n in sorted(d)] for key, d in draws.items()}
     return recorded

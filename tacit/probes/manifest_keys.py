@@ -32,6 +32,11 @@ class ScoringCounts(TypedDict, total=False):
     generation_prompt_tokens: int
     generation_completion_tokens: int
     generation_cached: int
+    # where it happened: answers longer than their bound; a thinking model's reasoning tokens
+    # (of the completion tokens) and completions that spent their whole max_tokens thinking
+    generation_oversized: int
+    generation_reasoning_tokens: int
+    generation_thought_to_limit: int
 
 
 class RankingCounts(ScoringCounts, total=False):

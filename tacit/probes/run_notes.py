@@ -52,6 +52,7 @@ def run_notes(manifest: Manifest) -> list[str]:
                 f"note: {record['name']}: the server's answers named {said}, not "
                 f"{record.get('source')}, the model asked for: they may come from another model"
             )
+    notes += thinking_notes(manifest)
     notes += suffix_top_notes(manifest)
     if manifest.get("launch_warning"):
         notes.append(f"warning: {manifest.get('launch_warning')}")
@@ -73,6 +74,23 @@ def run_notes(manifest: Manifest) -> list[str]:
             notes.append(
                 f"note: {record['name']}: ran out of device memory at {option('--batch-size')} "
                 f"{asked} and went on {used} at a time (scores do not depend on it)"
+            )
+    return notes
+
+
+def thinking_notes(manifest: Manifest) -> list[str]:
+    """A note per model some of whose completions spent their whole --max-tokens thinking
+    (a think that never closed: no answer read from them)."""
+    limit = cast("dict[str, Any]", manifest).get("generation", {}).get("sampling", {})
+    notes = []
+    for record in manifest.get("models", []):
+        spent = cast("dict[str, Any]", record).get("generation_thought_to_limit", 0)
+        if spent:
+            notes.append(
+                f"note: {record['name']}: {spent} completion(s) spent the whole "
+                f"{option('--max-tokens')} {limit.get('max_tokens', '')} thinking (the think "
+                "never closed): no answer was read from them; give a larger "
+                f"{option('--max-tokens')}"
             )
     return notes
 

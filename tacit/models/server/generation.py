@@ -12,6 +12,11 @@ through the family's client (its deadline, retries and one-line errors).
   empty text: answers that say nothing, counted as such.
 - `read` is the one reader of an answer: every field it takes is checked for its type and
   range, and one that is not what the API says is one line naming the request and the field.
+- A thinking model's thinking, a chat message's `reasoning_content` (vLLM, SGLang,
+  llama.cpp, DeepSeek) or `reasoning` (vLLM's newer name), is kept apart from its content
+  (Completion.reasoning), with `usage.completion_tokens_details.reasoning_tokens` where given
+  (on the first completion, as the request's total); a `<think>` in the content is kept apart
+  by Scorer.generate (tacit.models.answers.thought).
 """
 
 from __future__ import annotations
@@ -134,8 +139,8 @@ def _malformed(where: str, field: str, value: Any, expected: str) -> Malformed:
 
 def read(answer: Any, path: str, sampling: Sampling, where: str) -> list[Completion]:
     """An answer's completions, `sampling.n` of them (see the module docstring), every field
-    checked: `where` names the request in an error. (A field tacit comes to read, a thinking
-    model's `reasoning_content`, is read here with the others.)"""
+    checked (a thinking model's `reasoning_content` with the others): `where` names the
+    request in an error."""
     asked = 1 if sampling.greedy else sampling.n
     if isinstance(answer, Cut):  # longer than its bound: unread
         return [Completion("", OVERSIZED, None, None, None)] * sampling.n
@@ -163,6 +168,12 @@ def read(answer: Any, path: str, sampling: Sampling, where: str) -> list[Complet
         raise _malformed(where, "usage", usage, "a JSON object")
     prompt_tokens = _count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
     total = _count(usage.get("completion_tokens"), where, "usage.completion_tokens")
+    details = usage.get("completion_tokens_details") or {}
+    if not isinstance(details, Mapping):
+        raise _malformed(where, "usage.completion_tokens_details", details, "a JSON object")
+    thinking = _count(
+        details.get("reasoning_tokens"), where, "usage.completion_tokens_details.reasoning_tokens"
+    )
     completions = []
     for n in range(asked):
         if n not in choices:
@@ -182,7 +193,20 @@ def read(answer: Any, path: str, sampling: Sampling, where: str) -> list[Complet
             ran: int | None = len(tokens)
         else:
             ran = total if n == 0 else (None if total is None else 0)
-        completions.append(Completion(text, reason or "", tokens, prompt_tokens, ran, model=model))
+        reasoning = _reasoning(choice, path, where, field)
+        thought = None if thinking is None else (thinking if n == 0 else 0)
+        completions.append(
+            Completion(
+                text,
+                reason or "",
+                tokens,
+                prompt_tokens,
+                ran,
+                model=model,
+                reasoning=reasoning,
+                reasoning_tokens=thought if reasoning is not None or thinking else None,
+            )
+        )
     return completions if not sampling.greedy else completions * sampling.n
 
 
@@ -219,6 +243,20 @@ def _text(choice: Mapping[str, Any], path: str, where: str, field: str) -> str:
     if refusal is not None and not isinstance(refusal, str):
         raise _malformed(where, f"{field}.message.refusal", refusal, "a text")
     return content or refusal or ""
+
+
+def _reasoning(choice: Mapping[str, Any], path: str, where: str, field: str) -> str | None:
+    """A chat message's thinking (`reasoning_content`, else `reasoning`), or None."""
+    message = choice.get("message") if path == CHAT else None
+    if not isinstance(message, Mapping):
+        return None
+    for name in ("reasoning_content", "reasoning"):
+        said = message.get(name)
+        if said is not None and not isinstance(said, str):
+            raise _malformed(where, f"{field}.message.{name}", said, "a text")
+        if said:
+            return said
+    return None
 
 
 def _whole(value: Any) -> bool:
