@@ -44,6 +44,12 @@ if TYPE_CHECKING:
 
 BLANK = "___"  # the cloze's blank as a question writes it
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
+# how sampled draws are seeded, for the manifest (tacit.models.answers.request_seed)
+SEEDS = (
+    "a request's N draws in one call (in process: generate's num_return_sequences; a server: "
+    "its n), seeded by request_seed(seed, request); a server that refuses n: each draw its "
+    "own request, seeded by draw_seed(seed, request, draw)"
+)
 
 
 def question_key(cloze: str, asks: str, k: int) -> str:
@@ -141,12 +147,15 @@ def ask(
 
 
 def with_completions(
-    rows: pd.DataFrame, completions: Sequence[Sequence[Completion]], requests: Sequence[Any]
+    rows: pd.DataFrame,
+    completions: Sequence[Sequence[Completion]],
+    sent: Sequence[Mapping[str, Any]],
 ) -> pd.DataFrame:
-    """The rows with what was sent (`request`) and said (`completions`, JSON), kept in the
-    checkpoint so that answers.csv and messages.jsonl are made from the rows alone."""
+    """The rows with what was sent (`request`: each request as the model was sent it,
+    Scorer.sent) and said (`completions`, JSON), kept in the checkpoint so that answers.csv
+    and messages.jsonl are made from the rows alone."""
     return rows.assign(
-        request=[json.dumps(r.record(), ensure_ascii=False) for r in requests],
+        request=[json.dumps(dict(r), ensure_ascii=False) for r in sent],
         completions=[
             json.dumps([c.record() for c in said], ensure_ascii=False) for said in completions
         ],
@@ -175,11 +184,13 @@ def generation_record(
     """The manifest's record of how the models were asked: the questions used and where
     their wording came from, the answers asked for, the sampling, how answers were read."""
     keys = list(dict.fromkeys(question_key(cloze, asks, k) for cloze in clozes))
+    seeds = {} if sampling.greedy or sampling.seed is None else {"seeds": SEEDS}
     return {
         "by": "generation",
         **(questions or load_questions()).record(keys),
         "guesses": k,
         "sampling": sampling.record(),
+        **seeds,
         "matching": matching_record(),
     }
 
@@ -331,7 +342,7 @@ class WordsAsk(Ask):
             keys = asking.keys(chunk)
             about = chunk[keys].to_dict("records")
             completions, requests = ask(scorer, sampling, texts, bar, shown, about)
-            table = with_completions(chunk, completions, requests)
+            table = with_completions(chunk, completions, [scorer.sent(r) for r in requests])
             asked = answers_asked(chunk["prompt"].iloc[0], asking.asks, k, questions)
             answers = read_answers(table, keys, _matchers(asking, table), asked)
             answered = Answered(table, _fields(table, answers, keys, asking, way, k))

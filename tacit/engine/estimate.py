@@ -124,7 +124,7 @@ class RunEstimate:
             counted = "; ".join(t for t in (found, tokens) if t)
             part = ", the last in part" if m.calibration_partial else ""
             lines.append(
-                f"  {m.model}: about {duration(m.seconds)} to score"
+                f"  {m.model}: about {duration(m.seconds)} to {'ask' if self.asked else 'score'}"
                 + (f" ({counted})" if counted else "")
                 + f"; timed {m.calibration_sentences:,} {unit} of "
                 f"{m.calibration_prompts:,} prompt(s){part} in {m.calibration_seconds:.1f} s "

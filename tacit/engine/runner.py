@@ -222,7 +222,7 @@ def run_models(
             with tqdm(
                 total=n_keys,
                 initial=done,
-                desc=f"scoring {model.name}",
+                desc=f"{'asking' if work.sampling is not None else 'scoring'} {model.name}",
                 unit=work.unit,
                 disable=not (options.progress and here.main),
             ) as bar:

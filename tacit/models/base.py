@@ -434,6 +434,11 @@ class Scorer(ABC):
                     keep(at, completions)
         return [list(answers[i] or []) for i in inverse]
 
+    def sent(self, request: GenerationRequest) -> dict[str, Any]:
+        """The request as the model is sent it (messages.jsonl): its record, with what the
+        model's own options add (an in-process model's `system=`)."""
+        return request.record()
+
     def chats(self) -> bool:
         """Whether `generate` is best asked with a chat's messages (an instruct model's chat
         template, a chat server) rather than a plain prompt (a base model)."""

@@ -58,7 +58,7 @@ from tacit.models.causal_cache import (
     shared_prefixes,
     tokenised_pairs,
 )
-from tacit.models.chat import chat_prefix
+from tacit.models.chat import chat_prefix, with_system
 from tacit.models.hf_scorer import HFScorer
 from tacit.models.meter import longest_first
 from tacit.models.start import StartToken, start_token
@@ -463,6 +463,12 @@ class CausalLMScorer(HFScorer):
         return self.spec.chat_template is not None or bool(
             getattr(self.tokenizer, "chat_template", None)
         )
+
+    def sent(self, request: GenerationRequest) -> dict[str, Any]:
+        """The request's record, its messages with `system=`'s message where it adds one."""
+        if request.messages is None:
+            return request.record()
+        return {"messages": with_system(request.messages, self.spec.system)}
 
     def _generate(
         self, requests: list[GenerationRequest], sampling: Sampling, progress: bool | tqdm

@@ -127,6 +127,16 @@ def chat_prefix(
     return str(prefix), record
 
 
+def with_system(messages: Sequence[Mapping[str, str]], system: str | None) -> list[dict[str, str]]:
+    """The messages with `system=`'s text first, where it gives one and they hold no system
+    message of their own (`none`, or no option: as they are)."""
+    asked = [dict(m) for m in messages]
+    own_system = any(m["role"] == "system" for m in asked)
+    if system is not None and system.lower() != NO_SYSTEM and not own_system:
+        asked = [{"role": "system", "content": system}, *asked]
+    return asked
+
+
 def conversation(
     tokenizer: Any,
     setting: str | None,
@@ -147,10 +157,8 @@ def conversation(
             "chat_template=path/to/template.jinja"
         )
     template, _ = chat_template_of(tokenizer, setting or "true", model)
-    asked = [dict(m) for m in messages]
-    own_system = any(m["role"] == "system" for m in asked)
-    if system is not None and system.lower() != NO_SYSTEM and not own_system:
-        asked = [{"role": "system", "content": system}, *asked]
+    asked = with_system(messages, system)
+    own_system = any(m["role"] == "system" for m in messages)
 
     def written(chosen: list[dict[str, str]], opened: bool = False) -> str:
         return render(tokenizer, template, chosen, opened)

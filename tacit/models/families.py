@@ -84,6 +84,11 @@ class Family(ABC):
                     f"{self.description} (its options: {', '.join(self.options)})"
                 )
 
+    def check_needs(self, spec: ModelSpec, needs: Needs) -> None:
+        """Refuse, in one line, loading options that mean nothing for what a probe `needs`
+        (before anything loads); by default none."""
+        return None
+
 
 FAMILIES: Registry[Family] = Registry(
     "model family",

@@ -156,14 +156,15 @@ class HuggingFaceFamily(Family):
         from_pretrained and the config when the model loads (check_passed_on)."""
         return key in self.options or key not in LOAD_OPTIONS
 
-    def check_options(self, spec: ModelSpec) -> None:
-        """As every family, and `system` only beside `chat_template` (it is the system message
-        of the template's conversation)."""
-        super().check_options(spec)
-        if spec.system is not None and spec.chat_template is None:
+    def check_needs(self, spec: ModelSpec, needs: Needs) -> None:
+        """`system` is the system message of the chat template's conversation: generation
+        writes every chat with the template, scoring only with `chat_template`."""
+        generates = all("generate" in wanted for wanted in needs.any_of)
+        if spec.system is not None and spec.chat_template is None and not generates:
             raise TacitError(
                 f"{option('--model')} {spec.text}: system is the system message of a chat "
-                "template's conversation: add chat_template=true (or a Jinja file)"
+                "template's conversation, which scoring writes only with it: add "
+                "chat_template=true (or a Jinja file; asking by generation always writes it)"
             )
 
     def scorer_class(self, spec: ModelSpec, needs: Needs | None = None) -> type[Scorer]:

@@ -77,8 +77,11 @@ class ResolvedModel:
 
     def check(self, needs: Needs, probe: str) -> None:
         """Refuse, in one line, a model that cannot answer what `probe` needs of it (before
-        any tokenizer or weights load: tacit.models.base.Needs.check)."""
+        any tokenizer or weights load: tacit.models.base.Needs.check), or loading options
+        that mean nothing for it (Family.check_needs)."""
         needs.check(self.name, self.scorer_class(needs), probe)
+        if self.family is not None and self.spec is not None:
+            self.family.check_needs(self.spec, needs)
 
     def control(self) -> ResolvedModel | None:
         """Its random-weight control (tacit.models.controls), seeded with the run's seed; None
@@ -112,6 +115,8 @@ class ResolvedModel:
         scorer = self.scorer_class(needs)
         if needs is not None:
             needs.check(self.name, scorer, probe)
+            if self.family is not None and self.spec is not None:
+                self.family.check_needs(self.spec, needs)
         if self.given is not None:
             return self.given
         assert self.family is not None and self.spec is not None

@@ -8,6 +8,7 @@ choice, a refusal: a completion, not a crash), and the cache."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -22,6 +23,7 @@ from tacit.models.answers import NO_CHOICE, GenerationRequest, Sampling, generat
 from tacit.models.base import Needs
 from tacit.models.causal import CausalLMScorer
 from tacit.models.score_cache import ScoreCache
+from tacit.models.server.generation import draw_seed
 from tacit.models.server.scorer import ServerGenerator, ServerScorer
 
 QUIET = tacit.RunOptions(quiet=True)
@@ -95,6 +97,30 @@ def test_seeded_sampling_sends_each_requests_seed(generator, in_process):
     assert texts(served) == texts(generator.generate(CHATS, sampling, progress=False))
     assert texts(served) == texts(in_process.generate(CHATS, sampling, progress=False))
     assert len(set(texts(served)[0])) > 1
+
+
+def test_a_server_that_refuses_n_is_asked_for_each_draw(server):
+    """A 400 to n > 1: the request and every later one asked one draw a request (n 1, draw d
+    seeded by draw_seed), N draws each, the same on a rerun; the record says so."""
+    server.takes_n, server.refused_n = False, 0
+    try:
+        generator = load_scorer(server.spec(concurrency=1), QUIET, needs=GENERATE)
+        sampling = Sampling(n=3, temperature=0.9, max_tokens=6, seed=11)
+        before = len(server.answered)
+        served = generator.generate(CHATS, sampling, progress=False)
+        bodies = server.answered[before:]
+        again = generator.generate(CHATS, sampling, progress=False)
+    finally:
+        server.takes_n = True
+    assert server.refused_n == 1  # the first request; none after it asked for n again
+    assert [len(said) for said in served] == [3, 3, 3]
+    assert len(bodies) == 9 and all(b["n"] == 1 for b in bodies)
+    ordered = sorted(CHATS, key=lambda r: json.dumps(r.record(), sort_keys=True))
+    assert [b["seed"] for b in bodies] == [draw_seed(11, r, d) for r in ordered for d in range(3)]
+    assert texts(served) == texts(again)
+    assert len(set(texts(served)[0])) > 1
+    assert generator.record()["server"]["draws"] == "one request a draw"
+    assert generation_counts(served)["generation_requests"] == 3
 
 
 def test_a_generation_only_model_skips_the_scoring_checks(server):

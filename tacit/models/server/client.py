@@ -126,6 +126,8 @@ class Client:
         self._root = self._api.removesuffix("/v1")
         self.timeout, self.retries, self.concurrency = timeout, retries, concurrency
         self.retried = 0
+        # does the server take `n` > 1 (several draws a request)? None: not asked yet
+        self.takes_n: bool | None = None
         self._local = threading.local()
         self._lock = threading.Lock()
         authorization, self._query = credentials(base_url)

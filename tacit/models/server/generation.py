@@ -4,8 +4,11 @@ through the family's client (its deadline, retries and one-line errors).
 
 - Greedy (temperature 0) asks for one completion (some engines refuse `n` > 1 when greedy)
   and gives it `n` times. Sampled, each request carries `n` and a seed of its own
-  (tacit.models.answers.request_seed). `logprobs` > 0 asks for the generated tokens'
-  log-probabilities and that many alternatives.
+  (tacit.models.answers.request_seed): its N draws in one request. A server that refuses `n`
+  (a 400 or 422 to a request with `n` > 1) is asked for each draw on its own from then on
+  (`Client.takes_n`), one request a draw with `n` 1, draw d seeded by `draw_seed`.
+  `logprobs` > 0 asks for the generated tokens' log-probabilities and that many
+  alternatives.
 - An answer is read up to `answer_limit` bytes (from max_tokens, n and logprobs; the
   `max_answer_bytes=` option raises it): a longer one is cut there and its completions are
   `oversized` (counted, never matched). A missing choice is `no_choice`, an empty content an
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tacit.core.errors import shorten
@@ -59,8 +63,11 @@ def answer_limit(sampling: Sampling, least: int | None = None) -> int:
     return max(derived, least or 0)
 
 
-def body(model: str, request: GenerationRequest, sampling: Sampling) -> tuple[str, dict[str, Any]]:
-    """(the API path, the request's body) for one request (see the module docstring)."""
+def body(
+    model: str, request: GenerationRequest, sampling: Sampling, draw: int | None = None
+) -> tuple[str, dict[str, Any]]:
+    """(the API path, the request's body) for one request (see the module docstring);
+    `draw`: the seed of one draw asked on its own (draw_seed)."""
     asked: dict[str, Any] = {
         "model": model,
         "n": 1 if sampling.greedy else sampling.n,
@@ -69,7 +76,7 @@ def body(model: str, request: GenerationRequest, sampling: Sampling) -> tuple[st
         "max_tokens": sampling.max_tokens,
     }
     if not sampling.greedy and sampling.seed is not None:
-        asked["seed"] = request_seed(sampling.seed, request)
+        asked["seed"] = request_seed(sampling.seed, request) if draw is None else draw
     if sampling.stop:
         asked["stop"] = list(sampling.stop)
     if request.messages is not None:
@@ -96,9 +103,94 @@ def generate(
     """`sampling.n` completions of each request, in order; chat requests and plain prompts
     each to their endpoint, concurrently. As each answer comes back it is read, given to
     `each(n, completions)` (the run keeps it at once: tacit.models.answered) and counted by
-    `done(1)`. `least`: the `max_answer_bytes=` option (answer_limit)."""
-    asked = [body(model, r, sampling) for r in requests]
+    `done(1)`. `least`: the `max_answer_bytes=` option (answer_limit). Sampled draws go N to
+    a request, or one a request where the server refuses `n` (the module docstring)."""
+    several = not sampling.greedy and sampling.n > 1
+    if several and client.takes_n is False:
+        return draws(client, model, requests, sampling, done, each=each, least=least)
     found: list[list[Completion]] = [[] for _ in requests]
+    try:
+        _together(client, model, requests, sampling, found, done, each, least)
+    except ServerError as err:
+        if not several or client.takes_n or err.status not in (400, 422):
+            raise
+        client.takes_n = False  # asked for each draw alone; refused again: that error
+        left = [n for n, said in enumerate(found) if not said]
+
+        def kept(at: int, completions: list[Completion]) -> None:
+            found[left[at]] = completions
+            if each is not None:
+                each(left[at], completions)
+
+        rest = [requests[n] for n in left]
+        draws(client, model, rest, sampling, done, each=kept, least=least)
+        return found
+    if several:
+        client.takes_n = True
+    return found
+
+
+def draw_seed(seed: int, request: GenerationRequest, draw: int) -> int:
+    """The seed of a request's draw `draw` asked on its own (a server that refuses `n`):
+    from the run's seed, the request and the draw, a 31-bit number."""
+    from tacit.core.cache import fingerprint
+
+    return int(fingerprint(seed, request.record(), draw)[:8], 16) & 0x7FFFFFFF
+
+
+def draws(
+    client: Client,
+    model: str,
+    requests: Sequence[GenerationRequest],
+    sampling: Sampling,
+    done: Callable[[int], None] | None = None,
+    *,
+    each: Callable[[int, list[Completion]], None] | None = None,
+    least: int | None = None,
+) -> list[list[Completion]]:
+    """`sampling.n` draws of each request, one request a draw (`n` 1, seeded by draw_seed):
+    a request's completions, in draw order, given to `each` once all have come."""
+    one = replace(sampling, n=1)
+    n = sampling.n
+    seeds = [
+        [None if sampling.seed is None else draw_seed(sampling.seed, r, d) for d in range(n)]
+        for r in requests
+    ]
+    asked = [body(model, r, one, seeds[i][d]) for i, r in enumerate(requests) for d in range(n)]
+    found: list[list[Completion | None]] = [[None] * n for _ in requests]
+    limit = answer_limit(one, least)
+    for path in (CHAT, COMPLETIONS):
+        chosen = [at for at, (p, _) in enumerate(asked) if p == path]
+        if not chosen:
+            continue
+
+        def arrived(i: int, answer: Any, path: str = path, chosen: list[int] = chosen) -> None:
+            request, draw = divmod(chosen[i], n)
+            where = asking(client, path, request, requests)
+            found[request][draw] = read(answer, path, one, where)[0]
+            if all(c is not None for c in found[request]):
+                whole = [c for c in found[request] if c is not None]
+                if each is not None:
+                    each(request, whole)
+                if done is not None:
+                    done(1)
+
+        client.post_all(path, [asked[at][1] for at in chosen], arrived, limit=limit, cut=True)
+    return [[c for c in said if c is not None] for said in found]
+
+
+def _together(
+    client: Client,
+    model: str,
+    requests: Sequence[GenerationRequest],
+    sampling: Sampling,
+    found: list[list[Completion]],
+    done: Callable[[int], None] | None,
+    each: Callable[[int, list[Completion]], None] | None,
+    least: int | None,
+) -> None:
+    """Each request's `sampling.n` completions in one request, put in `found` as they come."""
+    asked = [body(model, r, sampling) for r in requests]
     limit = answer_limit(sampling, least)
     for path in (CHAT, COMPLETIONS):
         chosen = [n for n, (p, _) in enumerate(asked) if p == path]
@@ -114,7 +206,6 @@ def generate(
                 done(1)
 
         client.post_all(path, [asked[n][1] for n in chosen], arrived, limit=limit, cut=True)
-    return found
 
 
 def asking(client: Client, path: str, n: int, requests: Sequence[GenerationRequest]) -> str:

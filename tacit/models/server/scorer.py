@@ -94,6 +94,8 @@ class ServerGenerator(Scorer):
                 "retries_allowed": self.client.retries,
                 "retries_made": self.client.retried,
                 **({"max_answer_bytes": self.max_answer} if self.max_answer else {}),
+                # a server that refused `n`: each sampled draw asked on its own
+                **({"draws": "one request a draw"} if self.client.takes_n is False else {}),
                 # the models the answers named (a note where one is not the model asked for)
                 **(
                     {"answered_as": dict(sorted(self.answered_as.items()))}
