@@ -412,6 +412,7 @@ class Scorer(ABC):
             for store in stores:
                 found = store.find(request, sampling)
                 if found is not None:
+                    found = [thought(c) for c in found]  # one kept before thinking was read
                     break
             answers.append(found)
         missing = [n for n, found in enumerate(answers) if found is None]

@@ -167,3 +167,20 @@ def test_a_think_in_a_servers_content_is_kept_apart(tmp_path):
         )
         (said,) = generator.generate(CHAT, Sampling(max_tokens=16), progress=False)[0]
     assert (said.text, said.reasoning) == ("1. bear", "hmm")
+
+
+def test_an_answer_kept_before_thinking_was_read_is_read_apart(tmp_path):
+    """A completion kept in --cache with its think in its text (by a tacit before this one)
+    is read back with its thinking apart."""
+    from support import Scripted
+
+    from tacit.models.score_cache import ScoreCache
+
+    model = Scripted({})
+    model.cache = ScoreCache(tmp_path, model.record())
+    sampling = Sampling(max_tokens=8)
+    request = GenerationRequest.chat([{"role": "user", "content": "Name one."}])
+    model.cache.keep_completions(request, sampling, [Completion("<think>hmm</think>bear", "stop")])
+    (said,) = model.generate([request], sampling, progress=False)[0]
+    assert (said.text, said.reasoning, said.cached) == ("bear", "hmm", True)
+    assert model.asked == []  # read from the cache, not asked
