@@ -61,7 +61,7 @@ class Table:
                     with_interval(v, lo, hi, signed=signed) for v, lo, hi in zip(values, low, high)
                 ]
             else:
-                whole = _whole(values)  # counts in a float column (NaN made it one)
+                whole = _whole(values, str(column))  # counts in a float column (NaN made it)
                 texts = [
                     format_number(int(v) if whole and not pd.isna(v) else v, signed=signed)
                     for v in values
@@ -80,16 +80,17 @@ class Table:
         ]
 
 
-def _whole(values: pd.Series) -> bool:
+def _whole(values: pd.Series, column: str = "") -> bool:
     """A float column of counts: every value there a whole number (a metric's column has some
-    that are not; one of 0 and 1 only, P@1 of a few prompts, stays a metric)."""
+    that are not; one of 0 and 1 only, P@1 of a few prompts, stays a metric, unless its name
+    says it counts: `n_...`, as a one-row table's `n_prompts` of 1)."""
     if not pd.api.types.is_float_dtype(values):
         return False
     present = values.dropna()
     return (
         bool(len(present))
         and bool((present == present.round()).all())
-        and bool((present.abs() > 1).any())
+        and (column.startswith("n_") or bool((present.abs() > 1).any()))
     )
 
 

@@ -73,3 +73,11 @@ def test_formula_like_cells_are_escaped_for_spreadsheets_only(tmp_path):
     html_text = render([Table(frame)], "html")
     assert "&#x27;=HYPERLINK" in html_text and "&#x27;-fur" in html_text
     assert table_text(frame).splitlines()[1].startswith('"=HYPERLINK')  # the data: exact
+
+
+def test_a_one_row_tables_counts_print_whole():
+    """`n_prompts` of 1.0 (a float column) is a count: `1`, not `1.00`; P@1 of 1.0 stays a
+    metric; a count column above 1 was whole already."""
+    frame = pd.DataFrame({"n_prompts": [1.0], "p_at_1": [1.0], "draws": [3.0]})
+    cells = Table(frame, "one row").cells()
+    assert cells.iloc[0].tolist() == ["1", "1.00", "3"]
