@@ -20,13 +20,13 @@ from tacit.core.errors import TacitError
 from tacit.core.modelspec import ModelSpec, model_text
 from tacit.core.option_names import option
 from tacit.core.options import RunOptions, limit_record, limit_said
+from tacit.hub.access import read_once
 from tacit.models.families import model_help
 from tacit.probes.report import report_of
 
 if TYPE_CHECKING:
     from tacit.core.params import Context
     from tacit.models.base import Scorer
-    from tacit.models.resolved import ResolvedModel
     from tacit.results.result import ProbeResult
 
 Models = Sequence["str | ModelSpec | Mapping[str, Any] | Scorer"]
@@ -35,6 +35,7 @@ MODELS_HELP = (
 )
 
 
+@read_once()  # each model's files read once in the run
 def run_probe(
     name: str,
     models: Models,
@@ -50,6 +51,7 @@ def run_probe(
     counted, each model timed on a short calibration, nothing written."""
     from tacit.core.manifest import now
     from tacit.engine.runner import run_manifest, run_models
+    from tacit.models.resolved import resolved_models
     from tacit.probes import registry
     from tacit.results.result import ProbeResult
 
@@ -61,7 +63,9 @@ def run_probe(
         check_tracker(run.log_to)
     values = probe.validate(given, context=context)
     run.refuse(probe.name, probe.takes())
-    resolved = _run_models(models, run)
+    # each model's text (a ModelSpec or a mapping written out) read once, or a Scorer in memory
+    texts = [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
+    resolved = resolved_models(texts, run)
     if probe.models_required and not resolved:
         raise TacitError(f"no {option('--model')} given")
     started = now()
@@ -116,16 +120,6 @@ def run_probe(
         if is_main():  # one log per run, however many processes scored it
             log_run(result, run.log_to)
     return result
-
-
-def _run_models(models: Models, run: RunOptions) -> list[ResolvedModel]:
-    """The run's models (tacit.models.resolved.resolved_models: each text, a ModelSpec or a
-    mapping written out, read once and checked, a control beside it where asked), or Scorers
-    already in memory."""
-    from tacit.models.resolved import resolved_models
-
-    given = [model_text(m) if isinstance(m, str | ModelSpec | Mapping) else m for m in models]
-    return resolved_models(given, run)
 
 
 def probe_function(name: str) -> Callable[..., ProbeResult]:
