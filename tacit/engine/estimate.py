@@ -157,9 +157,9 @@ def estimate_run(
         estimates = [ModelEstimate(model.name, total) for model in models]
     else:
         use_threads(options)
-        calibrating = replace(options, cache=None)  # time the scoring, not a cache's reads
+        # no cache: time the scoring, not a cache's reads
         for _, model in each_model(
-            models, calibrating, probe=probe, needs=work.needs, load_options=work.load_options
+            models, cache=None, probe=probe, needs=work.needs, load_options=work.load_options
         ):
             started = time.monotonic()
             scorer: Any = model if work.lazy else model.scorer
