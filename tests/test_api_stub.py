@@ -4,12 +4,17 @@ tacit.retrieve with a keyword it does not take is an error, a right call is none
 
 from __future__ import annotations
 
+import ast
+import inspect
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import tacit
 from tacit import api_stub
+from tacit.core.params import Param
+from tacit.probes import registry
 
 PACKAGE = Path(tacit.__file__).parent
 
@@ -24,11 +29,6 @@ def test_the_checked_in_stub_is_the_generated_one(capsys):
 
 
 def test_the_stub_declares_every_probe_function_as_made():
-    import ast
-    import inspect
-
-    from tacit.probes import registry
-
     tree = ast.parse(api_stub.STUB.read_text())
     stubbed = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert list(stubbed) == list(registry.builtin())
@@ -40,11 +40,6 @@ def test_the_stub_declares_every_probe_function_as_made():
 
 
 def test_a_new_option_changes_the_stub(monkeypatch):
-    from dataclasses import dataclass
-
-    from tacit.core.params import Param
-    from tacit.probes import registry
-
     probe = registry.get("items")
     extra = Param("extra_knob", 3, "A knob no probe has.", kind="int")
 
