@@ -5,6 +5,7 @@ prompts need them as English: "a bat", "a coffee machine", "scissors". This modu
 place that knows how. Plural and mass nouns read bare, count nouns take `a`/`an` by sound;
 docs/probes/candidates.md ("Which article a concept takes") has the rules and their reasons.
 
+Examples:
     >>> [sentence_start(noun_phrase(c)) for c in ["bear", "aardvark", "scissors", "rice"]]
     ['A bear', 'An aardvark', 'Scissors', 'Rice']
 """

@@ -2,6 +2,7 @@
 it: `--out DIR` on the command line (set for the whole command: tacit.cli.common.user_errors),
 `out` in Python. A probe's own options say the same through their declaration.
 
+Examples:
     >>> option('--batch-size'), option('--model')
     ('batch_size', 'models')
     >>> with from_command_line():

@@ -5,6 +5,7 @@ case folding, punctuation to spaces, numbers to 20 as words, each word lemmatise
 British spellings read as American (English), leading articles dropped. The rules in order,
 and why simplemma: docs/probes/generation.md ("One normaliser for both sides").
 
+Examples:
     >>> [Normaliser()(t) for t in ["The Mice", "4 Legs", "sharp teeth!", "an aardvark"]]
     ['mouse', 'four leg', 'sharp tooth', 'aardvark']
 """
