@@ -65,9 +65,7 @@ def count_config_reads(monkeypatch) -> Counter[str]:
     return reads
 
 
-def test_each_of_a_models_readers_gets_its_own_copy_of_the_config_read_once(
-    tiny_bert, monkeypatch
-):
+def test_each_of_a_models_readers_gets_its_own_copy_of_the_config_read_once(tiny_bert, monkeypatch):
     from tacit.hub.access import read_once
     from tacit.models.loading import read_config
 
