@@ -52,6 +52,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    # the probe functions (tacit.retrieve, ...) as tacit/api.pyi types them
+    from tacit.api import *  # noqa: F403
     from tacit.api import run_probe
     from tacit.ask.vocabulary import vocabulary_for
     from tacit.core.blank import MASK

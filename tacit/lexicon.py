@@ -2,28 +2,8 @@
 
 Norms name concepts in a file's shorthand (`bat_(animal)`, `coffee_machine`, `scissors`);
 prompts need them as English: "a bat", "a coffee machine", "scissors". This module is the one
-place that knows how: probes that write a concept into a sentence take it from here.
-
-Which article a concept takes, as the subject of a generic statement about the concept
-("A bear has fur", "Scissors cut", "Rice is white"):
-
-- **Plural names read bare.** Nouns that exist only in the plural (`PLURALIA_TANTUM`: scissors,
-  trousers, pliers) and norms' concepts named by a plural (`PLURAL_NAMES`: boots, peas, lips):
-  "Boots are worn on the feet". `dice` is not among them: in British English, CSLB's, it is
-  the singular too, and the norms describe one die ("has six sides").
-- **Mass nouns read bare** (`MASS_NOUNS`): substances, drinks, materials, drugs and cosmetics
-  ("Milk is a liquid", "Aspirin stops pain", "Lipstick is red"), and foods that are not counted
-  by their own name but by a measure of them ("a head of broccoli", "a clove of garlic").
-- **Count nouns with a mass reading take the article.** A banana, a potato, a cabbage and a
-  cod can be food in bulk ("mashed potato", "cod and chips"), but the norms describe one thing
-  ("is curved", "has skin", "is round", "has fins"): "A banana is curved" is the generic
-  statement, "Banana is curved" is not. Decided per word with that test, in British English.
-- **Everything else is a count noun**: `a` or `an` by the sound of its first word (`article`).
-
-Multi-word names are decided by the whole name, else by the head noun: the last word, or the
-word before `of` ("kitchen scales" -> scales, bare; "chest of drawers" -> chest, "a chest of
-drawers"). A sense label can decide it (`tape_(scotch)` reads bare, plain `tape` does not).
-Anything else is one `--articles FILE` line away (`read_articles`).
+place that knows how. Plural and mass nouns read bare, count nouns take `a`/`an` by sound;
+docs/probes/candidates.md ("Which article a concept takes") has the rules and their reasons.
 
 Examples:
     >>> [sentence_start(noun_phrase(c)) for c in ["bear", "aardvark", "scissors", "rice"]]

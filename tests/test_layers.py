@@ -38,6 +38,8 @@ LAYERS = {
     "engine": 6,
     "results": 7,
     "api": 8,
+    "probe_api": 8,  # run_probe and the probe functions made from declarations
+    "api_stub": 8,  # writes tacit/api.pyi from the same declarations
     "sweep": 8,
     "integrations": 8,
     "cli": 9,

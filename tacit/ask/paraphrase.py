@@ -1,19 +1,10 @@
-"""Paraphrases: one question asked through several templates (tacit.templates), and what
-a run says about them, shared by the probes that take template files.
-
-- Every prompt row names its `template`; the rows that ask one question (a concept, its
-  properties and condition; a concept and relation) share an `item` number. A run with one
-  template per question has neither column: its files are the paper's.
-- The ensemble (Jiang et al. 2020): per candidate, the mean over the question's templates of
-  its log-probability (vocabulary mode: under each prompt's whole-vocabulary softmax; span
-  mode: the score the spans are ranked by); ranked like one prompt's scores, it gives each
-  item one more row, `template` = `ensemble`.
-- Consistency (ParaRel, Elazar et al. 2021): per item, the fraction of pairs of its templates
-  whose top answers (`top1`) agree, averaged over the items of a summary row.
-- Spread: the largest minus the smallest of the templates' primary metric in a summary row.
-
-Summaries then have a row per template and one for the ensemble, which carries `spread` and
-`consistency` and is the run's main result (what leaderboards, tables and figures show).
+"""Paraphrases: one question asked through several templates (tacit.templates), and what a
+run says about them, for the probes that take template files. Rows name their `template`, and
+rows asking one question share an `item`; the ensemble (Jiang et al. 2020: per candidate, the
+mean of its log-probabilities over the templates, ranked as one prompt) is one more row per
+item (`template` = `ensemble`); consistency (ParaRel) is the share of template pairs whose
+top answers agree; spread is the range of the templates' primary metric. The ensemble row is
+the run's main result. docs/probes/templates.md has the details.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
-"""Few-shot demonstrations (`--shots K`, issue 46), for scoring and generation alike: before
-each probed prompt, K prompts of the same kind about other concepts, each filled with its
-answer, so that a base model sees what is asked (lm-evaluation-harness's `num_fewshot`).
-
-- Of the same kind: retrieval, the same template, number of properties, condition and sample
-  (the prompt the demonstration concept gets in the same run); elicitation, the same relation,
-  template and prefix.
-- About other concepts: drawn from the run's whole norms (not only `--concepts` or
-  `--limit`'s), never the probed concept and never one of its category. A concept's category
-  is its `is a` answer(s) of highest production frequency (CSLB's `is an animal`: `animal`;
-  the NormSet's `relation == "is a"` rows); a concept that shares one with the probed concept
-  is left out, and a concept with no `is a` feature excludes only itself (CATEGORY_RULE).
-- Drawn with a generator seeded from the run's `--seed`, the probed concept and the prompt's
-  kind (zlib.crc32, never Python's `hash`), so that a rerun, any batch size and any chunking
-  give the same demonstrations; where fewer than K are available, those there are (counted).
-- Filled: retrieval, the concept as the blank takes it ("A bear", "bear"); elicitation, the
-  demonstration concept's answer to the relation of highest production frequency ("Everyone
-  knows that a cat has fur.").
-
-By scoring, the filled demonstrations are joined before the prompt with a space (SEPARATOR):
-the prompt text, which the models score, holds one `<mask>` and is one paragraph of plain
-sentences, read alike by every tokenizer (WordPiece drops a newline; a byte-level BPE would
-read one as a token of its own). By generation, each demonstration is a question and its
-answer: a user and an assistant turn for a chat model, a `Question: ... Answer: ...` block for
-a base model (tacit.ask.words.request_for).
+"""Few-shot demonstrations (`--shots K`), for scoring and generation alike: before each probed
+prompt, K prompts of the same kind about other concepts (never the probed one nor one of its
+category: CATEGORY_RULE), each filled with its answer, drawn by a generator seeded from
+`--seed`, the concept and the prompt's kind (zlib.crc32), so reruns, batch sizes and chunks
+agree. By scoring they are joined before the prompt with a space (SEPARATOR); by generation
+each is a question and its answer (tacit.ask.words.request_for). docs/probes/causal.md
+("Few-shot demonstrations") has the rules and the reasons.
 """
 
 from __future__ import annotations

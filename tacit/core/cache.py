@@ -1,17 +1,9 @@
 """The one home for what tacit keeps on disk to save work between runs (each tokenizer's
-single-token words, PragmEval's frozen features): one way to name an entry, one way to read
-and write it.
-
-- An entry is named by a fingerprint of everything its value depends on (`fingerprint`): any
-  change to one of them is a new name, never a stale answer.
-- An entry is written whole or not at all (tacit.core.files), so parallel runs never read half
-  of one; one that cannot be read as a value (cut short by a crash or a full disk, damaged,
-  another file) counts as missing: it is computed again and replaced, with no error.
-- A cache that cannot be written (read-only, full disk) is a warning, once, and the run goes on
-  without caching; `unwritten` then says where and why, for the run's record.
-
-(The run's own checkpoint, which an interrupted run resumes from, is not a cache: it lives in
-the run directory and goes when the run is saved: tacit.engine.checkpoint.)
+single-token words, PragmEval's frozen features): an entry is named by a fingerprint of all
+its value depends on (a change is a new name, never a stale answer), written whole or not at
+all, and one that cannot be read counts as missing (computed again, no error). A cache that
+cannot be written is a warning, once, and `unwritten` says where and why for the run's record.
+The run's checkpoint is not a cache (tacit.engine.checkpoint).
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""One owner at a time: an exclusive lock on a lock file, for what several processes may change
-at once (the norms registry; a run directory; a sweep's cell).
-
-The lock is the `filelock` package's, which locks on every system (`flock` on Linux and macOS,
-`LockFileEx` on Windows). The lock file holds the owner's process id, so that a process refused
-after waiting can say who holds it. The operating system releases the lock when its owner
-exits, however it exits (a crash, `kill -9`), so no stale lock is ever left to clear by hand.
-The lock file itself stays where it is: removing it while another process waits on it would
-let two processes each lock a file of the same name.
-
-The id is written after the file's first byte, which on Windows is the byte the lock holds:
-there, another process cannot read that byte while it is held, but can read the rest.
+"""One owner at a time: an exclusive lock on a lock file (the `filelock` package: `flock`,
+`LockFileEx`), for what several processes may change at once (the norms registry, a run
+directory, a sweep's cell). The file holds the owner's process id, so a process refused after
+waiting can say who holds it; the system releases the lock however its owner exits, so no
+stale lock is left. The lock file stays: removing it while another waits would let two
+processes each lock a file of that name. The id is written after the first byte, which
+Windows locks.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """A model and how to load it, as one plain value: a hub id, a local directory, a GGUF file or
 a served model's name, then loading options named as transformers and lm-evaluation-harness
-name them, per model:
-
-    EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16
-    bert-base-cased,peft=path/to/adapter
-    org/model,trust_remote_code=true,attn_implementation=sdpa,load_in_4bit=true
-    path/to/SmolLM2-135M-Instruct.Q4_1.gguf,start_token=<|endoftext|>
-    HuggingFaceTB/SmolLM2-135M-Instruct,chat_template=true,system=none
-    meta-llama/Llama-3.1-70B,base_url=http://localhost:8000/v1
-
-The same text works on the command line (`--model`), in Python (`models=[...]`, or a
-ModelSpec) and in sweep files, and names the model in tables and manifests. Which options a
-model takes is its family's to say (tacit.models.families: the family that claims it checks
-them before anything loads); the in-process Hugging Face family also passes any other keyword
-of transformers' `from_pretrained` on. Values are typed as they are read: the options below by
-their meaning, any other `true`/`false` as a boolean and a number as a number. Options for
-every model of a run come from RunOptions (`revision`, `dtype`, `model_args`); a model's own
-win. Nothing heavy is imported here.
+name them (`EleutherAI/pythia-160m,revision=step1000,dtype=bfloat16`,
+`meta-llama/Llama-3.1-70B,base_url=http://localhost:8000/v1`). The same text works on the
+command line, in Python and in sweep files. Which options a model takes is its family's to
+say (tacit.models.families); values are typed as they are read; a run's options (`revision`,
+`dtype`, `model_args`: RunOptions) fill in what a model's own do not give. Nothing heavy is
+imported here; docs/models.md lists the options.
 """
 
 from __future__ import annotations

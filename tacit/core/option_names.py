@@ -1,9 +1,6 @@
 """Which interface a call came through, so that an error names an option as the caller wrote
-it: `--out DIR` and `--overwrite` on the command line, `out` and `overwrite=True` in Python.
-
-The command line sets it for the whole command (tacit.cli.common.user_errors); anything else
-is Python. A probe's own options say the same through their declaration (tacit.core.params);
-this is for the shared options and the arguments of the API's other functions.
+it: `--out DIR` on the command line (set for the whole command: tacit.cli.common.user_errors),
+`out` in Python. A probe's own options say the same through their declaration.
 
 Examples:
     >>> option('--batch-size'), option('--model')

@@ -4,20 +4,6 @@ Each registry holds tacit's own entries as `"module:attribute"` texts, imported 
 (so `probe --help` lists every probe without importing torch), and entries added at run time
 (`register`), which come after tacit's own and may not take their names. Looking up an unknown
 name is a one-line error that lists the names there are.
-
-Examples:
-    ```python
-    >>> from tacit.core.registry import Registry
-    >>> colours = Registry("colour", {"red": "colorsys:rgb_to_hsv"})
-    >>> colours.names()
-    ('red',)
-    >>> colours.get("red").__name__
-    'rgb_to_hsv'
-    >>> colours.get("blue")
-    Traceback (most recent call last):
-    tacit.core.errors.TacitError: no colour named 'blue': expected one of red
-
-    ```
 """
 
 from __future__ import annotations
@@ -32,7 +18,21 @@ T = TypeVar("T")
 
 
 class Registry(Generic[T]):
-    """Entries by name: tacit's own (`builtin`, imported lazily) and those added at run time."""
+    """Entries by name: tacit's own (`builtin`, imported lazily) and those added at run time.
+
+    Examples:
+        ```python
+        >>> colours = Registry("colour", {"red": "colorsys:rgb_to_hsv"})
+        >>> colours.names()
+        ('red',)
+        >>> colours.get("red").__name__
+        'rgb_to_hsv'
+        >>> colours.get("blue")
+        Traceback (most recent call last):
+        tacit.core.errors.TacitError: no colour named 'blue': expected one of red
+
+        ```
+    """
 
     def __init__(self, what: str, builtin: Mapping[str, str]) -> None:
         self.what = what

@@ -1,15 +1,11 @@
 """Scored chunks of a run kept on disk, so that an interrupted run can resume where it stopped.
 
-A run directory holds `.partial/` while it is being scored: `plan.json` (what the run is: its
-prompts, vocabulary, models and options), `run.json` (when and by which command it started and
-was resumed, and what its manifest knew before scoring: `probe runs` reads it), one `.npz` per
-model and chunk of prompts and one `.json` record per model, in formats that execute nothing
-when read back (tacit.engine.chunkfile). A resumed run must have the same plan; it reuses the
-chunks it finds and scores the rest. A chunk that is damaged or not this run's is scored again
-(with a warning); a model record that is damaged or not this run's is refused in one line, as is
-a checkpoint of an earlier version of tacit (pickles, which could run code: they are never
-loaded). When the run's files are written, `.partial/` goes. The chunks round-trip exactly, so a
-resumed run writes the same bytes as an uninterrupted one.
+While scoring, a run directory holds `.partial/`: `plan.json` (what the run is), `run.json`
+(when and how it started and resumed: `probe runs` reads it), an `.npz` per model and chunk
+and a `.json` record per model, in formats that execute nothing (tacit.engine.chunkfile). A
+resumed run must have the same plan; it reuses the chunks it finds. A damaged or foreign
+chunk is scored again (a warning), such a record refused in one line, as is an old pickled
+checkpoint. `.partial/` goes when the run is saved; chunks round-trip exactly.
 """
 
 from __future__ import annotations

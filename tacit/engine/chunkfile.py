@@ -1,18 +1,10 @@
 """How the checkpoint keeps a scored chunk and a model's record on disk: as data that nothing
-can turn into code when it is read back.
-
-A run directory may be shared (a lab's scratch space, a cluster's disk, a downloaded run), so
-whoever types `--resume` must never run what someone else left there. A chunk is an `.npz` of
-plain arrays, read with `numpy.load(allow_pickle=False)`: one array per column (numbers and
-booleans as they are; text as its UTF-8 bytes with offsets, so any string comes back exactly),
-the index, and a small JSON header. A model's record is JSON. Both carry the plan's key (the
-sha256 of the run's plan.json: a file of another run is told apart), their own key (`0-3`,
-`0-model`: a file copied to another name is told apart) and a sha256 of their content (a
-damaged file is told apart). A file that is not a usable chunk or record of this run raises
-`Unusable`, saying why in a few words; the checkpoint then scores the chunk again or refuses.
-
-Every column of every probe's chunks comes back with its dtype and its values bit for bit, so
-a resumed run writes the same bytes as an uninterrupted one.
+can turn into code when it is read back (a run directory may be shared, so `--resume` must
+never run what someone else left there). A chunk is an `.npz` of plain arrays read with
+`allow_pickle=False` (text as UTF-8 bytes and offsets) and a JSON header; a record is JSON.
+Both carry the plan's key, their own key and a sha256 of their content, so a file of another
+run, renamed or damaged, is `Unusable`. Every column comes back bit for bit, so a resumed run
+writes the same bytes as an uninterrupted one.
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
-"""What a run would cost, before it runs (`--dry-run`), in seconds rather than minutes:
-
-- the plan counted, from the plan alone (no model is loaded for it): the prompts, the rows,
-  what they are ranked among, and the sentences each model scores (a candidate span in a
-  distinct prompt text is one; a prompt over the shared vocabulary is one, and a causal LM adds
-  the text after the blank of each word it must score, which only scoring tells);
-- each model timed on a short calibration of the run's own work, scored as the run scores it
-  (a causal LM's word suffixes, a seq2seq LM's sentinels, pmi baselines and the tie rule
-  included): one batch to warm up, then prompts in turn (a prompt with candidate spans: one of
-  its texts, a template at a time) until `RunOptions.dry_run_seconds` (default 10) or
-  CALIBRATION_SENTENCES are spent. A prompt is stopped part-way once the budget is spent
-  (tacit.models.meter), and what was timed is scaled by the share of it that was done: every
-  planned sentence of the prompt, or, where a causal LM prunes, every word it would score.
-  With `dry_run_seconds=0` no model is loaded and the counts alone are said;
-- past LONG_RUN_SECONDS, what takes less: `--limit N` with the N that takes about that long,
-  and the cheaper settings of this plan that exist (a causal LM's `--suffix-top`, fewer
-  candidates, fewer words, one pass per span, a GPU).
-
-Nothing is written. What the calibration cannot see: a full run's batches are fuller (on a
-GPU it goes faster than said), and a prompt stopped part-way was timed on its longest
-sentences (they are batched first), so the estimate errs long; near ties settled after a
-prompt (tacit.models.ties) are timed only where a timed prompt finished. A real run records
-its own estimate (from its first chunk) beside its actual time (tacit.engine.runner), so that
-the two can be compared.
+"""What a run would cost, before it runs (`--dry-run`), in seconds rather than minutes: the
+plan counted (no model loaded: prompts, rows, what they rank among, the sentences each model
+scores), each model timed on a short calibration of the run's own work (scored as the run
+scores it, until `dry_run_seconds` or CALIBRATION_SENTENCES are spent, a prompt stopped
+part-way scaled by the share done: tacit.models.meter), and past LONG_RUN_SECONDS the
+settings that take less. Nothing is written. docs/architecture.md ("Estimates") says where
+the estimate errs and why.
 """
 
 from __future__ import annotations
@@ -157,9 +140,9 @@ def estimate_run(
         estimates = [ModelEstimate(model.name, total) for model in models]
     else:
         use_threads(options)
-        calibrating = replace(options, cache=None)  # time the scoring, not a cache's reads
+        # no cache: time the scoring, not a cache's reads
         for _, model in each_model(
-            models, calibrating, probe=probe, needs=work.needs, load_options=work.load_options
+            models, cache=None, probe=probe, needs=work.needs, load_options=work.load_options
         ):
             started = time.monotonic()
             scorer: Any = model if work.lazy else model.scorer

@@ -58,13 +58,14 @@ class ModelHandle:
     def __init__(
         self,
         model: ResolvedModel,
-        options: RunOptions,
         *,
+        cache: str | Path | None,
         probe: str,
         needs: Needs,
         load_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.model, self.name, self.options = model, model.name, options
+        """`cache`: where --cache keeps answers (None: nowhere)."""
+        self.model, self.name, self.cache = model, model.name, cache
         self.probe, self.needs, self.load_options = probe, needs, load_options or {}
         self.load_seconds: float | None = None  # how long loading took, where it loaded here
         self._scorer: Scorer | None = None
@@ -85,10 +86,10 @@ class ModelHandle:
             started = time.monotonic()
             self._scorer = self.model.load(self.needs, self.probe, self.load_options)
             self.load_seconds = time.monotonic() - started
-            if self.options.cache is not None:  # a model loaded by name: its answers keep
+            if self.cache is not None:  # a model loaded by name: its answers keep
                 from tacit.models.score_cache import ScoreCache
 
-                self._scorer.cache = ScoreCache(self.options.cache, self._scorer.record())
+                self._scorer.cache = ScoreCache(self.cache, self._scorer.record())
             if self.answers_at is not None and self._scorer.can("generate"):
                 from tacit.models.answered import AnsweredRequests
 
@@ -133,18 +134,20 @@ class ModelHandle:
 
 def each_model(
     models: Sequence[ResolvedModel],
-    options: RunOptions,
     *,
+    cache: str | Path | None,
     probe: str,
     needs: Needs,
     load_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterator[tuple[int, ModelHandle]]:
     """(number, handle) for each of the run's models (tacit.models.resolved.resolved_models: each
-    distinct model once), in order; each is freed before the next."""
+    distinct model once), in order; each is freed before the next. `cache`: --cache's."""
     if not models:
         raise TacitError(f"no {option('--model')} given")
     for number, model in enumerate(models):
-        handle = ModelHandle(model, options, probe=probe, needs=needs, load_options=load_options)
+        handle = ModelHandle(
+            model, cache=cache, probe=probe, needs=needs, load_options=load_options
+        )
         try:
             yield number, handle
         finally:
@@ -207,7 +210,11 @@ def run_models(
     tables: list[pd.DataFrame] = []
     records: list[ModelRecord] = []
     for number, model in each_model(
-        models, options, probe=probe, needs=work.needs, load_options=work.load_options
+        models,
+        cache=options.cache,
+        probe=probe,
+        needs=work.needs,
+        load_options=work.load_options,
     ):
         scored = [checkpoint.chunk(number, c) for c in range(len(chunks))]
         model.answers_at = checkpoint.answers_path(number)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tacit.core.option_names import option
 HUB_CHECK_TIMEOUT = 5.0  # seconds; the hub's own HF_HUB_ETAG_TIMEOUT, when lower, wins
 _ANSWERS: dict[str, str | None] = {}  # endpoint -> None (it answered) or why it did not
 _WARNED: list[str] = []  # the warning about reading from the cache, once per process
+_READ: ContextVar[dict[Hashable, Any] | None] = ContextVar("tacit_read_once", default=None)
 
 
 def offline_reason() -> str | None:
@@ -106,3 +108,25 @@ def resolve_revision(name_or_path: str, revision: str | None) -> str | None:
         return None
     match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", cached)
     return match.group(1) if match else None
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within the block (a run: tacit.probe_api.run_probe), what `remembered` reads is read
+    once: a model's config serves its scorer class, its tokenizer, its weights and its
+    random-weight control. Outside it, every call reads anew."""
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def remembered(key: Hashable, read: Callable[[], Any]) -> Any:
+    """`read()`, or what it gave for `key` earlier in the same `read_once` block."""
+    memo = _READ.get()
+    if memo is None:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]

@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError, first_line, shorten
 from tacit.core.files import beside
@@ -204,15 +204,19 @@ def load_tokenizer(
     trust_remote_code: bool = False,
     flag: str = "--model",
     gguf_file: str | None = None,
+    config: Any = None,
 ) -> PreTrainedTokenizerBase:
     """Load a tokenizer the way `from_pretrained` does: hub name or local directory (a
     tokenizer saved on its own, without a model's config.json, will do), or the GGUF file
     `gguf_file` in it; the hub is asked as tacit.hub.access says (once, briefly). `flag`: the
-    option that named it, as errors say."""
+    option that named it, as errors say; `config`: the model's, read already (else transformers
+    reads it where the tokenizer's files do not name their class)."""
     from transformers import AutoTokenizer
 
     check_model_source(name_or_path, config=False, flag=flag, gguf_file=gguf_file)
-    extra = {"gguf_file": gguf_file} if gguf_file is not None else {}
+    extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file is not None else {}
+    if config is not None:
+        extra["config"] = config
     try:
         with quiet_transformers(), hub_access(name_or_path) as hub:
             return AutoTokenizer.from_pretrained(

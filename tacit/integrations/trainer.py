@@ -1,17 +1,11 @@
 """ProbeCallback: watch tacit assumptions emerge while a model trains.
 
-At each of the Trainer's evaluations it runs a probe (small: `limit`, a few concepts or a
-norms subset) on the model being trained, in memory (a Scorer made with `from_model`, which
-puts the model in evaluation mode; training mode is restored after), logs the probe's primary
-metric through the Trainer's own logging (`eval_tacit_<probe>_<metric>`: TensorBoard, W&B and
-the Trainer's log history show it, and `metric_for_best_model` may name it), and can save each
-evaluation's run directory (`out/step-<N>`). As lm-pub-quiz's callback, it takes the Trainer
-for its logging.
+At each of the Trainer's evaluations it runs a small probe on the model in memory (a Scorer
+made with `from_model`; training mode restored after), logs its primary metric through the
+Trainer's logging (`eval_tacit_<probe>_<metric>`, which `metric_for_best_model` may name) and
+can save each run directory (`out/step-<N>`). As lm-pub-quiz's callback, it takes the Trainer:
 
-    trainer = Trainer(model=model, args=args, train_dataset=..., eval_dataset=...,
-                      processing_class=tokenizer)
-    trainer.add_callback(ProbeCallback(trainer, "retrieve", norms="norms.dat", max_props=3,
-                                       limit=50))
+    trainer.add_callback(ProbeCallback(trainer, "retrieve", norms="norms.dat", limit=50))
 """
 
 from __future__ import annotations

@@ -1,33 +1,13 @@
 """The one normaliser: what a model's answer and a norm's name are compared as.
 
-Both sides go through the same `Normaliser`, so a rule can never favour one of them. In order:
-
-1. Unicode NFKC, then case folded (`Bear`, `BEAR` -> `bear`).
-2. Punctuation becomes a space, apostrophes are dropped (`four-legged` -> `four legged`,
-   `bear's` -> `bears`), whitespace runs collapse; digits stay.
-3. Numbers from 0 to 20 written in digits become words (`4 legs` -> `four legs`): the norms
-   write them both ways (McRae `has_4_legs`, CSLB `has four legs`).
-4. Each word is lemmatised on its own by simplemma (`mice` -> `mouse`, `teeth` -> `tooth`,
-   `wolves` -> `wolf`, `has` -> `have`, `is` -> `be`, `flying` -> `fly`), and the lemma case
-   folded again (simplemma gives German nouns capitalised: `Häuser` -> `haus`).
-5. English only: British spellings read as American, from a fixed table (`SPELLINGS`: `colour`
-   -> `color`, `fibre` -> `fiber`, `grey` -> `gray`): CSLB is British, most models write American.
-6. Leading articles are dropped: `a`, `an`, `the` (tacit.lexicon's English articles and
-   `the`), and any other forms given (a template language's articles, `ein`, `une`).
-
-Why simplemma (https://github.com/adbar/simplemma, pinned at 2.0.0): it needs no other package,
-covers more than 50 languages (the languages of mLAMA-style norms, which a normaliser of
-English alone would leave unmatched) and is a lookup in a dictionary of word forms, fast and
-deterministic (the same word always gets the same lemma, whatever the sentence around it).
-lemminflect, the other well-kept choice, is English only. What a dictionary lookup without
-context cannot do: tell a noun from a verb of the same spelling (`leaves` -> `leave`, not
-`leaf`; both sides agree, so the norms' `leaves` still matches the model's `leaves`, but not
-its `leaf`).
+Both sides go through the same `Normaliser`, so a rule can never favour one of them: NFKC and
+case folding, punctuation to spaces, numbers to 20 as words, each word lemmatised by simplemma,
+British spellings read as American (English), leading articles dropped. The rules in order,
+and why simplemma: docs/probes/generation.md ("One normaliser for both sides").
 
 Examples:
-    >>> normal = Normaliser()
-    >>> [normal(t) for t in ["The Mice", "4 Legs", "sharp teeth!", "an aardvark", "wolves"]]
-    ['mouse', 'four leg', 'sharp tooth', 'aardvark', 'wolf']
+    >>> [Normaliser()(t) for t in ["The Mice", "4 Legs", "sharp teeth!", "an aardvark"]]
+    ['mouse', 'four leg', 'sharp tooth', 'aardvark']
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """Completions read into the answers frame: every raw answer beside its normal form and match
-(answers.csv), one row per answer.
-
-A completion gives a row per answer it parses into (tacit.matching.parse), in order, and one
-row where it gives none (a refusal, an empty completion, a truncated one cut to nothing), so
-that every completion is there and counted. A row's `status`:
-
-- `ok`: an answer, matched or not; the only rows the metrics read.
-- `duplicate`: an answer whose normal form an earlier answer of the same completion had
-  ("bear, Bears"): shown, with what it matched, but counted once.
-- `truncated`: the last answer of a completion stopped by its length (finish_reason
-  `length`), which may be cut; never matched. A truncated completion's earlier answers are
-  `ok`. A truncated completion with no answer at all is one `truncated` row, answer empty.
-- `refusal`, `empty`: the completion's one row, answer empty; never matched.
-- `beyond`: where more answers were given than asked for (`at_most`: `--guesses`, the
-  listing's K), one row after the K distinct answers, answer empty: the rest are counted
-  there, never matched (a truncated completion's cut answer among them).
-
-`position` is the answer's place among the completion's distinct answers, from 1 (a
-duplicate: its first occurrence's; the cut answer: the place it would have had; 0 where the
-completion gave none). A thinking model's thinking (its completion's `reasoning`) is never
-read for answers: where any completion thought, a `reasoning` column after `completion`
-holds it.
+(answers.csv), one row per answer, and one row for a completion that gives none, so that
+every completion is counted. A row's `status`: `ok` (the only rows the metrics read),
+`duplicate` (a normal form the completion gave before), `truncated` (the last answer of a
+completion cut by its length), `refusal`, `empty`, and `beyond` (the answers past `at_most`,
+counted on one row). `position` is the answer's place among the completion's distinct
+answers, from 1. A thinking model's thinking is never read for answers: where any
+completion thought, a `reasoning` column holds it. docs/probes/generation.md describes
+answers.csv.
 """
 
 from __future__ import annotations

@@ -21,10 +21,6 @@ batched, with what tacit adds around it.
   tokens. Token log-probabilities (Sampling.logprobs > 0) are read off the logits generate
   returns, under the model's own distribution (before temperature and top_p), with the top
   alternatives at each step.
-- A thinking model's `<think>...</think>` is kept apart from the answer (thought), its
-  tokens counted (`reasoning_tokens`: up to and including `</think>`; every token where the
-  think never closed); a chat template that opens the think in the prompt (its text ends
-  `<think>`) has the completion read as thinking until `</think>`.
 """
 
 from __future__ import annotations
@@ -205,7 +201,9 @@ def _completion(
     opened: bool = False,
 ) -> Completion:
     """One row of generate's output as a Completion: cut at its end token or stop text, its
-    thinking apart (`opened`: the prompt opened the think)."""
+    thinking apart (tacit.models.answers.thought; `opened`: the prompt ends with `<think>`),
+    its tokens counted (`reasoning_tokens`: up to and including `</think>`; every token
+    where the think never closed)."""
     tokenizer = scorer.tokenizer
     ended = next((at for at, token in enumerate(generated) if token in ends), None)
     body = generated if ended is None else generated[:ended]

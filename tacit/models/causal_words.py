@@ -1,49 +1,13 @@
-"""A causal LM's vocabulary mode, with the text after the blank counted exactly.
+"""A causal LM's vocabulary mode, with the text after the blank counted exactly:
+score(w) = log P(w | before) + log P(after | before, w), as span mode scores the sentence.
 
-A word w in the blank of "Everyone knows that a bear has <mask>." is scored as span mode
-scores the sentence with w in place, less the words before the blank that every word shares:
-
-    score(w) = log P(w | before) + log P(after | before, w),   after = "." here
-
-(a blank with nothing after it: the first term alone). Its exponent is P(w, after | before),
-the probability that the sentence goes on with w and then ends as the template does. The
-second term costs a forward pass per word, so it is computed only for the words that can
-change what a reduction reads (tacit.models.answers.Needed): the suffix term is <= 0, so a word
-whose first term is already below the score to beat (the lowest gold answer's score, the k-th
-best word's) cannot overtake it. Per prompt:
-
-1. run the text before the blank once: the next token's log-probabilities L(w) over the whole
-   vocabulary, and the key/value cache every suffix reuses;
-2. score the suffix of the gold answers and the top-k words by L;
-3. the score to beat, t = min(the golds' scores, the k-th best score found so far), is a lower
-   bound of the true one (more words scored can only raise the k-th best); score the suffix
-   of every other word with L(w) >= t - MARGIN.
-
-Every word not scored keeps L(w) >= its score: it lies more than MARGIN below the k-th best
-score and every gold's, so no rank, top-k word, average precision (over the vocabulary or
-any subset) or gold probability changes, whatever tie rule within MARGIN a reduction keeps.
-An ensemble of templates (GroupMean: the mean over an item's prompts) is bounded the same
-way, on the means: a word whose mean bound is below the group's score to beat is left out
-of every prompt of the group. `Needed.every_word` (a softmax over the whole shared
-vocabulary) scores every suffix: the brute force.
-
-The exact rule scores every word a gold's rank could meet: with a gold far down the list
-(elicitation's golds, a dozen per prompt), most of the vocabulary. `Needed.suffix_top K`
-(`--suffix-top K`) is a budget instead: step 2 scores the golds and the K words of highest L,
-and step 3 is left out. A gold ranks exactly where its score lies above every bound left
-(nothing unscored can pass it); otherwise its rank, counted against the bounds of the words
-left, is an upper bound of its rank (so its average precision a lower bound). The top k is
-the best k of the words scored, the true top k wherever its k-th score lies above every bound
-left. ScoredBatch.exact says which scores are bounds; the reduction says which ranks and top
-lists are (tacit.ranking.vocabulary).
-
-Suffixes are batched by tokens: a word and the text after it are a few tokens where a sentence
-is many, so a batch holds `--batch-size` x (the sentence's tokens / the suffix's) of them
-(batching.rows_per_batch; a CPU runs 128-512 rows of one token twice as fast per row as 32).
-
-A word's suffix is tokenised as in span mode: the sentence (before, the word, after) whole,
-the tokens after the word's. Where BPE merges the word with what follows (so that the
-sentence does not contain the word's token), the text after is tokenised alone.
+The second term costs a pass per word and is <= 0, so it is computed only for the words that
+can change what a reduction reads (tacit.models.answers.Needed): run the text before the blank
+once (L(w) over the vocabulary and the key/value cache every suffix reuses), score the golds'
+and the top k's suffixes, then every word with L(w) >= the score to beat - MARGIN; no rank,
+top-k word or probability can change. `--suffix-top K` is a budget instead (ranks then may be
+bounds: ScoredBatch.exact). Suffixes are batched by tokens (batching.rows_per_batch).
+docs/probes/causal.md ("The score, precisely") has the rule, why it is exact, its costs.
 """
 
 from __future__ import annotations

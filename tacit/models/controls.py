@@ -1,15 +1,9 @@
 """`--control random-weights`: each model of a run followed by its control, the same
-architecture (the model's own config) and tokenizer with every weight drawn at random, torch
-seeded with the run's seed, so that no number is read without what the tokenizer, the
-templates and the candidates' lengths give alone.
-
-A control is a model like any other, named by its text: the model's, then ` (random weights,
-seed S)` (tacit.core.modelspec reads it back: `--model 'gpt2 (random weights, seed 0)'` runs
-the control alone). The in-process Hugging Face family builds it (tacit.models.loading.
-random_weights: a hub id, a local directory or a GGUF file, whose config transformers reads
-from its header); a family without a config to build one from (a server) refuses it, in one
-line naming the model, before anything loads (tacit.models.resolved, where each model of a
-run is followed by its control).
+architecture (its config) and tokenizer with every weight drawn at random, torch seeded with
+the run's seed, so that no number is read without what the tokenizer, the templates and the
+candidates' lengths give alone. A control is a model named by its text (the model's, then
+` (random weights, seed S)`), built by the in-process family (tacit.models.loading.
+random_weights); a family without a config (a server) refuses it before anything loads.
 """
 
 from __future__ import annotations

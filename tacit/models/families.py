@@ -1,15 +1,11 @@
 """Model families: the ways tacit runs a model, each behind the plain contract of
 tacit.models.base, found by the model's text before anything is loaded.
 
-A family claims a model spec (tacit.core.modelspec) by what the text shows (a `base_url`, a
-file suffix, a scheme of its own), says which Scorer class the model would load as (so a
-probe's needs are checked before the slow part), brings the tokenizer the probes plan with and
-its own loading options, and loads the scorer. Families are asked in turn: those registered at
-run time first, then tacit's own in FAMILIES' order; the in-process Hugging Face family comes
-last and claims every model the others leave (a hub id, a local directory or a GGUF file).
-
-Adding a family is one module with a Family subclass and one `register` call
-(docs/extending.md has a worked example).
+A family claims a model spec by what its text shows (a `base_url`, a file suffix, a scheme),
+says which Scorer class it would load as (so a probe's needs are checked first), brings the
+tokenizer the probes plan with and its loading options, and loads the scorer. Families
+registered at run time are asked first, then tacit's own; the in-process Hugging Face family
+claims every model the others leave. docs/extending.md has a worked example.
 """
 
 from __future__ import annotations

@@ -176,6 +176,7 @@ class HuggingFaceFamily(Family):
 
     def tokenizer(self, spec: ModelSpec, flag: str = "--model") -> Any:
         from tacit.hub.model_files import load_tokenizer
+        from tacit.models.loading import read_config
 
         spec = gguf.resolved(spec)
         return load_tokenizer(
@@ -184,6 +185,7 @@ class HuggingFaceFamily(Family):
             trust_remote_code=bool(spec.trust_remote_code),
             flag=flag,
             gguf_file=spec.gguf_file,
+            config=read_config(spec, flag) if spec.gguf_file is None else None,
         )
 
     def load(self, text: str, options: RunOptions, scorer: type[Scorer], **extra: Any) -> Scorer:

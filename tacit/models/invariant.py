@@ -1,18 +1,12 @@
 """Batch-invariant linear layers: a prompt's scores the same, bit for bit, in any batch.
 
-A CPU's matrix-product kernel sums each output's products in an order that follows the
-product's shape (its rows, its threads), so the same prompt scored in two batches differs in
-its last bits; that is why the tie rule settles near ties on the prompt scored alone
-(tacit.ranking.ties), and settling costs a pass per prompt with a near tie. Here every linear
-layer multiplies its rows in tiles of TILE_ROWS (the last tile padded with zero rows), all
-tiles in one batched product: each row is then summed by the same kernel on the same shape
-whatever else the batch holds. Attention is per text, but its sums run over the padded
-length: so every text is padded to its `padded_length` (its token count rounded up to a
-multiple of LENGTH_STEP), alone as in a batch, and a batch holds texts of one padded length.
-A prompt's scores are then those of the prompt scored alone, which is what MaskedLMScorer
-relies on (tested, and checked once per scorer on its first batch: tacit.models.masked). The
-price: about a fifth more time per batch than untiled products on a 2-core CPU, far less than
-settling the prompts alone (bench/bench_retrieve.py; docs/reproducibility.md).
+A CPU's matrix-product kernel sums in an order that follows the product's shape, so the same
+prompt differs in its last bits across batches (why the tie rule settles near ties alone).
+Here every linear layer multiplies its rows in tiles of TILE_ROWS in one batched product, and
+every text is padded to its `padded_length` (a multiple of LENGTH_STEP) alone as in a batch:
+a prompt's scores are then those of the prompt alone, which MaskedLMScorer relies on (checked
+on its first batch). About a fifth more time per batch on a 2-core CPU, far less than settling
+alone (bench/bench_retrieve.py; docs/reproducibility.md).
 """
 
 from __future__ import annotations

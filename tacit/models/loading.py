@@ -6,6 +6,7 @@ naming a damaged file instead of a traceback (tacit.hub.model_files)."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import warnings
 from difflib import get_close_matches
@@ -18,7 +19,7 @@ from transformers import PreTrainedModel
 from tacit.core.errors import TacitError, first_line, shorten
 from tacit.core.modelspec import LOAD_OPTIONS, ModelSpec
 from tacit.core.option_names import option
-from tacit.hub.access import hub_access
+from tacit.hub.access import hub_access, remembered
 from tacit.hub.model_files import check_model_source, explain_load_error, quiet_transformers
 
 # from_pretrained's keywords that its signature does not name (it takes them as **kwargs)
@@ -94,7 +95,15 @@ def load_weights(
         for k in ("trust_remote_code", "attn_implementation", "gguf_file")
         if (v := spec.get(k)) is not None
     }
-    extra.update(passed_on(spec))
+    given = passed_on(spec)
+    config = read_config(spec) if spec.gguf_file is None else None
+    if config is not None and set(given) <= set(config.to_dict()):
+        # the config read for the run, its fields set as the options say (a keyword such as
+        # subfolder, which moves the files, has transformers read the config there)
+        for key, value in given.items():
+            setattr(config, key, value)
+        extra["config"], given = config, {}
+    extra.update(given)
     try:
         with quiet_transformers(), hub_access(name) as hub:
             if hub:  # transformers looks for an adapter config without local_files_only
@@ -128,17 +137,23 @@ def load_weights(
 
 def read_config(spec: ModelSpec, flag: str = "--model") -> Any:
     """The model's config (no weights are loaded; a GGUF file's is read by transformers from
-    the file)."""
+    the file): read from its files once per run (tacit.hub.access.read_once), a copy each
+    time, so that no reader changes another's."""
     from transformers import AutoConfig
 
-    check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
     extra = {k: v for k in ("trust_remote_code", "gguf_file") if (v := spec.get(k)) is not None}
-    try:
-        with quiet_transformers(), hub_access(spec.name) as hub:
-            return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
-    except (OSError, ValueError) as err:  # a damaged config.json named as such
-        explain_load_error(spec.name, spec.revision, err, flag)
-        raise
+
+    def read() -> Any:
+        check_model_source(spec.name, tokenizer=False, flag=flag, gguf_file=spec.gguf_file)
+        try:
+            with quiet_transformers(), hub_access(spec.name) as hub:
+                return AutoConfig.from_pretrained(spec.name, revision=spec.revision, **extra, **hub)
+        except (OSError, ValueError) as err:  # a damaged config.json named as such
+            explain_load_error(spec.name, spec.revision, err, flag)
+            raise
+
+    key = ("config", spec.name, spec.revision, *sorted(extra.items()))
+    return copy.deepcopy(remembered(key, read))
 
 
 def random_weights(

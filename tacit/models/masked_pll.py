@@ -1,17 +1,9 @@
 """A masked LM's pseudo-log-likelihood of every token of a text (Scorer.token_scores), as
-minicons' `MaskedLMScorer.token_score` computes it:
-
-- the text is tokenised with the special tokens its tokenizer puts around it ([CLS] ... [SEP],
-  <s> ... </s>): they are context, never scored; every other token is (an unknown word's
-  [UNK] too);
-- `original` (Salazar et al. 2020): log P(token i | every other token as written, token i
-  masked);
-- `within_word_l2r` (Kauf & Ivanova 2023): token i masked together with the later tokens of
-  its word (the tokenizer's words, `word_ids`: a pre-tokenizer's, which split punctuation
-  off), the earlier tokens of the word written.
-
-One forward row per token; the rows of every text are batched longest first and the LM head
-runs only at the token read (masked_spans.run_plan: the one forward loop of masked scores).
+minicons' `MaskedLMScorer.token_score` computes it: the tokenizer's special tokens are context,
+never scored; `original` (Salazar et al. 2020) masks token i alone, `within_word_l2r` (Kauf &
+Ivanova 2023) masks it with the later tokens of its word (`word_ids`). One forward row per
+token, batched longest first, the LM head run only at the token read
+(masked_spans.run_plan: the one forward loop of masked scores).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Masked-LM scoring of candidate spans of any length in a template's blank, exactly.
 
-A span's tokens t1..tk are those it has in the full sentence (the template with the span in
-place; found by character offsets, so RoBERTa's leading-space forms and a sentence-initial
-capital come out as the model reads them). Its score:
-
-- `l2r`: sum_i log P(t_i | the sentence with t1..t(i-1) written and t_i..t_k masked), the chain
-  rule from left to right, one mask per token still to come;
-- `independent` (mLAMA's): all k masked at once, sum_i log P(t_i) read from that one pass.
-
-Exact and affordable: the candidates of one template whose tokens around the span agree and
-which have k tokens share the forward row that predicts token i+1 after a shared prefix
-t1..ti; so each node of a prefix tree of their tokens is one row (`independent`: one row per
-template and k). Rows of all templates are batched longest first, the LM head runs only at the
-positions read, and the sums are taken on the device.
+A span's tokens are those it has in the full sentence (by character offsets). `l2r`: the
+chain rule from left to right, sum_i log P(t_i | t1..t(i-1) written, t_i..t_k masked);
+`independent` (mLAMA's): all k masked in one pass. Candidates that share a prefix of tokens
+share the row that predicts the next one, so each node of a prefix tree is one row; rows of
+all templates are batched longest first, the LM head runs only where read, and the sums are
+taken on the device (docs/probes/candidates.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """What a calibration measures while a model scores (tacit.engine.estimate, `--dry-run`): the
-sentences each family plans and scores, and the prompt texts done, so that a short timing of
-part of the run's own work can be scaled to the whole; and a stop once its budget is spent.
-
-While a Meter is on (`metering`), every progress bar of sentences a family opens (a span in a
-blank, a word's text after the blank, a masked LM's plan rows: `metered`) tells it how many it
-plans and how many are done, and the bar the calibration hands the probe (`Meter.bar`) counts
-the prompt texts done. The meter raises Spent (caught by the calibration) once `seconds` have
-gone or `sentences` are scored, but only part-way through a text's sentences or between
-batches of texts, never after the last: what was done is then a known share of what was
-planned (`fraction`). With no meter on, nothing here does anything.
+sentences each family plans and scores and the prompt texts done, so that a short timing can
+be scaled to the whole; and a stop (Spent) once `seconds` or `sentences` are spent, only
+part-way through a text or between batches, so that what was done is a known share of what
+was planned (`fraction`). With no meter on (`metering`), nothing here does anything.
 """
 
 from __future__ import annotations

@@ -22,9 +22,8 @@ from tacit.core.choices import DTYPES, LOAD_DTYPES, check_choice, check_device
 from tacit.core.errors import TacitError, first_line
 from tacit.core.modelspec import ModelSpec
 from tacit.core.option_names import option
-from tacit.hub.model_files import load_tokenizer
 from tacit.models import gguf
-from tacit.models.huggingface import InProcessRecord
+from tacit.models.huggingface import FAMILY, InProcessRecord
 from tacit.models.loading import load_spread, load_weights, passed_on, placed, random_weights
 
 TORCH_DTYPES: dict[str, torch.dtype] = dict(
@@ -168,12 +167,7 @@ class ModelRuntime:
         )
         self.device = resolve_device(device)
         self.load_dtype = resolve_dtype(self.spec.dtype or "float32")
-        self.tokenizer = tokenizer or load_tokenizer(
-            self.spec.name,
-            revision=self.spec.revision,
-            trust_remote_code=bool(self.spec.trust_remote_code),
-            gguf_file=self.spec.gguf_file,
-        )
+        self.tokenizer = tokenizer or FAMILY.tokenizer(self.spec)  # as the run plans with it
 
     def load(self) -> None:
         """Load the weights (a model handed in is kept as it is), and read what they say."""

@@ -1,18 +1,9 @@
 """A generic norms table: CSV or TSV (or semicolon-separated) with a header line, one row per
-concept-feature pair.
-
-Columns: `concept`; `feature`, a phrase that can follow "A bear ..." (`has fur`, `flies`,
-`is made of metal`) or CSLB-style text (`has fur_hair`, `does fly`, `made of metal`): either
-way it goes through CSLB's phrasing rules (tacit.norms.phrasing), which leave a ready phrase as
-it is, so `_` always joins alternatives; `pf`, any non-negative number; and, optionally,
-`feature_type` (or `feature type`), one of FEATURE_TYPES, any case; without that column every
-row is DEFAULT_FEATURE_TYPE. Optionally `relation` and `answer` together (a table in another
-language, or one whose relations you name yourself): then a row's feature is its phrase as
-written, its relation and answer are those given (any names: elicitation asks the relations of
-its templates), and a row with an empty relation answers none (`other`). Header names match
-ignoring case; `columns` maps our names to others (`{"concept": "Word", "pf": "Count"}`). A
-concept-feature pair given twice is merged as CSLB's are: the larger pf, and the feature type
-of that row (normset.merge_duplicates).
+concept-feature pair: `concept`, `feature` (a ready phrase or CSLB-style text, both through
+tacit.norms.phrasing), `pf`, optionally `feature_type` (else DEFAULT_FEATURE_TYPE), and
+optionally `relation` and `answer` together (a row's feature is then its phrase as written).
+Header names match ignoring case; `columns` maps ours to others. A pair given twice is merged
+as CSLB's are (normset.merge_duplicates). docs/norms.md ("Your own norms") has the format.
 """
 
 from __future__ import annotations

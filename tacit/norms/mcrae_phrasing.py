@@ -1,14 +1,11 @@
 """Turn a McRae feature (`has_4_legs`, `beh_-_flies`, `a_musical_instrument`) into a verb phrase
 that can follow "A bear ...", with its relation and answer (see NormSet).
 
-McRae writes features with `_` between words, `/` between alternatives (`is_furry/fuzzy`), a
-`_-_` after the behaviour and example prefixes (`beh_-_flies`, `eg_-_granny_smith`) and
-parenthesised notes (`has_a_flat_head_(slot)`). First the feature is rewritten in CSLB's
-notation: parenthesised notes dropped, `_` -> space, `/` -> `_` (`is furry_fuzzy`); then the
-first rule of RULES whose shape it has writes the phrase in that notation; the phrase keeps the
-first alternative (`is furry`, as tacit.norms.phrasing does for CSLB), and the relation and
-answer are read off it (`has 4 legs` -> `has`, `4 legs`). `rule_counts` says how many features
-each rule handles. Numbers stay digits, as McRae wrote them (`has 4 legs`).
+The feature is first rewritten in CSLB's notation (notes in parentheses dropped, `_` -> space,
+`/` -> `_`: `is furry_fuzzy`); the first rule of RULES whose shape it has writes the phrase,
+which keeps the first alternative as tacit.norms.phrasing does; the relation and answer are
+read off it (`has 4 legs` -> `has`, `4 legs`). `rule_counts` counts each rule's features;
+numbers stay digits, as McRae wrote them.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Turn a CSLB feature string into a third-person verb phrase that can follow "A bear ...".
 
-CSLB writes features as `has fur_hair`, `does make music`, `made of metal`, `is a musical
-instrument`. The rules, in the order they apply:
-
-1. Whitespace runs collapse to one space.
-2. Underscores join alternatives; the first alternative is kept (`has fur_hair` -> `has fur`).
-   When an alternative after the underscore starts a phrase of its own (it begins with a
-   relation word such as `is`, `does`, `a`, `used`: `does drive_is driven`, `is a
-   carnivore_eats meat`), the alternatives span the rest of the feature, so the rest is dropped
-   (`does drive`, `is a carnivore`).
-3. `does VERB rest` -> `VERBs rest` with English third-person spelling (`does fly` -> `flies`,
-   `does go` -> `goes`, `does have` -> `has`). `does` stays when what follows is not a bare verb:
-   negation (`does not fly`), CSLB's gerunds (`does washing up`) and nouns (`does DIY`).
-4. `made of X` -> `is made of X`.
-5. Everything else (`is ...`, `has ...`, phrases CSLB left without a prefix such as `keeps people
-   out`) is kept, except the few unprefixed features listed in `_WHOLE_FEATURE_FIXES`.
+In order: whitespace collapses; `_` joins alternatives and the first is kept (the rest
+dropped where an alternative starts a phrase of its own: `does drive_is driven` -> `does
+drive`); `does VERB rest` -> `VERBs rest` in English spelling (`does fly` -> `flies`), except
+before a negation, a gerund or a noun; `made of X` -> `is made of X`; the rest is kept, but
+for the unprefixed features in `_WHOLE_FEATURE_FIXES`. docs/norms.md shows the rules at work.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Remember installed norm sets under names, and find the norms a run should use.
 
-The registry is `norms.json` in tacit.core.paths.config_dir(): for each name the file's absolute
-path (as the user named it: a link is not followed), sha256, format, column mapping and counts,
-and which name is the default. `probe norms remove NAME` forgets one (its file stays). A norm set is
-read again on every run, after checking that its file has not changed since it was installed.
-A registry written before names existed (one CSLB file: `{"path", "sha256"}`) reads as the
-norm set `cslb`, the default; the next install rewrites it in the new form.
-
-Every change of the registry (read, change, write) holds a lock (`norms.json.lock` beside it,
-tacit.core.locks), so that two installs at once both land; the registry is written whole
-(tacit.core.files), so reading it needs no lock.
+The registry is `norms.json` in tacit.core.paths.config_dir(): each name's file (as named:
+a link is not followed), sha256, format, columns and counts, and the default. A norm set is
+read again every run, after checking its file has not changed since it was installed; a
+registry from before names reads as the set `cslb`. Every change holds a lock (tacit.core.locks)
+so that two installs at once both land; it is written whole, so reading needs no lock.
 """
 
 from __future__ import annotations

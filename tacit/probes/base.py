@@ -1,23 +1,11 @@
 """The contract every probe keeps, and what it hands the engine and the results.
 
 A probe is a package under tacit/probes/ with one Probe subclass, registered by name in
-tacit.probes.registry. It declares, once:
-
-- its name, a one-line description, and its options as one typed dataclass
-  (tacit.core.params.Options: the API's signature and docstring, the command line, sweep files
-  and their validation all read it; the probe gets its options back as an instance of it), and
-  which shared run options it takes (`run_options`);
-- how it prepares its work before any model loads (`plan`: prompts, candidates, what it needs
-  of a model as capabilities, what a resumed run must match) and what it makes of the scored
-  rows (`finish`: summary, printed report, notes, figures, the manifest's own keys);
-- its primary metric and whether greater is better, the columns that identify a summary row,
-  its conditions (`conditions`: the main one first, what a leaderboard shows), the primary
-  metric per prompt of the main condition (`main_scores`, what model comparisons test), and
-  what must match for two of its runs to stand side by side (`comparable`).
-
-Nothing outside a probe's package and the registry names a probe: the engine runs a Plan's
-Work, and results, reports, tables, leaderboards and sweeps ask the probe. Probe modules that
-build prompts import neither torch nor transformers.
+tacit.probes.registry. It declares once its options (tacit.core.params.Options), the Asks it
+takes, `plan` (before any model loads) and `finish` (rows to an Outcome), its metrics
+(`Metric`: data for the one summarise step), its keys and conditions, and what makes two runs
+comparable. Nothing outside its package and the registry names a probe; probe modules that
+build prompts import neither torch nor transformers. docs/extending.md walks through one.
 """
 
 from __future__ import annotations

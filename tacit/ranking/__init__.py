@@ -1,14 +1,11 @@
-"""Ranking: the layer between the models and the probes.
+"""Ranking: the layer between the models and the Ask stage.
 
-A probe asks one Question of each model (its prompts, what it reads of each prompt's ranking)
-over its candidates (the shared vocabulary, SharedVocabulary; candidate spans,
-SpanCandidates) and gets back a Ranking of plain numpy arrays: each anchor's rank, score,
-probability and share, average precision, the top k, the ensemble of a group's templates, and
-the work the scoring ran. The tie rule (tacit.ranking.ties), the reductions over a vocabulary
-on the device (tacit.ranking.vocabulary), the span normalisations (tacit.ranking.spans) and the
-paraphrase ensemble live here; the scorer (tacit.models.base) answers only what it is asked.
-
-Importing this module loads no torch: probes plan with its plain types before a model loads.
+One Question of each model (its prompts, what it reads of each prompt's ranking) over its
+candidates (SharedVocabulary, SpanCandidates) gives a Ranking of plain numpy arrays: each
+anchor's rank, score, probability and share, average precision, the top k, the ensemble of a
+group's templates, the work done. The tie rule, the reductions over a vocabulary on the
+device and the span normalisations live here; the scorer answers only what it is asked.
+Importing this module loads no torch.
 """
 
 from __future__ import annotations

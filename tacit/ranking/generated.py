@@ -1,28 +1,11 @@
 """Generated answers as candidates: the third kind beside the shared vocabulary and spans.
 
-A model asked "Which concept has fur, is big, and has claws?" answers in words; its answers,
-read and matched to the norms (tacit.matching), are what the target is ranked among. Two ways:
-
-- `list` (one completion per prompt, a ranked list of up to K guesses): the target's rank is
-  the position of the first answer that matches it (positions count distinct answers from 1:
-  tacit.matching.read), if that is at most K; else it has none.
-- `votes` (N completions per prompt, one guess each: each draw's first answer): the answers
-  are ranked by how many draws gave them (an answer is the target it matched, or its normal
-  form where it matched none), and the target's rank is its answer's place. Ties follow
-  tacit.ranking.ties: an answer ranks below those with more draws and those with as many that
-  a draw gave first (the lower draw number).
-
-A target with no rank (missed, beyond K, or never named) has reciprocal rank 0, recorded as
-such: rank is empty, never K + 1, since nothing says where below the list it was. Refusals,
-empty and truncated completions give no answers (tacit.matching.parse), so their prompts miss;
-`status` and the counts say why.
-
-The result is rows, not a `Ranking`: a Ranking indexes a fixed candidate list that every
-prompt shares (`top_index`) and holds a score and probability per anchor; generated answers
-have neither (what a model says is open, and has no score of its own). The rows carry
-retrieval's prompts.csv columns, so that its summary reads them unchanged: `rank`,
-`reciprocal_rank`, `target_prob` and `target_prob_shared` (empty: no probability), and
-`n_candidates` (empty: no fixed candidates, so no chance level).
+A model's answers in words, read and matched to the norms (tacit.matching), are what the
+target is ranked among: `list` (one completion of up to K guesses: the first match's
+position) or `votes` (N completions, answers ranked by their draws, ties as tacit.ranking.ties
+settles them). A target with no rank has reciprocal rank 0 and an empty rank, never K + 1.
+The result is rows with retrieval's prompts.csv columns, not a `Ranking`: an open vocabulary
+has no fixed candidates to index and no score (docs/probes/generation.md).
 """
 
 from __future__ import annotations

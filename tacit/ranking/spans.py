@@ -1,17 +1,10 @@
 """Ranking among candidate spans of any length, scored exactly in each prompt's blank by any
-model family (Scorer.score_spans), and turned into the score spans are ranked by
-(`--normalize`):
-
-- `sum`: the span's log-probability (a causal model: the whole sentence's, which ranks spans
-  as P(span | the rest of the sentence); a seq2seq model: its infilling target's,
-  `<extra_id_0> SPAN <extra_id_1>`, which counts where the span ends);
-- `mean`: the span's log-probability per token;
-- `pmi`: `sum` minus the same span's `sum` in the prompt's property-free form (retrieval:
-  "<span>."; elicitation: the prompt with "it" for the concept), so that spans likely
-  anywhere do not win for being likely.
-
-Scores are numpy float64 arrays; near ties are settled on each span's sentence scored alone
-(tacit.ranking.ties), and an ensemble of templates is the mean of its prompts' scores.
+model family (Scorer.score_spans), and the score they are ranked by (`--normalize`): `sum`,
+the span's log-probability (a causal model's whole sentence, which ranks spans as P(span |
+the rest); a seq2seq model's infilling target); `mean`, per token; `pmi`, `sum` minus the
+span's `sum` in the prompt's property-free form, so that spans likely anywhere do not win.
+Near ties are settled on each span's sentence alone (tacit.ranking.ties); an ensemble of
+templates is the mean of its prompts' scores.
 """
 
 from __future__ import annotations

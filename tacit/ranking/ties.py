@@ -1,27 +1,10 @@
 """The tie rule: ranks and top-k lists that do not depend on the batch size.
 
-The same text scored in batches of different sizes gets scores that differ in their last bits
-(a batch's shape picks kernels that sum in another order, and its padding changes the
-lengths summed over): up to 1.6e-6 of a row's largest |score| in float32 on a CPU
-(bench/bench_batch_noise.py; docs/reproducibility.md has the numbers). Two scores closer
-than that could come out in either order, and a rank or a top-k list with them. So:
-
-1. Scores are compared exactly, and equal scores are ordered by position (the vocabulary's or
-   the candidates' order): one total order gives every rank and every top-k list.
-2. A comparison the noise could flip is settled on canonical scores: those of the prompt
-   scored alone, in a batch of one on one CPU thread (a span: its sentence alone;
-   tacit.models.batching.one_at_a_time), which are the same whatever the batch size and the
-   threads. A comparison is one the noise could flip when its two scores lie within
-   the row's tolerance (`tolerance`: a dtype's relative tolerance times the row's largest
-   |score|, at least 1); only such scores (`near`) are computed again (`settle`).
-
-While the noise stays below a third of the tolerance, every comparison a rank, a top-k list or
-an average precision reads comes out as it does on the canonical scores, so they are those of
-`--batch-size 1` at any batch size; each score computed again checks that (`noisy`). The
-scores themselves keep the batch's value elsewhere, within the noise.
-
-3. A batch whose scores are canonical already (ScoredBatch.fixed: a masked LM's batches on a
-   CPU, tacit.models.invariant) has no noise and nothing to settle.
+Scores are compared exactly, equal scores ordered by position; a comparison that batch noise
+could flip (two scores within the row's `tolerance`) is settled on canonical scores, those of
+the prompt scored alone on one thread (`near`, `settle`), and each score computed again checks
+the noise (`noisy`). A batch canonical already (ScoredBatch.fixed) has nothing to settle.
+docs/reproducibility.md has the rule, the tolerances and the measured noise.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
 """A run in lm-evaluation-harness's layout (`probe export RUN --to lm-eval`), which that
-harness's own tools, Zeno and a Hub results dataset read.
-
-lm-evaluation-harness writes one folder per model, `<model, sanitized>/results_<date>.json`
-(its EvaluationTracker.save_results_aggregated) beside a `samples_<task>_<date>.jsonl` per task
-(save_results_samples). Here a run is mapped onto that as follows (docs/run-directory.md):
-
-- a task per model and summary row's condition: `tacit_<probe>` and the row's key values
-  (`tacit_retrieve_top_decreasing_all_n_props_3`, `tacit_elicit_has_prefix_true`);
-- its metrics are the probe's declared metrics (Probe.primary, Probe.metrics) under lm-eval's
-  `<metric>,none` keys, the values tacit computed (not recomputed); `<metric>_stderr,none` is
-  derived from tacit's 95% percentile bootstrap interval as (high - low) / (2 x 1.96), the
-  standard error of a normal interval that wide, and `N/A` (lm-eval's own word) where the
-  metric has no interval; the interval itself is in the task's config (`metadata.ci95`);
-- a sample per row of the rows file that belongs to the task (the row's key values match),
-  with lm-eval's keys: `doc` (the whole row), `target`, `arguments` (the prompt and the target,
-  as a loglikelihood request's context and continuation), and a value for every metric of
-  the task: the prompt's own score where the probe keeps one (Metric.row: retrieval's
-  reciprocal rank for MRR), null where only the summary has it (P@1); `resps` and
-  `filtered_resps` are empty: tacit keeps scores, not a model's raw responses. A pooled
-  condition (elicitation's `all`) takes every row it pools; a task whose rows cannot be told
-  apart (NLI's breakdowns) gets no samples file, and the export says so.
-
-The date in the file names is the run's end (manifest `finished`), so exporting a run twice
-writes the same files.
+harness's own tools, Zeno and a Hub results dataset read: a folder per model with
+`results_<date>.json` and a `samples_<task>_<date>.jsonl` per task. A task is a summary row's
+condition (`tacit_retrieve_top_decreasing_all_n_props_3`); its metrics are the probe's
+declared ones under `<metric>,none` (tacit's values, not recomputed), `<metric>_stderr,none`
+the bootstrap interval's width / (2 x 1.96); a sample is a row of the rows file. The date is
+the run's end, so exporting twice writes the same files. docs/run-directory.md has the mapping.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """A run directory read back: `tacit.load(RUN)` gives the ProbeResult the run produced, and
-`read_table` each of its tables as the run held it, for every command that reads runs
-(`probe table`, `plot`, `report`, `leaderboard`, `compare`, `export`).
+`read_table` each of its tables as the run held it, for every command that reads runs.
 
-A CSV file does not say what its columns were: a float column of whole numbers reads back as
-integers, an empty text cell as a missing value, a concept named `nan` as a number. So a run
-also writes result.json (tacit.results.record): each table's column types, which empty cells were
-missing values (and whether None or NaN), the printed summary and its notes, and which files
-are figures. With it, a table reads back with the dtypes it had in memory and its values as
-written (floats at the files' float32 precision, tacit.core.files.FLOAT_FORMAT). Runs written
-before result.json read as pandas reads any CSV, and say so in a note.
+A CSV file does not say what its columns were (whole floats read as integers, an empty text
+cell as missing, a concept named `nan` as a number), so a run also writes result.json
+(tacit.results.record): each table's column types and missing cells, the printed summary and
+its notes, which files are figures. With it a table reads back with its dtypes and values as
+written (float32 precision: tacit.core.files.FLOAT_FORMAT); older runs read as plain CSV.
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """Sweeps: a grid of runs (models x probes x norm sets x options x training checkpoints) into
 one folder, one run directory per cell, and a leaderboard across the cells.
 
-A sweep file (TOML):
-
-    models = ["roberta-base", "gpt2"]          # every cell runs one model
-    norms = ["cslb", "path/to/mcrae.csv"]      # optional: norm sets (installed names or paths)
-    revisions = ["step1000", "step143000"]     # optional: each model at each revision
-
-    [checkpoints]                              # optional: local checkpoint directories
-    my-bert = ["runs/my-bert/checkpoint-*"]    # of a model (a glob, or the directories)
-
-    [run]                                      # optional: run options for every cell
-    batch_size = 64
-
-    [retrieve]                                 # a probe, with its options
-    max_props = 10
-    candidates = { axis = ["vocab", "concepts"] }   # an axis of the grid
-    concepts = ["bear", "cat"]                 # an option that takes a list: its value
-
-    [elicit]
-    relations = { axis = [["has"], ["is", "is a"]] }
-    prefix = [true, false]                     # a list where one value goes: an axis too
-
-Each cell has a stable index (its place in the grid: `probe sweep FILE --list`), so cells run
-as separate jobs (`--cell I`, a Slurm job array) or through a launcher (tacit.sweep.launch);
-the sweep folder is the only state they share (tacit.sweep.cells). Cells already complete are
-skipped, so a sweep that was stopped goes on where it stopped when run again; an interrupted
-cell resumes from its checkpoint.
+A sweep file (TOML) names the models (and their revisions or checkpoint globs), norm sets, run
+options, and each probe's options, any of them an axis (`{ axis = [...] }`, or a list where
+one value goes): docs/scaling.md ("Sweeps") has the format. Each cell has a stable index, so
+cells run as separate jobs (`--cell I`, a Slurm array) or through a launcher
+(tacit.sweep.launch); the folder is their only shared state (tacit.sweep.cells). Complete
+cells are skipped and an interrupted cell resumes from its checkpoint.
 """
 
 from __future__ import annotations

@@ -2,34 +2,11 @@
 probe that writes norms into sentences (retrieval, elicitation, Prince).
 
 A template file is JSON lines, one template a line (LAMA's relation files load as they are):
-
-    {"relation": "has", "template": "[X] has [Y]."}
-    {"id": "paper", "relation": "has", "template": "{Everyone knows that} [a X] has [Y]."}
-    {"id": "paper", "template": "[A Y] [P]."}
-    {"settings": {"language": "de", "and": "und", "serial_comma": false, "pronoun": "es",
-                  "articles": {"Bär": "ein", "Katze": "eine"}}}
-
-- `template`: the text, with placeholders in square brackets. `[Y]` is the blank. `[X]` is the
-  concept as a bare noun ("bear", "coffee machine"); `[a X]` the concept after its article
-  ("a bear", "an apple": `a` or `an` by its sound, as the paper's elicitation prompts, unless
-  the settings or `--articles` give one); `[A X]` the same at the start of a sentence.
-  `[P]` is retrieval's list of properties ("has fur, is big, and has claws"). In retrieval the
-  concept is the answer, so it goes in the blank: `[a Y]` / `[A Y]` put it there with its
-  article (vocabulary mode writes `a` / `A` before the blank; candidate spans bring their own
-  article, "A bear", "Scissors"). `{...}` at the very start is the optional prefix: kept by
-  default, dropped by `--no-prefix` (the sentence then starts with a capital).
-- `relation`: the elicitation relation the template asks about (the norms' `relation`
-  column); a template without one is retrieval's (and needs `[P]`).
-- `id`: names the template in prompts.csv and summary.csv (unique within its relation;
-  default its number within its relation, `1`, `2`, ...). Other keys are ignored (LAMA's
-  `label`, `description`, `type`).
-- `settings` (one line at most): the prompts' language (`en` by default: English articles by
-  sound); for any other language articles come only from the settings' `articles` or
-  `--articles`, never from English rules; `and` and `serial_comma` join the property list;
-  `pronoun` stands for the concept in elicitation's `--normalize pmi` baseline.
-
-The paper's templates are the file shipped as `paper` (paper.jsonl beside this module); reading
-a file is tacit.templates.reading.
+`{"id": "paper", "relation": "has", "template": "{Everyone knows that} [a X] has [Y]."}`.
+`[Y]` is the blank, `[X]`/`[a X]`/`[A X]` the concept, `[P]` retrieval's properties, `{...}`
+the optional prefix; a `settings` line gives the language, its articles and how lists join.
+docs/probes/templates.md describes every key. The paper's templates ship as `paper`
+(paper.jsonl beside this module); reading a file is tacit.templates.reading.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
-"""Each tokenizer's single-token words, kept on disk between runs.
-
-Finding them encodes and decodes every entry of the tokenizer's vocabulary (about a second for
-RoBERTa's 50,000 on a laptop core), and the answer is the same every run for the same
-tokenizer. A cache entry is keyed by a hash of everything that answer depends on: the
-tokenizer's whole serialised state (vocabulary, merges, normaliser, pre-tokenizer, added
-tokens), its special-token ids, its class, the `tokenizers` library's version and the version
-of the rule in `single_token_words`. Any change to one of them is a new key, never a stale
-answer. Tokenizers without a Rust backend (nothing to hash reliably) are not cached.
-
-Entries live in the one cache home (tacit.core.cache): one that cannot be this tokenizer's
-words (cut short, damaged, not a mapping of words to token ids) is computed again and replaced,
-with no error; a cache that cannot be written (read-only, full disk) is a warning, and the run
-goes on without caching; the manifest's record of where the words came from says why.
+"""Each tokenizer's single-token words, kept on disk between runs: finding them encodes and
+decodes every entry of the vocabulary (about a second for RoBERTa's 50,000), and the answer is
+the same every run. An entry is keyed by a hash of all it depends on (the tokenizer's whole
+serialised state, its special-token ids, its class, the `tokenizers` version, the rule's
+version), so a change is a new key, never a stale answer; tokenizers without a Rust backend
+are not cached. Entries live in tacit.core.cache: a damaged one is computed again, an
+unwritable cache is a warning, and the manifest says where the words came from.
 """
 
 from __future__ import annotations

@@ -15,11 +15,6 @@ through the family's client (its deadline, retries and one-line errors).
   empty text: answers that say nothing, counted as such.
 - `read` is the one reader of an answer: every field it takes is checked for its type and
   range, and one that is not what the API says is one line naming the request and the field.
-- A thinking model's thinking, a chat message's `reasoning_content` (vLLM, SGLang,
-  llama.cpp, DeepSeek) or `reasoning` (vLLM's newer name), is kept apart from its content
-  (Completion.reasoning), with `usage.completion_tokens_details.reasoning_tokens` where given
-  (on the first completion, as the request's total); a `<think>` in the content is kept apart
-  by Scorer.generate (tacit.models.answers.thought).
 """
 
 from __future__ import annotations
@@ -337,7 +332,10 @@ def _text(choice: Mapping[str, Any], path: str, where: str, field: str) -> str:
 
 
 def _reasoning(choice: Mapping[str, Any], path: str, where: str, field: str) -> str | None:
-    """A chat message's thinking (`reasoning_content`, else `reasoning`), or None."""
+    """A chat message's thinking (`reasoning_content`: vLLM, SGLang, llama.cpp, DeepSeek;
+    else `reasoning`, vLLM's newer name), or None; its tokens are usage's
+    `completion_tokens_details.reasoning_tokens`, on the first completion (a `<think>` in the
+    content is kept apart by Scorer.generate: tacit.models.answers.thought)."""
     message = choice.get("message") if path == CHAT else None
     if not isinstance(message, Mapping):
         return None

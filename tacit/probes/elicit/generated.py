@@ -1,31 +1,10 @@
 """Elicitation by generation, the norming task itself: a model lists a concept's features N
 times (N draws, as N participants), its answers are read and matched to the norms
-(tacit.matching), and each concept and relation is scored against the features people listed.
-
-Per prompt (a concept and relation; or `all`: a listing of every property, against all of the
-concept's features given), over the norms' features F of that concept and relation
-(pf: how many people listed each) and the `ok` answers of every draw (tacit.matching.read):
-
-- `listed_by[f]`: how many draws gave an answer that matched feature f (once per draw).
-- `recall_pf`: sum of pf over the features listed (listed_by > 0) / sum of pf over F: recall
-  of the human features weighted by production frequency.
-- `recall`: the features listed / |F|.
-- `precision`: the model's distinct answers (by normal form, over every draw) that matched a
-  feature of F / its distinct answers; NaN where it gave none (`n_distinct` 0).
-- `spearman`: Spearman's rho between listed_by and pf over F (0 for a feature not listed);
-  NaN where undefined (fewer than 2 features, or either side constant: a model that lists
-  every feature or none), as scoring's rho (tacit.core.metrics.rank_correlation).
-- `novel`: the distinct answers no person listed for the concept and relation (matched
-  nothing), each with the draws that gave it (`answer:draws | ...`, most first), and
-  `n_novel` how many: kept, counted and shown, for a reader to judge (a model's new feature
-  is not always wrong; the norms are what people thought of first).
-- `listed`: the features listed, each with its draws (`feature:draws | ...`).
-
-Refusals, empty and truncated draws give no answers (their counts are columns), so a concept
-the model refused every time has recall 0 and no precision.
-
-Chance: a model's words are open, so recall and precision have no chance level; rho has 0
-(answers that ignore the norms are listed as often whatever a feature's pf).
+(tacit.matching), and each concept and relation is scored against the features people listed:
+`recall_pf` (recall weighted by production frequency), `recall`, `precision`, `spearman`
+(rho between draws and pf), the `novel` answers no person gave, and what was `listed`.
+docs/probes/generation.md defines each column. Refused, empty and cut draws give no answers
+(counted); the words are open, so only rho has a chance level (0).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""NLI predictions for the pragmatics suites, three ways, all giving one table per run:
-`item_id, predicted, p_entailment, p_neutral, p_contradiction`.
-
-- cloze: any masked LM, PET-style. A template puts `<mask>` between premise and hypothesis; a
-  verbalizer names one word per label (Yes / Maybe / No); the label probabilities are the
-  softmax over those words' logits at the mask, optionally calibrated (Zhao et al. 2021).
-  A causal LM puts each word in the blank and scores the sentence (tacit.ask.cloze).
-- classifier: any sequence classifier trained on NLI, labels read from its config's id2label
-  (tacit.models.classifier).
-- predictions: released prediction files (uid + logits or a predicted label), one folder per
-  seed.
+"""NLI predictions for the pragmatics suites, three ways, one table per run
+(`item_id, predicted, p_entailment, p_neutral, p_contradiction`): cloze (any masked LM,
+PET-style: a template puts `<mask>` between premise and hypothesis, a verbalizer names a word
+per label, optionally calibrated as Zhao et al. 2021; a causal LM scores each word in the
+blank: tacit.ask.cloze), classifier (an NLI sequence classifier, labels from its id2label:
+tacit.models.classifier), and predictions (released files, one folder per seed).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Prince's prompts and their scoring: the examples of Prince (1978), as quoted by Weir et al.
-(2020), Fig. 4.
-
-The data are written here from the paper's text: the properties Prince lists for a person
-(concept direction: is "person" named?) and for a country (property direction: are her
-properties what the model says a country has?).
+(2020), Fig. 4, written here from the paper's text: a person's properties (is "person"
+named?) and a country's (are they what the model says a country has?).
 
 A causal model answers the country prompt (its blank ends the sentence) by its next-token
-distribution; the person prompt's blank comes first, so every shared-vocabulary word is put in
-it and its sentence scored: ranks as P(word | the rest), probabilities among the shared
-vocabulary (Scorer.score_words).
+distribution; the person prompt's blank comes first, so each shared-vocabulary word is put in
+it and its sentence scored (Scorer.score_words): ranks as P(word | the rest).
 """
 
 from __future__ import annotations

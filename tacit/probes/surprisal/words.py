@@ -1,14 +1,11 @@
 """Words from tokens: how `--by word` joins a text's tokens, as minicons'
 `IncrementalLMScorer.word_score_tokenized(texts, tokenize_function=str.split)` does.
 
-A word is a maximal run of characters that are not whitespace (`str.split`: "fur," and
-"doesn't" are one word each). A word's log-probability is the sum of its tokens'. A token
-belongs to the word that holds its last character that is not whitespace (by the token's
-character offsets: RoBERTa's `Ġbear` and SentencePiece's `▁bear` carry the space before the word
-and belong to it); a token of whitespace alone belongs to the next word. minicons counts
-instead how many tokens each word makes alone (with its leading space) and takes that many in
-turn; where the tokenizer splits a text at its spaces, as byte-level BPE and SentencePiece
-tokenizers do, the two are the same tokens (tested against minicons).
+A word is a maximal run of non-whitespace (`str.split`), its log-probability the sum of its
+tokens'. A token belongs to the word that holds its last non-whitespace character (by its
+offsets: `Ġbear` and `▁bear` carry the space before and belong to it); a whitespace-only token
+to the next word. minicons counts each word's tokens alone instead; where the tokenizer splits
+at spaces (byte-level BPE, SentencePiece) the two agree (tested against minicons).
 """
 
 from __future__ import annotations
