@@ -718,6 +718,11 @@ def items(
     span_scoring: SpanScoring = "l2r",
     normalize: Normalize = "sum",
     token_scores: bool = False,
+    by: By = "scoring",
+    samples: int = 1,
+    temperature: float = 0.0,
+    max_tokens: int = 64,
+    questions: str | Path = "tacit",
     options: RunOptions | None = None,
     revision: str | None = None,
     model_args: Mapping[str, Any] = {},
@@ -770,6 +775,19 @@ def items(
             item's every candidate; a prompt's target or gold answers and its top 5) in tokens.csv:
             one row per token, in nats and bits, as `probe surprisal` writes them. Scored in the
             same pass.
+        by: How each model is probed: `scoring` reads its probabilities of the candidates at the
+            blank (the paper's); `generation` asks it the same prompt in words and reads what it
+            answers (docs/probes/generation.md). One of: scoring, generation.
+        samples: With --by generation: completions per prompt (retrieval: above 1, one guess each,
+            ranked by how many gave it; elicitation: N participants, each listing up to --guesses
+            answers). Above 1 needs --temperature above 0.
+        temperature: With --by generation: sampling temperature; 0, the default, is greedy
+            (reproducible).
+        max_tokens: With --by generation: the longest completion, in tokens; one cut there is
+            counted as truncated and its last answer left out.
+        questions: With --by generation: the questions' wording, a JSON lines file (one question a
+            line: other wordings, other languages) or a shipped set: `tacit` or `hansen-hebart` (the
+            free listing as 'What are the properties of a bear?'). See docs/probes/generation.md.
         options: how models are loaded and run (tacit.core.options.RunOptions), as an object; the
             keywords below set its fields.
         revision: Model revision (branch, tag or commit) for every --model (hub models only).

@@ -147,6 +147,8 @@ class Asking:
     keys: rows -> the columns telling a model's rows apart (answers.csv, messages.jsonl).
     questions: rows -> the rows asked, where several rows share one question (an item's
         candidates, a row each).
+    fills: in words, rows -> per row, the question's placeholders of its own (an item's
+        lettered `options`): what no cloze text holds.
     """
 
     answers: Callable[[pd.DataFrame], list[list[str]]]
@@ -162,6 +164,7 @@ class Asking:
     matchers: Callable[[pd.DataFrame], Any] | None = None
     keys: Callable[[pd.DataFrame], list[str]] = lambda rows: ["prompt"]
     questions: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    fills: Callable[[pd.DataFrame], list[dict[str, str]]] | None = None
 
 
 class Answered:

@@ -61,14 +61,23 @@ def question_key(cloze: str, asks: str, k: int) -> str:
     return key + ("-one" if k == 1 else "")
 
 
-def question(cloze: str, asks: str, k: int, questions: Questions | None = None) -> str:
-    """A prompt asked as a question (`asks`: `concept`, `answers` or `listing`; `questions`:
-    their wording, tacit's own by default): a cloze text with its blank written ___, or, for
-    a listing, the concept with its article."""
+def question(
+    cloze: str,
+    asks: str,
+    k: int,
+    questions: Questions | None = None,
+    fills: Mapping[str, str] | None = None,
+) -> str:
+    """A prompt asked as a question (`asks`: `concept`, `answers`, `listing` or `choice`;
+    `questions`: their wording, tacit's own by default): a cloze text with its blank written
+    ___, or, for a listing, the concept with its article; `fills`: the row's placeholders of
+    its own (a choice's `options`)."""
     chosen = questions or load_questions()
     key = question_key(cloze, asks, k)
     if asks == "listing":
         return chosen.text(key, concept=cloze, k=k)
+    if asks == "choice":
+        return chosen.text(key, cloze=cloze.replace(MASK, BLANK), **(fills or {}))
     rest = cloze[len(MASK) :].strip().rstrip(".!?")
     return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
@@ -79,6 +88,8 @@ def answers_asked(cloze: str, asks: str, k: int, questions: Questions | None = N
     Hebart's `What are the properties of a bear?`: every answer is read)."""
     if asks == "concept":
         return k
+    if asks == "choice":  # every answer read: two letters are no choice
+        return None
     return (
         k
         if question(cloze, asks, k, questions) != question(cloze, asks, k + 1, questions)
@@ -337,7 +348,11 @@ class WordsAsk(Ask):
         questions = self.questions
 
         def score(scorer: Scorer, chunk: pd.DataFrame, bar: tqdm | bool) -> Scored:
-            texts = [question(prompt, asking.asks, k, questions) for prompt in chunk["prompt"]]
+            fills = asking.fills(chunk) if asking.fills else [{}] * len(chunk)
+            texts = [
+                question(prompt, asking.asks, k, questions, filled)
+                for prompt, filled in zip(chunk["prompt"], fills)
+            ]
             shown = asked_shots(self.shots, chunk, asking.asks, k, questions)
             keys = asking.keys(chunk)
             about = chunk[keys].to_dict("records")

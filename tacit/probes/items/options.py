@@ -6,10 +6,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tacit.ask.options import NORMALIZE, SPAN_SCORING, TOKEN_SCORES
+from tacit.ask.options import (
+    BY,
+    MAX_TOKENS,
+    NORMALIZE,
+    SAMPLES,
+    SPAN_SCORING,
+    TEMPERATURE,
+    TOKEN_SCORES,
+    By,
+)
 from tacit.core.params import Options, Param
 from tacit.probes.base import Metric
 from tacit.probes.manifest_keys import RankedManifest
+from tacit.templates.questions import QUESTIONS
 
 if TYPE_CHECKING:
     from tacit.core.choices import Normalize, SpanScoring
@@ -45,6 +55,8 @@ class ItemsManifest(RankedManifest, total=False):
     """What an items run records beyond every run's keys and its candidates': the file."""
 
     items: dict[str, Any]  # the items file: path, name, sha256 (and its Hub source)
+    generation: dict[str, Any]  # by generation: how the items were asked (tacit.ask.words)
+    choice: dict[str, Any]  # by generation: how the options were ordered, answers unreadable
 
 
 @dataclass(frozen=True)
@@ -56,3 +68,8 @@ class ItemsOptions(Options):
     span_scoring: SpanScoring = SPAN_SCORING.field()
     normalize: Normalize = NORMALIZE.field()
     token_scores: bool = TOKEN_SCORES.field()
+    by: By = BY.field()
+    samples: int = SAMPLES.field()
+    temperature: float = TEMPERATURE.field()
+    max_tokens: int = MAX_TOKENS.field()
+    questions: str | Path = QUESTIONS.field()
