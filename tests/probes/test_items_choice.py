@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import tacit
 from tacit.cli import app
 from tacit.matching.choice import ChoiceMatcher, chosen
+from tacit.matching.read import read_completion
 from tacit.probes.items.choice import shuffled
 from tacit.probes.items.reading import read_items
 
@@ -122,6 +123,9 @@ def test_a_letter_is_read_alone_or_before_its_text_and_two_are_none():
     matcher = ChoiceMatcher.of(["a bear", "a table", "a chair"])
     found = [matcher.match(a).name for a in ["B", "(c)", "A) a bear", "a table", "chairs", "Z"]]
     assert found == ["B", "C", "A", "B", "C", ""]
+    said = ["B.", "**B**", "B) a table", "(B) a table", "The answer is B.", "Answer: B", "A table"]
+    for text in said:
+        assert [r["matched"] for r in read_completion(text, "stop", matcher)] == ["B"], text
     assert chosen(["A", "A"]) == "A" and chosen(["A", "B"]) == "" and chosen([]) == ""
 
 
