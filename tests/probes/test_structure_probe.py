@@ -220,3 +220,54 @@ def test_a_matrix_of_scored_rows_by_hand(toy_norms_path):
     assert matrix.values[1].tolist() == pytest.approx([np.logaddexp(-0.5, -4.0), -9.0])
     assert matrix.left_out["features with no word in the shared vocabulary"] == ("has stripes",)
     assert "has a tail" in matrix.left_out["features of a relation not asked"]
+
+
+SCRIPT = {
+    "a knife": [
+        "It is sharp, it is made of metal.",
+        "It is sharp, it has a handle.",
+        "It is sharp.",
+    ],
+    "a bear": ["It has fur, it is big.", "It has claws, it has fur.", "It is big."],
+    "a cat": ["It has fur, it is a pet.", "It has a tail.", "It has fur, it does purr."],
+    "a dog": ["It has fur, it is a pet.", "It does bark.", "It is a pet, it does bark."],
+    "an apple": ["It is red.", "It is red, it is edible.", "It is red."],
+}
+
+
+@pytest.mark.slow
+def test_a_models_listing_becomes_norms_that_read_back(toy_norms_path, tmp_path):
+    """By generation each draw is a participant: `--write-norms` writes CSLB's columns, and
+    `--norms` reads them back: the same matrix and the same numbers against people's."""
+    from support import Scripted, assert_declared
+
+    written = tmp_path / "model-norms.dat"
+    concepts = ["knife", "bear", "cat", "dog", "apple"]
+    found = tacit.concept_structure(
+        [Scripted(SCRIPT)],
+        norms=str(toy_norms_path),
+        by="generation",
+        samples=3,
+        temperature=1.0,
+        concepts=concepts,
+        write_norms=str(written),
+        quiet=True,
+        **DRAWS,
+    )
+    assert_declared(found.manifest)
+    norms = pd.read_csv(written, sep="\t").set_index(["concept", "feature"])
+    assert norms.loc[("knife", "is sharp"), "pf"] == 3
+    assert norms.loc[("knife", "made of metal"), "pf"] == 1
+    assert norms.loc[("dog", "does bark"), "participant list"] == "p 2 3"
+    again = tacit.concept_structure(
+        norms=str(written), against=str(toy_norms_path), quiet=True, **DRAWS
+    )
+    assert again.summary["rsa"].iloc[0] == pytest.approx(found.summary["rsa"].iloc[0])
+    ceiling = found.extra["ceiling"]
+    assert ceiling["of"].tolist() == ["norms.dat", "scripted"]  # the model's draws split too
+    out = found.save(tmp_path / "run")
+    assert (out / "norms" / "scripted.dat").read_text() == written.read_text()
+    matrix = read_written(out / "matrix" / "scripted")
+    assert matrix.loc["knife", "is sharp"] == 1.0 and matrix.loc[
+        "knife", "has a handle"
+    ] == pytest.approx(1 / 3)

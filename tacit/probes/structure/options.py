@@ -137,3 +137,4 @@ class StructureManifest(RankedOrAskedManifest, total=False):
 
     against: dict[str, Any]  # with --against: the reference norm set (a NormsRecord)
     structure: dict[str, Any]  # per matrix compared: the analyses' options, shapes, seconds
+    model_norms: dict[str, Any]  # by generation: per model, its norms written, what was left out

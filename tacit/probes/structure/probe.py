@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
@@ -34,6 +35,11 @@ class NormsState:
 
     a: NormSet
     b: NormSet
+
+
+@dataclass
+class GenerationState:
+    norms: NormSet
 
 
 @dataclass
@@ -85,6 +91,8 @@ class StructureProbe(Probe[StructureOptions]):
                 f"({option('--against')})"
             )
         ask = choose(values, self.asks, self.name)
+        if ask.name == "words":
+            return self._plan_generation(models, values, run)
         if ask.name != "vocabulary":
             raise TacitError(
                 f"structure: {ask.named()} is not built yet; by scoring, one-word features "
@@ -95,6 +103,17 @@ class StructureProbe(Probe[StructureOptions]):
                 f"structure: {option('--write-norms')} is for {option('--by')} generation"
             )
         return self._plan_scoring(models, values, run, ask, chosen_norms(values), norms_record)
+
+    def _plan_generation(
+        self, models: Sequence[RunModel], values: StructureOptions, run: Planning
+    ) -> Plan:
+        """Elicitation's free listing (the norming task), each draw a participant."""
+        from tacit.probes.elicit.free_listing import plan_free_listing
+        from tacit.probes.structure.generation import listing_options
+
+        listing = plan_free_listing(self, models, listing_options(values), run)
+        listing.values, listing.state = values, GenerationState(listing.state.norms)
+        return listing
 
     def _plan_norms(
         self, models: Sequence[RunModel], values: StructureOptions, run: Planning
@@ -170,6 +189,8 @@ class StructureProbe(Probe[StructureOptions]):
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         if isinstance(plan.state, NormsState):
             return self._finish_norms(plan, run)
+        if isinstance(plan.state, GenerationState):
+            return self._finish_generation(plan, rows, manifest, run)
         return self._finish_scoring(plan, rows, manifest, run)
 
     def _finish_norms(self, plan: Plan, run: Planning) -> Outcome:
@@ -201,6 +222,69 @@ class StructureProbe(Probe[StructureOptions]):
         }
         rows = pd.DataFrame(columns=NO_PROMPTS)
         return Outcome(rows, made.summary, added, made.extra, made.files, made.figures)
+
+    def _finish_generation(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
+    ) -> Outcome:
+        from tacit.core.files import write_atomic
+        from tacit.probes.structure.generation import draw_counts, listing_matrix, model_norms
+        from tacit.probes.structure.outcome import parts, slug
+        from tacit.structure import compare_matrices
+
+        values: StructureOptions = plan.values
+        people: NormSet = plan.state.norms
+        done = plan.asked.finish(rows, manifest["models"], keys=["concept"])
+        answers = done.extra["answers"]
+        reference = _reference(people, values)
+        similarity = values.similarity or "cosine"
+        name = people.name or people.path.name
+        compared, written, files = [], {}, {}
+        models = list(dict.fromkeys(done.rows["model"]))
+        for model in models:
+            counts = draw_counts(answers[answers["model"] == model])
+            norms, text, record = model_norms(counts, people, str(model))
+            files[f"norms/{slug(str(model))}.dat"] = text
+            if values.write_norms is not None:
+                target = Path(values.write_norms)
+                if len(models) > 1:
+                    target = target.with_name(f"{target.stem}-{slug(str(model))}{target.suffix}")
+                try:
+                    write_atomic(target, text)
+                except OSError as err:
+                    raise TacitError(f"{target}: cannot write the norms ({err.strerror})") from None
+                record = {**record, "path": str(target)}
+            written[str(model)] = record
+            asked = done.rows[done.rows["model"] == model]
+            matrix = listing_matrix(norms, dict(zip(asked["concept"], asked["n_draws"])))
+            found = compare_matrices(
+                matrix,
+                reference,
+                reference_norms=people,
+                a_norms=norms,
+                names=(str(model), name),
+                similarity=similarity,  # type: ignore[arg-type]
+                **_draws(values, run),
+            )
+            compared.append((str(model), found))
+        made = parts(compared, reference)
+        added: dict[str, Any] = dict(done.record)
+        added["structure"] = made.record
+        added["options"] = {
+            **_options_record(values, similarity),
+            **done.options,
+            "samples": values.samples,
+            "temperature": values.temperature,
+        }
+        added["counts"] = {"prompts_per_model": len(plan.work.rows) if plan.work else 0}
+        added["model_norms"] = written
+        return Outcome(
+            done.rows,
+            made.summary,
+            added,
+            {**done.extra, **made.extra},
+            {**made.files, **files},
+            made.figures,
+        )
 
     def _finish_scoring(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
