@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,16 @@ if TYPE_CHECKING:
     from tacit.templates import TemplateSet
 
 SIMILARITIES = ("cosine", "correlation", "jaccard")
+# no rank is read, only every feature word's score (always exact): a causal LM's text after
+# the blank needs scoring for those words alone
+STRUCTURE_SUFFIX_TOP = replace(
+    SUFFIX_TOP,
+    default=1,
+    help="A causal LM over the shared vocabulary: the text after the blank is scored for every "
+    "feature word (their scores are exact) and for the K words most likely before it besides; "
+    "the probe reads no rank, so 1 is enough (0: every word's, as the ranking probes' exact "
+    "ranks need).",
+)
 
 AGAINST = Param(
     "against",
@@ -114,7 +124,7 @@ class StructureOptions(Options):
     normalize: Normalize = NORMALIZE.field()
     token_scores: bool = TOKEN_SCORES.field()
     templates: str | Path | TemplateSet = TEMPLATES.field()
-    suffix_top: int = SUFFIX_TOP.field()
+    suffix_top: int = STRUCTURE_SUFFIX_TOP.field()
     by: By = BY.field()
     guesses: int = GUESSES.field()
     samples: int = SAMPLES.field()
