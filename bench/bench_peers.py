@@ -133,7 +133,7 @@ def job_texts(
     fills = retrieval_fills(templates, spans=True)
     if template not in fills:
         raise SystemExit(f"no retrieval template {template!r}: one of {', '.join(fills)}")
-    table = build_prompts(norm_set, None, max_props=10, fills=fills).prompts
+    table = build_prompts(norm_set, list(norm_set.concepts), max_props=10, fills=fills).prompts
     if "template" in table:  # several templates: this one's prompts
         table = table[table["template"] == template]
     candidates, _ = concept_candidates(norm_set, list(table["concept"]))

@@ -51,7 +51,7 @@ from tacit.core.blank import MASK
 from tacit.models.batching import longest_first_batches
 from tacit.models.masked import MaskedLMScorer
 from tacit.norms import read_norms
-from tacit.probes.retrieve.prompts import build_prompts
+from tacit.probes.retrieve.prompts import build_prompts, eligible_concepts
 from tacit.ranking import rank_targets
 from tacit.vocab import build_vocabulary
 
@@ -527,7 +527,9 @@ def main() -> int:
         model_dir = build_model(args.tokenizer_dir, args.shape, Path(tmp) / "model", args.init)
         tokenizer = RobertaTokenizerFast.from_pretrained(model_dir)
         vocab = build_vocabulary({model_dir: tokenizer})
-        built = build_prompts(read_norms(args.norms), vocab, max_props=10).prompts
+        norms = read_norms(args.norms)
+        eligible, dropped = eligible_concepts(norms, vocab)
+        built = build_prompts(norms, eligible, dropped=dropped, max_props=10).prompts
         built = built.iloc[: args.prompts]
         record["prompts"] = len(built)
         prompts, targets = list(built.prompt), [vocab.index(t) for t in built.target]

@@ -41,7 +41,9 @@ from tacit.models.batching import longest_first_batches, padded
 from tacit.models.masked import MaskedLMScorer
 from tacit.models.masked_spans import plan_spans, span_tokens_in_context
 from tacit.norms import read_norms
+from tacit.probes.retrieve.fills import retrieval_fills
 from tacit.probes.retrieve.prompts import build_prompts, concept_candidates
+from tacit.templates import load_templates
 
 BENCH = Path(__file__).resolve().parent
 
@@ -109,7 +111,8 @@ def main() -> int:
     if args.quick:
         args.prompts, args.shape, args.repeats = 2, "tiny", 1
     norms = read_norms(args.norms)
-    prompts = build_prompts(norms, None, max_props=10).prompts  # the paper's, spans brought in
+    fills = retrieval_fills(load_templates(), spans=True)  # the paper's, spans brought in
+    prompts = build_prompts(norms, list(norms.concepts), max_props=10, fills=fills).prompts
     candidates, span_of = concept_candidates(norms, list(prompts["concept"]))
     spans = candidates.spans
     record: dict = {
