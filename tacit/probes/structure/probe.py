@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import pandas as pd
-
 from tacit.ask.base import Asking, AskSpec, choose
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
@@ -18,6 +16,8 @@ from tacit.probes.manifest_keys import RankingCounts
 from tacit.probes.structure.options import RSA, StructureManifest, StructureOptions
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tacit.core.manifest import Manifest
     from tacit.core.options import Planning
     from tacit.models.base import RunModel
@@ -136,6 +136,8 @@ class StructureProbe(Probe[StructureOptions]):
         a = chosen_norms(values)
         against = values.against
         b = against if isinstance(against, NormSet) else load_norms(against)
+        import pandas as pd
+
         known = {"norms": norms_record(a), "against": norms_record(b)}
         empty = pd.DataFrame(columns=NO_PROMPTS)
         return Plan(None, values, manifest=known, state=NormsState(a, b), given=(empty, []))
@@ -220,7 +222,7 @@ class StructureProbe(Probe[StructureOptions]):
             "options": _options_record(values, found.record["options"]["similarity"]),
             "counts": {"left_out": found.record["left_out"], "shape": found.record["shape"]},
         }
-        rows = pd.DataFrame(columns=NO_PROMPTS)
+        rows = plan.given[0] if plan.given is not None else made.summary.iloc[:0]
         return Outcome(rows, made.summary, added, made.extra, made.files, made.figures)
 
     def _finish_generation(
