@@ -125,6 +125,7 @@ def main() -> None:
             }
         ],
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s), torch {torch.__version__}",
+        "command": "python bench/bench_structure_scoring.py" + (" --quick" if args.quick else ""),
         "date": datetime.date.today().isoformat(),
     }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
