@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 import tacit
 from tacit.ask.judge import asked_pairs, verdict
 from tacit.cli import app
-from tacit.core.errors import TacitError
 
 runner = CliRunner()
 LISTED = {"a bear has ___": "1. Thick fur\n2. sharp claws\n3. paws"}
