@@ -920,3 +920,192 @@ def surprisal(
         The run's ProbeResult (what the command line prints and saves); with dry_run=True,
         what the run would cost (a RunEstimate), nothing scored but a short calibration.
     """
+
+def structure(
+    models: Models = (),
+    *,
+    norms: NormSet | str | Path | None = None,
+    against: NormSet | str | Path | None = None,
+    norms_format: str | None = None,
+    norms_columns: Mapping[str, str] | str | None = None,
+    concepts: Sequence[str] | None = None,
+    categories: str | Path | None = None,
+    participants: int | None = None,
+    relations: Sequence[str] | None = None,
+    candidates: str | Path = "vocab",
+    span_scoring: SpanScoring = "l2r",
+    normalize: Normalize = "sum",
+    token_scores: bool = False,
+    templates: str | Path | TemplateSet = "paper",
+    suffix_top: int = 1,
+    by: By = "scoring",
+    guesses: int = 5,
+    samples: int = 1,
+    temperature: float = 0.0,
+    max_tokens: int = 64,
+    questions: str | Path = "tacit",
+    write_norms: str | Path | None = None,
+    similarity: str | None = None,
+    resamples: int = 1000,
+    permutations: int = 1000,
+    splits: int = 100,
+    options: RunOptions | None = None,
+    vocab_models: Sequence[str] = (),
+    vocab_file: str | Path | None = None,
+    vocab_words: VocabWords = "all",
+    revision: str | None = None,
+    model_args: Mapping[str, Any] = {},
+    device: str = "auto",
+    dtype: LoadDtype = "float32",
+    batch_size: int | Literal["auto"] = 32,
+    limit: int | None = None,
+    limit_by: LimitBy = "random",
+    threads: int | None = None,
+    dry_run: bool = False,
+    dry_run_seconds: float = 10.0,
+    cache: str | Path | None = None,
+    compile: bool = False,
+    device_map: str | None = None,
+    max_memory: str | None = None,
+    offload_folder: str | Path | None = None,
+    seed: int = 0,
+    checkpoint: Path | None = None,
+    resume: bool = False,
+    log_to: str | None = None,
+    control: Control | None = None,
+    quiet: bool = False,
+) -> ProbeResult:
+    """Concept structure: a model's concept x feature matrix against people's
+
+    Makes a concept x feature matrix of each model (by scoring: every one-word
+    feature's log-probability at elicitation's blank, one pass per prompt; by generation: how
+    many draws of the norming task named it) or of a second norm set (--against, no model),
+    and compares it with the norms': representational similarity with a Mantel test, the
+    people's split-half ceiling, feature verification, category structure and MDS maps, the
+    answer-space prior; intervals over concepts, chance by permuting them.
+
+    Args:
+        models: hub names, local directories or GGUF files, each with its own loading options if
+            any: NAME,KEY=VALUE,... (KEY: revision, dtype, trust_remote_code, attn_implementation,
+            peft, load_in_8bit, load_in_4bit, gguf_file, start_token, chat_template, system,
+            base_url, tokenizer, label, random_weights, recorded, concurrency, timeout, retries,
+            max_answer_bytes, check_tolerance; any other `from_pretrained` keyword is passed on:
+            docs/models.md), ModelSpecs, or Scorers already in memory; scored in turn.
+        norms: Norms: a file (CSLB norms.dat, McRae's .xlsx or a CSV/TSV export, or your own CSV/TSV
+            table), a Hub dataset's file (hf://datasets/OWNER/NAME[@REVISION]/PATH) or the name of
+            installed norms. Default: $TACIT_NORMS (a file or a name), else the installed default
+            (`probe norms install`).
+        against: A second norm set to compare --norms against, with no model: the reference, whose
+            people's ceiling is drawn (`--norms mcrae.xlsx --against norms.dat`: McRae against CSLB
+            on their shared concepts). A file, a Hub dataset's file or an installed name.
+        norms_format: Say the norms file's format when tacit cannot tell it from the file: cslb,
+            mcrae, generic, or one registered by name.
+        norms_columns: A generic table's column names, e.g. `concept=Word,feature=Property,pf=Count`
+            (feature_type optional).
+        concepts: Only these concepts: a comma-separated list, or @FILE with one a line.
+        categories: A concept table with `concept` and `category` columns (CSLB's concepts.dat): the
+            reference's categories, for the analyses within categories and the clustering. Not
+            given: the norms' domains where they have them.
+        participants: With --against: how many people described each concept of --norms where its
+            file has no participant lists (McRae: 30), so its values are proportions as CSLB's are.
+        relations: Relation to ask about: one of the templates' (the paper's: is, is a, has, has a,
+            made of). Repeatable. With --by generation, `all` is a free listing of every property
+            (the norming task), scored per relation and overall. Not given: every relation of the
+            templates.
+        candidates: What answers are ranked among: `vocab` (the paper's: one-word answers among the
+            shared vocabulary), `answers` (every answer people gave to the relation, of any length:
+            'fur', 'four legs') or a FILE of spans, one a line.
+        span_scoring: How a candidate span of several tokens is scored by a masked LM: `l2r`, the
+            exact chain rule left to right (one mask per token still to come), or `independent` (all
+            masked at once, mLAMA's). One of: l2r, independent.
+        normalize: What candidate spans are ranked by: their log-probability (`sum`), per token
+            (`mean`), or against the prompt without its properties (`pmi`). One of: sum, mean, pmi.
+        token_scores: Keep the per-token log-probabilities of the candidates each row lists (an
+            item's every candidate; a prompt's target or gold answers and its top 5) in tokens.csv:
+            one row per token, in nats and bits, as `probe surprisal` writes them. Scored in the
+            same pass.
+        templates: The prompts' templates: a JSON lines file (one template a line, several per
+            relation for paraphrases; LAMA's relation files load as they are) or a shipped set:
+            `paper` (the paper's prompts) or `paraphrases`; a Hub dataset's file is
+            hf://datasets/OWNER/NAME[@REVISION]/PATH. See docs/probes/templates.md.
+        suffix_top: A causal LM over the shared vocabulary: the text after the blank is scored for
+            every feature word (their scores are exact) and for the K words most likely before it
+            besides; the probe reads no rank, so 1 is enough (0: every word's, as the ranking
+            probes' exact ranks need).
+        by: How each model is probed: `scoring` reads its probabilities of the candidates at the
+            blank (the paper's); `generation` asks it the same prompt in words and reads what it
+            answers (docs/probes/generation.md). One of: scoring, generation.
+        guesses: With --by generation: how many answers each prompt asks for, most likely first.
+        samples: With --by generation: completions per prompt (retrieval: above 1, one guess each,
+            ranked by how many gave it; elicitation: N participants, each listing up to --guesses
+            answers). Above 1 needs --temperature above 0.
+        temperature: With --by generation: sampling temperature; 0, the default, is greedy
+            (reproducible).
+        max_tokens: With --by generation: the longest completion, in tokens; one cut there is
+            counted as truncated and its last answer left out.
+        questions: With --by generation: the questions' wording, a JSON lines file (one question a
+            line: other wordings, other languages) or a shipped set: `tacit` or `hansen-hebart` (the
+            free listing as 'What are the properties of a bear?'). See docs/probes/generation.md.
+        write_norms: With --by generation: also write the model's feature listing here in CSLB's
+            columns (each draw a participant), which --norms reads back as any norm set.
+        similarity: Concept-by-concept similarity of the feature vectors: `cosine`, `correlation`
+            (Pearson's r of the two rows) or `jaccard` (of the features present). One of: cosine,
+            correlation, jaccard. Not given: cosine; by scoring, correlation (log-probabilities are
+            negative).
+        resamples: Bootstrap resamples of the concepts for each interval.
+        permutations: Permutations of the concepts for chance and the Mantel test.
+        splits: Random split halves of the participants for the people's ceiling.
+        options: how models are loaded and run (tacit.core.options.RunOptions), as an object; the
+            keywords below set its fields.
+        vocab_models: Model whose tokenizer also constrains the shared vocabulary (only its
+            tokenizer is loaded), so that separate runs stay comparable. Repeatable.
+        vocab_file: Word list (one a line) the shared vocabulary must lie in.
+        vocab_words: Which single-token words the shared vocabulary keeps: all (the paper's), alpha
+            (letters only: no punctuation, digits or symbols) or lower (lower-case letters only:
+            also no names or capitalised word pieces). One of: all, alpha, lower.
+        revision: Model revision (branch, tag or commit) for every --model (hub models only).
+        model_args: Loading options for every --model, as lm-evaluation-harness's --model_args:
+            KEY=VALUE,... (the keys --model takes); a model's own win.
+        device: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps.
+        dtype: The weights' precision (auto: the checkpoint's own); scores are always normalised in
+            float32. One of: float32, float16, bfloat16, auto.
+        batch_size: Texts per forward pass, or `auto`: the largest that fits in the device's memory
+            (found on the longest batch; recorded). Results do not depend on it. Not given: 32.
+        limit: Only N concepts (or items, configurations), as --limit-by picks them: a quick first
+            look, said in the summary and recorded, what it leaves out counted.
+        limit_by: How --limit picks its N: a sample drawn with --seed (random), or the first N
+            (first; CSLB's first concepts are all 'an ...'). One of: random, first.
+        threads: CPU threads torch may use (default: torch's own choice; on a loaded machine one can
+            be several times faster). Recorded either way.
+        dry_run: Plan the run and time a short calibration on each model: prompts, candidates,
+            sentences, tokens and the time it would take. Scores nothing else, writes nothing.
+        dry_run_seconds: With --dry-run: how long each model's calibration may take past loading (it
+            also stops at 2,048 sentences); 0: the counts alone, no model loaded.
+        cache: Keep models' answers in this directory across runs: a sentence an earlier run scored
+            with the same model is read, not scored again (sweeps, ablations, reruns). The manifest
+            counts what was found. Default: nothing kept.
+        compile: torch.compile the encoder (a minute or so of compiling first). Results are the
+            same; on a CPU it measured no faster, so try it on long GPU runs only.
+        device_map: `auto`: spread a model too large for one device over the GPUs, the CPU and disk
+            (needs accelerate; see docs/scaling.md).
+        max_memory: With --device-map: each device's share, e.g. 0=20GiB,1=20GiB,cpu=60GiB.
+        offload_folder: With --device-map: where layers that fit on no device are kept.
+        seed: Seeds every random choice of the run (selections, orders, --limit's sample).
+        checkpoint: Where scored chunks are kept while a run goes (the command line:
+            RUN_DIR/.partial).
+        resume: Continue an interrupted run: reuse what it scored (kept in `checkpoint`; the command
+            line: --out DIR), score the rest (the same command otherwise; the results equal those of
+            an uninterrupted run).
+        log_to: Log the run's summary, manifest and files to an experiment tracker once it is saved
+            (its extra: pip install 'tacit-probe[wandb]'; offline modes work). One of: wandb,
+            mlflow.
+        control: Run each model's control beside it: random-weights, the same architecture and
+            tokenizer with weights drawn at random (torch seeded with --seed), named 'MODEL (random
+            weights, seed S)' in every table: what length and tokens alone give. One of:
+            random-weights.
+        quiet: No progress bar.
+
+    Returns:
+        The run's ProbeResult (what the command line prints and saves); with dry_run=True,
+        what the run would cost (a RunEstimate), nothing scored but a short calibration.
+    """

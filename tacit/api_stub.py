@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tacit import _RENAMED
 from tacit.api import probe_function
 from tacit.core.options import RunOptions
 from tacit.probes import registry
@@ -43,7 +44,10 @@ def stub_text() -> str:
                 _use(used, used_name, _home(home, used_name))
         functions.append(_function(name, function))
     imports = _imports(used)
-    everything = [f'    "{n}",' for n in [*REEXPORTED, *names]]
+    # a renamed probe (tacit.structure is the analyses' package) stays out of the star import
+    # that tacit/__init__.py types itself with; it imports the function under its top name
+    starred = [n for n in names if n not in _RENAMED]
+    everything = [f'    "{n}",' for n in [*REEXPORTED, *starred]]
     header = [
         "# Written by `python -m tacit.api_stub` from the probes' declarations: do not edit.",
         "# tacit.api makes these functions at import (tacit.probe_api.probe_function).",

@@ -59,6 +59,9 @@ CALLS = {
     'tacit.elicit(["m"], max_props=3)': 'keyword argument "max_props" for "elicit"',
     'tacit.items("items.jsonl", ["m"], k=3, seed=1, quiet=True)': None,
     'tacit.retrieve(["m"], max_props=3, by="scoring", batch_size="auto")': None,
+    # the structure probe is tacit.concept_structure; tacit.structure stays the package
+    'tacit.concept_structure(["m"], wrong_keyword=1)': 'keyword argument "wrong_keyword"',
+    "tacit.structure.compare_norms": None,
 }
 
 

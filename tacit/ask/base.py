@@ -231,7 +231,7 @@ class Finished:
 
     rows: pd.DataFrame
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
 

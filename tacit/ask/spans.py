@@ -232,7 +232,7 @@ class SpanAsk(Ask):
         }
         return Finished(rows, extra, self._files(), added, self.options_record())
 
-    def _files(self) -> dict[str, str]:
+    def _files(self) -> dict[str, str | bytes]:
         """The spans ranked, one a line: candidates.txt (one set, or the same spans under every
         name), else candidates-<name>.txt per set (`named`, the probe's own sets: always)."""
         if self.files == "none":

@@ -45,6 +45,8 @@ class Plan:
     manifest: the probe's manifest keys known before scoring.
     state: anything the probe keeps for `finish`.
     given: (rows, model records) where no model scores anything.
+    usual: the usual way of doing the same work, for `--dry-run` to count and time beside the
+        plan's: (what it is, the sentences it costs a model).
     """
 
     work: Work | None
@@ -54,6 +56,7 @@ class Plan:
     manifest: dict[str, Any] = field(default_factory=dict)
     state: Any = None
     given: tuple[pd.DataFrame, list[ModelRecord]] | None = None
+    usual: tuple[str, int] | None = None
 
     @property
     def asked(self) -> Ask:
@@ -77,7 +80,7 @@ class Outcome:
     summary: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)
     figures: dict[str, Callable[[], bytes]] = field(default_factory=dict)
     vocab: Vocabulary | None = None
 

@@ -29,6 +29,7 @@ PROBES: Registry[type[Probe]] = Registry(
         "pragmeval": "tacit.probes.pragmeval.probe:PragmevalProbe",
         "items": "tacit.probes.items.probe:ItemsProbe",
         "surprisal": "tacit.probes.surprisal.probe:SurprisalProbe",
+        "structure": "tacit.probes.structure.probe:StructureProbe",
     },
 )
 

@@ -61,9 +61,20 @@ def top(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return values[:, :k], positions[:, :k]
 
 
+# past this many positions a row, ranks come from one sort of the row, not a pass per position
+SORTED_RANKS = 32
+
+
 def ranks(scores: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     """[rows x m] rank of each of `positions` ([rows x m]) in its row, in the total order: 1 +
     the scores above it + the scores equal to it at an earlier position."""
+    if positions.shape[1] > SORTED_RANKS:  # many positions: one stable sort of each row
+        order = scores.sort(dim=1, descending=True, stable=True).indices  # ties: earlier first
+        place = torch.empty_like(order)
+        place.scatter_(
+            1, order, torch.arange(scores.shape[1], device=scores.device).expand_as(order)
+        )
+        return 1 + place.gather(1, positions)
     every = torch.arange(scores.shape[1], device=scores.device)
     out = torch.empty(positions.shape, dtype=torch.long, device=scores.device)
     for column in range(positions.shape[1]):  # a position at a time: [rows x n] at most

@@ -49,7 +49,8 @@ class ProbeResult:
             warnings (the CLI prints them on stderr).
         figures: file name -> a function that draws that figure and returns the file's bytes
             (drawn only when saved: matplotlib is not imported otherwise).
-        files: further text files by name, e.g. `candidates.txt` (the spans a run ranked).
+        files: further files by name (text or bytes), e.g. `candidates.txt` (the spans a run
+            ranked); a name with `/` is written in a folder of the run (a matrix's files).
     """
 
     prompts: pd.DataFrame
@@ -61,7 +62,7 @@ class ProbeResult:
     text: str = ""
     notes: list[str] = field(default_factory=list)
     figures: dict[str, FigureBytes] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | bytes] = field(default_factory=dict)
 
     @property
     def dropped(self) -> pd.DataFrame:
@@ -115,6 +116,8 @@ class ProbeResult:
         files[RESULT_FILE] = json_text(result_record(self))  # how to read the tables back
         files["manifest.json"] = json_text(self.manifest)  # last: it marks the run complete
         try:
+            for folder in {(out / name).parent for name in files} - {out}:
+                folder.mkdir(parents=True, exist_ok=True)
             write_files(out, files, point="save")
         except OSError as err:
             raise TacitError(
@@ -124,7 +127,7 @@ class ProbeResult:
         faults.point("save:written")
         shutil.rmtree(out / PARTIAL, ignore_errors=True)  # the checkpoint is no longer needed
         if overwrite:
-            remove_stale(out, set(files))
+            remove_stale(out, {name.split("/")[0] for name in files})
         return out
 
 

@@ -72,3 +72,13 @@ def with_categories(
     done = done.leaving_out(NO_CATEGORY, (c for c, g in zip(matrix.concepts, named) if g is None))
     unused = [n for names in found.left_second.values() for n in names]
     return done.leaving_out(UNUSED, unused)
+
+
+def other_names(path: str | Path, column: str = "mcrae label") -> dict[str, str]:
+    """Another norm set's name -> the table's concept, where the table names them (CSLB's
+    concepts.dat: `McRae label`); empty where it has no such column."""
+    table = read_concepts(path)
+    if column not in table.columns:
+        return {}
+    named = table[table[column] != ""]
+    return dict(zip(named[column], named["concept"]))

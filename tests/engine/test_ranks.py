@@ -204,6 +204,21 @@ def test_the_total_order_and_what_is_near():
     assert not alone.any()
 
 
+def test_many_positions_are_ranked_by_one_sort_in_the_same_order(monkeypatch):
+    """Past SORTED_RANKS positions a row, one stable sort: the same ranks, exact ties and
+    -inf included, as a pass per position."""
+    from tacit.ranking import ties
+
+    generator = torch.Generator().manual_seed(0)
+    scores = torch.randint(0, 20, (6, 300), generator=generator).double()
+    scores[0] = -float("inf")
+    positions = torch.stack([torch.randperm(300, generator=generator)[:80] for _ in range(6)])
+    sorted_ranks = ranks(scores, positions)
+    monkeypatch.setattr(ties, "SORTED_RANKS", 10**9)
+    assert torch.equal(sorted_ranks, ranks(scores, positions))
+    assert positions.shape[1] > 32
+
+
 @pytest.mark.slow
 @needs_shared
 @pytest.mark.parametrize(

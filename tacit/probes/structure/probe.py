@@ -1,0 +1,365 @@
+"""The structure probe (StructureProbe): its declaration, its plans (two norm sets; a model
+by scoring) and how a run becomes the analyses of tacit.structure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tacit.ask.base import Asking, AskSpec, choose
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
+from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.manifest_keys import RankingCounts
+from tacit.probes.structure.options import RSA, StructureManifest, StructureOptions
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import Planning
+    from tacit.models.base import RunModel
+    from tacit.norms import NormSet
+    from tacit.probes.structure.scoring import Features
+    from tacit.structure import ConceptFeatureMatrix
+    from tacit.templates import TemplateSet
+
+NO_PROMPTS = ["model", "relation", "concept", "template", "prompt", "top"]
+
+
+@dataclass
+class NormsState:
+    """Two norm sets compared: `--norms` (a) against the reference `--against` (b)."""
+
+    a: NormSet
+    b: NormSet
+
+
+@dataclass
+class GenerationState:
+    norms: NormSet
+
+
+@dataclass
+class ScoringState:
+    norms: NormSet
+    features: Features
+    templates: TemplateSet
+    relations: list[str]
+    limited: list[str]  # concepts --limit left out
+
+
+class StructureProbe(Probe[StructureOptions]):
+    name = "structure"
+    description = "Concept structure: a model's concept x feature matrix against people's"
+    help = """Makes a concept x feature matrix of each model (by scoring: every one-word
+    feature's log-probability at elicitation's blank, one pass per prompt; by generation: how
+    many draws of the norming task named it) or of a second norm set (--against, no model),
+    and compares it with the norms': representational similarity with a Mantel test, the
+    people's split-half ceiling, feature verification, category structure and MDS maps, the
+    answer-space prior; intervals over concepts, chance by permuting them."""
+    options = StructureOptions
+    primary = RSA
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    keys = ("model",)
+    limit = "concepts"
+    models_required = False
+    manifest_keys = StructureManifest
+    model_keys = RankingCounts
+    report_class = "tacit.probes.structure.report:StructureReport"
+    asks = (
+        AskSpec("vocabulary"),
+        AskSpec("spans", recorded=("candidates", "span_scoring", "normalize"), files="named"),
+        AskSpec("words"),
+    )
+
+    def plan(self, models: Sequence[RunModel], values: StructureOptions, run: Planning) -> Plan:
+        from tacit.probes.shared_options import chosen_norms, norms_record
+
+        if values.against is not None:
+            return self._plan_norms(models, values, run)
+        if not models:
+            raise TacitError(
+                f"structure: give {option('--model')} (a model's structure against "
+                f"{option('--norms')}) or {option('--against')} FILE (two norm sets, no model)"
+            )
+        if values.participants is not None:
+            raise TacitError(
+                f"structure: {option('--participants')} is for two norm sets "
+                f"({option('--against')})"
+            )
+        ask = choose(values, self.asks, self.name)
+        if ask.name == "words":
+            return self._plan_generation(models, values, run)
+        if ask.name != "vocabulary":
+            raise TacitError(
+                f"structure: {ask.named()} is not built yet; by scoring, one-word features "
+                f"are read from the shared vocabulary ({option('--candidates')} vocab)"
+            )
+        if values.write_norms is not None:
+            raise TacitError(
+                f"structure: {option('--write-norms')} is for {option('--by')} generation"
+            )
+        return self._plan_scoring(models, values, run, ask, chosen_norms(values), norms_record)
+
+    def _plan_generation(
+        self, models: Sequence[RunModel], values: StructureOptions, run: Planning
+    ) -> Plan:
+        """Elicitation's free listing (the norming task), each draw a participant."""
+        from tacit.probes.elicit.free_listing import plan_free_listing
+        from tacit.probes.structure.generation import listing_options
+
+        listing = plan_free_listing(self, models, listing_options(values), run)
+        listing.values, listing.state = values, GenerationState(listing.state.norms)
+        return listing
+
+    def _plan_norms(
+        self, models: Sequence[RunModel], values: StructureOptions, run: Planning
+    ) -> Plan:
+        """Two norm sets, no model: nothing to score."""
+        from tacit.norms import NormSet, load_norms
+        from tacit.probes.shared_options import chosen_norms, norms_record
+
+        if models:
+            raise TacitError(
+                f"structure: {option('--against')} compares two norm sets: give no "
+                f"{option('--model')}"
+            )
+        if values.concepts is not None or run.limit is not None:
+            flag = option("--concepts") if values.concepts is not None else option("--limit")
+            raise TacitError(
+                f"structure: {flag} is for a model's run; {option('--against')} compares every "
+                "concept the two norm sets share"
+            )
+        a = chosen_norms(values)
+        against = values.against
+        b = against if isinstance(against, NormSet) else load_norms(against)
+        import pandas as pd
+
+        known = {"norms": norms_record(a), "against": norms_record(b)}
+        empty = pd.DataFrame(columns=NO_PROMPTS)
+        return Plan(None, values, manifest=known, state=NormsState(a, b), given=(empty, []))
+
+    def _plan_scoring(
+        self,
+        models: Sequence[RunModel],
+        values: StructureOptions,
+        run: Planning,
+        ask: Any,
+        norms: NormSet,
+        norms_record: Any,
+    ) -> Plan:
+        """Every concept asked about every relation with a one-word feature kept, once per
+        template: the whole vocabulary's distribution read at each blank."""
+        from tacit.probes.shared_options import limit_concepts, requested_concepts
+        from tacit.probes.structure.scoring import (
+            asked_words,
+            score_columns,
+            scored_features,
+            scoring_prompts,
+        )
+        from tacit.templates import load_templates
+
+        templates = load_templates(values.templates)
+        relations = templates.chosen_relations(values.relations)
+        concepts = requested_concepts(norms, values.concepts)
+        needs = ask.needs([t for r in relations for t in templates.for_relation(r)], "answers")
+        ask.prepare(models, needs, run)
+        features = scored_features(norms, relations, ask)
+        if not features.words:
+            raise TacitError(
+                f"structure: no feature of {', '.join(relations)} has a word in the shared "
+                "vocabulary"
+            )
+        prompts = scoring_prompts(concepts, features, templates)
+        prompts, limited = limit_concepts(prompts, run)
+        asking = Asking(answers=asked_words(features), top_k=1)
+        work = ask.work(prompts, asking, score_columns(features))
+        state = ScoringState(norms, features, templates, relations, limited)
+        per_feature = int(prompts["relation"].map(lambda r: len(features.words[r])).sum())
+        return Plan(
+            work,
+            values,
+            ask=ask,
+            manifest={"norms": norms_record(norms)},
+            state=state,
+            usual=("one prompt per feature word (each word scored in its own pass)", per_feature),
+        )
+
+    def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
+        if isinstance(plan.state, NormsState):
+            return self._finish_norms(plan, run)
+        if isinstance(plan.state, GenerationState):
+            return self._finish_generation(plan, rows, manifest, run)
+        return self._finish_scoring(plan, rows, manifest, run)
+
+    def _finish_norms(self, plan: Plan, run: Planning) -> Outcome:
+        from tacit.probes.structure.outcome import parts
+        from tacit.structure import compare_norms
+        from tacit.structure.concepts import other_names
+
+        values: StructureOptions = plan.values
+        state: NormsState = plan.state
+        name_a = state.a.name or state.a.path.name
+        name_b = state.b.name or state.b.path.name
+        if name_a == name_b:
+            name_a, name_b = f"{name_a} (--norms)", f"{name_b} (--against)"
+        found = compare_norms(
+            state.a,
+            state.b,
+            categories=values.categories,
+            concept_map=other_names(values.categories) if values.categories else None,
+            n_participants_a=values.participants,
+            names=(name_a, name_b),
+            similarity=values.similarity or "cosine",  # type: ignore[arg-type]
+            **_draws(values, run),
+        )
+        made = parts([(name_a, found)], found.b)
+        added = {
+            "structure": made.record,
+            "options": _options_record(values, found.record["options"]["similarity"]),
+            "counts": {"left_out": found.record["left_out"], "shape": found.record["shape"]},
+        }
+        rows = plan.given[0] if plan.given is not None else made.summary.iloc[:0]
+        return Outcome(rows, made.summary, added, made.extra, made.files, made.figures)
+
+    def _finish_generation(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
+    ) -> Outcome:
+        from tacit.core.files import write_atomic
+        from tacit.probes.structure.generation import draw_counts, listing_matrix, model_norms
+        from tacit.probes.structure.outcome import parts, slug
+        from tacit.structure import compare_matrices
+
+        values: StructureOptions = plan.values
+        people: NormSet = plan.state.norms
+        done = plan.asked.finish(rows, manifest["models"], keys=["concept"])
+        answers = done.extra["answers"]
+        reference = _reference(people, values)
+        similarity = values.similarity or "cosine"
+        name = people.name or people.path.name
+        compared, written, files = [], {}, {}
+        models = list(dict.fromkeys(done.rows["model"]))
+        for model in models:
+            counts = draw_counts(answers[answers["model"] == model])
+            norms, text, record = model_norms(counts, people, str(model))
+            files[f"norms/{slug(str(model))}.dat"] = text
+            if values.write_norms is not None:
+                target = Path(values.write_norms)
+                if len(models) > 1:
+                    target = target.with_name(f"{target.stem}-{slug(str(model))}{target.suffix}")
+                try:
+                    write_atomic(target, text)
+                except OSError as err:
+                    raise TacitError(f"{target}: cannot write the norms ({err.strerror})") from None
+                record = {**record, "path": str(target)}
+            written[str(model)] = record
+            asked = done.rows[done.rows["model"] == model]
+            matrix = listing_matrix(norms, dict(zip(asked["concept"], asked["n_draws"])))
+            found = compare_matrices(
+                matrix,
+                reference,
+                reference_norms=people,
+                a_norms=norms,
+                names=(str(model), name),
+                similarity=similarity,  # type: ignore[arg-type]
+                **_draws(values, run),
+            )
+            compared.append((str(model), found))
+        made = parts(compared, reference)
+        added: dict[str, Any] = dict(done.record)
+        added["structure"] = made.record
+        added["options"] = {
+            **_options_record(values, similarity),
+            **done.options,
+            "samples": values.samples,
+            "temperature": values.temperature,
+        }
+        added["counts"] = {"prompts_per_model": len(plan.work.rows) if plan.work else 0}
+        added["model_norms"] = written
+        return Outcome(
+            done.rows,
+            made.summary,
+            added,
+            {**done.extra, **made.extra},
+            {**made.files, **files},
+            made.figures,
+        )
+
+    def _finish_scoring(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
+    ) -> Outcome:
+        from tacit.probes.structure.outcome import parts
+        from tacit.probes.structure.scoring import SCORES, scored_matrix
+        from tacit.structure import compare_matrices
+
+        values: StructureOptions = plan.values
+        state: ScoringState = plan.state
+        done = plan.asked.finish(rows, manifest["models"])
+        reference = _reference(state.norms, values)
+        similarity = values.similarity or "correlation"
+        name = state.norms.name or state.norms.path.name
+        compared = []
+        for model, group in done.rows.groupby("model", sort=False):
+            options = {"value": "log-probability", "relations": state.relations, "by": "scoring"}
+            matrix = scored_matrix(group, state.features, reference, options)
+            found = compare_matrices(
+                matrix,
+                reference,
+                reference_norms=state.norms,
+                names=(str(model), name),
+                similarity=similarity,  # type: ignore[arg-type]
+                space="log",
+                **_draws(values, run),
+            )
+            compared.append((str(model), found))
+        made = parts(compared, reference)
+        added: dict[str, Any] = dict(done.record)
+        added["structure"] = made.record
+        added["options"] = {**_options_record(values, similarity), **done.options}
+        added["templates"] = state.templates.record()
+        added["counts"] = {
+            "prompts_per_model": int(len(plan.work.rows)) if plan.work is not None else 0,
+            "words_per_relation": {r: len(w) for r, w in state.features.words.items()},
+            "features_scored": len(state.features.of_feature),
+            "features_left_out_by_reason": {r: len(f) for r, f in state.features.left_out.items()},
+            "concepts_left_out_by_limit": len(state.limited),
+        }
+        shown = done.rows.drop(columns=[SCORES])  # the matrix files hold every score
+        return Outcome(
+            shown, made.summary, added, made.extra, made.files, made.figures, plan.asked.vocabulary
+        )
+
+
+def _reference(norms: NormSet, values: StructureOptions) -> ConceptFeatureMatrix:
+    """People's matrix: proportions where the norms' participant lists count the people, else
+    production frequencies."""
+    from tacit.structure import from_norms
+
+    if norms.participants is not None:
+        return from_norms(norms, value="proportion", categories=values.categories)
+    return from_norms(norms, value="pf", categories=values.categories)
+
+
+def _draws(values: StructureOptions, run: Planning) -> dict[str, Any]:
+    return {
+        "seed": run.seed,
+        "n_resamples": values.resamples,
+        "n_permutations": values.permutations,
+        "n_splits": values.splits,
+    }
+
+
+def _options_record(values: StructureOptions, similarity: str) -> dict[str, Any]:
+    return {
+        "similarity": similarity,
+        "resamples": values.resamples,
+        "permutations": values.permutations,
+        "splits": values.splits,
+        "categories": None if values.categories is None else str(values.categories),
+        "participants": values.participants,
+        "relations": list(values.relations) if values.relations else None,
+        "concepts": list(values.concepts) if values.concepts else None,
+    }
