@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     # the probe functions (tacit.retrieve, ...) as tacit/api.pyi types them
     from tacit.api import *  # noqa: F403
     from tacit.api import run_probe
-    from tacit.api import structure as concept_structure  # _RENAMED: the probe's top name
+    from tacit.api import structure as concept_structure  # registry.TOP_NAMES
     from tacit.ask.vocabulary import vocabulary_for
     from tacit.core.blank import MASK
     from tacit.core.errors import TacitError
@@ -85,18 +85,12 @@ if TYPE_CHECKING:
     from tacit.vocab import Vocabulary, build_vocabulary
 
 
-# a probe named like a subpackage of tacit keeps the package its name: `tacit.structure` is
-# the analyses (import tacit.structure), the probe's function is tacit.concept_structure (and
-# tacit.api.structure, as every probe's is tacit.api.NAME)
-_RENAMED = {"structure": "concept_structure"}
-
-
 def _probes() -> tuple[str, ...]:
     """tacit's probes: each is a function of tacit.api (tacit.retrieve, tacit.elicit, ...),
-    at the top under its name (or its _RENAMED name)."""
-    from tacit.probes.registry import builtin
+    at the top under its name (tacit.probes.registry.top_name)."""
+    from tacit.probes.registry import builtin, top_name
 
-    return tuple(_RENAMED.get(name, name) for name in builtin())
+    return tuple(top_name(name) for name in builtin())
 
 
 __all__ = sorted([*_EXPORTS, *_probes()])
@@ -114,7 +108,9 @@ def __getattr__(name: str) -> Any:
             return "0.0.0"
     if name not in _EXPORTS and name not in _probes():
         raise AttributeError(f"module 'tacit' has no attribute {name!r}")
-    probe = {top: name for name, top in _RENAMED.items()}.get(name, name)
+    from tacit.probes.registry import TOP_NAMES
+
+    probe = {top: name for name, top in TOP_NAMES.items()}.get(name, name)
     value = getattr(importlib.import_module(_EXPORTS.get(name, "tacit.api")), probe)
     globals()[name] = value  # later lookups skip this function
     return value

@@ -243,6 +243,8 @@ def elicit(
     temperature: float = 0.0,
     max_tokens: int = 64,
     questions: str | Path = "tacit",
+    judge: str | None = None,
+    judge_features: int = 5,
     options: RunOptions | None = None,
     vocab_models: Sequence[str] = (),
     vocab_file: str | Path | None = None,
@@ -338,6 +340,14 @@ def elicit(
         questions: With --by generation: the questions' wording, a JSON lines file (one question a
             line: other wordings, other languages) or a shipped set: `tacit` or `hansen-hebart` (the
             free listing as 'What are the properties of a bear?'). See docs/probes/generation.md.
+        judge: With --by generation (elicitation): a MODEL (any that generates, as --model names
+            one) asked whether each answer means each of up to --judge-features of its concept's
+            features, beside the lexical matcher (the default, still the one scored): its verdicts
+            go to judged.csv, its requests to the cost, and how often the two agree to the manifest
+            (docs/probes/generation.md).
+        judge_features: With --judge: the features each answer is asked against, at most (the ones
+            the lexical matcher matched first, then the others in the norms' order): requests per
+            answer.
         options: how models are loaded and run (tacit.core.options.RunOptions), as an object; the
             keywords below set its fields.
         vocab_models: Model whose tokenizer also constrains the shared vocabulary (only its

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tacit import _RENAMED
 from tacit.api import probe_function
 from tacit.core.options import RunOptions
 from tacit.probes import registry
@@ -46,7 +45,7 @@ def stub_text() -> str:
     imports = _imports(used)
     # a renamed probe (tacit.structure is the analyses' package) stays out of the star import
     # that tacit/__init__.py types itself with; it imports the function under its top name
-    starred = [n for n in names if n not in _RENAMED]
+    starred = [n for n in names if n not in registry.TOP_NAMES]
     everything = [f'    "{n}",' for n in [*REEXPORTED, *starred]]
     header = [
         "# Written by `python -m tacit.api_stub` from the probes' declarations: do not edit.",

@@ -14,6 +14,8 @@ from __future__ import annotations
 import inspect
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
@@ -51,7 +53,7 @@ def run_probe(
     counted, each model timed on a short calibration, nothing written."""
     from tacit.core.manifest import now
     from tacit.engine.runner import run_manifest, run_models
-    from tacit.models.resolved import resolved_models
+    from tacit.models.resolved import judge_model, resolved_models
     from tacit.probes import registry
     from tacit.results.result import ProbeResult
 
@@ -70,6 +72,7 @@ def run_probe(
         raise TacitError(f"no {option('--model')} given")
     started = now()
     planning = run.planning()
+    planning = replace(planning, judge=partial(judge_model, options=run))
     plan = probe.plan(resolved, values, planning)
     if run.dry_run:
         from tacit.engine.estimate import estimate_run

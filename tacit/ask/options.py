@@ -49,6 +49,23 @@ MAX_TOKENS = Param(
     help="With --by generation: the longest completion, in tokens; one cut there is counted "
     "as truncated and its last answer left out.",
 )
+JUDGE = Param(
+    "judge",
+    None,
+    help="With --by generation (elicitation): a MODEL (any that generates, as --model names "
+    "one) asked whether each answer means each of up to --judge-features of its concept's "
+    "features, beside the lexical matcher (the default, still the one scored): its verdicts "
+    "go to judged.csv, its requests to the cost, and how often the two agree to the manifest "
+    "(docs/probes/generation.md).",
+)
+JUDGE_FEATURES = Param(
+    "judge_features",
+    5,
+    kind="int",
+    minimum=1,
+    help="With --judge: the features each answer is asked against, at most (the ones the "
+    "lexical matcher matched first, then the others in the norms' order): requests per answer.",
+)
 SPAN_SCORING = Param(
     "span_scoring",
     "l2r",

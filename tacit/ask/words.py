@@ -23,9 +23,18 @@ from tacit.ask.base import (
     with_model,
     written,
 )
+from tacit.ask.judge import (
+    JUDGE_FEATURES,
+    JUDGE_QUESTION,
+    JUDGE_SAMPLING,
+    JUDGED_COLUMNS,
+    agreement,
+    judge_answers,
+)
 from tacit.core.blank import MASK
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
+from tacit.core.secrets import redact
 from tacit.matching import answers_frame
 from tacit.matching import record as matching_record
 from tacit.models.answers import Completion, GenerationRequest, Sampling, generation_counts
@@ -43,6 +52,7 @@ if TYPE_CHECKING:
     from tacit.templates import Template
 
 BLANK = "___"  # the cloze's blank as a question writes it
+JUDGED = "judged"  # a row's judged pairs (tacit.ask.judge), kept in the checkpoint
 RAW = ["request", "completions"]  # kept in the checkpoint, written as messages and answers
 # how sampled draws are seeded, for the manifest (tacit.models.answers.request_seed)
 SEEDS = (
@@ -259,7 +269,16 @@ class WordsAsk(Ask):
     name = "words"
     form = "phrase"
     said = "asking in words"
-    takes = ("by", "guesses", "samples", "temperature", "max_tokens", "questions")
+    takes = (
+        "by",
+        "guesses",
+        "samples",
+        "temperature",
+        "max_tokens",
+        "questions",
+        "judge",
+        "judge_features",
+    )
     yields = "answers"
     over = "the answers each model gave"
     recorded_as = "generation"
@@ -294,6 +313,9 @@ class WordsAsk(Ask):
         self.max_tokens = int(self.value("max_tokens", 64))
         self.questions = load_questions(self.value("questions", DEFAULT_QUESTIONS))
         self.sampling: Sampling | None = None
+        self.judge_text: str | None = self.value("judge")
+        self.judge_features = int(self.value("judge_features", JUDGE_FEATURES))
+        self.judge: Callable[[], Scorer] | None = None
         self.shots: Any = None
         self.asking: Asking | None = None
 
@@ -314,6 +336,10 @@ class WordsAsk(Ask):
         self.sampling = Sampling(
             n=self.samples, temperature=self.temperature, max_tokens=self.max_tokens, seed=run.seed
         )
+        if self.judge_text is not None:
+            if run.judge is None:
+                raise TacitError(f"{option('--judge')}: only a run (run_probe) has a judge")
+            self.judge = run.judge(self.judge_text)
 
     def shown(self, prompts: pd.DataFrame, shots: Any) -> tuple[pd.DataFrame, dict[str, str]]:
         """The prompts with their demonstration concepts listed; each is asked as a question
@@ -359,9 +385,16 @@ class WordsAsk(Ask):
             completions, requests = ask(scorer, sampling, texts, bar, shown, about)
             table = with_completions(chunk, completions, [scorer.sent(r) for r in requests])
             asked = answers_asked(chunk["prompt"].iloc[0], asking.asks, k, questions)
-            answers = read_answers(table, keys, _matchers(asking, table), asked)
-            answered = Answered(table, _fields(table, answers, keys, asking, way, k))
+            matchers = _matchers(asking, table)
+            answers = read_answers(table, keys, matchers, asked)
             counts = generation_counts(completions, requests)
+            if self.judge is not None:
+                verdicts, cost = judge_answers(
+                    self.judge(), table, answers, keys, matchers, self.judge_features
+                )
+                table = table.assign(judged=[json.dumps(v, ensure_ascii=False) for v in verdicts])
+                counts.update(cost)
+            answered = Answered(table, _fields(table, answers, keys, asking, way, k))
             return Scored(with_model(scorer, written(table, answered, columns)), counts)
 
         return Work(rows, key or "prompt", score, needs=Needs.of("generate"), sampling=sampling)
@@ -397,13 +430,35 @@ class WordsAsk(Ask):
             record["answers_unmatched"] = int(
                 ((answers["status"] == "ok") & (answers["matched"] == "")).sum()
             )
+        frames = {"answers": answers}
+        if JUDGED in rows:
+            judged = judged_frame(rows, named)
+            frames[JUDGED] = judged
+            record["judge"] = {
+                "model": redact(str(self.judge_text)),
+                "features": self.judge_features,
+                "question": JUDGE_QUESTION,
+                "sampling": JUDGE_SAMPLING.record(),
+                **agreement(judged),
+            }
         return Finished(
-            rows.drop(columns=RAW),
-            {"answers": answers},
+            rows.drop(columns=[*RAW, *([JUDGED] if JUDGED in rows else [])]),
+            frames,
             {"messages.jsonl": messages_file(rows, named, sampling)},
             {"generation": record},
             self.options_record(),
         )
+
+
+def judged_frame(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """judged.csv: each pair the judge was asked (tacit.ask.judge), after the prompt's `keys`."""
+    found = [
+        {**{k: row[k] for k in keys if k != "concept"}, **pair}
+        for row in rows.to_dict("records")
+        for pair in json.loads(row[JUDGED])
+    ]
+    columns = [k for k in keys if k != "concept"] + ["draw", *JUDGED_COLUMNS]
+    return pd.DataFrame.from_records(found, columns=columns)
 
 
 def thinking_record(rows: pd.DataFrame) -> dict[str, int]:

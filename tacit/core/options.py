@@ -7,7 +7,7 @@ for is checked when a run starts (tacit.models.runtime.resolve_device), before a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -443,6 +443,9 @@ class Planning:
     vocab_models: Sequence[str] = ()
     vocab_file: Path | None = None
     vocab_words: VocabWords = "all"
+    # a judge's text -> its loader (tacit.models.resolved.judge_model), set by the run; None:
+    # a plan made outside a run, which cannot have one
+    judge: Callable[[str], Callable[[], Any]] | None = None
 
 
 def _as_recorded(value: Any) -> Any:

@@ -8,7 +8,8 @@ loading. A Scorer already in memory is a run's model too, used as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tacit.core.errors import TacitError
@@ -160,6 +161,40 @@ def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list
             )
     check_device(list(chosen.values()), options)
     return list(chosen.values())
+
+
+def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
+    """The judge of answers in words (`--judge`: tacit.ask.judge): its text read and checked
+    now (one line if it cannot generate), loaded as the run's options say on the loader's
+    first call, `--cache`'s cache attached and its answers kept in the run's checkpoint
+    (`judge-answers.jsonl`, tacit.models.answered) for `--resume`; the same scorer on every
+    later call."""
+    from tacit.models.base import Needs
+
+    needs = Needs.of("generate")
+    try:
+        model = ResolvedModel(text, options)
+        needs.check(model.name, model.scorer_class(needs), option("--judge"))
+    except TacitError as error:  # said of the judge, not of a --model
+        raise TacitError(str(error).replace(option("--model"), option("--judge"), 1)) from None
+    loaded: list[Scorer] = []
+
+    def load() -> Scorer:
+        if not loaded:
+            scorer = model.load(needs, option("--judge"))
+            if options.cache is not None:
+                from tacit.models.score_cache import ScoreCache
+
+                scorer.cache = ScoreCache(options.cache, scorer.record())
+            if options.checkpoint is not None:  # kept as they come, as a model's are: --resume
+                from tacit.models.answered import SUFFIX, AnsweredRequests
+
+                journal = Path(options.checkpoint) / f"judge{SUFFIX}"
+                scorer.run_answers = AnsweredRequests(journal, scorer.record())
+            loaded.append(scorer)
+        return loaded[0]
+
+    return load
 
 
 def check_device(models: Sequence[ResolvedModel], options: RunOptions) -> None:

@@ -37,6 +37,14 @@ class ScoringCounts(TypedDict, total=False):
     generation_oversized: int
     generation_reasoning_tokens: int
     generation_thought_to_limit: int
+    # the same of the judge's requests (--judge: tacit.ask.judge), made for this model's answers
+    judge_generation_requests: int
+    judge_generation_prompt_tokens: int
+    judge_generation_completion_tokens: int
+    judge_generation_cached: int
+    judge_generation_oversized: int
+    judge_generation_reasoning_tokens: int
+    judge_generation_thought_to_limit: int
 
 
 class RankingCounts(ScoringCounts, total=False):

@@ -43,6 +43,17 @@ def builtin() -> tuple[str, ...]:
     return PROBES.builtin()
 
 
+# a probe named like a subpackage of tacit keeps the package its name: `tacit.structure` is
+# the analyses (import tacit.structure), the probe's function is tacit.concept_structure (and
+# tacit.api.structure, as every probe's is tacit.api.NAME)
+TOP_NAMES = {"structure": "concept_structure"}
+
+
+def top_name(name: str) -> str:
+    """The name a probe's function has at the top of the package (tacit.NAME)."""
+    return TOP_NAMES.get(name, name)
+
+
 def register(probe: type[Probe]) -> type[Probe]:
     """Add a probe of your own (a Probe subclass, from any module) under its `name`, so that
     `tacit.api.run_probe(name, ...)`, results, reports, tables and the leaderboard know it.

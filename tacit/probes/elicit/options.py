@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from tacit.ask.options import (
     BY,
     GUESSES,
+    JUDGE,
+    JUDGE_FEATURES,
     MAX_TOKENS,
     NORMALIZE,
     SAMPLES,
@@ -89,3 +91,5 @@ class ElicitOptions(Options):
     temperature: float = TEMPERATURE.field()
     max_tokens: int = MAX_TOKENS.field()
     questions: str | Path = QUESTIONS.field()
+    judge: str | None = JUDGE.field()
+    judge_features: int = JUDGE_FEATURES.field()

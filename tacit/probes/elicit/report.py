@@ -224,7 +224,20 @@ def listing_report(
         f"{record['answers_unmatched']} matched no feature of the concept and relation "
         "(novel: kept in answers.csv and the prompts' `novel`)"
     )
+    if "judge" in record:
+        lines.append(judge_said(record["judge"]))
     return "\n".join(lines), run_notes(manifest)
+
+
+def judge_said(judge: dict[str, Any]) -> str:
+    """The line on how often --judge and the lexical matcher agree (tacit.ask.judge)."""
+    share = "–" if judge["agreement"] is None else f"{judge['agreement']:.1%}"
+    return (
+        f"judge {judge['model']}: agrees with the lexical matcher on {share} of {judge['n']} "
+        f"pairs read ({judge['judge_only']} matched by the judge alone, "
+        f"{judge['lexical_only']} by the matcher alone, {judge['unreadable']} replies "
+        "unreadable; judged.csv)"
+    )
 
 
 # a run's printed report and its figure (title, metric: None for mAP), by what its Ask
