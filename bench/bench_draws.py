@@ -18,18 +18,22 @@ bench/bench_draws.py` (or `--quick` for a smoke run).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import torch
-from bench_generate import SHAPES, SHARED, build_model, questions
+from bench_generate import (
+    SHAPES,
+    SHARED,
+    build_model,
+    questions,
+    run_header,
+    speed_table,
+    write_record,
+)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from tacit.models.answers import GenerationRequest, Sampling
@@ -113,24 +117,10 @@ def main() -> int:
     tokens = sum(c.completion_tokens or 0 for said in answers for c in said)
     draws = len(requests) * args.samples
     speedup = best["one"] / best["tacit"]
-    table = [["method", "seconds", "draws/s", "speed-up"]]
-    for method, name in (("one", "one draw a call"), ("tacit", "tacit (N draws a call)")):
-        table.append(
-            [
-                name,
-                f"{best[method]:.2f}",
-                f"{draws / best[method]:.2f}",
-                f"{best['one'] / best[method]:.2f}x",
-            ]
-        )
+    names = {"one": "one draw a call", "tacit": "tacit (N draws a call)"}
+    table = speed_table(best, names, "draws", draws)
     record = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
-        f"torch {torch.__version__}",
-        "date": date.today().isoformat(),
-        "command": " ".join(["python", "bench/bench_draws.py", *sys.argv[1:]]).replace(
-            str(Path.home()), "~"
-        ),
-        "model": args.model.name if args.model else f"random GPT-2 ({args.shape})",
+        **run_header("bench_draws.py", args),
         "requests": len(requests),
         "samples": args.samples,
         "max_tokens": args.max_tokens,
@@ -143,11 +133,8 @@ def main() -> int:
         "speedup": speedup,
         "table": table,
     }
-    for row in table:
-        print(" | ".join(str(cell) for cell in row))
+    write_record(record, table, args.json)
     print(f"{draws} draws, {tokens} tokens; same seed same draws: {same}; {speedup:.2f}x")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 

@@ -158,24 +158,10 @@ def main() -> int:
     alike = sum(a == b for a, b in zip(ours, plain))
     tokens = sum(a[0].completion_tokens or 0 for a in answers)
     speedup = best["plain"] / best["tacit"]
-    table = [["method", "seconds", "answers/s", "speed-up"]]
-    for method, name in (("plain", "plain generate loop"), ("tacit", "tacit (batched)")):
-        table.append(
-            [
-                name,
-                f"{best[method]:.2f}",
-                f"{len(requests) / best[method]:.2f}",
-                f"{best['plain'] / best[method]:.2f}x",
-            ]
-        )
+    names = {"plain": "plain generate loop", "tacit": "tacit (batched)"}
+    table = speed_table(best, names, "answers", len(requests))
     record = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
-        f"torch {torch.__version__}",
-        "date": date.today().isoformat(),
-        "command": " ".join(["python", "bench/bench_generate.py", *sys.argv[1:]]).replace(
-            str(Path.home()), "~"
-        ),
-        "model": args.model.name if args.model else f"random GPT-2 ({args.shape})",
+        **run_header("bench_generate.py", args),
         "requests": len(requests),
         "max_tokens": args.max_tokens,
         "completion_tokens": tokens,
@@ -186,12 +172,39 @@ def main() -> int:
         "speedup": speedup,
         "table": table,
     }
+    write_record(record, table, args.json)
+    print(f"{len(requests)} answers, {tokens} tokens; {alike} identical; {speedup:.2f}x")
+    return 0
+
+
+def speed_table(best: dict[str, float], names: dict[str, str], unit: str, count: int) -> list:
+    """Seconds, `unit`s a second and speed-up over the first method, a row a method."""
+    first = best[next(iter(names))]
+    table = [["method", "seconds", f"{unit}/s", "speed-up"]]
+    for method, name in names.items():
+        seconds = best[method]
+        table.append([name, f"{seconds:.2f}", f"{count / seconds:.2f}", f"{first / seconds:.2f}x"])
+    return table
+
+
+def run_header(script: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The record's first fields: the machine, the date, the command and the model."""
+    command = " ".join(["python", f"bench/{script}", *sys.argv[1:]])
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu(s) ({args.threads} thread), "
+        f"torch {torch.__version__}",
+        "date": date.today().isoformat(),
+        "command": command.replace(str(Path.home()), "~"),
+        "model": args.model.name if args.model else f"random GPT-2 ({args.shape})",
+    }
+
+
+def write_record(record: dict[str, Any], table: list, path: Path) -> None:
+    """The table printed, the record written as JSON to `path`."""
     for row in table:
         print(" | ".join(str(cell) for cell in row))
-    print(f"{len(requests)} answers, {tokens} tokens; {alike} identical; {speedup:.2f}x")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(record, indent=2) + "\n")
-    return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":
