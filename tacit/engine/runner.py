@@ -31,6 +31,7 @@ from tacit.core.options import RunOptions
 from tacit.core.secrets import redact, redacted
 from tacit.engine import distributed
 from tacit.engine.checkpoint import Checkpoint
+from tacit.models.resolved import keeping
 
 if TYPE_CHECKING:
     from tacit.core.modelspec import ModelSpec
@@ -84,16 +85,10 @@ class ModelHandle:
     def scorer(self) -> Scorer:
         if self._scorer is None:
             started = time.monotonic()
-            self._scorer = self.model.load(self.needs, self.probe, self.load_options)
+            scorer = self.model.load(self.needs, self.probe, self.load_options)
             self.load_seconds = time.monotonic() - started
-            if self.cache is not None:  # a model loaded by name: its answers keep
-                from tacit.models.score_cache import ScoreCache
-
-                self._scorer.cache = ScoreCache(self.cache, self._scorer.record())
-            if self.answers_at is not None and self._scorer.can("generate"):
-                from tacit.models.answered import AnsweredRequests
-
-                self._scorer.run_answers = AnsweredRequests(self.answers_at, self._scorer.record())
+            # a model loaded by name: its answers keep
+            self._scorer = keeping(scorer, self.cache, self.answers_at)
         return self._scorer
 
     @property

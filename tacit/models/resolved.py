@@ -181,20 +181,28 @@ def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
 
     def load() -> Scorer:
         if not loaded:
-            scorer = model.load(needs, option("--judge"))
-            if options.cache is not None:
-                from tacit.models.score_cache import ScoreCache
+            from tacit.models.answered import SUFFIX
 
-                scorer.cache = ScoreCache(options.cache, scorer.record())
-            if options.checkpoint is not None:  # kept as they come, as a model's are: --resume
-                from tacit.models.answered import SUFFIX, AnsweredRequests
-
-                journal = Path(options.checkpoint) / f"judge{SUFFIX}"
-                scorer.run_answers = AnsweredRequests(journal, scorer.record())
-            loaded.append(scorer)
+            checkpoint = options.checkpoint  # kept as they come, as a model's are: --resume
+            journal = Path(checkpoint) / f"judge{SUFFIX}" if checkpoint is not None else None
+            loaded.append(keeping(model.load(needs, option("--judge")), options.cache, journal))
         return loaded[0]
 
     return load
+
+
+def keeping(scorer: Scorer, cache: str | Path | None, journal: Path | None) -> Scorer:
+    """The scorer with `--cache`'s cache and the run's journal of generation answers
+    (`journal`, in its checkpoint) attached where given: nothing it answered is asked again."""
+    if cache is not None:
+        from tacit.models.score_cache import ScoreCache
+
+        scorer.cache = ScoreCache(cache, scorer.record())
+    if journal is not None and scorer.can("generate"):
+        from tacit.models.answered import AnsweredRequests
+
+        scorer.run_answers = AnsweredRequests(journal, scorer.record())
+    return scorer
 
 
 def check_device(models: Sequence[ResolvedModel], options: RunOptions) -> None:
