@@ -23,9 +23,6 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from support import (  # noqa: E402
-    REAL_BERT_VOCAB,
-    REAL_ROBERTA_DIR,
-    SHARED_DATA,
     real_bert_tokenizer,
     real_bpe_t5_tokenizer,
     real_gpt2_tokenizer,
@@ -63,8 +60,6 @@ def tiny_roberta(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def real_bert(tmp_path_factory) -> str:
     """A tiny random BERT on the real bert-base-cased tokenizer (tokenisation as the real one)."""
-    if not REAL_BERT_VOCAB.is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("real-bert")
     return str(save_tiny_bert(directory, real_bert_tokenizer()))
 
@@ -72,8 +67,6 @@ def real_bert(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def real_roberta(tmp_path_factory) -> str:
     """A tiny random RoBERTa on the real roberta-base tokenizer."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("real-roberta")
     return str(save_tiny_roberta(directory, real_roberta_tokenizer()))
 
@@ -81,8 +74,6 @@ def real_roberta(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def tiny_gpt2(tmp_path_factory) -> str:
     """A tiny random GPT-2 on GPT-2's real byte-level BPE (roberta-base's files)."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("tiny-gpt2")
     return str(save_tiny_gpt2(directory, real_gpt2_tokenizer()))
 
@@ -90,8 +81,6 @@ def tiny_gpt2(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory) -> str:
     """A tiny random Llama-shaped model on the same BPE, with `<s>` as its BOS."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("tiny-llama")
     return str(save_tiny_llama(directory, real_gpt2_tokenizer(bos="<s>")))
 
@@ -105,8 +94,6 @@ def tiny_t5(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def bpe_t5(tmp_path_factory) -> str:
     """A tiny random T5 on GPT-2's real byte-level BPE with T5's sentinels added."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     return str(save_tiny_t5(tmp_path_factory.mktemp("bpe-t5"), real_bpe_t5_tokenizer()))
 
 

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 import torch
 from support import (
-    REAL_BERT_VOCAB,
     causal_reference,
     causal_span_reference,
     causal_vocab_reference,
@@ -376,7 +375,6 @@ def test_words_in_place_in_one_pass_with_a_bar_of_sentences(tiny_gpt2, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
 def test_prince_masked_and_causal(real_bert, tiny_gpt2, tmp_path):
     """The person prompt's blank comes first: a causal model scores each word in place."""
     out = tmp_path / "prince"
@@ -502,7 +500,6 @@ def test_pragmeval_linear_with_a_causal_model(tiny_gpt2, tmp_path, pooling):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not REAL_BERT_VOCAB.is_file(), reason="real tokenizer files not found")
 def test_sentencepiece_words_and_next_token(tmp_path):
     """A Llama-2-style tokenizer encodes " bear" as `▁` `▁bear`: the shared vocabulary reads a
     word inside a sentence ("a bear"), so `bear` is `▁bear`, the token that follows "... has"."""

@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 import torch
 from support import (
-    REAL_ROBERTA_DIR,
-    SHARED_DATA,
     causal_reference,
     causal_vocab_reference,
     real_gpt2_tokenizer,
@@ -37,8 +35,6 @@ CPU = torch.device("cpu")
 
 @pytest.fixture(scope="module")
 def peaked_gpt2(tmp_path_factory) -> str:
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     directory = tmp_path_factory.mktemp("peaked-gpt2")
     return str(save_peaked_gpt2(directory, real_gpt2_tokenizer()))
 
@@ -46,8 +42,6 @@ def peaked_gpt2(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
     """300 one-token words of GPT-2's BPE (every 80th, alphabetically) and their ids."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     found = single_token_words(real_gpt2_tokenizer())
     chosen = sorted(found)[::80][:300]
     return chosen, np.array([found[w] for w in chosen])

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 import torch
 from support import (
-    REAL_ROBERTA_DIR,
-    SHARED_DATA,
     TOY_WORDS,
     fails_cleanly,
     real_gpt2_tokenizer,
@@ -27,11 +25,6 @@ from tacit.core.modelspec import ModelSpec
 from tacit.models.causal import CausalLMScorer
 from tacit.models.start import start_token
 
-needs_gpt2_bpe = pytest.mark.skipif(
-    not (REAL_ROBERTA_DIR / "vocab.json").is_file(),
-    reason=f"real tokenizer files not found under {SHARED_DATA}",
-)
-
 
 def adding_bos(tokenizer):
     """The tokenizer made to put `<s>` before every text itself, as Llama's and Gemma's do."""
@@ -43,7 +36,6 @@ def adding_bos(tokenizer):
     return tokenizer
 
 
-@needs_gpt2_bpe
 def test_one_rule_per_kind_of_tokenizer(tmp_path):
     # GPT-2: no BOS of its own; `<|endoftext|>` is its BOS, EOS and end of text
     gpt2 = start_token(real_gpt2_tokenizer(), None)
@@ -64,7 +56,6 @@ def test_one_rule_per_kind_of_tokenizer(tmp_path):
     assert (toy.text, toy.rule) == ("</s>", "EOS (the tokenizer adds no BOS)")
 
 
-@needs_gpt2_bpe
 def test_a_start_token_asked_for():
     tokenizer = real_gpt2_tokenizer(bos="<s>")
     assert start_token(tokenizer, "bos").text == "<s>"
@@ -81,7 +72,6 @@ def test_a_start_token_asked_for():
 
 
 @pytest.mark.slow
-@needs_gpt2_bpe
 def test_the_start_token_is_a_loading_option(tiny_llama):
     """`DIR,start_token=bos` scores every sentence from `<s>` (lm-evaluation-harness's and
     minicons' choice where a tokenizer declares a BOS), and the record says so."""
@@ -108,7 +98,6 @@ def test_the_start_token_is_a_loading_option(tiny_llama):
 
 
 @pytest.mark.slow
-@needs_gpt2_bpe
 def test_the_manifest_records_the_start_token(tiny_gpt2, toy_norms_path, tmp_path):
     words = tmp_path / "words.txt"  # a small vocabulary: a random model's every suffix is scored
     words.write_text("\n".join(TOY_WORDS) + "\n")

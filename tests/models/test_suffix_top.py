@@ -13,8 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from support import (
-    REAL_ROBERTA_DIR,
-    SHARED_DATA,
     fails_cleanly,
     probe_in_one_thread,
     real_gpt2_tokenizer,
@@ -35,8 +33,6 @@ PROMPTS = [
 @pytest.fixture(scope="module")
 def peaked(tmp_path_factory) -> tuple[str, np.ndarray]:
     """A peaked tiny GPT-2 and 200 one-token words of GPT-2's BPE (every 120th) with ids."""
-    if not (REAL_ROBERTA_DIR / "vocab.json").is_file():
-        pytest.skip(f"real tokenizer files not found under {SHARED_DATA}")
     tokenizer = real_gpt2_tokenizer()
     directory = save_peaked_gpt2(tmp_path_factory.mktemp("peaked-gpt2"), tokenizer)
     found = single_token_words(tokenizer)
