@@ -63,14 +63,20 @@ def format_number(value: Any, digits: int = DIGITS, *, signed: bool = False) -> 
 
 
 def format_interval(low: Any, high: Any, digits: int = DIGITS) -> str:
-    """`[low, high]`, each as format_number prints it; empty where either end is missing.
+    """`[low, high]`, each as format_number prints it; empty where either end is missing, and
+    `(no interval)` where it is all reals (a test with too few units rejects nothing: the
+    table's note says how few).
 
     Examples:
         >>> format_interval(0.0412, 0.07306), format_interval(float("nan"), 1.0)
         ('[0.0412, 0.0731]', '')
+        >>> format_interval(-math.inf, math.inf)
+        '(no interval)'
     """
     ends = [format_number(low, digits), format_number(high, digits)]
-    return "" if MISSING in ends else f"[{ends[0]}, {ends[1]}]"
+    if MISSING in ends:
+        return ""
+    return "(no interval)" if ends == ["-inf", "inf"] else f"[{ends[0]}, {ends[1]}]"
 
 
 def with_interval(

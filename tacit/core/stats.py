@@ -108,6 +108,18 @@ class PairedTest:
     patterns: int
 
 
+def fewest_units(alpha: float) -> int:
+    """The fewest units whose paired permutation test can reject a difference at `alpha`:
+    the smallest two-sided p of n units is 2/2**n (every sign the same), so n needs
+    2**n >= 2/alpha; with fewer, paired_permutation's interval is infinite.
+
+    Examples:
+        >>> fewest_units(0.05), fewest_units(0.01)
+        (6, 8)
+    """
+    return math.ceil(math.log2(2 / alpha) - 1e-12)
+
+
 def _every_total(values: np.ndarray) -> np.ndarray:
     """The signed total of `values` under every sign pattern (2**n), all plus first."""
     totals = np.zeros(1)

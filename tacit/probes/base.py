@@ -141,6 +141,8 @@ class Probe(ABC, Generic[OptionsT]):
     # what `--limit N` takes the first N of (`concepts`, `items`, ...): the probe's plan
     # applies it (RunOptions.limit); None: the probe has nothing to limit, and refuses it
     limit: ClassVar[str | None] = None
+    # what its intervals resample and `probe compare` pairs models over, in the plural
+    units: ClassVar[str] = "concepts"
     models_required: ClassVar[bool] = True
     # `--model`'s help where the probe's own differs (None: tacit.models.families.model_help)
     models_help: ClassVar[str | None] = None

@@ -24,6 +24,7 @@ from tacit.core.display import Table
 from tacit.core.errors import TacitError
 from tacit.core.files import SAVED_DIGITS
 from tacit.core.labels import model_label, short_labels
+from tacit.core.stats import fewest_units
 
 if TYPE_CHECKING:
     from tacit.results.like_for_like import RunInfo
@@ -46,6 +47,7 @@ COLUMNS = [
     "p_value",
     "p_holm",
     "n_units",
+    "units",
     "units_left_out",
     "test",
     "patterns",
@@ -108,7 +110,9 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
     units = units[(a.counts[units] == b.counts[units]).to_numpy()]
     left_out = len(a.sums.index.union(b.sums.index)) - len(units)
     if len(units) == 0:
-        raise TacitError(f"{a.label} and {b.label} share no concept scored the same way")
+        raise TacitError(
+            f"{a.label} and {b.label} share no {a.run.probe.units[:-1]} scored the same way"
+        )
     differences = (a.sums[units] - b.sums[units]).to_numpy()
     counts = a.counts[units].to_numpy()
     key = zlib.crc32(f"{a.model}|{b.model}".encode())
@@ -132,6 +136,7 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         "ci_high": test.ci_high,
         "p_value": test.p_value,
         "n_units": len(units),
+        "units": a.run.probe.units,
         "units_left_out": left_out,
         "test": "exact" if test.exact else "monte carlo",
         "patterns": test.patterns,
@@ -279,20 +284,22 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             ]
         ].reset_index(drop=True)
         left_out = int(rows["units_left_out"].sum())
+        units = str(first["units"])
         level = f"{int(confidence * 100)}%"
         note = (
-            f"paired over concepts: p of the two-sided permutation test ({_counted(rows)}), "
+            f"paired over {units}: p of the two-sided permutation test ({_counted(rows)}), "
             f"Holm-adjusted over this table (p Holm); {level} interval: the differences the "
             f"test does not reject at {1 - confidence:.2g}, so it leaves out 0 exactly when "
             f"p <= {1 - confidence:.2g}"
         )
         if np.isinf(rows[["ci_low", "ci_high"]].to_numpy()).any():
+            fewest = fewest_units(1 - confidence)
             note += (
-                "; an infinite interval: too few concepts for any difference to be told "
-                "from 0 at that level (n concepts give p >= 2/2^n)"
+                f"; no interval: {_few(rows)} {units} are too few at {level} (the test can "
+                f"reject no difference with fewer than {fewest}: n {units} give p >= 2/2^n)"
             )
         if left_out:
-            note += f"; {left_out} concept(s) one model of a pair lacks left out of that pair"
+            note += f"; {left_out} {units} one model of a pair lacks left out of that pair"
         shown.append(
             Table(
                 frame,
@@ -307,12 +314,18 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
                     "difference": f"A - B [{int(confidence * 100)}% CI]",
                     "p_value": "p",
                     "p_holm": "p Holm",
-                    "n_units": "concepts",
+                    "n_units": units,
                 },
                 note=note,
             )
         )
     return shown
+
+
+def _few(rows: pd.DataFrame) -> str:
+    """The unit counts of the rows without an interval, in words ("3", "3 or 4")."""
+    counts = sorted(set(rows.loc[np.isinf(rows["ci_low"]), "n_units"].astype(int)))
+    return " or ".join(map(str, counts))
 
 
 def _counted(rows: pd.DataFrame) -> str:

@@ -144,12 +144,14 @@ def test_by_generation_stands_beside_by_scoring_in_compare(tiny_gpt2, items_file
     assert len(pairs) == 1
     pair = pairs.iloc[0]
     assert pair["model_b"].endswith("by generation)") and pair["n_units"] == len(ITEMS)
-    assert pair["units_left_out"] == 0
+    assert pair["units_left_out"] == 0 and pair["units"] == "items"
     summary = pd.read_csv(tmp_path / "asked" / "summary.csv").set_index("group")
     assert pair["value_b"] == pytest.approx(summary.loc["all", "accuracy"])
     shown = runner.invoke(app, ["compare", str(tmp_path / "scored"), str(tmp_path / "asked")])
     assert shown.exit_code == 0, shown.output
     assert "items: accuracy of A - B, all items" in shown.output and "asked" in shown.output
+    said = " ".join(shown.output.split())
+    assert "paired over items" in said and "concept" not in said
 
 
 @pytest.mark.slow

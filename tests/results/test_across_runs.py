@@ -253,7 +253,10 @@ def test_the_interval_and_the_p_value_agree(results):
     n = int(found["n_units"].iloc[0])
     assert f"exact over all {2**n:,} sign patterns" in " ".join(shown.split())
     assert "the differences the test does not reject at 0.05" in " ".join(shown.split())
-    assert "too few concepts" in " ".join(shown.split())  # 4 concepts: p >= 2/16
+    # 4 concepts: p >= 2/16, so the interval is all reals, said in words rather than as inf
+    said = " ".join(shown.split())
+    assert f"no interval: {n} concepts are too few at 95%" in said and "fewer than 6" in said
+    assert "(no interval)" in shown and "inf" not in shown
     written = pd.read_csv(
         io.StringIO(run("compare", results / "retrieve" / "two", "--format", "csv").stdout)
     )

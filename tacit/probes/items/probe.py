@@ -52,6 +52,7 @@ class ItemsProbe(Probe[ItemsOptions]):
     primary = ACCURACY
     metrics = (MRR,)
     keys = ("model", "group")
+    units = "items"
     report_class = "tacit.probes.items.report:ItemsReport"
     run_options = frozenset({"seed", "resume"})
     asks = (
