@@ -121,6 +121,7 @@ _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 _EITHER = re.compile(r"\beither\s+", re.IGNORECASE)
 _EXPLANATION = re.compile(r"\s*(?::|\s[-–—]\s).*$")
 _PARENTHESIS = re.compile(r"\s*[(\[][^)\]]*[)\]]")
+_BRACKETS = re.compile(r"[()\[\]]")
 _EDGES = " \t\"'“”‘’`*_#>.,;:!?…"
 _STARTS = re.compile(
     r"^(?:" + "|".join(re.escape(s) for s in SENTENCE_STARTS) + r")(?:\s+|\s*:\s*|$)",
@@ -443,21 +444,36 @@ def _concept_words(words: tuple[str, ...], about: str) -> int:
 def clean(item: str, about: str | None = None) -> str:
     """One answer without what surrounds it (rule 6): a parenthesis, markdown emphasis,
     quotes, trailing punctuation, the words of a sentence around it, and a listing's subject.
+    A parenthesis that is all the answer holds ("(B)", "The answer is (B).") is the answer.
 
     Examples:
         >>> [clean(t) for t in ['**Bear**', '"bear."', 'bear (a mammal)', 'The answer is: bear']]
         ['Bear', 'bear', 'bear', 'bear']
         >>> clean("A bear has claws.", about="bear"), clean("it can climb", about="bear")
         ('has claws', 'can climb')
+        >>> clean("(B)"), clean("**(B)**"), clean("The answer is (B)."), clean("The answer is")
+        ('B', 'B', 'B', 'The answer is')
     """
-    text = _PARENTHESIS.sub("", item.translate(_APOSTROPHES).translate(_QUOTES)).strip(_EDGES)
+    text = item.translate(_APOSTROPHES).translate(_QUOTES)
+    found, said = _without_starts(_PARENTHESIS.sub("", text).strip(_EDGES), about)
+    if said and _PARENTHESIS.search(text):
+        inside, said = _without_starts(_BRACKETS.sub(" ", text).strip(_EDGES), about)
+        found = found if said else inside
+    return found
+
+
+def _without_starts(text: str, about: str | None) -> tuple[str, bool]:
+    """`text` without the sentence starts before an answer and, in a listing about a concept,
+    its subject; and whether nothing but such a start was there (then it is kept, as said)."""
     starts = _STARTS if about is None else _LISTING_STARTS_RE
     while True:
         shorter = starts.sub("", text, count=1).strip(_EDGES)
-        if shorter == text or not shorter:
+        if not shorter:
+            return text, True
+        if shorter == text:
             break
         text = shorter
     if about is not None:
         words = text.split()
         text = " ".join(words[subject_words(words, about) :]).strip(_EDGES)
-    return text
+    return text, False

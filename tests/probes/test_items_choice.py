@@ -124,6 +124,7 @@ def test_a_letter_is_read_alone_or_before_its_text_and_two_are_none():
     found = [matcher.match(a).name for a in ["B", "(c)", "A) a bear", "a table", "chairs", "Z"]]
     assert found == ["B", "C", "A", "B", "C", ""]
     said = ["B.", "**B**", "B) a table", "(B) a table", "The answer is B.", "Answer: B", "A table"]
+    said += ["(B)", "**(B)**", "The answer is (B).", "Answer: (B)"]  # a bracket all it holds
     for text in said:
         assert [r["matched"] for r in read_completion(text, "stop", matcher)] == ["B"], text
     assert chosen(["A", "A"]) == "A" and chosen(["A", "B"]) == "" and chosen([]) == ""
