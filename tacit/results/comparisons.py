@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,8 @@ COLUMNS = [
     "test",
     "patterns",
     "seed",
+    "computed_a",
+    "computed_b",
 ]
 # totals of values saved to SAVED_DIGITS significant digits that differ by less than this share
 # of their size may be equal but for the rounding: the test counts them as ties
@@ -100,6 +102,26 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
     return label, scores
 
 
+def computed_by(run: RunInfo, model: str) -> str:
+    """How a run computed a model's numbers, in words: the engine and the precision (a
+    server's engine; in process, the dtype, and a GGUF file's quantisation dequantised to it,
+    or a quantisation of transformers'). The same weights computed another way give other
+    greedy answers, so `probe compare` says where a pair's differ."""
+    records = cast("list[dict[str, Any]]", run.manifest.get("models", []))
+    record = next((r for r in records if r.get("name") == model), {})
+    server = record.get("server")
+    if server is not None:
+        return f"a server ({server.get('engine') or 'engine unknown'})"
+    load = record.get("load") or {}
+    dtype = load.get("dtype") or "dtype unknown"
+    gguf = record.get("gguf")
+    if gguf:
+        kind = " ".join(filter(None, ["GGUF", gguf.get("quantization")]))
+        return f"in process, {kind} dequantized to {dtype}"
+    quantization = load.get("quantization")
+    return f"in process, {dtype}" + (f", {quantization}" if quantization else "")
+
+
 def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) -> dict[str, Any]:
     """The paired comparison of two models over the units both have, with equal counts. The
     random sign patterns (past EXACT_LIMIT units) are seeded by `seed` and the two models,
@@ -141,6 +163,8 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         "test": "exact" if test.exact else "monte carlo",
         "patterns": test.patterns,
         "seed": seed,
+        "computed_a": computed_by(a.run, a.model),
+        "computed_b": computed_by(b.run, b.model),
     }
 
 
@@ -300,6 +324,7 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             )
         if left_out:
             note += f"; {left_out} {units} one model of a pair lacks left out of that pair"
+        note += _computed_apart(rows)
         shown.append(
             Table(
                 frame,
@@ -320,6 +345,23 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
             )
         )
     return shown
+
+
+def _computed_apart(rows: pd.DataFrame) -> str:
+    """A note on the pairs whose two models were computed by other engines or precisions."""
+    apart = rows[rows["computed_a"] != rows["computed_b"]]
+    if apart.empty:
+        return ""
+    said = "; ".join(
+        f"{row.model_a}: {row.computed_a}, {row.model_b}: {row.computed_b}"
+        for row in apart.itertuples()
+    )
+    return (
+        f"; computed apart ({said}): the same weights through another engine or at another "
+        "precision give other numbers and other greedy answers (a GGUF file's llama.cpp server "
+        "and its float32 copy in process agreed on 0 of 12 greedy answers of SmolLM2-135M), so "
+        "part of such a difference may be how it was computed (docs/comparing.md)"
+    )
 
 
 def _few(rows: pd.DataFrame) -> str:

@@ -436,3 +436,21 @@ def test_compare_says_which_runs_it_leaves_out(results):
     assert str(results / "elicit" / "both") + ":" not in said  # compared: not left out
     with pytest.warns(TacitWarning, match="one model"):
         tacit.compare([results / "elicit" / "both", results / "elicit" / "bert"])
+
+
+def test_a_pair_computed_apart_is_said(tiny_bert, toy_norms_path):
+    """The same weights at two precisions: compare records how each was computed and its note
+    says the difference may be the precision's; a pair computed alike gets no such note."""
+    from tacit.results.comparisons import comparison_tables
+
+    result = tacit.retrieve(
+        [tiny_bert, f"{tiny_bert},dtype=bfloat16"], norms=toy_norms_path, max_props=2, quiet=True
+    )
+    found = tacit.compare([result])
+    assert found[["computed_a", "computed_b"]].values.tolist() == [
+        ["in process, float32", "in process, bfloat16"]
+    ]
+    (table,) = comparison_tables(found)
+    assert "computed apart" in table.note and "in process, bfloat16" in table.note
+    alike = found.assign(computed_b=found["computed_a"])
+    assert "computed apart" not in comparison_tables(alike)[0].note
