@@ -31,12 +31,16 @@ if TYPE_CHECKING:
 # sentences a calibration scores at most, past its warm-up (a budget of seconds stops it too)
 CALIBRATION_SENTENCES = 2048
 # the work counts a scorer keeps (tacit.models.answers.SpanScores.work) that are tokens, and
-# what generating cost (tacit.models.answers.generation_counts)
+# what generating cost (tacit.models.answers.generation_counts), a judge's too (--judge: the
+# calibration judges its answers, so its requests are timed and counted with the model's)
 TOKEN_COUNTS = (
     "span_tokens",
     "span_rows",
     "generation_prompt_tokens",
     "generation_completion_tokens",
+    "judge_generation_requests",
+    "judge_generation_prompt_tokens",
+    "judge_generation_completion_tokens",
 )
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from tacit.core.errors import TacitError, shorten
+from tacit.core.option_names import option
 from tacit.models.answers import (
     THINK_CLOSE,
     THINK_OPEN,
@@ -104,10 +105,12 @@ def generate(
     encoded = [prompt_ids(scorer, r) for r in requests]
     for request, ids in zip(requests, encoded):
         if len(ids) + sampling.max_tokens > scorer.max_tokens:
+            said = request.prompt or (request.messages or [{"content": ""}])[-1]["content"]
             raise TacitError(
-                f"{shorten(repr(request.record()))} is {len(ids)} tokens and max_tokens="
-                f"{sampling.max_tokens} more: longer than {scorer.name} takes "
-                f"({scorer.max_tokens})"
+                f"the request {shorten(repr(said))} is {len(ids)} tokens, and "
+                f"{option('--max-tokens')} {sampling.max_tokens} more is longer than "
+                f"{scorer.name} takes ({scorer.max_tokens} tokens): ask fewer tokens or a "
+                f"shorter question ({option('--questions')} FILE)"
             )
     found: list[list[Completion]] = [[] for _ in requests]
     with (

@@ -168,7 +168,8 @@ def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
     now (one line if it cannot generate), loaded as the run's options say on the loader's
     first call, `--cache`'s cache attached and its answers kept in the run's checkpoint
     (`judge-answers.jsonl`, tacit.models.answered) for `--resume`; the same scorer on every
-    later call."""
+    later call. A dry run's judge has neither: it writes nothing, and the calibration times
+    the judge's requests as the run would send them."""
     from tacit.models.base import Needs
 
     needs = Needs.of("generate")
@@ -185,7 +186,8 @@ def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
 
             checkpoint = options.checkpoint  # kept as they come, as a model's are: --resume
             journal = Path(checkpoint) / f"judge{SUFFIX}" if checkpoint is not None else None
-            loaded.append(keeping(model.load(needs, option("--judge")), options.cache, journal))
+            kept = (None, None) if options.dry_run else (options.cache, journal)
+            loaded.append(keeping(model.load(needs, option("--judge")), *kept))
         return loaded[0]
 
     return load

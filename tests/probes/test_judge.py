@@ -176,3 +176,16 @@ def test_a_verdict_is_the_first_word_yes_or_no():
         "unreadable",
     ]
     assert asked_pairs("", ["has a", "has b"], 5) == ["has a", "has b"]
+
+
+def test_a_dry_run_counts_and_times_the_judge(toy_norms_path, judge, tmp_path):
+    """The calibration judges its answers as the run would: the judge's requests and tokens
+    are counted beside the model's, and nothing is written."""
+    before = judge.completions_generated
+    estimate = run(toy_norms_path, judge, dry_run=True, cache=str(tmp_path / "cache"))
+    (model,) = estimate.models
+    assert model.tokens["judge_generation_requests"] == 6  # 3 answers x 2 features
+    assert model.tokens["judge_generation_completion_tokens"] > 0
+    assert "judge generation requests 6" in str(estimate)
+    assert judge.completions_generated - before == 12  # the warm-up, then the timed pass
+    assert not list((tmp_path / "cache").rglob("*.*"))  # the judge's answers not cached either
