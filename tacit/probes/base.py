@@ -93,7 +93,9 @@ class Metric:
     naming each row's metric in a long-form summary (`named_by`: NLI's), and its chance
     level's column. For the summarise step (tacit.probes.summary): what is averaged (`of`: a
     rows column or (rows, context) -> values; default `row`), and its chance level
-    (`chance_of`: a number, or (rows, context) -> each row's, averaged)."""
+    (`chance_of`: a number, or (rows, context) -> each row's, averaged). `aggregation`: how
+    its value comes from the units, as lm-eval's metric_list says it: `mean` over them, or
+    `corpus`, computed over the whole (RSA over every pair of concepts)."""
 
     column: str
     label: str
@@ -106,6 +108,7 @@ class Metric:
     chance: str | None = None
     of: str | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
     chance_of: float | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
+    aggregation: str = "mean"
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)

@@ -245,7 +245,7 @@ def lm_eval_files(
                 config["metric_list"].append(
                     {
                         "metric": values["name"],
-                        "aggregation": "mean",
+                        "aggregation": metric.aggregation,
                         "higher_is_better": metric.greater_is_better,
                     }
                 )

@@ -235,3 +235,15 @@ def test_the_command_writes_beside_the_run_and_refuses_what_is_no_run(retrieval,
     assert (
         bad.exit_code == 1 and "--to 'zeno': expected one of lm-eval, wandb, mlflow" in bad.stderr
     )
+
+
+def test_a_metric_of_the_whole_task_is_not_called_a_mean(tmp_path, tiny_bert, toy_norms_path):
+    """RSA is computed over every pair of concepts, not averaged over prompts: the export says
+    `corpus`, and its samples carry no per-prompt RSA."""
+    run = tacit.concept_structure([tiny_bert], norms=str(toy_norms_path), quiet=True)
+    tacit.export(run, out=tmp_path / "lm")
+    (folder,) = list((tmp_path / "lm").iterdir())
+    results, samples = read_export(folder)
+    (config,) = results["configs"].values()
+    assert {m["metric"]: m["aggregation"] for m in config["metric_list"]}["rsa"] == "corpus"
+    assert all("rsa" not in sample["metrics"] for task in samples.values() for sample in task)

@@ -139,7 +139,9 @@ class StructureOptions(Options):
 
 
 # the primary metric: Spearman's rho of the two similarity structures over every concept
-RSA = Metric("rsa", "RSA (Spearman)", True, "rsa_ci_low", "rsa_ci_high", "n_concepts")
+RSA = Metric(
+    "rsa", "RSA (Spearman)", True, "rsa_ci_low", "rsa_ci_high", "n_concepts", aggregation="corpus"
+)
 
 
 class StructureManifest(RankedOrAskedManifest, total=False):
