@@ -182,9 +182,13 @@ def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
 
     def load() -> Scorer:
         if not loaded:
+            from tacit.engine.distributed import is_main
             from tacit.models.answered import SUFFIX
 
-            checkpoint = options.checkpoint  # kept as they come, as a model's are: --resume
+            # kept as they come, as a model's are, for --resume: by the main process alone, as
+            # a data-parallel run's checkpoint is (two processes appending to one file would
+            # interleave their lines)
+            checkpoint = options.checkpoint if is_main() else None
             journal = Path(checkpoint) / f"judge{SUFFIX}" if checkpoint is not None else None
             kept = (None, None) if options.dry_run else (options.cache, journal)
             loaded.append(keeping(model.load(needs, option("--judge")), *kept))
