@@ -130,15 +130,29 @@ def _request(concept: str, answer: str, feature: str, chats: bool) -> Generation
 
 def agreement(judged: pd.DataFrame) -> dict[str, Any]:
     """How often the judge and the lexical matcher agree, over the pairs the judge read (its
-    unreadable replies counted apart): `agreement` (a share; None without a pair read), `n`,
-    `judge_only` (the judge's yes where the matcher matched nothing), `lexical_only` (the
-    matcher's match where the judge said no), `unreadable`, `requests` (pairs asked)."""
+    unreadable replies counted apart): `agreement` (a share; None without a pair read), read
+    beside `constant` (what a judge giving every pair the matcher's commoner verdict agrees:
+    a judge that always says no agrees on every pair the matcher left unmatched) and
+    `kappa` (Cohen's: agreement beyond what the two verdicts' rates give by chance; None
+    where chance is all there is); `n`, `judge_only` (the judge's yes where the matcher
+    matched nothing), `lexical_only` (the matcher's match where the judge said no),
+    `unreadable`, `requests` (pairs asked)."""
     read = judged[judged["verdict"] != UNREADABLE]
     said_yes = read["verdict"] == YES
     lexical = read["lexical"].astype(bool)
     n = len(read)
+    found: dict[str, Any] = {"agreement": None, "constant": None, "kappa": None}
+    if n:
+        observed = float((said_yes == lexical).mean())
+        judge_rate, lexical_rate = float(said_yes.mean()), float(lexical.mean())
+        chance = judge_rate * lexical_rate + (1 - judge_rate) * (1 - lexical_rate)
+        found = {
+            "agreement": round(observed, 4),
+            "constant": round(max(lexical_rate, 1 - lexical_rate), 4),
+            "kappa": round((observed - chance) / (1 - chance), 4) if chance < 1 else None,
+        }
     return {
-        "agreement": round(float((said_yes == lexical).mean()), 4) if n else None,
+        **found,
         "n": n,
         "judge_only": int((said_yes & ~lexical).sum()),
         "lexical_only": int((~said_yes & lexical).sum()),

@@ -88,11 +88,16 @@ def test_the_judges_verdicts_agreement_and_cost(toy_norms_path, judge):
     assert record["agreement"] == pytest.approx(agree) == pytest.approx(3 / 5)
     assert (record["n"], record["judge_only"], record["lexical_only"]) == (5, 1, 1)
     assert (record["unreadable"], record["requests"]) == (1, 6)
+    # 2 of 5 matched: a judge of one verdict (no) agrees on 3/5; both say yes 2/5 of the time,
+    # so chance agrees on 0.4 x 0.4 + 0.6 x 0.6 = 0.52, and kappa = (0.6 - 0.52) / 0.48
+    assert record["constant"] == pytest.approx(0.6)
+    assert record["kappa"] == pytest.approx(0.08 / 0.48, abs=1e-4)
     model = result.manifest["models"][0]
     assert model["judge_generation_requests"] == 6 and not model.get("judge_generation_cached")
     assert model["judge_generation_prompt_tokens"] > 0
     assert_declared(result.manifest)
-    assert "agrees with the lexical matcher on 60.0% of 5 pairs" in result.text
+    said = "agrees with the lexical matcher on 60.0% of 5 pairs read (one verdict for every "
+    assert said + "pair: 60.0%; Cohen's kappa 0.17)" in " ".join(result.text.split())
     # the lexical matcher stays the one scored
     assert result.prompts.set_index("concept").loc["bear", "recall"] == 1
 

@@ -230,13 +230,18 @@ def listing_report(
 
 
 def judge_said(judge: dict[str, Any]) -> str:
-    """The line on how often --judge and the lexical matcher agree (tacit.ask.judge)."""
+    """The line on how often --judge and the lexical matcher agree (tacit.ask.judge), beside
+    what a judge of one verdict would agree and Cohen's kappa."""
     share = "–" if judge["agreement"] is None else f"{judge['agreement']:.1%}"
+    beside = ""
+    if judge.get("constant") is not None:
+        kappa = "–" if judge.get("kappa") is None else f"{judge['kappa']:.2f}"
+        beside = f" (one verdict for every pair: {judge['constant']:.1%}; Cohen's kappa {kappa})"
     return (
         f"judge {judge['model']}: agrees with the lexical matcher on {share} of {judge['n']} "
-        f"pairs read ({judge['judge_only']} matched by the judge alone, "
+        f"pairs read{beside}; {judge['judge_only']} matched by the judge alone, "
         f"{judge['lexical_only']} by the matcher alone, {judge['unreadable']} replies "
-        "unreadable; judged.csv)"
+        "unreadable (judged.csv)"
     )
 
 
