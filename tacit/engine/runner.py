@@ -107,9 +107,9 @@ class ModelHandle:
             return record
         record = self._scorer.record()
         if self.model.public != self.name:  # beside the name, as the manifest lists them
-            record = cast(
-                ModelRecord, {"name": record["name"], "text": self.model.public, **record}
-            )
+            # named as its tables name it (a label=, a control's suffix), its text beside
+            rest = {k: v for k, v in record.items() if k not in ("name", "text")}
+            record = cast(ModelRecord, {"name": self.name, "text": self.model.public, **rest})
         record.setdefault("batch_size_used", self._scorer.batch_size)
         if self._scorer.cache is not None:
             record["cache"] = self._scorer.cache.record()

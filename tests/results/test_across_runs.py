@@ -454,3 +454,20 @@ def test_a_pair_computed_apart_is_said(tiny_bert, toy_norms_path):
     assert "computed apart" in table.note and "in process, bfloat16" in table.note
     alike = found.assign(computed_b=found["computed_a"])
     assert "computed apart" not in comparison_tables(alike)[0].note
+
+
+def test_a_labelled_model_in_process_is_compared(tiny_bert, toy_norms_path):
+    """A label= names an in-process model and its control in the manifest as in the tables
+    (the manifest named them by their whole text, so compare found no scores of theirs)."""
+    result = tacit.retrieve(
+        [f"{tiny_bert},label=B"],
+        norms=toy_norms_path,
+        max_props=2,
+        control="random-weights",
+        quiet=True,
+    )
+    records = result.manifest["models"]
+    assert [r["name"] for r in records] == ["B", "B (random weights, seed 0)"]
+    assert records[0]["text"] == f"{tiny_bert},label=B"
+    (pair,) = tacit.compare([result]).itertuples()
+    assert (pair.model_a, pair.model_b) == ("B", "B (random weights, seed 0)")
