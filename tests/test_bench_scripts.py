@@ -123,3 +123,25 @@ def test_the_peers_summary_marks_a_size_a_tool_did_not_run() -> None:
         ["masked", "tacit", "1.00x (1000.0 ms)", "1.00x (111.1 ms)"],
         ["masked", "minicons", "2.00x (2000.0 ms)", "-"],
     ]
+
+
+@pytest.mark.slow
+def test_the_choice_items_builder_on_cslb():
+    """bench/cslb_choice_items.py (docs/real-models.md's multiple choice): each item's answer
+    is one of its four distinct candidates, all of the concept's domain, the same for a seed."""
+    import runpy
+
+    from support import REAL_NORMS
+
+    if not REAL_NORMS.is_file():
+        pytest.skip(f"CSLB's norms not found at {REAL_NORMS}")
+    import tacit
+
+    build = runpy.run_path(str(BENCH / "cslb_choice_items.py"))["choice_items"]
+    items = build(str(REAL_NORMS), 12, 0)
+    assert items == build(str(REAL_NORMS), 12, 0) and len(items) == 12
+    domains = tacit.read_norms(str(REAL_NORMS)).domains
+    for item in items:
+        assert item["answer"] in item["candidates"] and len(set(item["candidates"])) == 4
+        assert {domains[c] for c in item["candidates"]} == {domains[item["answer"]]}
+        assert item["text"].endswith("It is the [Y].")
