@@ -52,6 +52,7 @@ def run_probe(
     `dry_run`, what the run would cost instead (a tacit.engine.estimate.RunEstimate): its plan
     counted, each model timed on a short calibration, nothing written."""
     from tacit.core.manifest import now
+    from tacit.engine.distributed import is_main
     from tacit.engine.runner import run_manifest, run_models
     from tacit.models.resolved import judge_model, resolved_models
     from tacit.probes import registry
@@ -72,7 +73,7 @@ def run_probe(
         raise TacitError(f"no {option('--model')} given")
     started = now()
     planning = run.planning()
-    planning = replace(planning, judge=partial(judge_model, options=run))
+    planning = replace(planning, judge=partial(judge_model, options=run, main=is_main()))
     plan = probe.plan(resolved, values, planning)
     if run.dry_run:
         from tacit.engine.estimate import estimate_run
@@ -117,7 +118,6 @@ def run_probe(
         files=outcome.files,
     )
     if run.log_to is not None:
-        from tacit.engine.distributed import is_main
         from tacit.results.tracking import log_run
 
         if is_main():  # one log per run, however many processes scored it

@@ -163,13 +163,15 @@ def resolved_models(models: Sequence[str | Scorer], options: RunOptions) -> list
     return list(chosen.values())
 
 
-def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
+def judge_model(text: str, options: RunOptions, *, main: bool = True) -> Callable[[], Scorer]:
     """The judge of answers in words (`--judge`: tacit.ask.judge): its text read and checked
     now (one line if it cannot generate), loaded as the run's options say on the loader's
     first call, `--cache`'s cache attached and its answers kept in the run's checkpoint
     (`judge-answers.jsonl`, tacit.models.answered) for `--resume`; the same scorer on every
     later call. A dry run's judge has neither: it writes nothing, and the calibration times
-    the judge's requests as the run would send them."""
+    the judge's requests as the run would send them. `main`: whether this process keeps the
+    run's checkpoint (in a data-parallel run, the main process alone: two processes appending
+    to one journal would interleave their lines)."""
     from tacit.models.base import Needs
 
     needs = Needs.of("generate")
@@ -182,13 +184,9 @@ def judge_model(text: str, options: RunOptions) -> Callable[[], Scorer]:
 
     def load() -> Scorer:
         if not loaded:
-            from tacit.engine.distributed import is_main
             from tacit.models.answered import SUFFIX
 
-            # kept as they come, as a model's are, for --resume: by the main process alone, as
-            # a data-parallel run's checkpoint is (two processes appending to one file would
-            # interleave their lines)
-            checkpoint = options.checkpoint if is_main() else None
+            checkpoint = options.checkpoint if main else None  # kept as they come: --resume
             journal = Path(checkpoint) / f"judge{SUFFIX}" if checkpoint is not None else None
             kept = (None, None) if options.dry_run else (options.cache, journal)
             loaded.append(keeping(model.load(needs, option("--judge")), *kept))

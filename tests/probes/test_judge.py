@@ -196,14 +196,12 @@ def test_a_dry_run_counts_and_times_the_judge(toy_norms_path, judge, tmp_path):
     assert not list((tmp_path / "cache").rglob("*.*"))  # the judge's answers not cached either
 
 
-def test_only_the_main_process_keeps_the_judges_answers(judge, tmp_path, monkeypatch):
+def test_only_the_main_process_keeps_the_judges_answers(judge, tmp_path):
     """In a data-parallel run the main process alone keeps the run's checkpoint: another
     process's judge appends to no journal there (the model's answers are kept the same way)."""
     from tacit.core.options import RunOptions
-    from tacit.engine import distributed
     from tacit.models.resolved import judge_model
 
     options = RunOptions.build(None, {"checkpoint": str(tmp_path / ".partial")})
     assert judge_model(judge.spec(retries=0), options)().run_answers is not None
-    monkeypatch.setattr(distributed, "is_main", lambda: False)
-    assert judge_model(judge.spec(retries=0), options)().run_answers is None
+    assert judge_model(judge.spec(retries=0), options, main=False)().run_answers is None
