@@ -271,3 +271,30 @@ def test_a_models_listing_becomes_norms_that_read_back(toy_norms_path, tmp_path)
     assert matrix.loc["knife", "is sharp"] == 1.0 and matrix.loc[
         "knife", "has a handle"
     ] == pytest.approx(1 / 3)
+
+
+def test_a_model_that_matched_nothing_is_left_out_not_the_run(toy_norms_path, tmp_path):
+    """A model whose answers name no feature of the norms (a random-weight control, often) has
+    no matrix: it is left out of the analyses with a warning and a summary row of 0 concepts,
+    and the other model's numbers stand; with no model left, the run stops in one line."""
+    from support import Scripted
+
+    from tacit.core.errors import TacitError, TacitWarning
+
+    mute = Scripted({}, default="Purple, loud, seventeen.")
+    mute.name = "mute"
+    given = dict(norms=str(toy_norms_path), by="generation", samples=3, temperature=1.0)
+    given |= dict(concepts=["knife", "bear", "cat", "dog", "apple"], quiet=True, **DRAWS)
+    with pytest.warns(TacitWarning, match="mute: no answer matched a feature of norms.dat"):
+        found = tacit.concept_structure([Scripted(SCRIPT), mute], **given)
+    summary = found.summary.set_index("model")
+    assert summary.loc["mute", "n_concepts"] == 0 and np.isnan(summary.loc["mute", "rsa"])
+    assert np.isfinite(summary.loc["scripted", "rsa"])
+    assert found.manifest["model_norms"]["mute"] == {
+        "left_out": "no answer matched a feature of the norms: no matrix to compare"
+    }
+    saved = found.save(tmp_path / "run")
+    assert pd.read_csv(saved / "summary.csv")["model"].tolist() == ["scripted", "mute"]
+    assert "mute" in found.text
+    with pytest.raises(TacitError, match="mute: no answer matched a feature of norms.dat"):
+        tacit.concept_structure([mute], **given)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from tacit.core.errors import TacitError
 from tacit.norms import NormSet, read_norms
 from tacit.structure import ConceptFeatureMatrix, from_norms, write_model_norms
 
@@ -58,14 +57,10 @@ def draw_counts(answers: pd.DataFrame) -> pd.DataFrame:
     ).drop_duplicates(["concept", "feature", "draw"])
 
 
-def model_norms(
-    counts: pd.DataFrame, people: NormSet, name: str
-) -> tuple[NormSet, str, dict[str, object]]:
+def model_norms(counts: pd.DataFrame, people: NormSet) -> tuple[NormSet, str, dict[str, object]]:
     """The model's listing as CSLB's norms: the NormSet read back, the file's text, and what
-    was written and left out."""
+    was written and left out (`counts` holds at least one match)."""
     types = dict(zip(people.table["feature"], people.table["feature_type"]))
-    if counts.empty:
-        raise TacitError(f"{name}: no answer matched a feature of the norms: no norms to compare")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "norms.dat"
         record = write_model_norms(counts, path, feature_types=types, domains=people.domains)

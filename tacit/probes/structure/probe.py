@@ -240,11 +240,17 @@ class StructureProbe(Probe[StructureOptions]):
         reference = _reference(people, values)
         similarity = values.similarity or "cosine"
         name = people.name or people.path.name
-        compared, written, files = [], {}, {}
+        compared, files = [], {}
+        written: dict[str, dict[str, object]] = {}
         models = list(dict.fromkeys(done.rows["model"]))
+        unmatched: list[str] = []
         for model in models:
             counts = draw_counts(answers[answers["model"] == model])
-            norms, text, record = model_norms(counts, people, str(model))
+            if counts.empty:  # nothing to compare (a random-weight control, often): said, kept
+                unmatched.append(str(model))
+                written[str(model)] = {"left_out": NOTHING_MATCHED}
+                continue
+            norms, text, record = model_norms(counts, people)
             files[f"norms/{slug(str(model))}.dat"] = text
             if values.write_norms is not None:
                 target = Path(values.write_norms)
@@ -268,7 +274,13 @@ class StructureProbe(Probe[StructureOptions]):
                 **_draws(values, run),
             )
             compared.append((str(model), found))
+        _say_unmatched(unmatched, name, bool(compared))
         made = parts(compared, reference)
+        if unmatched:  # a row each, with no numbers: n_concepts 0
+            import pandas as pd
+
+            rows_of = pd.DataFrame({"model": unmatched, "n_concepts": 0})
+            made.summary = pd.concat([made.summary, rows_of], ignore_index=True)
         added: dict[str, Any] = dict(done.record)
         added["structure"] = made.record
         added["options"] = {
@@ -363,3 +375,26 @@ def _options_record(values: StructureOptions, similarity: str) -> dict[str, Any]
         "relations": list(values.relations) if values.relations else None,
         "concepts": list(values.concepts) if values.concepts else None,
     }
+
+
+NOTHING_MATCHED = "no answer matched a feature of the norms: no matrix to compare"
+
+
+def _say_unmatched(models: list[str], norms: str, others: bool) -> None:
+    """Models whose answers matched no feature of the norms are left out of the analyses with
+    a warning (their answers stay in answers.csv); where no model is left, the run stops."""
+    if not models:
+        return
+    if not others:
+        raise TacitError(f"{', '.join(models)}: {NOTHING_MATCHED.replace('the norms', norms)}")
+    import warnings
+
+    from tacit.core.errors import TacitWarning
+
+    for model in models:
+        warnings.warn(
+            f"{model}: {NOTHING_MATCHED.replace('the norms', norms)}: left out of the analyses "
+            "(a summary row with n_concepts 0; its answers are in answers.csv)",
+            TacitWarning,
+            stacklevel=3,
+        )
