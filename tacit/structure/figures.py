@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,17 @@ def figure_png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, dpi=150, format="png")
     return buffer.getvalue()
+
+
+def _legend(axis: Axes, **options: Any) -> None:
+    """The legend, where something is drawn; else the axes say there is nothing to show
+    (matplotlib would warn of an empty legend, and the figure would look broken)."""
+    handles, _ = axis.get_legend_handles_labels()
+    if handles:
+        axis.legend(**options)
+    else:
+        said = "no values to show (see the tables)"
+        axis.text(0.5, 0.5, said, transform=axis.transAxes, ha="center", va="center")
 
 
 def _intervals(
@@ -81,7 +92,7 @@ def rsa_figure(table: pd.DataFrame, ceiling: pd.DataFrame | None = None, title: 
     axis.set_xlabel("Spearman's rho of the similarity structures (grey: chance)")
     axis.set_title(title or "Representational similarity")
     if ceiling is not None:
-        axis.legend(loc="lower left", fontsize="small")
+        _legend(axis, loc="lower left", fontsize="small")
     return figure
 
 
@@ -114,7 +125,7 @@ def reliability_figure(bins: pd.DataFrame, title: str = "") -> Figure:
     axis.set_xlabel("mean probability in the bin")
     axis.set_ylabel("share listed by people")
     axis.set_title(title or "Reliability diagram")
-    axis.legend(title="negatives", fontsize="small")
+    _legend(axis, title="negatives", fontsize="small")
     return figure
 
 
@@ -129,7 +140,7 @@ def category_figure(tables: dict[str, pd.DataFrame], title: str = "") -> Figure:
         _intervals(axis, table, list(table["metric"]), offset=0.15 * number, label=name)
     axis.set_xlabel("value (grey: chance, the categories permuted)")
     axis.set_title(title or "Category structure")
-    axis.legend(fontsize="small")
+    _legend(axis, fontsize="small")
     return figure
 
 

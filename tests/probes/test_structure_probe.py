@@ -293,7 +293,11 @@ def test_a_model_that_matched_nothing_is_left_out_not_the_run(toy_norms_path, tm
     assert found.manifest["model_norms"]["mute"] == {
         "left_out": "no answer matched a feature of the norms: no matrix to compare"
     }
-    saved = found.save(tmp_path / "run")
+    import warnings
+
+    with warnings.catch_warnings():  # no figure is drawn with an empty legend
+        warnings.simplefilter("error", UserWarning)
+        saved = found.save(tmp_path / "run")
     assert pd.read_csv(saved / "summary.csv")["model"].tolist() == ["scripted", "mute"]
     assert "mute" in found.text
     with pytest.raises(TacitError, match="mute: no answer matched a feature of norms.dat"):
