@@ -34,11 +34,14 @@ def run_notes(manifest: Manifest) -> list[str]:
     control is (--control), a server whose answers name another model than the one asked
     for, and ranks bounded by --suffix-top."""
     notes = [f"warning: {w}" for w in manifest.get("vocabulary", {}).get("warnings", [])]
+    # a model as the tables name it, by its whole text (a control records the text of its model)
+    named = {str(r.get("text", r["name"])): str(r["name"]) for r in manifest.get("models", [])}
     for record in manifest.get("models", []):
         control = record.get("control")
         if control:
+            of = named.get(str(control["of"]), control["of"])
             notes.append(
-                f"note: {record['name']} is the control of {control['of']}: its architecture and "
+                f"note: {record['name']} is the control of {of}: its architecture and "
                 f"tokenizer with {control['weights']} weights (seed {control['seed']}), what "
                 "length and tokens alone give; read the model's numbers against it, not only "
                 "against chance"

@@ -471,3 +471,4 @@ def test_a_labelled_model_in_process_is_compared(tiny_bert, toy_norms_path):
     assert records[0]["text"] == f"{tiny_bert},label=B"
     (pair,) = tacit.compare([result]).itertuples()
     assert (pair.model_a, pair.model_b) == ("B", "B (random weights, seed 0)")
+    assert any("B (random weights, seed 0) is the control of B:" in n for n in result.notes)
