@@ -385,15 +385,16 @@ def _say_unmatched(models: list[str], norms: str, others: bool) -> None:
     a warning (their answers stay in answers.csv); where no model is left, the run stops."""
     if not models:
         return
+    said = NOTHING_MATCHED.replace("the norms", norms)  # the norms named
     if not others:
-        raise TacitError(f"{', '.join(models)}: {NOTHING_MATCHED.replace('the norms', norms)}")
+        raise TacitError(f"{', '.join(models)}: {said}")
     import warnings
 
     from tacit.core.errors import TacitWarning
 
     for model in models:
         warnings.warn(
-            f"{model}: {NOTHING_MATCHED.replace('the norms', norms)}: left out of the analyses "
+            f"{model}: {said}: left out of the analyses "
             "(a summary row with n_concepts 0; its answers are in answers.csv)",
             TacitWarning,
             stacklevel=3,
