@@ -33,6 +33,7 @@ NO_GROUP = "concepts without a category (or domain)"
 TOO_FEW = "positives without a negative to draw"
 ITEM_COLUMNS = ["concept", "feature", "relation", "label", "negatives", "fold"]
 BINS = 10
+BIN_COLUMNS = ["negatives", "bin", "low", "high", "n_items", "confidence", "accuracy"]
 
 
 def verification_items(
@@ -368,12 +369,15 @@ def calibration_bins(
 
 
 def reliability_bins(items: pd.DataFrame, score: np.ndarray, bins: int = BINS) -> pd.DataFrame:
-    """calibration_bins of the items' probabilities (`score`, in [0, 1])."""
+    """calibration_bins of the items' probabilities (`score`, in [0, 1]); a kind with no
+    negative drawn has no bins, as it has no verification row."""
     if not ((score >= 0) & (score <= 1)).all():
         raise ValueError("calibration needs probabilities: scores in [0, 1]")
     rows = []
     for kind in KINDS:
         chosen = ((items["negatives"] == kind) | (items["label"] == 1)).to_numpy()
+        if not (chosen & (items["label"] == 0).to_numpy()).any():
+            continue
         p, y = score[chosen], items["label"].to_numpy()[chosen]
         b = _bin_of(p, bins)
         for number in range(bins):
@@ -389,4 +393,4 @@ def reliability_bins(items: pd.DataFrame, score: np.ndarray, bins: int = BINS) -
                     "accuracy": float(y[inside].mean()) if inside.any() else np.nan,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=BIN_COLUMNS)
