@@ -5,8 +5,9 @@ CSLB's participants) or, later, by a probe; a model's norms written as CSLB's
 (write_model_norms); two matrices aligned (align); and the analyses that read matrices, never
 a model: representational similarity with a Mantel test (rsa), the people's split-half ceiling
 (noise_ceiling), feature verification (feature_verification), category structure and MDS maps
-(category_structure, concept_map), and the answer-space prior (answer_prior, without_prior).
-compare_norms runs them all on two norm sets. docs/probes/structure.md has the formulas.
+(category_structure, concept_map), the answer-space prior (answer_prior, without_prior), and
+two matrices' RSA against one reference compared (rsa_difference). compare_norms runs them all
+on two norm sets. docs/probes/structure.md has the formulas.
 """
 
 from tacit.structure.align import Alignment, align
@@ -23,6 +24,7 @@ from tacit.structure.compare import Structure, compare_matrices, compare_norms
 from tacit.structure.concepts import read_concepts, with_categories
 from tacit.structure.matrix import ConceptFeatureMatrix, Provenance, read_matrix
 from tacit.structure.model_norms import model_norms_table, write_model_norms
+from tacit.structure.paired import RsaDifference, rsa_difference
 from tacit.structure.participants import Listings, participant_numbers
 from tacit.structure.prior import answer_prior, prior_of, without_prior
 from tacit.structure.similarity import rsa, similarity_matrix
@@ -37,6 +39,7 @@ __all__ = [
     "ConceptFeatureMatrix",
     "Listings",
     "Provenance",
+    "RsaDifference",
     "Structure",
     "align",
     "answer_prior",
@@ -58,6 +61,7 @@ __all__ = [
     "read_concepts",
     "read_matrix",
     "rsa",
+    "rsa_difference",
     "similarity_matrix",
     "spearman_brown",
     "split_halves",
