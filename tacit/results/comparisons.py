@@ -248,6 +248,10 @@ def compare(
     how p was counted: `exact` over every one of the 2**n_units sign patterns (up to
     tacit.core.stats.EXACT_LIMIT concepts), else `monte carlo` over `n_resamples` random
     patterns seeded by `seed` and the pair's models; `patterns` is how many were counted.
+    A metric computed over the whole (structure's RSA) is compared by its probe
+    (Probe.compare_wholes): `paired bootstrap`, `n_resamples` draws of the shared concepts
+    seeded by `seed`, the percentile interval of the draws' differences d and p = min(1,
+    2 min(#{d <= 0}, #{d >= 0}) / #draws).
     Runs that are not like for like, or show another main condition, are in groups of their
     own and never compared. `options` are the probe's own (`n_props` for retrieval). Models
     are named as in `probe table`.
