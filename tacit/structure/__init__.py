@@ -4,10 +4,10 @@ A concept x feature matrix (ConceptFeatureMatrix) made from norms (from_norms, a
 CSLB's participants) or, later, by a probe; a model's norms written as CSLB's
 (write_model_norms); two matrices aligned (align); and the analyses that read matrices, never
 a model: representational similarity with a Mantel test (rsa), the people's split-half ceiling
-(noise_ceiling), feature verification (feature_verification), category structure and MDS maps
-(category_structure, concept_map), the answer-space prior (answer_prior, without_prior), and
-two matrices' RSA against one reference compared (rsa_difference). compare_norms runs them all
-on two norm sets. docs/probes/structure.md has the formulas.
+(noise_ceiling), feature verification (feature_verification; verify_answers for yes/no
+answers), category structure and MDS maps (category_structure, concept_map), the prior
+(answer_prior, without_prior), two matrices' RSA compared (rsa_difference). compare_norms runs
+them all on two norm sets. docs/probes/structure.md has the formulas.
 """
 
 from tacit.structure.align import Alignment, align
@@ -31,7 +31,9 @@ from tacit.structure.similarity import rsa, similarity_matrix
 from tacit.structure.verification import (
     calibration_bins,
     feature_verification,
+    reliability_bins,
     verification_items,
+    verify_answers,
 )
 
 __all__ = [
@@ -60,12 +62,14 @@ __all__ = [
     "procrustes_onto",
     "read_concepts",
     "read_matrix",
+    "reliability_bins",
     "rsa",
     "rsa_difference",
     "similarity_matrix",
     "spearman_brown",
     "split_halves",
     "verification_items",
+    "verify_answers",
     "with_categories",
     "without_prior",
     "write_model_norms",

@@ -4,6 +4,7 @@ concepts both have by a bootstrap; runs against other norms never paired."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -124,3 +125,29 @@ def test_two_models_of_one_run_in_memory_and_on_disk(
     assert row["value_a"] == pytest.approx(rsa[tiny_bert], abs=1e-9)
     assert row["value_b"] == pytest.approx(rsa[tiny_roberta], abs=1e-9)
     assert row["n_units"] == result.summary["n_concepts"].iloc[0]
+
+
+def test_what_makes_structure_runs_stand_together():
+    """The reference norms (--against before --norms), the similarity and the concepts; a
+    yes/no run reports another metric and has no matrix to pair."""
+    from tacit.probes import registry
+    from tacit.results.like_for_like import scored_over
+
+    def run(**given):
+        manifest = {
+            "probe": "structure",
+            "norms": {"path": "x/a.dat", "sha256": "aaaaaaaa11"},
+            "options": {"similarity": "cosine"},
+            **given,
+        }
+        return scored_over(registry.of_run(manifest, "run"), manifest)
+
+    plain = run()
+    assert plain["norms"] == "a.dat (aaaaaaaa)" and plain["similarity"] == "cosine"
+    assert run(against={"path": "b.dat", "sha256": "bbbbbbbb"})["norms"] == "b.dat (bbbbbbbb)"
+    assert run(options={"similarity": "correlation"}) != plain
+    assert run(options={"similarity": "cosine", "concepts": ["cat"]}) != plain
+    yes_no = run(options={"similarity": "cosine", "verification": "yes-no"})
+    assert yes_no["metric"] == "AUC (other categories)" and "metric" not in plain
+    probe = registry.of_run({"probe": "structure", "options": {"verification": "yes-no"}}, "r")
+    assert probe.whole(Path("."), {}, "m") is None
