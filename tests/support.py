@@ -182,6 +182,28 @@ def write_norms(path: Path, rows=TOY_NORMS, line_end: str = "\r\n") -> Path:
     return path
 
 
+def random_rows(seed: int, concepts: int = 9, features: int = 12, people: int = 10):
+    """CSLB rows whose concepts share features by group of three, listed by random people."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(concepts):
+        for f in range(features):
+            who = [
+                p for p in range(1, people + 1) if rng.random() < (0.6 if f % 3 == c % 3 else 0.1)
+            ]
+            if who:
+                rows.append(
+                    (
+                        f"c{c}",
+                        "encyclopaedic",
+                        f"has f{f}",
+                        len(who),
+                        "p " + " ".join(map(str, who)),
+                    )
+                )
+    return rows
+
+
 # A made-up table in McRae's format: (Concept, Feature, BR_Label, Prod_Freq); pen / used_for_
 # writing occurs twice, as it does in the real file.
 TOY_MCRAE = [

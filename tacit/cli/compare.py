@@ -33,7 +33,8 @@ def command(
         typer.Option(
             "--resamples",
             help="Random sign patterns of the permutation test past "
-            "20 concepts (up to 20, all 2^n are counted: an exact test).",
+            "20 concepts (up to 20, all 2^n are counted: an exact test); structure runs: "
+            "the bootstrap's draws of the concepts.",
         ),
     ] = 10000,
     seed: Annotated[
@@ -45,8 +46,9 @@ def command(
     metric at the main condition (retrieval: MRR; elicitation: mAP with the prefix), a paired
     permutation test over concepts (exact up to 20 concepts) with its 95% interval (the
     differences the test does not reject), and the p-values adjusted by Holm's method over the
-    comparisons of each table. Runs that are not like for like are never compared with each
-    other. `--format csv`: every column, how p was counted and the seed included."""
+    comparisons of each table; structure runs (RSA, computed over every pair of concepts): a
+    paired bootstrap over concepts. Runs that are not like for like are never compared with
+    each other. `--format csv`: every column, how p was counted and the seed included."""
     from tacit.core.display import render
     from tacit.core.files import table_text
     from tacit.results.comparisons import compare, comparison_tables

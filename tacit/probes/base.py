@@ -21,6 +21,8 @@ from tacit.core.options import RUN_OPTION_GROUPS
 from tacit.core.params import Options, Param
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
     from tacit.ask.base import Ask, AskSpec
@@ -109,6 +111,21 @@ class Metric:
     of: str | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
     chance_of: float | Callable[[pd.DataFrame, Mapping[str, Any]], Any] | None = None
     aggregation: str = "mean"
+
+
+# how compare_wholes tests a difference where it resamples the units with replacement, the
+# same draws for both models (`probe compare` says so in its note)
+PAIRED_BOOTSTRAP = "paired bootstrap"
+
+
+@dataclass(frozen=True)
+class Whole:
+    """One model of a run, for comparing a primary metric computed over the whole (its
+    `aggregation` is `corpus`: not a mean over units): its value over all of its units, as
+    summary.csv holds it, and what the probe needs to compute it again on fewer (`data`)."""
+
+    value: float
+    data: Any
 
 
 # a condition of a run (Probe.conditions): its label, and its summary rows (one per model)
@@ -205,6 +222,21 @@ class Probe(ABC, Generic[OptionsT]):
         model is the main condition's value in summary.csv. What model comparisons test
         (tacit.results.comparisons); None where the probe has no such scores."""
         return None
+
+    def whole(self, directory: Path, manifest: Manifest, model: str) -> Whole | None:
+        """For a primary metric computed over the whole (`aggregation` corpus): one model of
+        the run in `directory`, as compare_wholes pairs it (None: it has nothing to compare,
+        or the probe has no such metric)."""
+        return None
+
+    def compare_wholes(
+        self, a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
+    ) -> dict[str, Any]:
+        """Two models' primary metric (each a `whole`) compared on the units both have, for
+        `probe compare`: value_a, value_b, difference (a - b), ci_low, ci_high, p_value,
+        n_units, units_left_out, test (how it was tested, in words) and patterns (the draws
+        counted)."""
+        raise NotImplementedError(f"{self.name}: no comparison of whole-run metrics")
 
     def headline(self, summary: pd.DataFrame, manifest: Manifest) -> dict[str, float]:
         """The primary metric at the main condition, one value per model (the mean over its

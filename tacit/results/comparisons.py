@@ -5,7 +5,9 @@ condition, a paired permutation test over concepts (the unit the intervals of su
 resample) with the interval it implies, and Holm's correction over the comparisons of a table
 (tacit.core.stats). The per-prompt scores come from the runs' prompts.csv (Probe.main_scores),
 as saved (a result in memory is read as its file would be, so both give the same numbers), and
-are checked to give the value summary.csv holds.
+are checked to give the value summary.csv holds. A primary metric computed over the whole (RSA:
+Metric.aggregation `corpus`) is no mean to sum: the probe pairs two models itself
+(Probe.whole, Probe.compare_wholes), by a paired bootstrap over concepts.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from tacit.core.errors import TacitError
 from tacit.core.files import SAVED_DIGITS
 from tacit.core.labels import model_label, short_labels
 from tacit.core.stats import fewest_units
+from tacit.probes.base import PAIRED_BOOTSTRAP
 
 if TYPE_CHECKING:
+    from tacit.probes.base import Whole
     from tacit.results.like_for_like import RunInfo
     from tacit.results.result import ProbeResult
 
@@ -102,6 +106,47 @@ def _scores(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Scores]] |
     return label, scores
 
 
+@dataclass
+class Held:
+    """One model of a run whose primary metric is computed over the whole (Probe.whole)."""
+
+    run: RunInfo
+    model: str
+    label: str
+    whole: Whole
+
+
+def _wholes(run: RunInfo, options: dict[str, Any]) -> tuple[str, list[Held]]:
+    """The run's main condition and its models as the probe pairs them, each checked to give
+    the value summary.csv holds; a model with nothing to compare is left out, said so."""
+    import warnings
+
+    from tacit.core.errors import TacitWarning
+
+    label, main = run.probe.conditions(run.summary, run.manifest, **options)[0]
+    column = run.probe.primary.column
+    held = []
+    with run.directory() as directory:
+        for model in run.models:
+            whole = run.probe.whole(directory, run.manifest, model)
+            if whole is None:
+                warnings.warn(
+                    f"{run.path or run.name}: {model_label(model)} has no {column} to compare: "
+                    "left out",
+                    TacitWarning,
+                    stacklevel=3,
+                )
+                continue
+            want = main.loc[main["model"] == model, column]
+            if len(want) != 1 or not np.isclose(whole.value, float(want.iloc[0]), atol=1e-6):
+                raise TacitError(
+                    f"{run.name}: {model}'s saved files do not give the {column} summary.csv "
+                    "has: a run written by an earlier tacit? run it again"
+                )
+            held.append(Held(run, model, model, whole))
+    return label, held
+
+
 def computed_by(run: RunInfo, model: str) -> str:
     """How a run computed a model's numbers, in words: the engine and the precision (a
     server's engine; in process, the dtype, and a GGUF file's quantisation dequantised to it,
@@ -147,10 +192,7 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         tolerance=ROUNDING * float(a.sizes[units].sum() + b.sizes[units].sum()),
     )
     return {
-        "model_a": a.label,
-        "run_a": a.run.name,
-        "model_b": b.label,
-        "run_b": b.run.name,
+        **_named(a, b),
         "value_a": float(a.sums[units].sum() / counts.sum()),
         "value_b": float(b.sums[units].sum() / counts.sum()),
         "difference": float(differences.sum() / counts.sum()),
@@ -163,6 +205,27 @@ def _pair(a: Scores, b: Scores, seed: int, n_resamples: int, confidence: float) 
         "test": "exact" if test.exact else "monte carlo",
         "patterns": test.patterns,
         "seed": seed,
+    }
+
+
+def _pair_wholes(
+    a: Held, b: Held, seed: int, n_resamples: int, confidence: float
+) -> dict[str, Any]:
+    """Two models whose primary metric is computed over the whole, compared by their probe
+    (Probe.compare_wholes) over the units both have, its draws seeded by `seed`."""
+    found = a.run.probe.compare_wholes(
+        a.whole, b.whole, seed=seed, n_resamples=n_resamples, confidence=confidence
+    )
+    return {**_named(a, b), **found, "units": a.run.probe.units, "seed": seed}
+
+
+def _named(a: Scores | Held, b: Scores | Held) -> dict[str, str]:
+    """A pair's models, runs, and how each computed its numbers."""
+    return {
+        "model_a": a.label,
+        "run_a": a.run.name,
+        "model_b": b.label,
+        "run_b": b.run.name,
         "computed_a": computed_by(a.run, a.model),
         "computed_b": computed_by(b.run, b.model),
     }
@@ -185,6 +248,10 @@ def compare(
     how p was counted: `exact` over every one of the 2**n_units sign patterns (up to
     tacit.core.stats.EXACT_LIMIT concepts), else `monte carlo` over `n_resamples` random
     patterns seeded by `seed` and the pair's models; `patterns` is how many were counted.
+    A metric computed over the whole (structure's RSA) is compared by its probe
+    (Probe.compare_wholes): `paired bootstrap`, `n_resamples` draws of the shared concepts
+    seeded by `seed`, the percentile interval of the draws' differences d and p = min(1,
+    2 min(#{d <= 0}, #{d >= 0}) / #draws).
     Runs that are not like for like, or show another main condition, are in groups of their
     own and never compared. `options` are the probe's own (`n_props` for retrieval). Models
     are named as in `probe table`.
@@ -203,9 +270,10 @@ def compare(
     groups, _ = like_for_like(read_runs(runs))
     found, skipped = [], []
     for group in groups:
-        by_condition: dict[str, list[Scores]] = {}
+        by_condition: dict[str, list[Any]] = {}
         for run in group.runs:
-            scored = _scores(run, options)
+            whole = run.probe.primary.aggregation == "corpus"
+            scored = _wholes(run, options) if whole else _scores(run, options)
             if scored is None:
                 skipped.append(run.probe.name)
                 warnings.warn(
@@ -221,8 +289,9 @@ def compare(
                 _alone(scores, condition)
                 continue
             _label(scores)
+            paired = _pair_wholes if isinstance(scores[0], Held) else _pair
             pairs = [
-                _pair(a, b, seed, n_resamples, confidence)
+                paired(a, b, seed, n_resamples, confidence)
                 for a, b in itertools.combinations(scores, 2)
             ]
             adjusted = holm([pair["p_value"] for pair in pairs])
@@ -252,24 +321,25 @@ def compare(
     return table[COLUMNS].reset_index(drop=True)
 
 
-def _alone(scores: list[Scores], condition: str) -> None:
+def _alone(scores: list[Any], condition: str) -> None:
     """Say that a run is left out for want of another model to compare its own with: one
     model, and no run like for like with it (the same things scored, the same condition)."""
     import warnings
 
     from tacit.core.errors import TacitWarning
 
+    at = f" at {condition}" if condition else ""
     for score in scores:
         where = score.run.path or score.run.name
         warnings.warn(
-            f"{where}: one model ({model_label(score.model)}) at {condition}, and no other "
+            f"{where}: one model ({model_label(score.model)}){at}, and no other "
             "run like for like with it to compare it with: left out (`probe table` shows it)",
             TacitWarning,
             stacklevel=3,
         )
 
 
-def _label(scores: list[Scores]) -> None:
+def _label(scores: list[Any]) -> None:
     """Short model labels; a model in several runs named with its run (as `probe table` does),
     one asked in words with `by generation`."""
     from tacit.results.like_for_like import asked_in_words
@@ -310,12 +380,20 @@ def comparison_tables(table: pd.DataFrame, confidence: float = 0.95) -> list[Tab
         left_out = int(rows["units_left_out"].sum())
         units = str(first["units"])
         level = f"{int(confidence * 100)}%"
-        note = (
-            f"paired over {units}: p of the two-sided permutation test ({_counted(rows)}), "
-            f"Holm-adjusted over this table (p Holm); {level} interval: the differences the "
-            f"test does not reject at {1 - confidence:.2g}, so it leaves out 0 exactly when "
-            f"p <= {1 - confidence:.2g}"
-        )
+        if (rows["test"] == PAIRED_BOOTSTRAP).all():
+            note = (
+                f"paired over {units}: p of the two-sided paired bootstrap ({_counted(rows)}; "
+                f"p = 2 x the smaller share of draws with A - B <= 0 or >= 0), Holm-adjusted "
+                f"over this table (p Holm); {level} interval: the percentile interval of the "
+                "draws' differences"
+            )
+        else:
+            note = (
+                f"paired over {units}: p of the two-sided permutation test ({_counted(rows)}), "
+                f"Holm-adjusted over this table (p Holm); {level} interval: the differences the "
+                f"test does not reject at {1 - confidence:.2g}, so it leaves out 0 exactly when "
+                f"p <= {1 - confidence:.2g}"
+            )
         if np.isinf(rows[["ci_low", "ci_high"]].to_numpy()).any():
             fewest = fewest_units(1 - confidence)
             note += (
@@ -370,11 +448,18 @@ def _few(rows: pd.DataFrame) -> str:
     return " or ".join(map(str, counts))
 
 
+def units_of(rows: pd.DataFrame) -> str:
+    """What the table's rows pair over, in the plural (`concepts`)."""
+    return str(rows["units"].iloc[0])
+
+
 def _counted(rows: pd.DataFrame) -> str:
     """How the table's p-values were counted, in words."""
     said = []
     for (test, patterns, seed), _ in rows.groupby(["test", "patterns", "seed"], sort=False):
-        if test == "exact":
+        if test == PAIRED_BOOTSTRAP:
+            said.append(f"{int(patterns):,} draws of the {units_of(rows)}, seed {seed}")
+        elif test == "exact":
             said.append(f"exact over all {int(patterns):,} sign patterns")
         else:
             said.append(f"monte carlo over {int(patterns):,} random sign patterns, seed {seed}")

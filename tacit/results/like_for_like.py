@@ -9,7 +9,8 @@ the reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ OPTIONS = {
     "span scoring": ("--span-scoring",),
     "normalisation": ("--normalize",),
     "norms": ("--norms",),
+    "similarity": ("--similarity",),
     "concepts": ("--concepts",),
     "templates": ("--templates",),
     "relations": ("--relation",),
@@ -73,6 +75,26 @@ class RunInfo:
     probe: Probe
     path: Path | None = None
     _rows: pd.DataFrame | None = field(default=None, repr=False)
+    files: Mapping[str, str | bytes] = field(default_factory=dict, repr=False)  # in memory
+
+    @contextmanager
+    def directory(self) -> Iterator[Path]:
+        """The run's directory: a result in memory's further files (ProbeResult.files, a
+        matrix's) written to a temporary one for as long as it is read."""
+        if self.path is not None:
+            yield self.path
+            return
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="tacit-run-") as where:
+            for name, content in self.files.items():
+                target = Path(where) / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, bytes):
+                    target.write_bytes(content)
+                else:
+                    target.write_text(content, encoding="utf-8")
+            yield Path(where)
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -204,9 +226,8 @@ def read_runs(runs: Sequence[str | Path | ProbeResult]) -> list[RunInfo]:
             probe = registry.of_run(run.manifest, f"result {index + 1}")
             name = f"result{index + 1}"
             rows = as_saved(run.prompts)  # the numbers its directory would give
-            read.append(
-                RunInfo(name, run.manifest, run.summary.assign(run=name), probe, _rows=rows)
-            )
+            summary = run.summary.assign(run=name)
+            read.append(RunInfo(name, run.manifest, summary, probe, _rows=rows, files=run.files))
     return read
 
 

@@ -5,9 +5,9 @@ CSLB's participants) or, later, by a probe; a model's norms written as CSLB's
 (write_model_norms); two matrices aligned (align); and the analyses that read matrices, never
 a model: representational similarity with a Mantel test (rsa), the people's split-half ceiling
 (noise_ceiling), feature verification (feature_verification; verify_answers for yes/no
-answers), category structure and MDS maps (category_structure, concept_map), and the
-answer-space prior (answer_prior, without_prior).
-compare_norms runs them all on two norm sets. docs/probes/structure.md has the formulas.
+answers), category structure and MDS maps (category_structure, concept_map), the prior
+(answer_prior, without_prior), two matrices' RSA compared (rsa_difference). compare_norms runs
+them all on two norm sets. docs/probes/structure.md has the formulas.
 """
 
 from tacit.structure.align import Alignment, align
@@ -24,6 +24,7 @@ from tacit.structure.compare import Structure, compare_matrices, compare_norms
 from tacit.structure.concepts import read_concepts, with_categories
 from tacit.structure.matrix import ConceptFeatureMatrix, Provenance, read_matrix
 from tacit.structure.model_norms import model_norms_table, write_model_norms
+from tacit.structure.paired import RsaDifference, rsa_difference
 from tacit.structure.participants import Listings, participant_numbers
 from tacit.structure.prior import answer_prior, prior_of, without_prior
 from tacit.structure.similarity import rsa, similarity_matrix
@@ -40,6 +41,7 @@ __all__ = [
     "ConceptFeatureMatrix",
     "Listings",
     "Provenance",
+    "RsaDifference",
     "Structure",
     "align",
     "answer_prior",
@@ -62,6 +64,7 @@ __all__ = [
     "read_matrix",
     "reliability_bins",
     "rsa",
+    "rsa_difference",
     "similarity_matrix",
     "spearman_brown",
     "split_halves",

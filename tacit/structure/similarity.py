@@ -110,19 +110,8 @@ def rsa_scope(
     observed = weighted_spearman(codes_a, codes_b, np.ones(len(iu)))
     rng = np.random.default_rng(seed)
     counts = concept_counts(rng, n, n_resamples)
+    resampled = resampled_spearman(codes_a, codes_b, counts)
     chunk = max(1, BATCH // max(len(iu), 1))  # draws at once, as memory allows
-    if len(iu) <= FEW_PAIRS:  # many small steps: at once
-        resampled = np.concatenate(
-            [np.array([])]
-            + [
-                weighted_spearman_rows(codes_a, codes_b, c[:, iu] * c[:, ju])
-                for c in np.array_split(counts, range(chunk, n_resamples, chunk))
-            ]
-        )
-    else:  # one at a time, each without the pairs it leaves out
-        resampled = np.array(
-            [weighted_spearman(codes_a, codes_b, c[iu] * c[ju]) for c in counts], dtype=float
-        )
     # permutations: a's concepts relabelled; its ranks are the same values, moved
     ranks_a = np.zeros((n, n))
     ranks_a[iu, ju] = average_ranks(pairs_a)
@@ -151,6 +140,28 @@ def rsa_scope(
         "chance_high": chance_high,
         "p_value": (1 + beaten) / (1 + n_permutations) if not np.isnan(observed) else np.nan,
     }
+
+
+def resampled_spearman(codes_a: Codes, codes_b: Codes, counts: np.ndarray) -> np.ndarray:
+    """Spearman's rho of the pairs' coded similarities (the upper triangle of n concepts, row
+    by row) in each bootstrap resample of the concepts, `counts` (resamples x n: how often
+    each concept was drawn, concept_counts): the pair of concepts drawn k and l times counts
+    k x l times, a concept with itself is no pair. NaN where a resample's ranks are constant."""
+    n_resamples, n = counts.shape
+    iu, ju = np.triu_indices(n, k=1)
+    chunk = max(1, BATCH // max(len(iu), 1))  # draws at once, as memory allows
+    if len(iu) <= FEW_PAIRS:  # many small steps: at once
+        return np.concatenate(
+            [np.array([])]
+            + [
+                weighted_spearman_rows(codes_a, codes_b, c[:, iu] * c[:, ju])
+                for c in np.array_split(counts, range(chunk, n_resamples, chunk))
+            ]
+        )
+    # one at a time, each without the pairs it leaves out
+    return np.array(
+        [weighted_spearman(codes_a, codes_b, c[iu] * c[ju]) for c in counts], dtype=float
+    )
 
 
 def rsa(

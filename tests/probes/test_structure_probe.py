@@ -12,35 +12,13 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
-from support import fails_cleanly, probe_in_one_thread, write_norms
+from support import fails_cleanly, probe_in_one_thread, random_rows, write_norms
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 import tacit
 from tacit.models.base import Scorer
 
 DRAWS = {"resamples": 20, "permutations": 20, "splits": 3}
-
-
-def random_rows(seed: int, concepts: int = 9, features: int = 12, people: int = 10):
-    """CSLB rows whose concepts share features by group of three, listed by random people."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for c in range(concepts):
-        for f in range(features):
-            who = [
-                p for p in range(1, people + 1) if rng.random() < (0.6 if f % 3 == c % 3 else 0.1)
-            ]
-            if who:
-                rows.append(
-                    (
-                        f"c{c}",
-                        "encyclopaedic",
-                        f"has f{f}",
-                        len(who),
-                        "p " + " ".join(map(str, who)),
-                    )
-                )
-    return rows
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tacit.ask.base import Asking, AskSpec, choose
 from tacit.core.errors import TacitError
 from tacit.core.option_names import option
-from tacit.probes.base import Metric, Outcome, Plan, Probe
+from tacit.probes.base import Metric, Outcome, Plan, Probe, Whole
 from tacit.probes.manifest_keys import RankingCounts
 from tacit.probes.structure.options import AUC_OTHER, RSA, StructureManifest, StructureOptions
 
@@ -261,6 +261,32 @@ class StructureProbe(Probe[StructureOptions]):
             usual=("one prompt per feature word (each word scored in its own pass)", per_feature),
         )
 
+    def comparable(self, manifest: Manifest) -> dict[str, str]:
+        """The reference norms, the similarity and the concepts (paired.comparable); a yes/no
+        run reports another metric, so it never stands beside a run of RSA."""
+        from tacit.probes.structure import paired
+
+        found = paired.comparable(manifest)
+        if self.primary is not RSA:
+            found["metric"] = self.primary.label
+        return found
+
+    def whole(self, directory: Path, manifest: Manifest, model: str) -> Whole | None:
+        """A model's matrix and the reference, read from the run (paired.whole)."""
+        from tacit.probes.structure import paired
+
+        return paired.whole(directory, manifest, model)
+
+    def compare_wholes(
+        self, a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
+    ) -> dict[str, Any]:
+        """The RSA difference of two models and its paired bootstrap over concepts."""
+        from tacit.probes.structure import paired
+
+        return paired.compare_wholes(
+            a, b, seed=seed, n_resamples=n_resamples, confidence=confidence
+        )
+
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         if isinstance(plan.state, NormsState):
             return self._finish_norms(plan, run)
@@ -457,6 +483,10 @@ class StructureYesNo(StructureProbe):
     """A structure run that asked its verification items yes or no."""
 
     primary = AUC_OTHER
+
+    def whole(self, directory: Path, manifest: Manifest, model: str) -> Whole | None:
+        """No matrix to pair: `probe compare` leaves a yes/no run's models out, said so."""
+        return None
 
 
 @cache
