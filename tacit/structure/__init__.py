@@ -1,13 +1,13 @@
 """Concept structure: does a model's knowledge of concepts have the shape of people's?
 
-A concept x feature matrix (ConceptFeatureMatrix) made from norms (from_norms, any subset of
-CSLB's participants) or, later, by a probe; a model's norms written as CSLB's
-(write_model_norms); two matrices aligned (align); and the analyses that read matrices, never
-a model: representational similarity with a Mantel test (rsa), the people's split-half ceiling
-(noise_ceiling), feature verification (feature_verification; verify_answers for yes/no
-answers), category structure and MDS maps (category_structure, concept_map), the prior
-(answer_prior, without_prior), two matrices' RSA compared (rsa_difference). compare_norms runs
-them all on two norm sets. docs/probes/structure.md has the formulas.
+A concept x feature matrix (ConceptFeatureMatrix) from norms (from_norms, any subset of
+CSLB's participants) or a probe; a model's norms written as CSLB's (write_model_norms); two
+matrices aligned (align); and the analyses that read matrices, never a model: RSA with a
+Mantel test (rsa), the people's split-half ceiling (noise_ceiling), feature verification
+(feature_verification; verify_answers for yes/no answers), category structure and MDS maps
+(category_structure, mds_map), the prior (answer_prior, without_prior), and two models
+compared (rsa_difference; auc_difference for yes/no runs). compare_norms runs them all on
+two norm sets. docs/probes/structure.md has the formulas.
 """
 
 from tacit.structure.align import Alignment, align
@@ -24,7 +24,7 @@ from tacit.structure.compare import Structure, compare_matrices, compare_norms
 from tacit.structure.concepts import read_concepts, with_categories
 from tacit.structure.matrix import ConceptFeatureMatrix, Provenance, read_matrix
 from tacit.structure.model_norms import model_norms_table, write_model_norms
-from tacit.structure.paired import RsaDifference, rsa_difference
+from tacit.structure.paired import AucDifference, RsaDifference, auc_difference, rsa_difference
 from tacit.structure.participants import Listings, participant_numbers
 from tacit.structure.prior import answer_prior, prior_of, without_prior
 from tacit.structure.similarity import rsa, similarity_matrix
@@ -65,6 +65,8 @@ __all__ = [
     "reliability_bins",
     "rsa",
     "rsa_difference",
+    "auc_difference",
+    "AucDifference",
     "similarity_matrix",
     "spearman_brown",
     "split_halves",

@@ -122,3 +122,50 @@ def test_a_model_with_no_verdict_is_left_out(norms_and_categories):
     assert found.summary.set_index("model").loc["mute", "n_concepts"] == 0
     with pytest.raises(TacitError, match="mute: no item had a readable yes or no"):
         tacit.concept_structure([mute], **given)
+
+
+def test_two_models_yes_no_are_compared_by_a_paired_bootstrap(norms_and_categories, tmp_path):
+    """`probe compare` pairs two models' AUC on the items both answered: each draw weights
+    every concept by how often it was drawn, as a loop with scikit-learn computes it."""
+    norms, categories = norms_and_categories
+    other = scripted()
+    other.name = "other"
+    for key in list(other.script)[::4]:  # a model wrong on a quarter of the items
+        other.script[key] = ["Yes."] * 3 if "No." in other.script[key] else ["No."] * 3
+    found = tacit.concept_structure(
+        [scripted(), other],
+        norms=str(norms),
+        categories=str(categories),
+        by="generation",
+        verification="yes-no",
+        samples=3,
+        temperature=1.0,
+        quiet=True,
+        **DRAWS,
+    )
+    out = found.save(tmp_path / "run")
+    table = tacit.compare([out], n_resamples=200, seed=5)
+    assert len(table) == 1 and table["test"].iloc[0] == "paired bootstrap"
+    row = table.iloc[0]
+    summary = pd.read_csv(out / "summary.csv").set_index("model")["auc_other_categories"]
+    assert row["value_a"] == pytest.approx(summary["scripted"])
+    assert row["value_b"] == pytest.approx(summary["other"])
+    rows = pd.read_csv(out / "prompts.csv")
+    rows = rows[(rows["negatives"] == "other categories") | (rows["label"] == 1)]
+    wide = rows.pivot_table(index=["concept", "feature", "label"], columns="model", values="p_yes")
+    wide = wide.dropna().reset_index()
+    concepts = list(dict.fromkeys(wide["concept"]))
+    picks = np.random.default_rng(5).integers(0, len(concepts), size=(200, len(concepts)))
+    counts = [np.bincount(p, minlength=len(concepts)) for p in picks]
+    index = wide["concept"].map({c: i for i, c in enumerate(concepts)}).to_numpy()
+    drawn = []
+    for weights in counts:
+        w = weights[index]
+        auc = [
+            roc_auc_score(wide["label"], wide[m], sample_weight=w) for m in ("scripted", "other")
+        ]
+        drawn.append(auc[0] - auc[1])
+    low, high = np.percentile(drawn, [2.5, 97.5])
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    below, above = np.mean(np.array(drawn) <= 0), np.mean(np.array(drawn) >= 0)
+    assert row["p_value"] == pytest.approx(min(1.0, 2 * min(below, above)))

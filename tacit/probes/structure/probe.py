@@ -485,8 +485,20 @@ class StructureYesNo(StructureProbe):
     primary = AUC_OTHER
 
     def whole(self, directory: Path, manifest: Manifest, model: str) -> Whole | None:
-        """No matrix to pair: `probe compare` leaves a yes/no run's models out, said so."""
-        return None
+        """A model's answers to the primary metric's items (yes_no.whole)."""
+        from tacit.probes.structure import yes_no
+
+        return yes_no.whole(directory, model)
+
+    def compare_wholes(
+        self, a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
+    ) -> dict[str, Any]:
+        """Two models' AUC on the items both answered, by a paired bootstrap over concepts."""
+        from tacit.probes.structure import yes_no
+
+        return yes_no.compare_wholes(
+            a, b, seed=seed, n_resamples=n_resamples, confidence=confidence
+        )
 
 
 @cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 from tacit.ask.base import Answered, Column
 from tacit.matching.parse import OK
 from tacit.matching.verdict import NO, YES
+from tacit.probes.base import PAIRED_BOOTSTRAP, Whole
 from tacit.structure import (
     ConceptFeatureMatrix,
     reliability_bins,
@@ -195,3 +197,50 @@ def _png(draw: Callable[..., Any], table: pd.DataFrame, title: str) -> Callable[
     from tacit.structure.figures import figure_png
 
     return lambda: figure_png(draw(table, title))
+
+
+OTHER = "other categories"  # the kind of negative the primary metric reads
+
+
+def whole(directory: Path, model: str) -> Whole | None:
+    """A model's answers to the items of the primary metric (its positives and the
+    other-category negatives, from the run's prompts.csv) and their AUC; None for a model
+    with no readable answer."""
+    from tacit.structure.stats import Codes, weighted_auc
+
+    rows = pd.read_csv(directory / "prompts.csv", keep_default_na=False, na_values=[""])
+    mine = rows[(rows["model"] == model) & ((rows["negatives"] == OTHER) | (rows["label"] == 1))]
+    items = mine[[*KEYS, "label"]].assign(score=mine["p_yes"].astype(float)).dropna()
+    y = items["label"].to_numpy().astype(bool)
+    if items.empty or y.all() or not y.any():
+        return None
+    value = weighted_auc(Codes.of(items["score"].to_numpy()), y, np.ones(len(items)))
+    return Whole(value, (model, items))
+
+
+def compare_wholes(
+    a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
+) -> dict[str, Any]:
+    """Two models' AUC on the items both answered, and its paired bootstrap."""
+    from tacit.core.errors import TacitError
+    from tacit.structure import auc_difference
+
+    (name_a, items_a), (name_b, items_b) = a.data, b.data
+    try:
+        found = auc_difference(
+            items_a, items_b, seed=seed, n_resamples=n_resamples, confidence=confidence
+        )
+    except ValueError as err:
+        raise TacitError(f"{name_a} and {name_b}: {err}") from None
+    return {
+        "value_a": found.auc_a,
+        "value_b": found.auc_b,
+        "difference": found.difference,
+        "ci_low": found.ci_low,
+        "ci_high": found.ci_high,
+        "p_value": found.p_value,
+        "n_units": len(found.concepts),
+        "units_left_out": found.left_out,
+        "test": PAIRED_BOOTSTRAP,
+        "patterns": found.n_resamples,
+    }
