@@ -15,7 +15,7 @@ from transformers import AutoTokenizer
 import tacit
 from tacit.models.base import Scorer
 from tacit.norms.phrasing import answer_spans
-from tacit.probes.structure.scoring import NOT_READ_WHOLE
+from tacit.probes.structure.scoring import NOT_CANDIDATES, NOT_READ_WHOLE
 from tacit.templates import load_templates
 
 DRAWS = {"resamples": 20, "permutations": 20, "splits": 3}
@@ -204,3 +204,24 @@ def test_a_causal_models_spans_are_its_sentences(tiny_gpt2, tmp_path):
         np.testing.assert_allclose(block, block[:, :1].repeat(block.shape[1], 1), atol=1e-3)
     assert (offset.to_numpy() < -1).all()  # log P(before) of a random model: far below 0
     assert len({relation[f] for f in common}) >= 2 and len(common) >= 5
+
+
+def test_a_file_of_candidates_keeps_the_features_it_names(tiny_bert, toy_norms_path, tmp_path):
+    """`--candidates FILE`: a feature none of whose texts the file lists is left out, counted;
+    each relation with a feature kept scores the file's spans."""
+    listed = tmp_path / "candidates.txt"
+    listed.write_text("fur\nclaws\n")
+    found = tacit.concept_structure(
+        [tiny_bert],
+        norms=str(toy_norms_path),
+        candidates=str(listed),
+        concepts=["bear", "cat", "dog", "knife"],
+        quiet=True,
+        seed=1,
+        **DRAWS,
+    )
+    counts = found.manifest["counts"]
+    assert counts["spans_per_relation"] == {"has": 2}
+    assert counts["features_scored"] == 2  # has fur_hair (fur), has claws
+    assert counts["span_scorings_per_model"] == 4 * 2
+    assert list(counts["features_left_out_by_reason"]) == [NOT_CANDIDATES]
