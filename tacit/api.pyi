@@ -970,6 +970,7 @@ def structure(
     questions: str | Path = "tacit",
     write_norms: str | Path | None = None,
     similarity: str | None = None,
+    verification: str = "scores",
     resamples: int = 1000,
     permutations: int = 1000,
     splits: int = 100,
@@ -1077,6 +1078,11 @@ def structure(
             (Pearson's r of the two rows) or `jaccard` (of the features present). One of: cosine,
             correlation, jaccard. Not given: cosine; by scoring, correlation (log-probabilities are
             negative).
+        verification: How features are verified: `scores` (the matrix's own values: by scoring, the
+            log-probabilities; by generation, the share of draws listing it) or `yes-no` (with --by
+            generation: each verification item asked `Is it true that a bear has fur?`, --samples
+            draws, P(yes) the share saying yes; calibrated: Brier, ECE, a reliability diagram; no
+            matrix, so no RSA). One of: scores, yes-no.
         resamples: Bootstrap resamples of the concepts for each interval.
         permutations: Permutations of the concepts for chance and the Mantel test.
         splits: Random split halves of the participants for the people's ceiling.

@@ -10,7 +10,6 @@ judge and the lexical matcher agree.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import pandas as pd
 from tacit.matching.match import SEPARATOR
 from tacit.matching.parse import OK
 from tacit.matching.read import answers_by_prompt
+from tacit.matching.verdict import UNREADABLE, YES, verdict
 from tacit.models.answers import GenerationRequest, Sampling, generation_counts
 
 if TYPE_CHECKING:
@@ -31,20 +31,7 @@ JUDGE_QUESTION = (
     'Someone was asked for the properties of the concept "{concept}" and answered: '
     '"{answer}". Does this answer mean that the concept {feature}? Reply yes or no.'
 )
-YES, NO, UNREADABLE = "yes", "no", "unreadable"
 JUDGED_COLUMNS = ["concept", "answer", "feature", "lexical", "verdict", "reply"]
-
-
-def verdict(reply: str) -> str:
-    """A reply's verdict: its first word, `yes` or `no` in any case, else `unreadable`.
-
-    Examples:
-        >>> [verdict(r) for r in ["Yes.", " no, it does not", "Maybe", "", "yesterday"]]
-        ['yes', 'no', 'unreadable', 'unreadable', 'unreadable']
-    """
-    first = re.match(r"\s*([A-Za-z]+)", reply)
-    word = first.group(1).lower() if first else ""
-    return word if word in (YES, NO) else UNREADABLE
 
 
 def feature_text(feature: str) -> str:

@@ -78,7 +78,8 @@ def question(
     questions: Questions | None = None,
     fills: Mapping[str, str] | None = None,
 ) -> str:
-    """A prompt asked as a question (`asks`: `concept`, `answers`, `listing` or `choice`;
+    """A prompt asked as a question (`asks`: `concept`, `answers`, `listing`, `choice` or
+    `verify`, whose prompt is the statement verified;
     `questions`: their wording, tacit's own by default): a cloze text with its blank written
     ___, or, for a listing, the concept with its article; `fills`: the row's placeholders of
     its own (a choice's `options`)."""
@@ -88,6 +89,8 @@ def question(
         return chosen.text(key, concept=cloze, k=k)
     if asks == "choice":
         return chosen.text(key, cloze=cloze.replace(MASK, BLANK), **(fills or {}))
+    if asks == "verify":
+        return chosen.text(key, statement=cloze)
     rest = cloze[len(MASK) :].strip().rstrip(".!?")
     return chosen.text(key, cloze=cloze.replace(MASK, BLANK), rest=rest, k=k)
 
@@ -100,6 +103,8 @@ def answers_asked(cloze: str, asks: str, k: int, questions: Questions | None = N
         return k
     if asks == "choice":  # every answer read: two letters are no choice
         return None
+    if asks == "verify":  # a verdict is the reply's first answer
+        return 1
     return (
         k
         if question(cloze, asks, k, questions) != question(cloze, asks, k + 1, questions)

@@ -4,8 +4,9 @@ A concept x feature matrix (ConceptFeatureMatrix) made from norms (from_norms, a
 CSLB's participants) or, later, by a probe; a model's norms written as CSLB's
 (write_model_norms); two matrices aligned (align); and the analyses that read matrices, never
 a model: representational similarity with a Mantel test (rsa), the people's split-half ceiling
-(noise_ceiling), feature verification (feature_verification), category structure and MDS maps
-(category_structure, concept_map), and the answer-space prior (answer_prior, without_prior).
+(noise_ceiling), feature verification (feature_verification; verify_answers for yes/no
+answers), category structure and MDS maps (category_structure, concept_map), and the
+answer-space prior (answer_prior, without_prior).
 compare_norms runs them all on two norm sets. docs/probes/structure.md has the formulas.
 """
 
@@ -29,7 +30,9 @@ from tacit.structure.similarity import rsa, similarity_matrix
 from tacit.structure.verification import (
     calibration_bins,
     feature_verification,
+    reliability_bins,
     verification_items,
+    verify_answers,
 )
 
 __all__ = [
@@ -57,11 +60,13 @@ __all__ = [
     "procrustes_onto",
     "read_concepts",
     "read_matrix",
+    "reliability_bins",
     "rsa",
     "similarity_matrix",
     "spearman_brown",
     "split_halves",
     "verification_items",
+    "verify_answers",
     "with_categories",
     "without_prior",
     "write_model_norms",

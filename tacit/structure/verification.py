@@ -9,6 +9,8 @@ not listed, and every score here reads it so. docs/probes/structure.md states th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -31,6 +33,7 @@ NO_GROUP = "concepts without a category (or domain)"
 TOO_FEW = "positives without a negative to draw"
 ITEM_COLUMNS = ["concept", "feature", "relation", "label", "negatives", "fold"]
 BINS = 10
+BIN_COLUMNS = ["negatives", "bin", "low", "high", "n_items", "confidence", "accuracy"]
 
 
 def verification_items(
@@ -170,16 +173,90 @@ def feature_verification(
     ci, fi, score = _scores_of(items, reference, scores)
     if probabilities is None:
         probabilities = bool(((scores.values >= 0) & (scores.values <= 1)).all())
-    elif probabilities and not ((score >= 0) & (score <= 1)).all():
+    n = len(reference.concepts)
+
+    def another_concepts(rng: np.random.Generator, chosen: np.ndarray) -> np.ndarray:
+        order = rng.permutation(n)
+        return scores.values[order[ci[chosen]], fi[chosen]]
+
+    return verification_table(
+        items,
+        score,
+        ci,
+        n,
+        another_concepts,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        confidence=confidence,
+        probabilities=probabilities,
+        bins=bins,
+    )
+
+
+def verify_answers(
+    items: pd.DataFrame,
+    p_yes: np.ndarray,
+    *,
+    seed: int = 0,
+    n_resamples: int = 1000,
+    n_permutations: int = 1000,
+    confidence: float = 0.95,
+    bins: int = BINS,
+) -> pd.DataFrame:
+    """feature_verification's table of a model's yes/no answers to the items
+    (verification_items' rows), `p_yes` each item's share of draws that said yes: the same
+    metrics with Brier and ECE, intervals over concepts; chance, having no scores of the
+    items not asked, shuffles the answers over the kind's items (one rng.permutation per
+    draw, from np.random.default_rng(seed + 2)): answers that tell nothing of the items."""
+    p = np.asarray(p_yes, dtype=np.float64)
+    positions = {c: i for i, c in enumerate(dict.fromkeys(items["concept"]))}
+    ci = items["concept"].map(positions).to_numpy()
+
+    def shuffled(rng: np.random.Generator, chosen: np.ndarray) -> np.ndarray:
+        return rng.permutation(p[chosen])
+
+    return verification_table(
+        items,
+        p,
+        ci,
+        len(positions),
+        shuffled,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        confidence=confidence,
+        probabilities=True,
+        bins=bins,
+    )
+
+
+def verification_table(
+    items: pd.DataFrame,
+    score: np.ndarray,
+    ci: np.ndarray,
+    n: int,
+    chance_scores: Callable[[np.random.Generator, np.ndarray], np.ndarray],
+    *,
+    seed: int,
+    n_resamples: int,
+    n_permutations: int,
+    confidence: float,
+    probabilities: bool,
+    bins: int,
+) -> pd.DataFrame:
+    """The metrics of the items' scores per kind of negative, with intervals resampling the
+    `n` concepts (`ci`: each item's) and chance from `chance_scores(rng, chosen)`, the
+    scores of the kind's items (`chosen`) under the null."""
+    if probabilities and not ((score >= 0) & (score <= 1)).all():
         raise ValueError("calibration needs probabilities: scores in [0, 1]")
     rows = []
-    n = len(reference.concepts)
     for kind in KINDS:
         chosen = ((items["negatives"] == kind) | (items["label"] == 1)).to_numpy()
         if not (chosen & (items["label"] == 0).to_numpy()).any():
             continue
         y = items["label"].to_numpy()[chosen].astype(bool)
-        s, c, f = score[chosen], ci[chosen], fi[chosen]
+        s, c = score[chosen], ci[chosen]
         test = (items["fold"] == "test").to_numpy()[chosen]
         counts = {
             "n_concepts": len(set(c)),
@@ -193,10 +270,10 @@ def feature_verification(
             _metrics(s, y, test, probabilities, bins, w[c], found["threshold"], codes) for w in boot
         ]
         perm_rng = np.random.default_rng(seed + 2)
-        permuted = []
-        for _ in range(n_permutations):
-            order = perm_rng.permutation(n)
-            permuted.append(_metrics(scores.values[order[c], f], y, test, probabilities, bins))
+        permuted = [
+            _metrics(chance_scores(perm_rng, chosen), y, test, probabilities, bins)
+            for _ in range(n_permutations)
+        ]
         for metric, value in found.items():
             if metric == "threshold":  # chosen, not estimated: no interval, no chance
                 low = high = chance_low = chance_high = np.nan
@@ -288,11 +365,19 @@ def calibration_bins(
     mean probability said (confidence) and the share of positives (accuracy)."""
     items, _ = verification_items(reference, by=by, seed=seed)
     _, _, score = _scores_of(items, reference, scores)
+    return reliability_bins(items, score, bins)
+
+
+def reliability_bins(items: pd.DataFrame, score: np.ndarray, bins: int = BINS) -> pd.DataFrame:
+    """calibration_bins of the items' probabilities (`score`, in [0, 1]); a kind with no
+    negative drawn has no bins, as it has no verification row."""
     if not ((score >= 0) & (score <= 1)).all():
         raise ValueError("calibration needs probabilities: scores in [0, 1]")
     rows = []
     for kind in KINDS:
         chosen = ((items["negatives"] == kind) | (items["label"] == 1)).to_numpy()
+        if not (chosen & (items["label"] == 0).to_numpy()).any():
+            continue
         p, y = score[chosen], items["label"].to_numpy()[chosen]
         b = _bin_of(p, bins)
         for number in range(bins):
@@ -308,4 +393,4 @@ def calibration_bins(
                     "accuracy": float(y[inside].mean()) if inside.any() else np.nan,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=BIN_COLUMNS)

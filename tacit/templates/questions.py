@@ -4,7 +4,8 @@ answered as a numbered list, the default) or `"sentence"` (`It is a fruit, it ha
 it grows on trees.`). KEY: what is asked (QUESTION_KEYS); TEXT's placeholders: `{cloze}` the
 prompt with its blank written ___, `{rest}` what follows a blank the prompt starts at,
 `{concept}` the concept with its article (`a bear`), `{k}` the answers asked for, `{options}`
-an item's options, a lettered line each (`A. a bear`). A file
+an item's options, a lettered line each (`A. a bear`), `{statement}` a feature stated of
+a concept (`a bear has fur or hair`). A file
 gives the keys it names; tacit's own wordings (`tacit`) give the others. Shipped: `tacit`
 and `hansen-hebart` (questions/ beside this module; docs/probes/generation.md cites them).
 """
@@ -35,6 +36,7 @@ QUESTION_KEYS: Mapping[str, frozenset[str]] = {
     "answers": frozenset({"cloze", "k"}),  # elicitation of one relation
     "listing": frozenset({"concept", "k"}),  # a free listing: every property of a concept
     "choice": frozenset({"cloze", "options"}),  # an item's options as lettered choices
+    "verify": frozenset({"statement"}),  # a feature verified: `a bear has fur or hair`
 }
 ANSWER_FORMS = ("list", "sentence")
 

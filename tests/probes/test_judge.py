@@ -14,8 +14,9 @@ from support_server import TestServer
 from typer.testing import CliRunner
 
 import tacit
-from tacit.ask.judge import asked_pairs, verdict
+from tacit.ask.judge import asked_pairs
 from tacit.cli import app
+from tacit.matching.verdict import verdict
 
 runner = CliRunner()
 LISTED = {"a bear has ___": "1. Thick fur\n2. sharp claws\n3. paws"}

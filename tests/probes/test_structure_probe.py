@@ -109,6 +109,13 @@ def test_two_norm_sets_from_the_command_line_recomputed(two_norm_sets, tmp_path)
         (["--model", "MODEL", "--write-norms", "out.dat"], "--write-norms is for --by generation"),
         (["--model", "MODEL", "--participants", "30"], "--participants is for two norm sets"),
         (["--against", "missing.dat"], "missing.dat"),
+        (["--model", "MODEL", "--verification", "yes-no"], "yes-no is asked by generation"),
+        (["--against", "NORMS", "--verification", "yes-no"], "yes-no asks a model"),
+        (
+            ["--model", "MODEL", "--by", "generation", "--verification", "yes-no"]
+            + ["--write-norms", "o.dat"],
+            "--verification yes-no lists nothing",
+        ),
     ],
 )
 def test_bad_input_is_one_line(extra, message, tiny_bert, toy_norms_path, tmp_path):

@@ -84,6 +84,17 @@ SIMILARITY = Param(
     help="Concept-by-concept similarity of the feature vectors: `cosine`, `correlation` "
     "(Pearson's r of the two rows) or `jaccard` (of the features present).",
 )
+VERIFICATIONS = ("scores", "yes-no")
+VERIFICATION = Param(
+    "verification",
+    "scores",
+    choices=VERIFICATIONS,
+    help="How features are verified: `scores` (the matrix's own values: by scoring, the "
+    "log-probabilities; by generation, the share of draws listing it) or `yes-no` (with --by "
+    "generation: each verification item asked `Is it true that a bear has fur?`, --samples "
+    "draws, P(yes) the share saying yes; calibrated: Brier, ECE, a reliability diagram; no "
+    "matrix, so no RSA).",
+)
 RESAMPLES = Param(
     "resamples",
     1000,
@@ -133,6 +144,7 @@ class StructureOptions(Options):
     questions: str | Path = QUESTIONS.field()
     write_norms: str | Path | None = WRITE_NORMS.field()
     similarity: str | None = SIMILARITY.field()
+    verification: str = VERIFICATION.field()
     resamples: int = RESAMPLES.field()
     permutations: int = PERMUTATIONS.field()
     splits: int = SPLITS.field()
@@ -144,9 +156,23 @@ RSA = Metric(
 )
 
 
+# --verification yes-no's primary metric: the AUC against features of other categories
+AUC_OTHER = Metric(
+    "auc_other_categories",
+    "AUC (other categories)",
+    True,
+    "auc_other_categories_ci_low",
+    "auc_other_categories_ci_high",
+    "n_concepts",
+    chance="auc_other_categories_chance",
+    aggregation="corpus",
+)
+
+
 class StructureManifest(RankedOrAskedManifest, total=False):
     """What a structure run records beyond every run's keys and its Ask's."""
 
     against: dict[str, Any]  # with --against: the reference norm set (a NormsRecord)
     structure: dict[str, Any]  # per matrix compared: the analyses' options, shapes, seconds
     model_norms: dict[str, Any]  # by generation: per model, its norms written, what was left out
+    yes_no: dict[str, Any]  # --verification yes-no: the question, items, what was left out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -13,7 +14,7 @@ from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.probes.base import Metric, Outcome, Plan, Probe
 from tacit.probes.manifest_keys import RankingCounts
-from tacit.probes.structure.options import RSA, StructureManifest, StructureOptions
+from tacit.probes.structure.options import AUC_OTHER, RSA, StructureManifest, StructureOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +41,14 @@ class NormsState:
 @dataclass
 class GenerationState:
     norms: NormSet
+
+
+@dataclass
+class YesNoState:
+    norms: NormSet
+    items: pd.DataFrame  # the verification items asked (yes_no_items)
+    left_out: dict[str, tuple[str, ...]]  # what verification_items left out
+    limited: list[str]  # concepts --limit left out
 
 
 @dataclass
@@ -81,6 +90,12 @@ class StructureProbe(Probe[StructureOptions]):
         AskSpec("words"),
     )
 
+    def as_run(self, manifest: Manifest) -> StructureProbe:
+        """A yes/no run (`--verification yes-no`) has no matrix: its primary metric is the
+        AUC against other categories' features, not RSA."""
+        options: Any = manifest.get("options") or {}
+        return _yes_no() if options.get("verification") == "yes-no" else self
+
     def plan(self, models: Sequence[RunModel], values: StructureOptions, run: Planning) -> Plan:
         from tacit.probes.shared_options import chosen_norms, norms_record
 
@@ -97,6 +112,8 @@ class StructureProbe(Probe[StructureOptions]):
                 f"({option('--against')})"
             )
         ask = choose(values, self.asks, self.name)
+        if values.verification == "yes-no":
+            return self._plan_yes_no(models, values, run, ask)
         if ask.name == "words":
             return self._plan_generation(models, values, run)
         if values.write_norms is not None:
@@ -116,6 +133,57 @@ class StructureProbe(Probe[StructureOptions]):
         listing.values, listing.state = values, GenerationState(listing.state.norms)
         return listing
 
+    def _plan_yes_no(
+        self, models: Sequence[RunModel], values: StructureOptions, run: Planning, ask: Any
+    ) -> Plan:
+        """Each verification item of the (limited) concepts asked yes or no (yes_no.py)."""
+        import pandas as pd
+
+        from tacit.matching.verdict import VerdictMatcher
+        from tacit.probes.shared_options import (
+            chosen_norms,
+            limit_concepts,
+            norms_record,
+            requested_concepts,
+        )
+        from tacit.probes.structure.yes_no import KEYS, VERDICT_FIELDS, yes_no_items
+
+        if ask.name != "words":
+            raise TacitError(
+                f"structure: {option('--verification')} yes-no is asked by generation "
+                f"({option('--by')} generation); by scoring, the matrix's log-probabilities "
+                "verify the features"
+            )
+        if values.write_norms is not None:
+            raise TacitError(
+                f"structure: {option('--write-norms')} writes a free listing's norms; "
+                f"{option('--verification')} yes-no lists nothing"
+            )
+        norms = chosen_norms(values)
+        reference = _reference(norms, values)
+        wanted = set(requested_concepts(norms, values.concepts))
+        asked = pd.DataFrame({"concept": [c for c in reference.concepts if c in wanted]})
+        asked, limited = limit_concepts(asked, run)
+        reference = reference.select(concepts=list(asked["concept"]))
+        phrases = dict(zip(norms.table["feature"], norms.table["phrase"]))
+        items, left_out = yes_no_items(reference, phrases, run.seed)
+        if items.empty:
+            raise TacitError(
+                "structure: no feature to verify: no concept asked has a category (or domain) "
+                "with a feature it lacks"
+            )
+        ask.prepare(models, ask.needs([], ""), run)
+        matcher = VerdictMatcher.of()
+        asking = Asking(
+            answers=lambda rows: [[f] for f in rows["feature"]],
+            asks="verify",
+            matchers=lambda rows: matcher,
+            keys=lambda rows: KEYS,
+        )
+        work = ask.work(items, asking, VERDICT_FIELDS)
+        state = YesNoState(norms, items, left_out, limited)
+        return Plan(work, values, ask=ask, manifest={"norms": norms_record(norms)}, state=state)
+
     def _plan_norms(
         self, models: Sequence[RunModel], values: StructureOptions, run: Planning
     ) -> Plan:
@@ -123,6 +191,11 @@ class StructureProbe(Probe[StructureOptions]):
         from tacit.norms import NormSet, load_norms
         from tacit.probes.shared_options import chosen_norms, norms_record
 
+        if values.verification == "yes-no":
+            raise TacitError(
+                f"structure: {option('--verification')} yes-no asks a model; "
+                f"{option('--against')} compares two norm sets"
+            )
         if models:
             raise TacitError(
                 f"structure: {option('--against')} compares two norm sets: give no "
@@ -199,6 +272,8 @@ class StructureProbe(Probe[StructureOptions]):
             return self._finish_norms(plan, run)
         if isinstance(plan.state, GenerationState):
             return self._finish_generation(plan, rows, manifest, run)
+        if isinstance(plan.state, YesNoState):
+            return self._finish_yes_no(plan, rows, manifest, run)
         return self._finish_scoring(plan, rows, manifest, run)
 
     def _finish_norms(self, plan: Plan, run: Planning) -> Outcome:
@@ -280,7 +355,7 @@ class StructureProbe(Probe[StructureOptions]):
                 **_draws(values, run),
             )
             compared.append((str(model), found))
-        _say_unmatched(unmatched, name, bool(compared))
+        say_left_out(unmatched, NOTHING_MATCHED.replace("the norms", name), bool(compared))
         made = parts(compared, reference)
         if unmatched:  # a row each, with no numbers: n_concepts 0
             import pandas as pd
@@ -304,6 +379,39 @@ class StructureProbe(Probe[StructureOptions]):
             {**done.extra, **made.extra},
             {**made.files, **files},
             made.figures,
+        )
+
+    def _finish_yes_no(
+        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
+    ) -> Outcome:
+        from tacit.probes.structure.yes_no import KEYS, NONE_READ, verified
+
+        values: StructureOptions = plan.values
+        state: YesNoState = plan.state
+        done = plan.asked.finish(rows, manifest["models"], keys=KEYS)
+        found = verified(done.rows, _draws(values, run))
+        say_left_out(found.unreadable, NONE_READ, found.any_left)
+        added: dict[str, Any] = dict(done.record)
+        added["options"] = {**_options_record(values, None), **done.options}
+        added["options"].update(samples=values.samples, temperature=values.temperature)
+        added["counts"] = {
+            "items": len(state.items),
+            "items_by_kind": {
+                str(k): int(n) for k, n in state.items["negatives"].value_counts().items()
+            },
+            "concepts_left_out_by_limit": len(state.limited),
+        }
+        added["yes_no"] = {
+            "left_out": {k: list(v) for k, v in state.left_out.items()},
+            "left_out_by_model": found.left_out,
+        }
+        return Outcome(
+            done.rows,
+            found.summary,
+            added,
+            {**done.extra, **found.tables},
+            done.files,
+            found.figures,
         )
 
     def _finish_scoring(
@@ -366,6 +474,17 @@ class StructureProbe(Probe[StructureOptions]):
         )
 
 
+class StructureYesNo(StructureProbe):
+    """A structure run that asked its verification items yes or no."""
+
+    primary = AUC_OTHER
+
+
+@cache
+def _yes_no() -> StructureYesNo:
+    return StructureYesNo()
+
+
 def _reference(norms: NormSet, values: StructureOptions) -> ConceptFeatureMatrix:
     """People's matrix: proportions where the norms' participant lists count the people, else
     production frequencies."""
@@ -385,8 +504,9 @@ def _draws(values: StructureOptions, run: Planning) -> dict[str, Any]:
     }
 
 
-def _options_record(values: StructureOptions, similarity: str) -> dict[str, Any]:
+def _options_record(values: StructureOptions, similarity: str | None) -> dict[str, Any]:
     return {
+        "verification": values.verification,
         "similarity": similarity,
         "resamples": values.resamples,
         "permutations": values.permutations,
@@ -401,12 +521,11 @@ def _options_record(values: StructureOptions, similarity: str) -> dict[str, Any]
 NOTHING_MATCHED = "no answer matched a feature of the norms: no matrix to compare"
 
 
-def _say_unmatched(models: list[str], norms: str, others: bool) -> None:
-    """Models whose answers matched no feature of the norms are left out of the analyses with
-    a warning (their answers stay in answers.csv); where no model is left, the run stops."""
+def say_left_out(models: list[str], said: str, others: bool) -> None:
+    """Models with nothing to analyse (`said`: why) are left out with a warning (their
+    answers stay in answers.csv); where no model is left, the run stops."""
     if not models:
         return
-    said = NOTHING_MATCHED.replace("the norms", norms)  # the norms named
     if not others:
         raise TacitError(f"{', '.join(models)}: {said}")
     import warnings
