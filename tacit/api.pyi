@@ -1003,8 +1003,9 @@ def structure(
     """Concept structure: a model's concept x feature matrix against people's
 
     Makes a concept x feature matrix of each model (by scoring: every one-word
-    feature's log-probability at elicitation's blank, one pass per prompt; by generation: how
-    many draws of the norming task named it) or of a second norm set (--against, no model),
+    feature's log-probability at elicitation's blank, one pass per prompt, or with
+    --candidates answers every feature's as exact spans; by generation: how many draws of
+    the norming task named it) or of a second norm set (--against, no model),
     and compares it with the norms': representational similarity with a Mantel test, the
     people's split-half ceiling, feature verification, category structure and MDS maps, the
     answer-space prior; intervals over concepts, chance by permuting them.

@@ -64,8 +64,9 @@ class StructureProbe(Probe[StructureOptions]):
     name = "structure"
     description = "Concept structure: a model's concept x feature matrix against people's"
     help = """Makes a concept x feature matrix of each model (by scoring: every one-word
-    feature's log-probability at elicitation's blank, one pass per prompt; by generation: how
-    many draws of the norming task named it) or of a second norm set (--against, no model),
+    feature's log-probability at elicitation's blank, one pass per prompt, or with
+    --candidates answers every feature's as exact spans; by generation: how many draws of
+    the norming task named it) or of a second norm set (--against, no model),
     and compares it with the norms': representational similarity with a Mantel test, the
     people's split-half ceiling, feature verification, category structure and MDS maps, the
     answer-space prior; intervals over concepts, chance by permuting them."""
@@ -80,7 +81,12 @@ class StructureProbe(Probe[StructureOptions]):
     report_class = "tacit.probes.structure.report:StructureReport"
     asks = (
         AskSpec("vocabulary"),
-        AskSpec("spans", recorded=("candidates", "span_scoring", "normalize"), files="named"),
+        AskSpec(
+            "spans",
+            recorded=("candidates", "span_scoring", "normalize"),
+            own=("answers",),
+            files="named",
+        ),
         AskSpec("words"),
     )
 
@@ -110,11 +116,6 @@ class StructureProbe(Probe[StructureOptions]):
             return self._plan_yes_no(models, values, run, ask)
         if ask.name == "words":
             return self._plan_generation(models, values, run)
-        if ask.name != "vocabulary":
-            raise TacitError(
-                f"structure: {ask.named()} is not built yet; by scoring, one-word features "
-                f"are read from the shared vocabulary ({option('--candidates')} vocab)"
-            )
         if values.write_norms is not None:
             raise TacitError(
                 f"structure: {option('--write-norms')} is for {option('--by')} generation"
@@ -224,14 +225,17 @@ class StructureProbe(Probe[StructureOptions]):
         norms: NormSet,
         norms_record: Any,
     ) -> Plan:
-        """Every concept asked about every relation with a one-word feature kept, once per
-        template: the whole vocabulary's distribution read at each blank."""
+        """Every concept asked about every relation with a feature kept, once per template:
+        the whole vocabulary's distribution read at each blank (its one-word features), or
+        with candidate spans every feature's texts scored in it."""
         from tacit.probes.shared_options import limit_concepts, requested_concepts
         from tacit.probes.structure.scoring import (
             asked_words,
+            relation_sets,
             score_columns,
             scored_features,
             scoring_prompts,
+            span_features,
         )
         from tacit.templates import load_templates
 
@@ -240,25 +244,27 @@ class StructureProbe(Probe[StructureOptions]):
         concepts = requested_concepts(norms, values.concepts)
         needs = ask.needs([t for r in relations for t in templates.for_relation(r)], "answers")
         ask.prepare(models, needs, run)
-        features = scored_features(norms, relations, ask)
+        spans = ask.name == "spans"
+        features = (span_features if spans else scored_features)(norms, relations, ask)
         if not features.words:
-            raise TacitError(
-                f"structure: no feature of {', '.join(relations)} has a word in the shared "
-                "vocabulary"
-            )
+            kept = "a text the models read" if spans else "a word in the shared vocabulary"
+            raise TacitError(f"structure: no feature of {', '.join(relations)} has {kept}")
         prompts = scoring_prompts(concepts, features, templates)
         prompts, limited = limit_concepts(prompts, run)
-        asking = Asking(answers=asked_words(features), top_k=1)
+        asking = Asking(
+            answers=asked_words(features), top_k=1, sets=relation_sets if spans else None
+        )
         work = ask.work(prompts, asking, score_columns(features))
         state = ScoringState(norms, features, templates, relations, limited)
         per_feature = int(prompts["relation"].map(lambda r: len(features.words[r])).sum())
+        usual = ("one prompt per feature word (each word scored in its own pass)", per_feature)
         return Plan(
             work,
             values,
             ask=ask,
             manifest={"norms": norms_record(norms)},
             state=state,
-            usual=("one prompt per feature word (each word scored in its own pass)", per_feature),
+            usual=None if spans else usual,  # spans: a pass per prompt and candidate already
         )
 
     def comparable(self, manifest: Manifest) -> dict[str, str]:
@@ -448,8 +454,15 @@ class StructureProbe(Probe[StructureOptions]):
         similarity = values.similarity or "correlation"
         name = state.norms.name or state.norms.path.name
         compared = []
+        spans = plan.asked.name == "spans"
+        options: dict[str, Any] = {
+            "value": "log-probability",
+            "relations": state.relations,
+            "by": "scoring",
+        }
+        if spans:  # the provenance says how the spans were scored
+            options.update(done.options)
         for model, group in done.rows.groupby("model", sort=False):
-            options = {"value": "log-probability", "relations": state.relations, "by": "scoring"}
             matrix = scored_matrix(group, state.features, reference, options)
             found = compare_matrices(
                 matrix,
@@ -466,16 +479,24 @@ class StructureProbe(Probe[StructureOptions]):
         added["structure"] = made.record
         added["options"] = {**_options_record(values, similarity), **done.options}
         added["templates"] = state.templates.record()
+        asked = plan.work.rows if plan.work is not None else None
+        per_relation = {r: len(w) for r, w in state.features.words.items()}
         added["counts"] = {
-            "prompts_per_model": int(len(plan.work.rows)) if plan.work is not None else 0,
-            "words_per_relation": {r: len(w) for r, w in state.features.words.items()},
+            "prompts_per_model": int(len(asked)) if asked is not None else 0,
+            ("spans_per_relation" if spans else "words_per_relation"): per_relation,
             "features_scored": len(state.features.of_feature),
             "features_left_out_by_reason": {r: len(f) for r, f in state.features.left_out.items()},
             "concepts_left_out_by_limit": len(state.limited),
         }
+        if spans:  # every candidate of its relation's set in each prompt's blank, once
+            added["counts"]["span_scorings_per_model"] = (
+                int(asked["relation"].map(per_relation).sum()) if asked is not None else 0
+            )
+            added["counts"]["spans_not_read_whole"] = state.features.unread
         shown = done.rows.drop(columns=[SCORES])  # the matrix files hold every score
+        files = {**made.files, **done.files}  # by spans, each relation's candidates too
         return Outcome(
-            shown, made.summary, added, made.extra, made.files, made.figures, plan.asked.vocabulary
+            shown, made.summary, added, made.extra, files, made.figures, plan.asked.vocabulary
         )
 
 
