@@ -56,9 +56,12 @@ def classical_mds(similarity: np.ndarray, dims: int = 2) -> np.ndarray:
     """Classical (Torgerson) MDS of a similarity matrix read as inner products: with squared
     distances D2_ij = S_ii + S_jj - 2 S_ij, B = -1/2 J D2 J = J S J (J = I - 11'/n), and the
     coordinates are the top `dims` eigenvectors of B times the square roots of their
-    eigenvalues (negative ones as 0). Unique up to rotation and reflection; each axis's sign
-    is fixed so that its largest coordinate in size is positive."""
+    eigenvalues (negative ones as 0; an axis past the n concepts' n is 0). Unique up to
+    rotation and reflection; each axis's sign is fixed so that its largest coordinate in
+    size is positive."""
     n = len(similarity)
+    if n == 0:
+        return np.zeros((0, dims))
     s = (np.asarray(similarity, dtype=float) + np.asarray(similarity, dtype=float).T) / 2
     centred = s - s.mean(axis=0) - s.mean(axis=1)[:, None] + s.mean()
     eigenvalues, eigenvectors = np.linalg.eigh(centred)
@@ -66,7 +69,9 @@ def classical_mds(similarity: np.ndarray, dims: int = 2) -> np.ndarray:
     coordinates = eigenvectors[:, top] * np.sqrt(np.clip(eigenvalues[top], 0.0, None))
     signs = np.sign(coordinates[np.abs(coordinates).argmax(axis=0), range(len(top))])
     coordinates = coordinates * np.where(signs == 0, 1.0, signs)
-    return coordinates if n else np.zeros((0, dims))
+    if coordinates.shape[1] < dims:  # fewer concepts than axes: the rest are 0
+        coordinates = np.hstack([coordinates, np.zeros((n, dims - coordinates.shape[1]))])
+    return coordinates
 
 
 def nearest(similarity: np.ndarray, k: int) -> np.ndarray:

@@ -287,3 +287,14 @@ def test_a_model_that_matched_nothing_is_left_out_not_the_run(toy_norms_path, tm
     assert "mute" in found.text
     with pytest.raises(TacitError, match="mute: no answer matched a feature of norms.dat"):
         tacit.concept_structure([mute], **given)
+
+
+def test_one_concept_is_a_run_not_a_traceback(tiny_bert, toy_norms_path, tmp_path):
+    """One concept (`--limit 1`, a first look) has no pairs to correlate: its RSA is NaN, its
+    map a point at the origin, and the run is written (the MDS map raised IndexError)."""
+    found = tacit.concept_structure(
+        [tiny_bert], norms=str(toy_norms_path), concepts=["bear"], quiet=True, **DRAWS
+    )
+    assert found.summary["n_concepts"].iloc[0] == 1 and np.isnan(found.summary["rsa"].iloc[0])
+    assert found.extra["map"][["x", "y"]].abs().to_numpy().max() == 0.0
+    found.save(tmp_path / "run")
