@@ -4,7 +4,6 @@ concepts both have by a bootstrap; runs against other norms never paired."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -150,4 +149,4 @@ def test_what_makes_structure_runs_stand_together():
     yes_no = run(options={"similarity": "cosine", "verification": "yes-no"})
     assert yes_no["metric"] == "AUC (other categories)" and "metric" not in plain
     probe = registry.of_run({"probe": "structure", "options": {"verification": "yes-no"}}, "r")
-    assert probe.whole(Path("."), {}, "m") is None
+    assert probe.primary.column == "auc_other_categories"  # paired by its AUC, not an RSA

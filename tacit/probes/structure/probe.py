@@ -1,5 +1,6 @@
 """The structure probe (StructureProbe): its declaration, its plans (two norm sets; a model
-by scoring) and how a run becomes the analyses of tacit.structure."""
+by scoring; by generation, generation.py's listing and yes_no.py's verification) and how a
+run becomes the analyses of tacit.structure."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.probes.base import Metric, Outcome, Plan, Probe, Whole
 from tacit.probes.manifest_keys import RankingCounts
+from tacit.probes.structure.common import draws, options_record, reference_matrix
 from tacit.probes.structure.options import AUC_OTHER, RSA, StructureManifest, StructureOptions
 
 if TYPE_CHECKING:
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from tacit.models.base import RunModel
     from tacit.norms import NormSet
     from tacit.probes.structure.scoring import Features
-    from tacit.structure import ConceptFeatureMatrix
     from tacit.templates import TemplateSet
 
 NO_PROMPTS = ["model", "relation", "concept", "template", "prompt", "top"]
@@ -36,19 +37,6 @@ class NormsState:
 
     a: NormSet
     b: NormSet
-
-
-@dataclass
-class GenerationState:
-    norms: NormSet
-
-
-@dataclass
-class YesNoState:
-    norms: NormSet
-    items: pd.DataFrame  # the verification items asked (yes_no_items)
-    left_out: dict[str, tuple[str, ...]]  # what verification_items left out
-    limited: list[str]  # concepts --limit left out
 
 
 @dataclass
@@ -113,7 +101,9 @@ class StructureProbe(Probe[StructureOptions]):
             )
         ask = choose(values, self.asks, self.name)
         if values.verification == "yes-no":
-            return self._plan_yes_no(models, values, run, ask)
+            from tacit.probes.structure.yes_no import plan_yes_no
+
+            return plan_yes_no(models, values, run, ask)
         if ask.name == "words":
             return self._plan_generation(models, values, run)
         if values.write_norms is not None:
@@ -127,62 +117,11 @@ class StructureProbe(Probe[StructureOptions]):
     ) -> Plan:
         """Elicitation's free listing (the norming task), each draw a participant."""
         from tacit.probes.elicit.free_listing import plan_free_listing
-        from tacit.probes.structure.generation import listing_options
+        from tacit.probes.structure.generation import GenerationState, listing_options
 
         listing = plan_free_listing(self, models, listing_options(values), run)
         listing.values, listing.state = values, GenerationState(listing.state.norms)
         return listing
-
-    def _plan_yes_no(
-        self, models: Sequence[RunModel], values: StructureOptions, run: Planning, ask: Any
-    ) -> Plan:
-        """Each verification item of the (limited) concepts asked yes or no (yes_no.py)."""
-        import pandas as pd
-
-        from tacit.matching.verdict import VerdictMatcher
-        from tacit.probes.shared_options import (
-            chosen_norms,
-            limit_concepts,
-            norms_record,
-            requested_concepts,
-        )
-        from tacit.probes.structure.yes_no import KEYS, VERDICT_FIELDS, yes_no_items
-
-        if ask.name != "words":
-            raise TacitError(
-                f"structure: {option('--verification')} yes-no is asked by generation "
-                f"({option('--by')} generation); by scoring, the matrix's log-probabilities "
-                "verify the features"
-            )
-        if values.write_norms is not None:
-            raise TacitError(
-                f"structure: {option('--write-norms')} writes a free listing's norms; "
-                f"{option('--verification')} yes-no lists nothing"
-            )
-        norms = chosen_norms(values)
-        reference = _reference(norms, values)
-        wanted = set(requested_concepts(norms, values.concepts))
-        asked = pd.DataFrame({"concept": [c for c in reference.concepts if c in wanted]})
-        asked, limited = limit_concepts(asked, run)
-        reference = reference.select(concepts=list(asked["concept"]))
-        phrases = dict(zip(norms.table["feature"], norms.table["phrase"]))
-        items, left_out = yes_no_items(reference, phrases, run.seed)
-        if items.empty:
-            raise TacitError(
-                "structure: no feature to verify: no concept asked has a category (or domain) "
-                "with a feature it lacks"
-            )
-        ask.prepare(models, ask.needs([], ""), run)
-        matcher = VerdictMatcher.of()
-        asking = Asking(
-            answers=lambda rows: [[f] for f in rows["feature"]],
-            asks="verify",
-            matchers=lambda rows: matcher,
-            keys=lambda rows: KEYS,
-        )
-        work = ask.work(items, asking, VERDICT_FIELDS)
-        state = YesNoState(norms, items, left_out, limited)
-        return Plan(work, values, ask=ask, manifest={"norms": norms_record(norms)}, state=state)
 
     def _plan_norms(
         self, models: Sequence[RunModel], values: StructureOptions, run: Planning
@@ -296,10 +235,13 @@ class StructureProbe(Probe[StructureOptions]):
     def finish(self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
         if isinstance(plan.state, NormsState):
             return self._finish_norms(plan, run)
+        from tacit.probes.structure.generation import GenerationState, finish_listing
+        from tacit.probes.structure.yes_no import YesNoState, finish_yes_no
+
         if isinstance(plan.state, GenerationState):
-            return self._finish_generation(plan, rows, manifest, run)
+            return finish_listing(plan, rows, manifest, run)
         if isinstance(plan.state, YesNoState):
-            return self._finish_yes_no(plan, rows, manifest, run)
+            return finish_yes_no(plan, rows, manifest, run)
         return self._finish_scoring(plan, rows, manifest, run)
 
     def _finish_norms(self, plan: Plan, run: Planning) -> Outcome:
@@ -321,124 +263,16 @@ class StructureProbe(Probe[StructureOptions]):
             n_participants_a=values.participants,
             names=(name_a, name_b),
             similarity=values.similarity or "cosine",  # type: ignore[arg-type]
-            **_draws(values, run),
+            **draws(values, run),
         )
         made = parts([(name_a, found)], found.b)
         added = {
             "structure": made.record,
-            "options": _options_record(values, found.record["options"]["similarity"]),
+            "options": options_record(values, found.record["options"]["similarity"]),
             "counts": {"left_out": found.record["left_out"], "shape": found.record["shape"]},
         }
         rows = plan.given[0] if plan.given is not None else made.summary.iloc[:0]
         return Outcome(rows, made.summary, added, made.extra, made.files, made.figures)
-
-    def _finish_generation(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
-    ) -> Outcome:
-        from tacit.core.files import write_atomic
-        from tacit.probes.structure.generation import draw_counts, listing_matrix, model_norms
-        from tacit.probes.structure.outcome import parts, slug
-        from tacit.structure import compare_matrices
-
-        values: StructureOptions = plan.values
-        people: NormSet = plan.state.norms
-        done = plan.asked.finish(rows, manifest["models"], keys=["concept"])
-        answers = done.extra["answers"]
-        reference = _reference(people, values)
-        similarity = values.similarity or "cosine"
-        name = people.name or people.path.name
-        compared, files = [], {}
-        written: dict[str, dict[str, object]] = {}
-        models = list(dict.fromkeys(done.rows["model"]))
-        unmatched: list[str] = []
-        for model in models:
-            counts = draw_counts(answers[answers["model"] == model])
-            if counts.empty:  # nothing to compare (a random-weight control, often): said, kept
-                unmatched.append(str(model))
-                written[str(model)] = {"left_out": NOTHING_MATCHED}
-                continue
-            norms, text, record = model_norms(counts, people)
-            files[f"norms/{slug(str(model))}.dat"] = text
-            if values.write_norms is not None:
-                target = Path(values.write_norms)
-                if len(models) > 1:
-                    target = target.with_name(f"{target.stem}-{slug(str(model))}{target.suffix}")
-                try:
-                    write_atomic(target, text)
-                except OSError as err:
-                    raise TacitError(f"{target}: cannot write the norms ({err.strerror})") from None
-                record = {**record, "path": str(target)}
-            written[str(model)] = record
-            asked = done.rows[done.rows["model"] == model]
-            matrix = listing_matrix(norms, dict(zip(asked["concept"], asked["n_draws"])))
-            found = compare_matrices(
-                matrix,
-                reference,
-                reference_norms=people,
-                a_norms=norms,
-                names=(str(model), name),
-                similarity=similarity,  # type: ignore[arg-type]
-                **_draws(values, run),
-            )
-            compared.append((str(model), found))
-        say_left_out(unmatched, NOTHING_MATCHED.replace("the norms", name), bool(compared))
-        made = parts(compared, reference)
-        if unmatched:  # a row each, with no numbers: n_concepts 0
-            import pandas as pd
-
-            rows_of = pd.DataFrame({"model": unmatched, "n_concepts": 0})
-            made.summary = pd.concat([made.summary, rows_of], ignore_index=True)
-        added: dict[str, Any] = dict(done.record)
-        added["structure"] = made.record
-        added["options"] = {
-            **_options_record(values, similarity),
-            **done.options,
-            "samples": values.samples,
-            "temperature": values.temperature,
-        }
-        added["counts"] = {"prompts_per_model": len(plan.work.rows) if plan.work else 0}
-        added["model_norms"] = written
-        return Outcome(
-            done.rows,
-            made.summary,
-            added,
-            {**done.extra, **made.extra},
-            {**made.files, **files},
-            made.figures,
-        )
-
-    def _finish_yes_no(
-        self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
-    ) -> Outcome:
-        from tacit.probes.structure.yes_no import KEYS, NONE_READ, verified
-
-        values: StructureOptions = plan.values
-        state: YesNoState = plan.state
-        done = plan.asked.finish(rows, manifest["models"], keys=KEYS)
-        found = verified(done.rows, _draws(values, run))
-        say_left_out(found.unreadable, NONE_READ, found.any_left)
-        added: dict[str, Any] = dict(done.record)
-        added["options"] = {**_options_record(values, None), **done.options}
-        added["options"].update(samples=values.samples, temperature=values.temperature)
-        added["counts"] = {
-            "items": len(state.items),
-            "items_by_kind": {
-                str(k): int(n) for k, n in state.items["negatives"].value_counts().items()
-            },
-            "concepts_left_out_by_limit": len(state.limited),
-        }
-        added["yes_no"] = {
-            "left_out": {k: list(v) for k, v in state.left_out.items()},
-            "left_out_by_model": found.left_out,
-        }
-        return Outcome(
-            done.rows,
-            found.summary,
-            added,
-            {**done.extra, **found.tables},
-            done.files,
-            found.figures,
-        )
 
     def _finish_scoring(
         self, plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning
@@ -450,7 +284,7 @@ class StructureProbe(Probe[StructureOptions]):
         values: StructureOptions = plan.values
         state: ScoringState = plan.state
         done = plan.asked.finish(rows, manifest["models"])
-        reference = _reference(state.norms, values)
+        reference = reference_matrix(state.norms, values)
         similarity = values.similarity or "correlation"
         name = state.norms.name or state.norms.path.name
         compared = []
@@ -471,13 +305,13 @@ class StructureProbe(Probe[StructureOptions]):
                 names=(str(model), name),
                 similarity=similarity,  # type: ignore[arg-type]
                 space="log",
-                **_draws(values, run),
+                **draws(values, run),
             )
             compared.append((str(model), found))
         made = parts(compared, reference)
         added: dict[str, Any] = dict(done.record)
         added["structure"] = made.record
-        added["options"] = {**_options_record(values, similarity), **done.options}
+        added["options"] = {**options_record(values, similarity), **done.options}
         added["templates"] = state.templates.record()
         asked = plan.work.rows if plan.work is not None else None
         per_relation = {r: len(w) for r, w in state.features.words.items()}
@@ -525,59 +359,3 @@ class StructureYesNo(StructureProbe):
 @cache
 def _yes_no() -> StructureYesNo:
     return StructureYesNo()
-
-
-def _reference(norms: NormSet, values: StructureOptions) -> ConceptFeatureMatrix:
-    """People's matrix: proportions where the norms' participant lists count the people, else
-    production frequencies."""
-    from tacit.structure import from_norms
-
-    if norms.participants is not None:
-        return from_norms(norms, value="proportion", categories=values.categories)
-    return from_norms(norms, value="pf", categories=values.categories)
-
-
-def _draws(values: StructureOptions, run: Planning) -> dict[str, Any]:
-    return {
-        "seed": run.seed,
-        "n_resamples": values.resamples,
-        "n_permutations": values.permutations,
-        "n_splits": values.splits,
-    }
-
-
-def _options_record(values: StructureOptions, similarity: str | None) -> dict[str, Any]:
-    return {
-        "verification": values.verification,
-        "similarity": similarity,
-        "resamples": values.resamples,
-        "permutations": values.permutations,
-        "splits": values.splits,
-        "categories": None if values.categories is None else str(values.categories),
-        "participants": values.participants,
-        "relations": list(values.relations) if values.relations else None,
-        "concepts": list(values.concepts) if values.concepts else None,
-    }
-
-
-NOTHING_MATCHED = "no answer matched a feature of the norms: no matrix to compare"
-
-
-def say_left_out(models: list[str], said: str, others: bool) -> None:
-    """Models with nothing to analyse (`said`: why) are left out with a warning (their
-    answers stay in answers.csv); where no model is left, the run stops."""
-    if not models:
-        return
-    if not others:
-        raise TacitError(f"{', '.join(models)}: {said}")
-    import warnings
-
-    from tacit.core.errors import TacitWarning
-
-    for model in models:
-        warnings.warn(
-            f"{model}: {said}: left out of the analyses "
-            "(a summary row with n_concepts 0; its answers are in answers.csv)",
-            TacitWarning,
-            stacklevel=3,
-        )

@@ -8,18 +8,21 @@ are (tacit.structure.verify_answers); an item with no readable draw is left out,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from tacit.ask.base import Answered, Column
+from tacit.ask.base import Answered, Asking, Column
+from tacit.core.errors import TacitError
+from tacit.core.option_names import option
 from tacit.matching.parse import OK
 from tacit.matching.verdict import NO, YES
-from tacit.probes.base import PAIRED_BOOTSTRAP, Whole
+from tacit.probes.base import PAIRED_BOOTSTRAP, Outcome, Plan, Whole
+from tacit.probes.structure.common import draws, options_record, reference_matrix, say_left_out
 from tacit.structure import (
     ConceptFeatureMatrix,
     reliability_bins,
@@ -27,6 +30,13 @@ from tacit.structure import (
     verify_answers,
 )
 from tacit.structure.matrix import Grouping
+
+if TYPE_CHECKING:
+    from tacit.core.manifest import Manifest
+    from tacit.core.options import Planning
+    from tacit.models.base import RunModel
+    from tacit.norms import NormSet
+    from tacit.probes.structure.options import StructureOptions
 
 VERDICT_COLUMNS = ("said", "n_yes", "n_no", "n_unreadable", "p_yes")
 NO_VERDICT = "items with no readable yes or no"
@@ -222,7 +232,6 @@ def compare_wholes(
     a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
 ) -> dict[str, Any]:
     """Two models' AUC on the items both answered, and its paired bootstrap."""
-    from tacit.core.errors import TacitError
     from tacit.structure import auc_difference
 
     (name_a, items_a), (name_b, items_b) = a.data, b.data
@@ -244,3 +253,94 @@ def compare_wholes(
         "test": PAIRED_BOOTSTRAP,
         "patterns": found.n_resamples,
     }
+
+
+@dataclass
+class YesNoState:
+    norms: NormSet
+    items: pd.DataFrame  # the verification items asked (yes_no_items)
+    left_out: dict[str, tuple[str, ...]]  # what verification_items left out
+    limited: list[str]  # concepts --limit left out
+
+
+def plan_yes_no(
+    models: Sequence[RunModel], values: StructureOptions, run: Planning, ask: Any
+) -> Plan:
+    """Each verification item of the (limited) concepts asked yes or no."""
+    """Each verification item of the (limited) concepts asked yes or no (yes_no.py)."""
+    import pandas as pd
+
+    from tacit.matching.verdict import VerdictMatcher
+    from tacit.probes.shared_options import (
+        chosen_norms,
+        limit_concepts,
+        norms_record,
+        requested_concepts,
+    )
+
+    if ask.name != "words":
+        raise TacitError(
+            f"structure: {option('--verification')} yes-no is asked by generation "
+            f"({option('--by')} generation); by scoring, the matrix's log-probabilities "
+            "verify the features"
+        )
+    if values.write_norms is not None:
+        raise TacitError(
+            f"structure: {option('--write-norms')} writes a free listing's norms; "
+            f"{option('--verification')} yes-no lists nothing"
+        )
+    norms = chosen_norms(values)
+    reference = reference_matrix(norms, values)
+    wanted = set(requested_concepts(norms, values.concepts))
+    asked = pd.DataFrame({"concept": [c for c in reference.concepts if c in wanted]})
+    asked, limited = limit_concepts(asked, run)
+    reference = reference.select(concepts=list(asked["concept"]))
+    phrases = dict(zip(norms.table["feature"], norms.table["phrase"]))
+    items, left_out = yes_no_items(reference, phrases, run.seed)
+    if items.empty:
+        raise TacitError(
+            "structure: no feature to verify: no concept asked has a category (or domain) "
+            "with a feature it lacks"
+        )
+    ask.prepare(models, ask.needs([], ""), run)
+    matcher = VerdictMatcher.of()
+    asking = Asking(
+        answers=lambda rows: [[f] for f in rows["feature"]],
+        asks="verify",
+        matchers=lambda rows: matcher,
+        keys=lambda rows: KEYS,
+    )
+    work = ask.work(items, asking, VERDICT_FIELDS)
+    state = YesNoState(norms, items, left_out, limited)
+    return Plan(work, values, ask=ask, manifest={"norms": norms_record(norms)}, state=state)
+
+
+def finish_yes_no(plan: Plan, rows: pd.DataFrame, manifest: Manifest, run: Planning) -> Outcome:
+    """Each model's readable answers verified and calibrated (verified), with the counts."""
+    values: StructureOptions = plan.values
+    state: YesNoState = plan.state
+    done = plan.asked.finish(rows, manifest["models"], keys=KEYS)
+    found = verified(done.rows, draws(values, run))
+    say_left_out(found.unreadable, NONE_READ, found.any_left)
+    added: dict[str, Any] = dict(done.record)
+    added["options"] = {**options_record(values, None), **done.options}
+    added["options"].update(samples=values.samples, temperature=values.temperature)
+    added["counts"] = {
+        "items": len(state.items),
+        "items_by_kind": {
+            str(k): int(n) for k, n in state.items["negatives"].value_counts().items()
+        },
+        "concepts_left_out_by_limit": len(state.limited),
+    }
+    added["yes_no"] = {
+        "left_out": {k: list(v) for k, v in state.left_out.items()},
+        "left_out_by_model": found.left_out,
+    }
+    return Outcome(
+        done.rows,
+        found.summary,
+        added,
+        {**done.extra, **found.tables},
+        done.files,
+        found.figures,
+    )
