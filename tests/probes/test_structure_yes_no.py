@@ -169,3 +169,17 @@ def test_two_models_yes_no_are_compared_by_a_paired_bootstrap(norms_and_categori
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
     below, above = np.mean(np.array(drawn) <= 0), np.mean(np.array(drawn) >= 0)
     assert row["p_value"] == pytest.approx(min(1.0, 2 * min(below, above)))
+
+
+def test_a_concepts_items_do_not_depend_on_the_others_asked(norms_and_categories):
+    """Items are drawn over every concept of the norms, so two concepts asked alone get the
+    items, own-category negatives included, that a run of all of them gives them."""
+    norms, categories = norms_and_categories
+    given = dict(norms=str(norms), categories=str(categories), by="generation")
+    given |= dict(verification="yes-no", quiet=True, seed=2, **DRAWS)
+    everyone = tacit.concept_structure([scripted()], **given).prompts
+    two = tacit.concept_structure([scripted()], concepts=["c0", "c4"], **given).prompts
+    keys = ["concept", "feature", "label", "negatives"]
+    expected = everyone[everyone["concept"].isin(["c0", "c4"])][keys].reset_index(drop=True)
+    pd.testing.assert_frame_equal(two[keys].reset_index(drop=True), expected)
+    assert "own category" in set(two["negatives"])

@@ -58,14 +58,23 @@ def statement(concept: str, phrase: str) -> str:
 
 
 def yes_no_items(
-    reference: ConceptFeatureMatrix, phrases: dict[str, str], seed: int
+    reference: ConceptFeatureMatrix, phrases: dict[str, str], seed: int, concepts: Sequence[str]
 ) -> tuple[pd.DataFrame, dict[str, tuple[str, ...]]]:
-    """The verification items of the reference (its features some concept has), each a row
-    with its question's statement in `prompt`; and what verification_items left out."""
+    """The verification items of `concepts`, each a row with its question's statement in
+    `prompt`, and what verification_items left out of them. The items are drawn over every
+    concept of the reference (its features some concept has), so a concept's items, and its
+    own category's negatives, are the same whichever concepts a run asks (`--limit`)."""
     had = np.flatnonzero(np.any(reference.values > 0, axis=0))
     kept = reference.select(features=[reference.features[j] for j in had])
     by: Grouping = "category" if any(g is not None for g in kept.categories) else "domain"
     items, left_out = verification_items(kept, by=by, seed=seed)
+    asked = set(concepts)
+    items = items[items["concept"].isin(asked)].reset_index(drop=True)
+    left_out = {
+        why: kept_of
+        for why, gone in left_out.items()
+        if (kept_of := tuple(g for g in gone if g in asked or g.split(":")[0] in asked))
+    }
     prompts = [statement(c, phrases[f]) for c, f in zip(items["concept"], items["feature"])]
     return items.assign(prompt=prompts), left_out
 
@@ -267,7 +276,6 @@ def plan_yes_no(
     models: Sequence[RunModel], values: StructureOptions, run: Planning, ask: Any
 ) -> Plan:
     """Each verification item of the (limited) concepts asked yes or no."""
-    """Each verification item of the (limited) concepts asked yes or no (yes_no.py)."""
     import pandas as pd
 
     from tacit.matching.verdict import VerdictMatcher
@@ -294,9 +302,8 @@ def plan_yes_no(
     wanted = set(requested_concepts(norms, values.concepts))
     asked = pd.DataFrame({"concept": [c for c in reference.concepts if c in wanted]})
     asked, limited = limit_concepts(asked, run)
-    reference = reference.select(concepts=list(asked["concept"]))
     phrases = dict(zip(norms.table["feature"], norms.table["phrase"]))
-    items, left_out = yes_no_items(reference, phrases, run.seed)
+    items, left_out = yes_no_items(reference, phrases, run.seed, list(asked["concept"]))
     if items.empty:
         raise TacitError(
             "structure: no feature to verify: no concept asked has a category (or domain) "
