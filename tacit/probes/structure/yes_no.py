@@ -276,8 +276,6 @@ def plan_yes_no(
     models: Sequence[RunModel], values: StructureOptions, run: Planning, ask: Any
 ) -> Plan:
     """Each verification item of the (limited) concepts asked yes or no."""
-    import pandas as pd
-
     from tacit.matching.verdict import VerdictMatcher
     from tacit.probes.shared_options import (
         chosen_norms,
