@@ -32,12 +32,15 @@ class VerdictMatcher(Matcher):
 
     @classmethod
     def of(cls) -> VerdictMatcher:
+        """The matcher of the two verdicts."""
         return cls((Target(YES, (YES,)), Target(NO, (NO,))))
 
     def match(self, answer: str) -> Match:
-        """Examples:
-        >>> [VerdictMatcher.of().match(a).name for a in ["Yes, it does", "NO", "Perhaps"]]
-        ['yes', 'no', '']
+        """The verdict `answer` gives, `yes` or `no`, else no match.
+
+        Examples:
+            >>> [VerdictMatcher.of().match(a).name for a in ["Yes, it does", "NO", "Perhaps"]]
+            ['yes', 'no', '']
         """
         said = verdict(answer)
         if said == UNREADABLE:
