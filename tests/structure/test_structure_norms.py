@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics.pairwise import cosine_similarity
-from support import HEADER, TOY_MCRAE, write_norms
+from support import HEADER, TOY_MCRAE, random_rows, write_norms
 
 from tacit.core.errors import TacitError
 from tacit.norms import read_norms
@@ -92,22 +92,7 @@ def test_norms_without_lists_say_so(tmp_path):
 
 def random_norms(tmp_path, seed=0, concepts=10, features=12, people=10):
     """A CSLB file whose concepts share features by group, listed by random participants."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for c in range(concepts):
-        for f in range(features):
-            chance = 0.6 if f % 3 == c % 3 else 0.1
-            who = [p for p in range(1, people + 1) if rng.random() < chance]
-            if who:
-                rows.append(
-                    (
-                        f"c{c}",
-                        "encyclopaedic",
-                        f"has f{f}",
-                        len(who),
-                        "p " + " ".join(map(str, who)),
-                    )
-                )
+    rows = random_rows(seed, concepts, features, people)
     return read_norms(write_norms(tmp_path / "random.dat", rows))
 
 

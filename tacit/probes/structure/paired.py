@@ -84,18 +84,7 @@ def compare_wholes(
         )
     except ValueError as err:
         raise TacitError(f"{first.model} and {second.model}: {err}") from None
-    return {
-        "value_a": found.rsa_a,
-        "value_b": found.rsa_b,
-        "difference": found.difference,
-        "ci_low": found.ci_low,
-        "ci_high": found.ci_high,
-        "p_value": found.p_value,
-        "n_units": len(found.concepts),
-        "units_left_out": found.left_out,
-        "test": PAIRED_BOOTSTRAP,
-        "patterns": found.n_resamples,
-    }
+    return comparison(found.rsa_a, found.rsa_b, found)
 
 
 def _same_reference(a: Matrices, b: Matrices) -> None:
@@ -109,3 +98,20 @@ def _same_reference(a: Matrices, b: Matrices) -> None:
         raise TacitError(
             f"{a.model} and {b.model}: their runs' reference matrices differ: not comparable"
         )
+
+
+def comparison(value_a: float, value_b: float, found: Any) -> dict[str, Any]:
+    """compare_wholes' row of a paired bootstrap's result (tacit.structure's RsaDifference or
+    AucDifference) and the two values it compared."""
+    return {
+        "value_a": value_a,
+        "value_b": value_b,
+        "difference": found.difference,
+        "ci_low": found.ci_low,
+        "ci_high": found.ci_high,
+        "p_value": found.p_value,
+        "n_units": len(found.concepts),
+        "units_left_out": found.left_out,
+        "test": PAIRED_BOOTSTRAP,
+        "patterns": found.n_resamples,
+    }

@@ -21,7 +21,7 @@ from tacit.core.errors import TacitError
 from tacit.core.option_names import option
 from tacit.matching.parse import OK
 from tacit.matching.verdict import NO, YES
-from tacit.probes.base import PAIRED_BOOTSTRAP, Outcome, Plan, Whole
+from tacit.probes.base import Outcome, Plan, Whole
 from tacit.probes.structure.common import draws, options_record, reference_matrix, say_left_out
 from tacit.structure import (
     ConceptFeatureMatrix,
@@ -241,6 +241,7 @@ def compare_wholes(
     a: Whole, b: Whole, *, seed: int, n_resamples: int, confidence: float
 ) -> dict[str, Any]:
     """Two models' AUC on the items both answered, and its paired bootstrap."""
+    from tacit.probes.structure.paired import comparison
     from tacit.structure import auc_difference
 
     (name_a, items_a), (name_b, items_b) = a.data, b.data
@@ -250,18 +251,7 @@ def compare_wholes(
         )
     except ValueError as err:
         raise TacitError(f"{name_a} and {name_b}: {err}") from None
-    return {
-        "value_a": found.auc_a,
-        "value_b": found.auc_b,
-        "difference": found.difference,
-        "ci_low": found.ci_low,
-        "ci_high": found.ci_high,
-        "p_value": found.p_value,
-        "n_units": len(found.concepts),
-        "units_left_out": found.left_out,
-        "test": PAIRED_BOOTSTRAP,
-        "patterns": found.n_resamples,
-    }
+    return comparison(found.auc_a, found.auc_b, found)
 
 
 @dataclass
